@@ -1,0 +1,319 @@
+"""The evaluator: facts about a machine (collected, assumed or from a report) + matrix -> findings."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ember.errors import EmberError
+
+from .findings import Finding
+
+ANY = "*"                    # a `when` spec that only asks for the component to be present
+SUPPORT_LEVELS = ("tested", "declared", "inferred")
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+
+
+class MatrixError(EmberError, ValueError):
+    """Compat-matrix data that does not follow compat_matrix/README.md."""
+
+
+def parse_version(text):
+    """The leading dotted number of a version text ('535.104.05', 'OpenCL 3.0 PoCL') or None."""
+    from packaging.version import Version
+    match = _NUMBER.search(str(text))
+    return Version(match.group(0)) if match else None
+
+
+def satisfies(version_text: str, spec: str) -> bool | None:
+    """Whether a version is inside a specifier set; None when the version cannot be read."""
+    if spec == ANY:
+        return True
+    from packaging.specifiers import SpecifierSet
+    version = parse_version(version_text)
+    if version is None:
+        return None
+    return SpecifierSet(spec).contains(version, prereleases=True)
+
+
+def _check_specs(where: str, specs) -> dict:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    if not isinstance(specs, dict):
+        raise MatrixError(f"{where}: expected a table of component = specifier, got {specs!r}")
+    for component, spec in specs.items():
+        if spec == ANY:
+            continue
+        try:
+            SpecifierSet(spec)
+        except (InvalidSpecifier, TypeError):
+            raise MatrixError(f"{where}: {component} = {spec!r} is not a version specifier "
+                              "(PEP 440, e.g. '>=12,<13') nor '*'") from None
+    return dict(specs)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """If every `when` component matches, every `require` component must be in its range."""
+
+    id: str
+    summary: str
+    require: dict
+    severity: str
+    support: str
+    source: str
+    date: str
+    fix: str
+    when: dict = field(default_factory=dict)
+    note: str = ""
+
+    @classmethod
+    def parse(cls, raw: dict) -> Rule:
+        where = f"rule {raw.get('id', '?')!r}"
+        try:
+            rule = cls(**{k: v for k, v in raw.items()})
+        except TypeError as exc:
+            raise MatrixError(f"{where}: {exc}") from None
+        _check_specs(where + " when", rule.when)
+        if not _check_specs(where + " require", rule.require):
+            raise MatrixError(f"{where}: require is empty")
+        if rule.severity not in ("warning", "problem"):
+            raise MatrixError(f"{where}: severity must be warning or problem")
+        if rule.support not in SUPPORT_LEVELS:
+            raise MatrixError(f"{where}: support must be one of {', '.join(SUPPORT_LEVELS)}")
+        overlap = [c for c in rule.when if c in rule.require and rule.when[c] != ANY]
+        if overlap:
+            raise MatrixError(f"{where}: {overlap} in both when and require (use '*' in when)")
+        return rule
+
+
+@dataclass(frozen=True)
+class KnownError:
+    """A cryptic error text and what it means."""
+
+    id: str
+    patterns: tuple
+    example: str
+    meaning: str
+    fix: str
+    source: str
+    rules: tuple = ()
+
+    @classmethod
+    def parse(cls, raw: dict) -> KnownError:
+        try:
+            patterns = tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"])
+            return cls(raw["id"], patterns, raw["example"], raw["meaning"], raw["fix"],
+                       raw["source"], tuple(raw.get("rules", ())))
+        except (KeyError, re.error) as exc:
+            raise MatrixError(f"error {raw.get('id', '?')!r}: {exc}") from None
+
+    def matches(self, text: str) -> bool:
+        return any(p.search(text) for p in self.patterns)
+
+
+@dataclass
+class Matrix:
+    """The parsed matrix: rules, first-party plugins, plugin-API table, known errors."""
+
+    rules: list
+    plugins: list
+    plugin_api: list
+    errors: list
+
+    @classmethod
+    def from_data(cls, data: dict) -> Matrix:
+        matrix = cls([Rule.parse(r) for r in data.get("rule", ())],
+                     [dict(p) for p in data.get("plugin", ())],
+                     [dict(a) for a in data.get("plugin_api", ())],
+                     [KnownError.parse(e) for e in data.get("error", ())])
+        for kind, ids in (("rule", [r.id for r in matrix.rules]),
+                          ("error", [e.id for e in matrix.errors]),
+                          ("plugin", [p.get("distribution") for p in matrix.plugins])):
+            dupes = sorted({i for i in ids if ids.count(i) > 1})
+            if dupes:
+                raise MatrixError(f"{kind} defined twice: {', '.join(map(str, dupes))}")
+        for rule_id in {r for e in matrix.errors for r in e.rules} - {r.id for r in matrix.rules}:
+            raise MatrixError(f"an error entry cites rule {rule_id!r}, which does not exist")
+        return matrix
+
+    def rule(self, rule_id: str) -> Rule:
+        return next(r for r in self.rules if r.id == rule_id)
+
+    def device_types(self) -> list[str]:
+        """Device types of the first-party plugins, in the matrix's order."""
+        return list(dict.fromkeys(t for p in self.plugins for t in p["device_types"]))
+
+    def plugins_for(self, device_type: str) -> list[dict]:
+        return [p for p in self.plugins if device_type in p["device_types"]]
+
+    def install_hint(self, device_type: str) -> str:
+        first = self.plugins_for(device_type)
+        return first[0]["install"] if first else ""
+
+    def plugin_api_for(self, ember_version: str) -> int | None:
+        for entry in self.plugin_api:
+            if satisfies(ember_version, entry["ember"]):
+                return entry["version"]
+        return None
+
+    def components(self) -> set[str]:
+        """Every component name some rule or plugin entry mentions."""
+        names = {c for r in self.rules for c in (*r.when, *r.require)}
+        for p in self.plugins:
+            names.add(p["distribution"])
+            if p.get("library"):
+                names.add(p["library"])
+        return names
+
+
+def load_matrix(extra=()) -> tuple[Matrix, list[Finding]]:
+    """The built-in matrix plus plugins' ember_compat data; data that does not parse is left
+    out with a warning rather than breaking the doctor."""
+    from ember import compat_matrix
+    accepted = compat_matrix.load()
+    notes = []
+    for part in extra:
+        candidate = compat_matrix.merge(accepted, part if isinstance(part, dict) else {})
+        try:
+            if not isinstance(part, dict):
+                raise MatrixError(f"expected a dict, got {type(part).__name__}")
+            Matrix.from_data(candidate)
+        except (MatrixError, TypeError, AttributeError, KeyError) as exc:
+            notes.append(Finding("plugin-compat-invalid", "warning",
+                                 f"a plugin's ember_compat() data was left out: {exc}",
+                                 fix="report this to the plugin's authors "
+                                     "(the schema is in ember/compat_matrix/README.md)"))
+            continue
+        accepted = candidate
+    return Matrix.from_data(accepted), notes
+
+
+@dataclass
+class Facts:
+    """Component versions (python, numpy, driver, cuda, gpu-arch, distributions...) and
+    where each came from, plus the installed plugins' ranges on ember."""
+
+    components: dict = field(default_factory=dict)
+    origins: dict = field(default_factory=dict)
+    plugins: list = field(default_factory=list)     # {name, distribution, version, requires_ember}
+
+    def set(self, name: str, version, origin: str) -> None:
+        if version not in (None, ""):
+            self.components[name] = str(version)
+            self.origins[name] = origin
+
+    def assume(self, items) -> None:
+        """Apply NAME=VERSION overrides (the --assume of `ember compat check`)."""
+        for item in items:
+            name, sep, version = item.partition("=")
+            if not sep or not name.strip() or not version.strip():
+                raise ValueError(f"--assume expects NAME=VERSION (e.g. cuda=12.4), got {item!r}")
+            self.set(name.strip().lower(), version.strip(), "assumed")
+
+    def describe(self, name: str) -> str:
+        origin = self.origins.get(name)
+        return f"{name} {self.components[name]}" + (f" ({origin})" if origin else "")
+
+    def to_dict(self) -> dict:
+        return {n: {"version": v, "origin": self.origins.get(n, "")}
+                for n, v in sorted(self.components.items())}
+
+    @classmethod
+    def from_report(cls, report: dict) -> Facts:
+        """The facts inside an `ember doctor --json` report (from this or another machine)."""
+        components = report.get("components")
+        if not isinstance(components, dict):
+            raise TypeError("not an ember doctor report: it has no 'components' object")
+        facts = cls()
+        for name, entry in components.items():
+            facts.set(name, entry.get("version"), entry.get("origin") or "report")
+        facts.plugins = [dict(p) for p in report.get("plugins", ())]
+        return facts
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: Rule
+    status: str            # pass | fail | unknown
+    seen: str
+    outside: tuple = ()    # required components outside their range
+    missing: tuple = ()    # required components whose version is not known
+
+    def to_dict(self) -> dict:
+        return {"id": self.rule.id, "status": self.status, "seen": self.seen,
+                "outside": list(self.outside), "missing": list(self.missing)}
+
+
+def check(rule: Rule, facts: Facts) -> RuleResult | None:
+    """The rule's verdict on these facts; None when its `when` does not hold."""
+    for name, spec in rule.when.items():
+        if name not in facts.components or not satisfies(facts.components[name], spec):
+            return None
+    outside, missing = [], []
+    for name, spec in rule.require.items():
+        ok = satisfies(facts.components[name], spec) if name in facts.components else None
+        if ok is None:
+            missing.append(name)
+        elif not ok:
+            outside.append(name)
+    status = "fail" if outside else "unknown" if missing else "pass"
+    shown = [n for n in dict.fromkeys((*rule.when, *rule.require)) if n in facts.components]
+    return RuleResult(rule, status, ", ".join(facts.describe(n) for n in shown),
+                      tuple(outside), tuple(missing))
+
+
+def evaluate(facts: Facts, matrix: Matrix) -> list[RuleResult]:
+    """Every applicable rule's result, in matrix order."""
+    return [r for r in (check(rule, facts) for rule in matrix.rules) if r is not None]
+
+
+def rule_findings(results, facts: Facts) -> list[Finding]:
+    """Findings for the rules that failed."""
+    found = []
+    for result in results:
+        if result.status != "fail":
+            continue
+        rule = result.rule
+        got = ", ".join(f"{n} {facts.components[n]}" for n in result.outside)
+        found.append(Finding(rule.id, rule.severity, f"{rule.summary}; found {got}",
+                             seen=result.seen, fix=rule.fix,
+                             source=f"{rule.source} [{rule.support}, {rule.date}]"))
+    return found
+
+
+def plugin_api_findings(facts: Facts, matrix: Matrix) -> list[Finding]:
+    """Each plugin's declared range on ember (its plugin-API range) against this ember."""
+    from packaging.specifiers import InvalidSpecifier
+    ember = facts.components.get("ember")
+    found = []
+    for plugin in facts.plugins:
+        spec = (plugin.get("requires_ember") or "").strip("()[] ")
+        if not spec or not ember:
+            continue
+        dist = plugin.get("distribution") or plugin.get("name", "?")
+        seen = f"{dist} {plugin.get('version', '')} requires ember{spec}; ember is {ember}"
+        try:
+            ok = satisfies(ember, spec)
+        except (InvalidSpecifier, TypeError):
+            found.append(Finding("plugin-api-invalid", "problem",
+                                 f"plugin {dist} declares an unreadable range on ember",
+                                 seen=seen, fix=f"report this to the authors of {dist}"))
+            continue
+        if ok is False:
+            api = matrix.plugin_api_for(ember)
+            found.append(Finding(
+                "plugin-api-incompatible", "problem",
+                f"plugin {dist} is incompatible with this ember (plugin API {api}): "
+                "it is not imported",
+                seen=seen, fix=f"pip install -U {dist}   (a release made for ember {ember})"))
+    return found
+
+
+def compat_findings(facts: Facts, matrix: Matrix) -> tuple[list[RuleResult], list[Finding]]:
+    """What `ember compat check` reports: rule results and the findings they give."""
+    results = evaluate(facts, matrix)
+    return results, rule_findings(results, facts) + plugin_api_findings(facts, matrix)
+
+
+def explain(text: str, matrix: Matrix) -> list[KnownError]:
+    """The known errors whose patterns occur in the text."""
+    return [e for e in matrix.errors if e.matches(text)]
