@@ -1,0 +1,66 @@
+"""ember: a PyTorch-style tensor library whose ops run on pluggable backends."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import dtypes as _dtypes
+from .device import Device, default_device as get_default_device, set_default_device
+from .dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8,
+                     get_default_dtype, set_default_dtype, promote_types, result_type)
+from .dtypes import bool_ as bool  # noqa: A001  (ember.bool, as torch.bool)
+from .dtypes import DType as dtype
+from .errors import (AutogradError, CheckpointError, DeviceMismatchError,
+                     DeviceUnavailableError, DtypeNotSupportedError, EmberError,
+                     KernelNotFoundError, ShapeError)
+from .tensor import Size, Tensor
+from .ops import *  # noqa: F401,F403  (the op functions: ember.add, ember.exp, ...)
+from .ops import OPS
+from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, mean, min,
+                         relu, silu, softmax, std, var, var_mean, linear, masked_fill, square)
+from . import _methods  # noqa: F401  (binds the ops onto Tensor)
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .dispatch import fallback
+
+device = Device
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+clip = clamp
+
+
+def is_tensor(x) -> "bool":
+    return type(x) is Tensor
+
+
+def devices() -> list:
+    """Every available device of every installed backend (loads all plugins)."""
+    from . import plugins
+    plugins.load_all()
+    out = []
+    for kind, backend in sorted(plugins.loaded_backends().items()):
+        if kind != backend.name or not plugins._probe(backend).available:
+            continue
+        for info in backend.devices():
+            out.append(Device(kind, info.index))
+    return out
+
+
+def __getattr__(name):
+    # heavier parts load on first use, so `import ember` stays fast
+    import importlib
+    lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
+            "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
+            "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io"}
+    if name in lazy:
+        mod = importlib.import_module(lazy[name], __name__)
+        if name in ("cuda", "rocm"):
+            return getattr(mod, name)
+        return mod
+    if name in ("save", "load"):
+        return getattr(importlib.import_module(".io", __name__), name)
+    if name == "dispatch":
+        return importlib.import_module(".dispatch", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

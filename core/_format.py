@@ -1,0 +1,45 @@
+"""A PyTorch-like repr for tensors."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+
+_DEFAULT_SHOWN = {"float32", "int64", "bool"}
+
+
+def _float_formatter(values: np.ndarray):
+    finite = values[np.isfinite(values)]
+    if finite.size == 0 or np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+        return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
+    big, small = np.abs(finite).max(), np.abs(finite[finite != 0]).min(initial=1.0)
+    if big >= 1e8 or small < 1e-4:
+        return lambda v: f"{v:.4e}" if np.isfinite(v) else str(v)
+    return lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)
+
+
+def format_tensor(t) -> str:
+    host = t.detach()._host()
+    if t._dtype is D.bfloat16 or t._dtype is D.float16:
+        host = host.astype(np.float32)
+    opts = {}
+    if t._dtype.category == D.FLOAT:
+        opts["formatter"] = {"float_kind": _float_formatter(host.astype(np.float64))}
+    if host.size == 0:
+        body = "[]"
+    else:
+        body = np.array2string(host, separator=", ", prefix="tensor(", threshold=1000,
+                               edgeitems=3, max_line_width=80, **opts)
+    extras = []
+    if t._device.type != "cpu":
+        extras.append(f"device='{t._device}'")
+    if t._dtype.name not in _DEFAULT_SHOWN or (
+            t._dtype.category == D.FLOAT and t._dtype is not D.get_default_dtype()):
+        extras.append(f"dtype=ember.{t._dtype.name}")
+    if host.size == 0 and host.shape != (0,):
+        extras.append(f"size={tuple(host.shape)}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"

@@ -1,0 +1,279 @@
+"""The graph node and the iterative backward engine (no recursion, frees what it used)."""
+from __future__ import annotations
+
+import weakref
+
+from .. import dispatch
+from ..errors import AutogradError
+from ..tensor import Tensor, wrap
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+class Node:
+    """One recorded op: what its VJP needs, and the edges to its inputs' history.
+
+    The output is kept as its native array only (not the Tensor), so the node does not keep
+    its own output alive in a cycle.
+    """
+
+    __slots__ = ("op", "inputs", "versions", "attrs", "out_data", "out_device", "out_dtype",
+                 "out_shape", "next", "pre_hooks", "retained", "anomaly", "__weakref__")
+
+    def __init__(self, op, out, inputs, attrs):
+        self.op = op
+        self.inputs = inputs
+        self.versions = tuple(x._version if type(x) is Tensor else None for x in inputs)
+        self.attrs = attrs
+        self.out_data = out._data if op.save_out else None
+        self.out_device = out._device
+        self.out_dtype = out._dtype
+        self.out_shape = out._data.shape
+        # an edge is the input's node, the input itself when it is a leaf that needs a
+        # gradient, or None
+        self.next = tuple(
+            (x.grad_fn or (x if x.requires_grad else None)) if type(x) is Tensor else None
+            for x in inputs)
+        self.pre_hooks = None
+        self.retained = None
+        self.anomaly = _anomaly_trace() if _anomaly[0] else None
+
+    def name(self) -> str:
+        return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+    @property
+    def next_functions(self):
+        return tuple((e if isinstance(e, Node) else (_Leaf(e) if e is not None else None), 0)
+                     for e in self.next)
+
+    def register_hook(self, fn):
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        self.pre_hooks.append(fn)
+
+    def _output(self) -> Tensor:
+        t = wrap(self.out_data, self.out_device, self.out_dtype)
+        t.grad_fn = self
+        t.requires_grad = True
+        return t
+
+    def apply(self, g: Tensor):
+        inputs = self.inputs
+        if inputs is None:
+            raise AutogradError(_FREED)
+        for x, v in zip(inputs, self.versions):
+            if type(x) is Tensor and x._version != v:
+                raise AutogradError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{x._dtype.name} tensor of shape "
+                    f"{list(x.shape)}], which is an input of {self.name()} ({self.op.name}), "
+                    f"is at version {x._version}; expected version {v} instead. Hint: "
+                    "replace the in-place op with its out-of-place form, or .clone() the "
+                    "tensor before modifying it.")
+        out = self._output() if self.op.save_out else None
+        grads = self.op.vjp(g, out, *inputs, **self.attrs)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        return grads
+
+
+class _Leaf:
+    """AccumulateGrad: what grad_fn.next_functions shows for a leaf."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+_anomaly = [False]
+
+
+def _anomaly_trace():
+    import traceback
+    return "".join(traceback.format_stack()[:-4])
+
+
+def _unbroadcast(g: Tensor, shape) -> Tensor:
+    """Sum a gradient back to an input's shape: broadcasting undone once, here."""
+    gshape = g._data.shape
+    if gshape == shape:
+        return g
+    from .. import ops
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    if dims:
+        g = ops.sum(g, dim=dims, keepdim=True)
+    if g._data.shape != shape:
+        g = ops.reshape(g, shape)
+    return g
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def _toposort(roots):
+    """Nodes reachable from roots, each after every node that feeds it a gradient."""
+    order, seen = [], set()
+    for root in roots:
+        if not isinstance(root, Node) or id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.next))]
+        while stack:
+            node, it = stack[-1]
+            for e in it:
+                if isinstance(e, Node) and id(e) not in seen:
+                    seen.add(id(e))
+                    stack.append((e, iter(e.next)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    order.reverse()
+    return order
+
+
+def run_backward(outputs, grad_outputs, *, retain_graph, create_graph, inputs=None,
+                 allow_unused=False, accumulate=True):
+    """Backpropagate from outputs; accumulate into leaves' .grad or return grads of inputs."""
+    prev = dispatch.grad_enabled
+    dispatch.grad_enabled = bool(create_graph)
+    try:
+        return _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate)
+    finally:
+        dispatch.grad_enabled = prev
+
+
+def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
+    pending: dict[int, Tensor] = {}        # id(node or leaf) -> summed incoming gradient
+    roots = []
+    leaf_grads: dict[int, Tensor] = {}
+    want = None
+    if inputs is not None:
+        want = {}
+        for x in inputs:
+            want[id(x.grad_fn) if x.grad_fn is not None else id(x)] = x
+    for out, g in zip(outputs, grad_outputs):
+        fn = out.grad_fn
+        if fn is None:
+            if out.requires_grad:          # a leaf as output: its gradient is g itself
+                leaf_grads[id(out)] = _add(leaf_grads.get(id(out)), g)
+                if accumulate:
+                    _accumulate(out, g)
+                continue
+            nondiff = out._get_meta("nondiff")
+            raise AutogradError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+                + (f": it is the output of {nondiff}, which is not differentiable "
+                   "(its result is piecewise constant or an integer)" if nondiff else
+                   "; call .requires_grad_() on the inputs before computing the output"))
+        pending[id(fn)] = _add(pending.get(id(fn)), g)
+        roots.append(fn)
+    captured: dict[int, Tensor] = {}
+    for node in _toposort(roots):
+        g = pending.pop(id(node), None)
+        if g is None:
+            continue
+        if node.pre_hooks:
+            for hook in node.pre_hooks:
+                r = hook(g)
+                if r is not None:
+                    g = r
+        if node.retained is not None:
+            t = node.retained()
+            if t is not None:
+                t._set_meta("grad", g if t.grad is None else t.grad + g)
+        if want is not None and id(node) in want:
+            captured[id(node)] = g
+        grads = node.apply(g)
+        if _anomaly[0]:
+            _check_anomaly(node, grads)
+        for edge, x, gi in zip(node.next, node.inputs, grads):
+            if edge is None or gi is None:
+                continue
+            if type(gi) is not Tensor and callable(gi):
+                gi = gi()               # a lazy rule: computed only when an input needs it
+            if type(gi) is not Tensor:
+                raise AutogradError(f"{node.name()} returned a {type(gi).__name__} gradient; "
+                                    "expected a Tensor")
+            gi = _unbroadcast(gi, x._data.shape)
+            if gi._dtype is not x._dtype:
+                gi = gi.to(x._dtype)
+            if isinstance(edge, Node):
+                pending[id(edge)] = _add(pending.get(id(edge)), gi)
+            else:
+                key = id(edge)
+                if want is not None:
+                    if key in want:
+                        leaf_grads[key] = _add(leaf_grads.get(key), gi)
+                elif accumulate:
+                    _accumulate(edge, gi)
+        if not retain_graph:
+            node.inputs = None
+            node.out_data = None
+    if want is None:
+        return None
+    result = []
+    for x in inputs:
+        key = id(x.grad_fn) if x.grad_fn is not None else id(x)
+        g = captured.get(key) if x.grad_fn is not None else leaf_grads.get(key)
+        if g is None and not allow_unused:
+            raise AutogradError(
+                "One of the differentiated Tensors appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+def _accumulate(leaf: Tensor, g: Tensor) -> None:
+    hooks = leaf._get_meta("hooks")
+    if hooks:
+        for hook in hooks:
+            r = hook(g)
+            if r is not None:
+                g = r
+    old = leaf.grad
+    if old is None:
+        # a fresh tensor, so later in-place accumulation cannot touch the graph's values
+        leaf._set_meta("grad", g.detach().clone() if not dispatch.grad_enabled else g)
+    else:
+        leaf._set_meta("grad", old + g)
+
+
+def _check_anomaly(node, grads):
+    from .. import ops
+    for gi in grads:
+        if type(gi) is Tensor and gi._dtype.category == 2:
+            with _no_grad():
+                bad = not bool(ops.all(ops.isfinite(gi)).item())
+            if bad:
+                raise AutogradError(
+                    f"Function '{node.name()}' returned nan or inf values in its gradient. "
+                    f"The forward op ({node.op.name}) was called at:\n{node.anomaly or '?'}")
+
+
+class _no_grad:
+    def __enter__(self):
+        self.prev = dispatch.grad_enabled
+        dispatch.grad_enabled = False
+
+    def __exit__(self, *exc):
+        dispatch.grad_enabled = self.prev
+
+
+def retain(t: Tensor) -> None:
+    if t.grad_fn is not None:
+        t.grad_fn.retained = weakref.ref(t)

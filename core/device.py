@@ -1,0 +1,209 @@
+"""Device objects ('cpu', 'cuda:1', 'opencl:0', 'auto'), the default device and its scope."""
+from __future__ import annotations
+
+import os
+import threading
+
+from .errors import DeviceUnavailableError, EmberValueError
+
+# Device types ember knows before any plugin is loaded (first-party plugins); plugins may
+# add more.  'auto' picks the first available in this order.
+KNOWN_TYPES = ("cpu", "cuda", "rocm", "opencl")
+AUTO_ORDER = ("cuda", "rocm", "opencl", "cpu")
+
+
+class Device:
+    """A device: a type and an index ('cuda:1'); interned, so `is` compares them.
+
+    Like torch.device it is also a context manager that makes itself the default device.
+    """
+
+    __slots__ = ("type", "index", "_backend", "_kernels", "_prev")
+    _interned: dict = {}
+    _lock = threading.Lock()
+
+    def __new__(cls, spec="cpu", index: int | None = None):
+        if type(spec) is Device and index is None:
+            return spec
+        key = (spec, index)
+        dev = cls._interned.get(key)
+        if dev is not None:
+            return dev
+        dtype_, idx = _parse(spec, index)
+        with cls._lock:
+            dev = cls._interned.get((dtype_, idx))
+            if dev is None:
+                dev = object.__new__(cls)
+                dev.type, dev.index = dtype_, idx
+                dev._backend = dev._kernels = None
+                dev._prev = []
+                cls._interned[(dtype_, idx)] = dev
+            cls._interned[key] = dev
+        return dev
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except EmberValueError:
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (Device, (str(self),))
+
+    # -- the backend behind it --------------------------------------------------------
+    @property
+    def backend(self):
+        b = self._backend
+        if b is None:
+            from . import plugins
+            b = plugins.backend_for(self.type)
+            self._backend = b
+        return b
+
+    @property
+    def kernels(self) -> dict:
+        """The kernel table for this device (a dict; one lookup per op on the hot path)."""
+        k = self._kernels
+        if k is None:
+            backend = self.backend
+            concrete = self.concrete()
+            if concrete is not self:
+                k = concrete.kernels
+            else:
+                per_device = getattr(backend, "kernels_for", None)
+                k = per_device(self.index) if per_device is not None else backend.kernels
+            self._kernels = k
+        return k
+
+    def concrete(self) -> "Device":
+        """The device tensors live on: 'cuda' means 'cuda:0', 'auto' the best available."""
+        if self.type == "auto":
+            return resolve_auto()
+        if self.index is None and self.type != "cpu":
+            backend = self.backend
+            if self.type != backend.name:      # an alias, e.g. 'cuda' on a ROCm build
+                return Device(backend.name, 0)
+            return Device(self.type, 0)
+        if self.type != "cpu":
+            backend = self.backend
+            if self.type != backend.name:
+                return Device(backend.name, self.index)
+            count = len(backend.devices())
+            if self.index >= count:
+                raise DeviceUnavailableError(
+                    f"device {self} does not exist: this machine has {count} {self.type} "
+                    f"device(s) ({', '.join(f'{self.type}:{i}' for i in range(count)) or 'none'}); "
+                    f"use an index below {count} or see `ember devices`")
+        return self
+
+    # -- context manager: `with ember.device("opencl"):` -------------------------------
+    def __enter__(self) -> "Device":
+        self._prev.append(_state.default)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.default = self._prev.pop()
+
+
+def _parse(spec, index):
+    if isinstance(spec, Device):
+        if index is not None and index != spec.index:
+            raise EmberValueError(f"device: got a device {spec} and a second index {index}")
+        return spec.type, spec.index
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        # torch.device(1) means the current accelerator; ember has no global accelerator.
+        raise EmberValueError(
+            f"device: got the bare index {spec}; expected a string such as 'cuda:{spec}' "
+            f"or 'opencl:{spec}'")
+    if not isinstance(spec, str):
+        raise EmberValueError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
+    text = spec.strip().lower()
+    kind, sep, rest = text.partition(":")
+    if sep:
+        if index is not None:
+            raise EmberValueError(f"device: {spec!r} already has an index; got index={index} too")
+        if not rest.isdigit():
+            raise EmberValueError(
+                f"device: bad index in {spec!r}; expected 'type:N' with N >= 0, e.g. 'cuda:0'")
+        index = int(rest)
+    if index is not None and (not isinstance(index, int) or index < 0):
+        raise EmberValueError(f"device: index must be an int >= 0, got {index!r}")
+    if not kind.isidentifier():
+        raise EmberValueError(f"device: {spec!r} is not a device string; expected e.g. 'cpu', "
+                              "'cuda:0', 'opencl:1' or 'auto'")
+    if kind not in KNOWN_TYPES and kind != "auto":
+        from . import plugins
+        if kind not in plugins.known_device_types():
+            raise EmberValueError(
+                f"device: unknown device type {kind!r} in {spec!r}; expected one of "
+                f"{', '.join(sorted(set(KNOWN_TYPES) | plugins.known_device_types()))} or "
+                "'auto' (a third-party type appears once its plugin is installed)")
+    if kind in ("cpu", "auto"):
+        if index not in (None, 0):
+            raise EmberValueError(f"device: {kind} has no index {index}; use '{kind}'")
+        index = None
+    return kind, index
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.default = None
+
+
+_state = _State()
+
+
+def default_device() -> Device:
+    d = _state.default
+    if d is None:
+        env = os.environ.get("EMBER_DEVICE")
+        d = Device(env).concrete() if env else Device("cpu")
+        _state.default = d
+    return d
+
+
+get_default_device = default_device
+
+
+def set_default_device(spec) -> None:
+    """Make factories (zeros, tensor, randn, ...) create tensors on this device."""
+    _state.default = None if spec is None else Device(spec).concrete()
+
+
+def resolve_auto() -> Device:
+    """The best available device: cuda, rocm, an OpenCL GPU, then cpu."""
+    from . import plugins
+    for kind in AUTO_ORDER:
+        if kind == "cpu":
+            return Device("cpu")
+        backend = plugins.try_backend_for(kind)
+        if backend is None or backend.name != kind:
+            continue
+        devs = backend.devices()
+        if kind == "opencl":
+            devs = [d for d in devs if getattr(d, "is_gpu", False)]
+        if devs:
+            return Device(kind, getattr(devs[0], "index", 0))
+    return Device("cpu")
+
+
+def as_device(spec) -> Device:
+    """A concrete Device from a Device, a string or None (the default device)."""
+    if spec is None:
+        return default_device()
+    dev = spec if type(spec) is Device else Device(spec)
+    return dev if dev.type == "cpu" else dev.concrete()

@@ -1,0 +1,217 @@
+"""dtype objects, PyTorch's promotion rules, and name lookup."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import EmberValueError, EmberTypeError
+
+# Categories order the kinds for promotion: bool < integer < floating.
+BOOL, INT, FLOAT = 0, 1, 2
+
+
+class DType:
+    """An ember dtype: a PyTorch name, its NumPy twin and its promotion category."""
+
+    __slots__ = ("name", "itemsize", "category", "is_signed", "_np_name")
+
+    def __init__(self, name: str, itemsize: int, category: int, is_signed: bool, np_name: str):
+        self.name = name
+        self.itemsize = itemsize
+        self.category = category
+        self.is_signed = is_signed
+        self._np_name = np_name
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOAT
+
+    @property
+    def np(self) -> np.dtype:
+        """The NumPy dtype of host copies (bfloat16 comes from ml_dtypes)."""
+        return _np_dtype(self)
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return (get_dtype, (self.name,))
+
+
+bool_ = DType("bool", 1, BOOL, False, "bool")
+uint8 = DType("uint8", 1, INT, False, "uint8")
+int8 = DType("int8", 1, INT, True, "int8")
+int16 = DType("int16", 2, INT, True, "int16")
+int32 = DType("int32", 4, INT, True, "int32")
+int64 = DType("int64", 8, INT, True, "int64")
+float16 = DType("float16", 2, FLOAT, True, "float16")
+bfloat16 = DType("bfloat16", 2, FLOAT, True, "bfloat16")
+float32 = DType("float32", 4, FLOAT, True, "float32")
+float64 = DType("float64", 8, FLOAT, True, "float64")
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
+INTEGRAL = (uint8, int8, int16, int32, int64)
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({
+    "bool_": bool_, "half": float16, "float": float32, "double": float64, "long": int64,
+    "int": int32, "short": int16, "byte": uint8, "char": int8,
+})
+_NP_CACHE: dict[DType, np.dtype] = {}
+_FROM_NP: dict[np.dtype, DType] = {}
+
+
+def _np_dtype(d: DType) -> np.dtype:
+    cached = _NP_CACHE.get(d)
+    if cached is None:
+        if d is bfloat16:
+            import ml_dtypes
+            cached = np.dtype(ml_dtypes.bfloat16)
+        else:
+            cached = np.dtype(d._np_name)
+        _NP_CACHE[d] = cached
+        _FROM_NP[cached] = d
+    return cached
+
+
+for _d in ALL:
+    if _d is not bfloat16:
+        _np_dtype(_d)
+
+_default_float = float32
+
+
+def get_default_dtype() -> DType:
+    return _default_float
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the dtype of Python floats and float factories (float32 or float64, as PyTorch)."""
+    global _default_float
+    d = get_dtype(dtype)
+    if d.category != FLOAT:
+        raise EmberTypeError(
+            f"set_default_dtype: expected a floating dtype, got {d.name}; "
+            "use ember.float32 or ember.float64")
+    _default_float = d
+
+
+def get_dtype(spec) -> DType:
+    """Resolve a DType, a name ('float32', 'float'), a NumPy dtype or a Python type."""
+    if type(spec) is DType:
+        return spec
+    if isinstance(spec, str):
+        d = _BY_NAME.get(spec.removeprefix("ember.").removeprefix("torch."))
+        if d is None:
+            raise EmberValueError(
+                f"unknown dtype name {spec!r}; expected one of "
+                f"{', '.join(x.name for x in ALL)}")
+        return d
+    if spec is bool:
+        return bool_
+    if spec is int:
+        return int64
+    if spec is float:
+        return _default_float
+    try:
+        npd = np.dtype(spec)
+    except TypeError:
+        npd = None
+    if npd is not None:
+        if npd not in _FROM_NP:
+            _np_dtype(bfloat16)
+        d = _FROM_NP.get(npd)
+        if d is not None:
+            return d
+    raise EmberTypeError(
+        f"unsupported dtype {spec!r}; expected an ember dtype or one of "
+        f"{', '.join(x.name for x in ALL)}")
+
+
+def from_numpy_dtype(npd: np.dtype) -> DType:
+    d = _FROM_NP.get(npd)
+    if d is None:
+        _np_dtype(bfloat16)
+        d = _FROM_NP.get(npd)
+        if d is None:
+            raise EmberTypeError(
+                f"NumPy dtype {npd} has no ember twin; expected one of "
+                f"{', '.join(x.name for x in ALL)} (convert with .astype first)")
+    return d
+
+
+# --- promotion: PyTorch's torch.promote_types and torch.result_type --------------------
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The smallest dtype both a and b convert to, exactly as torch.promote_types."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        return hi
+    if a.category == FLOAT:
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    # both integers: an unsigned and a signed of the same size need the next signed size
+    if a.is_signed == b.is_signed:
+        return a if a.itemsize > b.itemsize else b
+    unsigned, signed = (a, b) if not a.is_signed else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return {1: int16, 2: int32, 4: int64, 8: int64}[unsigned.itemsize]
+
+
+def scalar_dtype(value) -> DType:
+    """The dtype a Python scalar has on its own (bool, int64, default float)."""
+    t = type(value)
+    if t is bool or t is np.bool_:
+        return bool_
+    if t is int or isinstance(value, np.integer):
+        return int64
+    if t is float or isinstance(value, np.floating):
+        return _default_float
+    raise EmberTypeError(f"expected a tensor or a Python number, got {t.__name__}")
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    # torch's combine_categories: a lower-priority operand only matters when it belongs
+    # to a higher category (an int tensor plus a float scalar gives a float).
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == FLOAT:
+        return higher
+    if higher is bool_ or lower.category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> DType:
+    """torch.result_type over tensors and Python scalars.
+
+    Dimensioned tensors outrank 0-d tensors, which outrank Python scalars; a lower rank
+    only lifts the category (bool -> int -> float), never the width.
+    """
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "_dtype", None)
+        if d is None:
+            if x is None:
+                continue
+            s = scalar_dtype(x)
+            wrapped = s if wrapped is None else promote_types(wrapped, s)
+        elif x.ndim:
+            dim = d if dim is None else promote_types(dim, d)
+        else:
+            zero = d if zero is None else promote_types(zero, d)
+    out = _combine(dim, _combine(zero, wrapped))
+    if out is None:
+        raise EmberTypeError("result_type: expected at least one tensor or number, got none")
+    return out
+
+
+def can_cast(src: DType, dst: DType) -> bool:
+    """PyTorch's same-kind rule for in-place results: never to a lower category."""
+    return src.category <= dst.category

@@ -1,0 +1,49 @@
+"""The ember error hierarchy: every error subclasses a fitting builtin and EmberError."""
+from __future__ import annotations
+
+
+class EmberError(Exception):
+    """Base of every error ember raises on purpose.
+
+    Messages name the op, what was expected, what was got, and the fix.
+    """
+
+
+class DeviceMismatchError(EmberError, RuntimeError):
+    """Tensors on different devices met in one op."""
+
+
+class DtypeNotSupportedError(EmberError, TypeError):
+    """A dtype the op or the device cannot handle."""
+
+
+class KernelNotFoundError(EmberError, NotImplementedError):
+    """No kernel for an op on a device, and the fallback policy forbids the CPU copy."""
+
+
+class DeviceUnavailableError(EmberError, RuntimeError):
+    """A device type is known but cannot be used on this machine."""
+
+
+class ShapeError(EmberError, ValueError):
+    """Shapes that do not fit the op (broadcasting, matmul, reshape, dims...)."""
+
+
+class EmberIndexError(EmberError, IndexError):
+    """An index outside the tensor."""
+
+
+class EmberValueError(EmberError, ValueError):
+    """A bad argument value (unknown device string, bad dtype name, ...)."""
+
+
+class EmberTypeError(EmberError, TypeError):
+    """A bad argument type."""
+
+
+class AutogradError(EmberError, RuntimeError):
+    """A gradient cannot be computed as asked (non-differentiable op, freed graph...)."""
+
+
+class CheckpointError(EmberError, ValueError):
+    """A checkpoint file that is truncated, corrupted or hostile."""

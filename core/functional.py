@@ -1,0 +1,177 @@
+"""Composites written only with ops: mean, var, softmax, logsumexp, clamp, activations, ...
+
+They get gradients and every backend for free; a backend may register a faster kernel under
+the same name, used when no gradient is being recorded.
+"""
+from __future__ import annotations
+
+import math
+
+from . import dispatch
+from . import dtypes as D
+from . import ops
+from .errors import DtypeNotSupportedError, EmberValueError
+from .ops._util import norm_dims
+from .tensor import Tensor
+
+
+def _kernel(name: str, x: Tensor):
+    """A backend's own kernel for a composite, when it has one and no graph is recorded."""
+    if dispatch.grad_enabled and x.requires_grad:
+        return None
+    return x._device.kernels.get(name)
+
+
+def _need_float(name, x):
+    if x._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(
+            f"{name}(): could not infer output dtype. Input dtype must be floating point, "
+            f"got {x._dtype.name}; call .float() first")
+
+
+def _count(x, dim):
+    n = 1
+    for d in norm_dims(dim, x.ndim, "mean"):
+        n *= x._data.shape[d]
+    return n
+
+
+def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("mean", x)
+    return ops.sum(x, dim, keepdim) / _count(x, dim)
+
+
+def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    _need_float("var", x)
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    centered = x - mean(x, dim, keepdim=True)
+    n = _count(x, dim)
+    return ops.sum(centered * centered, dim, keepdim) / max(n - correction, 0)
+
+
+def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+
+
+def var_mean(x, dim=None, *, correction=1, keepdim=False):
+    return var(x, dim, correction=correction, keepdim=keepdim), mean(x, dim, keepdim)
+
+
+def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    _need_float("logsumexp", x)
+    # the shift is a constant: detach keeps inf - inf out of the gradient
+    m = ops.amax(x, dim, keepdim=True).detach()
+    m = ops.where(ops.isfinite(m), m, 0.0)
+    out = ops.log(ops.sum(ops.exp(x - m), dim, keepdim=True)) + m
+    return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "logsumexp"))
+
+
+def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("softmax", x)
+    k = _kernel("softmax", x)
+    if k is not None:
+        return dispatch.wrap(k(x._data, axis=norm_dims(dim, x.ndim, "softmax")[0]),
+                             x._device, x._dtype)
+    e = ops.exp(x - ops.amax(x, dim, keepdim=True).detach())
+    return e / ops.sum(e, dim, keepdim=True)
+
+
+def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("log_softmax", x)
+    shifted = x - ops.amax(x, dim, keepdim=True).detach()
+    return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    if min is None and max is None:
+        raise EmberValueError("clamp: at least one of min and max must be given")
+    if min is not None:
+        x = ops.where(x < min, min, x) if not isinstance(min, Tensor) else ops.maximum(x, min)
+    if max is not None:
+        x = ops.where(x > max, max, x) if not isinstance(max, Tensor) else ops.minimum(x, max)
+    return x
+
+
+def relu(x: Tensor) -> Tensor:
+    return ops.where(x > 0, x, 0.0 if x._dtype.category == D.FLOAT else 0)
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return ops.where(x > 0, x, x * negative_slope)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return x * 0.5 * (ops.tanh(inner) + 1.0)
+    if approximate != "none":
+        raise EmberValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return x * 0.5 * (ops.erf(x * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+def silu(x: Tensor) -> Tensor:
+    return x * ops.sigmoid(x)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    bx = x * beta
+    return ops.where(bx > threshold, x, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)
+
+
+def square(x: Tensor) -> Tensor:
+    return x * x
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    out = x @ weight.mT
+    return out if bias is None else out + bias
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    return ops.where(mask, value, x)
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False):
+    """max() over all elements, or (values, indices) along dim, as torch.max."""
+    if isinstance(dim, Tensor):
+        return ops.maximum(x, dim)
+    if dim is None:
+        return ops.amax(x)
+    return _values_indices(x, dim, keepdim, ops.argmax)
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False):
+    if isinstance(dim, Tensor):
+        return ops.minimum(x, dim)
+    if dim is None:
+        return ops.amin(x)
+    return _values_indices(x, dim, keepdim, ops.argmin)
+
+
+class MaxMin(tuple):
+    """(values, indices), like torch.return_types.max."""
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def _values_indices(x, dim, keepdim, arg):
+    # values come through gather, so the gradient goes to the chosen index (PyTorch)
+    idx = arg(x, dim, keepdim=True)
+    values = ops.gather(x, idx, dim)
+    if not keepdim:
+        d = norm_dims(dim, x.ndim, "max")
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return MaxMin((values, idx))

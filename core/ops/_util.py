@@ -1,0 +1,89 @@
+"""Shape helpers shared by op declarations and backends: dims, broadcasting, reshape sizes."""
+from __future__ import annotations
+
+from ..errors import EmberIndexError, EmberTypeError, ShapeError
+
+
+def norm_dim(dim, ndim: int, op: str) -> int:
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        if hasattr(dim, "__index__"):
+            dim = dim.__index__()
+        else:
+            raise EmberTypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise EmberIndexError(
+            f"{op}: dim {dim} is out of range for a tensor with {ndim} dimension(s); "
+            f"expected a dim in [{-n}, {n - 1}]")
+    return dim % n
+
+
+def norm_dims(dims, ndim: int, op: str) -> tuple:
+    """A sorted tuple of distinct non-negative dims; None means every dim."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, (list, tuple)):
+        out = tuple(sorted(norm_dim(d, ndim, op) for d in dims))
+        if len(set(out)) != len(out):
+            raise ShapeError(f"{op}: dim {tuple(dims)} names a dimension twice; expected "
+                             "distinct dims")
+        return out if ndim else ()
+    return (norm_dim(dims, ndim, op),) if ndim else ()
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            m = out[i]
+            if m == 1:
+                out[i] = n
+            elif n != 1 and n != m:
+                raise ShapeError(
+                    f"{op}: shapes {' and '.join(str(tuple(x)) for x in shapes)} do not "
+                    f"broadcast: dimension {i - ndim} is {m} in one and {n} in another; "
+                    "expected equal sizes or 1 (reshape or unsqueeze one of them)")
+    return tuple(out)
+
+
+def as_shape(shape, op: str) -> tuple:
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) and Size; return a tuple of ints."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = []
+    for s in shape:
+        if hasattr(s, "__index__") and not isinstance(s, bool):
+            out.append(s.__index__())
+        else:
+            raise EmberTypeError(f"{op}: expected a shape of ints, got {tuple(shape)!r}")
+    return tuple(out)
+
+
+def resolve_reshape(op: str, shape: tuple, new: tuple) -> tuple:
+    numel = 1
+    for s in shape:
+        numel *= s
+    unknown = [i for i, s in enumerate(new) if s == -1]
+    if len(unknown) > 1 or any(s < -1 for s in new):
+        raise ShapeError(f"{op}: bad shape {new}: at most one -1 and no other negative size")
+    known = 1
+    for s in new:
+        if s != -1:
+            known *= s
+    if unknown:
+        if known == 0 or numel % known:
+            raise ShapeError(f"{op}: shape {new} is invalid for input of size {numel} "
+                             f"(shape {shape})")
+        new = tuple(numel // known if s == -1 else s for s in new)
+    elif known != numel:
+        raise ShapeError(f"{op}: shape {new} is invalid for input of size {numel} (shape "
+                         f"{shape}); expected sizes whose product is {numel}")
+    return new
+
+
+def prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n

@@ -1,0 +1,317 @@
+"""Creation: tensor/as_tensor/from_numpy, filled tensors, ranges, and random numbers.
+
+Kernels: full(*, shape, value, dtype) and arange(*, start, stop, step, dtype) run on the
+device.  Random numbers are drawn on the host from one NumPy PCG64 stream and copied, so
+the same seed gives the same numbers on every device.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from .. import dtypes as D
+from ..device import as_device
+from ..errors import EmberTypeError, EmberValueError
+from ..tensor import Tensor, wrap
+from ._op import declare, rule_fixed
+from ._util import as_shape
+
+full_op = declare("full", "creation", rule_fixed(None))
+arange_op = declare("arange", "creation", rule_fixed(None))
+
+
+def _check_device_dtype(device, dtype, what):
+    if device.type != "cpu":
+        from ..dispatch import _check_dtype
+        _check_dtype(what, device, dtype)
+
+
+def from_host(array: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor on `device` holding a copy of (or, on the CPU, the same) NumPy array."""
+    device = as_device(device)
+    dtype = D.from_numpy_dtype(array.dtype)
+    if device.type == "cpu":
+        native = array
+    else:
+        _check_device_dtype(device, dtype, "to")
+        native = device.backend.from_host(np.ascontiguousarray(array), device.index)
+    t = wrap(native, device, dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_host(data, dtype):
+    if isinstance(data, np.ndarray):
+        arr = data
+        if arr.dtype == object:
+            raise EmberTypeError("tensor(): got a NumPy object array; expected numbers")
+    else:
+        if isinstance(data, (list, tuple)) and any(type(v) is Tensor for v in _flat(data)):
+            data = _untensor(data)
+        try:
+            arr = np.asarray(data)
+        except (ValueError, TypeError) as exc:
+            raise EmberValueError(f"tensor(): could not make a tensor from {type(data).__name__}"
+                                  f": {exc}; expected a number, a (nested) list of numbers "
+                                  "with a regular shape, or an array") from None
+        if arr.dtype == object or arr.dtype.kind in "USV":
+            raise EmberTypeError(f"tensor(): expected numbers, got {arr.dtype} data "
+                                 f"({str(data)[:60]!r})")
+        if dtype is None and arr.dtype.kind == "f":
+            arr = arr.astype(D.get_default_dtype().np)
+        if dtype is None and arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+            arr = arr.astype(np.int64)
+    if dtype is not None:
+        arr = arr.astype(D.get_dtype(dtype).np, copy=False)
+    elif arr.dtype.kind == "c":
+        raise EmberTypeError("tensor(): complex numbers are not supported")
+    return arr
+
+
+def _flat(data):
+    for v in data:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _untensor(data):
+    if isinstance(data, (list, tuple)):
+        return [_untensor(v) for v in data]
+    if type(data) is Tensor:
+        return data.detach()._host()
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor with a copy of data (lists, numbers, arrays, tensors)."""
+    if type(data) is Tensor:
+        t = data.detach().to(device=device or data.device, dtype=dtype or data.dtype,
+                              copy=True)
+        return t.requires_grad_(requires_grad) if requires_grad else t
+    arr = _infer_host(data, dtype)
+    if device is None or as_device(device).type == "cpu":
+        arr = np.array(arr, copy=True)
+    return from_host(arr, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with a CPU NumPy array or tensor when it can."""
+    if type(data) is Tensor:
+        return data.to(device=device or data.device, dtype=dtype or data.dtype)
+    return from_host(_infer_host(data, dtype), device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array."""
+    if not isinstance(array, np.ndarray):
+        raise EmberTypeError(f"from_numpy(): expected np.ndarray, got {type(array).__name__}")
+    return wrap(array, as_device("cpu"), D.from_numpy_dtype(array.dtype))
+
+
+def _factory_dtype(dtype, value=None):
+    if dtype is not None:
+        return D.get_dtype(dtype)
+    if value is None or isinstance(value, float):
+        return D.get_default_dtype()
+    return D.scalar_dtype(value)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    shape = as_shape((size,) if isinstance(size, int) else tuple(size), "full")
+    if any(s < 0 for s in shape):
+        raise EmberValueError(f"full: negative dimension in shape {shape}")
+    if type(fill_value) is Tensor:
+        fill_value = fill_value.item()
+    dtype = _factory_dtype(dtype, fill_value)
+    device = as_device(device)
+    _check_device_dtype(device, dtype, "full")
+    t = wrap(device.kernels["full"](shape=shape, value=fill_value, dtype=dtype), device, dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _shape_args(size, name):
+    return as_shape(size, name)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape_args(size, "zeros"), 0, dtype=_factory_dtype(dtype), device=device,
+                requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape_args(size, "ones"), 1, dtype=_factory_dtype(dtype), device=device,
+                requires_grad=requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _like(x, dtype, device):
+    return dict(dtype=dtype or x.dtype, device=device or x.device)
+
+
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(x._data.shape, 0, **_like(x, dtype, device), requires_grad=requires_grad)
+
+
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(x._data.shape, 1, **_like(x, dtype, device), requires_grad=requires_grad)
+
+
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(x._data.shape, fill_value, **_like(x, dtype, device),
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if type(v) is Tensor else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise EmberValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise EmberValueError(f"arange: upper bound and larger bound inconsistent with step "
+                              f"sign (start={start}, end={end}, step={step})")
+    if dtype is None:
+        dtype = D.get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
+    dtype = D.get_dtype(dtype)
+    device = as_device(device)
+    _check_device_dtype(device, dtype, "arange")
+    t = wrap(device.kernels["arange"](start=start, stop=end, step=step, dtype=dtype), device,
+             dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    if steps < 0:
+        raise EmberValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    host = np.linspace(start, end, steps, dtype=np.float64).astype(dtype.np)
+    return from_host(host, device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    return from_host(np.eye(n, m, dtype=dtype.np), device, requires_grad)
+
+
+# --- random numbers: one host stream -------------------------------------------------
+
+_rng = np.random.default_rng(0)
+_seed = 0
+
+
+class Generator:
+    """A seeded stream (torch.Generator): for DataLoader shuffling and random_split."""
+
+    def __init__(self, device="cpu"):
+        self._rng = np.random.default_rng()
+        self._seed = None
+
+    def manual_seed(self, seed: int) -> "Generator":
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict:
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: dict) -> None:
+        self._rng.bit_generator.state = state
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the stream every device draws from (host generation, then a copy)."""
+    global _rng, _seed
+    _seed = int(seed)
+    _rng = np.random.default_rng(_seed)
+
+
+def initial_seed() -> int:
+    return _seed
+
+
+def get_rng_state() -> dict:
+    return _rng.bit_generator.state
+
+
+def set_rng_state(state: dict) -> None:
+    _rng.bit_generator.state = state
+
+
+def _gen(generator):
+    return _rng if generator is None else generator._rng
+
+
+def _random(name, size, dtype, device, requires_grad, draw):
+    shape = as_shape(size, name)
+    dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if dtype.category != D.FLOAT:
+        raise EmberTypeError(f"{name}: expected a floating dtype, got {dtype.name}; use "
+                             "randint for integers")
+    host = draw(shape).astype(dtype.np)
+    return from_host(host, device, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _random("rand", size, dtype, device, requires_grad,
+                   lambda s: _gen(generator).random(s))
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _random("randn", size, dtype, device, requires_grad,
+                   lambda s: _gen(generator).standard_normal(s))
+
+
+def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None):
+    if std < 0:
+        raise EmberValueError(f"normal: std must be >= 0, got {std}")
+    return _random("normal", tuple(size), dtype, device, False,
+                   lambda s: _gen(generator).normal(mean, std, s))
+
+
+def uniform(low, high, size, *, dtype=None, device=None, generator=None):
+    return _random("uniform", tuple(size), dtype, device, False,
+                   lambda s: _gen(generator).uniform(low, high, s))
+
+
+def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise EmberValueError(f"randint: expected low < high, got low={low}, high={high}")
+    dtype = D.get_dtype(dtype) if dtype is not None else D.int64
+    host = _gen(generator).integers(low, high, size=tuple(size)).astype(dtype.np)
+    return from_host(host, device)
+
+
+def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
+    dtype = D.get_dtype(dtype) if dtype is not None else D.int64
+    return from_host(_gen(generator).permutation(n).astype(dtype.np), device)
+
+
+def bernoulli_mask(shape, p: float, dtype, device, generator=None) -> Tensor:
+    """A {0, 1} mask with P(1) = p (dropout)."""
+    host = (_gen(generator).random(shape) < p).astype(dtype.np)
+    return from_host(host, device)
+
+

@@ -1,0 +1,190 @@
+"""Elementwise primitives: unary math, binary arithmetic and comparisons, where, cast.
+
+Kernel signatures: unary k(x); binary k(x, y) where either side may be a Python scalar;
+where k(cond, x, y); cast k(x, *, dtype).  Inputs arrive already promoted.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as D
+from ..dispatch import binary as _binary, run, unary as _unary
+from ..errors import EmberTypeError
+from ..tensor import Tensor
+from ._op import declare, rule_bool, rule_float, rule_same
+
+_2_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _zero(g, out, x):
+    return (g * 0,)
+
+
+def _need_tensor(name, x):
+    if type(x) is not Tensor:
+        raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}; "
+                             f"wrap it with ember.tensor(...)")
+
+
+def _unary_fn(op):
+    def f(x):
+        _need_tensor(op.name, x)
+        return _unary(op, x)
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = op.doc
+    return f
+
+
+def _check_neg(inputs, attrs):
+    if inputs[0]._dtype is D.bool_:
+        raise EmberTypeError("neg: negation, the `-` operator, on a bool tensor is not "
+                             "supported; use logical_not() or `~` instead")
+
+
+UNARY = {}
+
+
+def _u(name, rule, fast, vjp=None, save_out=False, doc="", check=None):
+    op = declare(name, "unary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
+                 check=check)
+    UNARY[name] = _unary_fn(op)
+    return op
+
+
+# name, dtype rule, fast-path table, gradient rule (g, out, x) -> (gx,)
+_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg)
+_u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),))
+_u("sign", rule_same, "same", _zero)
+_u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True)
+_u("log", rule_float, "float", lambda g, out, x: (g / x,))
+_u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),))
+_u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True)
+_u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True)
+_u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,),
+   save_out=True)
+_u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),))
+_u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),))
+_u("tanh", rule_float, "float", lambda g, out, x: (g * (1 - out * out),), save_out=True)
+_u("sigmoid", rule_float, "float", lambda g, out, x: (g * out * (1 - out),), save_out=True)
+_u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,))
+_u("floor", rule_same, "same_nobool", _zero)
+_u("ceil", rule_same, "same_nobool", _zero)
+_u("round", rule_same, "same_nobool", _zero)
+_u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,), save_out=True)
+_u("logical_not", rule_bool, "bool")
+_u("isnan", rule_bool, "bool")
+_u("isinf", rule_bool, "bool")
+_u("isfinite", rule_bool, "bool")
+
+
+def _binary_fn(op):
+    def f(x, y):
+        if type(x) is not Tensor:
+            if type(y) is not Tensor:
+                raise EmberTypeError(f"{op.name}(): expected at least one Tensor, got "
+                                     f"{type(x).__name__} and {type(y).__name__}")
+            return run(op, x, y)
+        return _binary(op, x, y)
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = op.doc
+    return f
+
+
+def _check_broadcast(inputs, attrs, name=None):
+    shapes = [x._data.shape for x in inputs if type(x) is Tensor]
+    if len(shapes) > 1 and any(s != shapes[0] for s in shapes):
+        from ._util import broadcast_shapes
+        broadcast_shapes(name, *shapes)
+
+
+def _bcheck(name):
+    return lambda inputs, attrs: _check_broadcast(inputs, attrs, name)
+
+
+def _pow_vjp(g, out, x, y):
+    gx = g * y * x ** (y - 1) if type(x) is Tensor else None
+    gy = None
+    if type(y) is Tensor and y.requires_grad:
+        safe = (x == 0).logical_and(y >= 0) if type(x) is Tensor else None
+        base = x.log() if type(x) is Tensor else math.log(x) if x > 0 else float("nan")
+        gy = g * out * base
+        if safe is not None:
+            gy = where(safe, 0.0, gy)
+    return gx, gy
+
+
+def _extreme_vjp(pick):
+    # ties split the gradient in half, as PyTorch's maximum/minimum
+    def vjp(g, out, x, y):
+        if type(x) is not Tensor:
+            return None, where(pick(y, x), g, where(y == x, g * 0.5, 0.0))
+        win = pick(x, y)
+        tie = x == y
+        gx = where(win, g, where(tie, g * 0.5, 0.0))
+        return gx, g - gx
+    return vjp
+
+
+BINARY = {}
+
+
+def _b(name, rule, fast, vjp=None, save_out=False, doc=""):
+    op = declare(name, "binary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
+                 check=_bcheck(name))
+    BINARY[name] = _binary_fn(op)
+    return op
+
+
+_b("add", rule_same, "same", lambda g, out, x, y: (g, g))
+_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g))
+_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x))
+_b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True)
+_b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True)
+_b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b))
+_b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b))
+_b("remainder", rule_same, "same_nobool",
+   lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)))
+_b("floor_divide", rule_same, "same_nobool")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+    _b(_name, rule_bool, "bool")
+
+
+def _where_rule(op):
+    def rule(inputs, attrs):
+        d = D.result_type(inputs[1], inputs[2])
+        return d, d
+    return rule
+
+
+def _where_check(inputs, attrs):
+    cond = inputs[0]
+    if type(cond) is not Tensor or cond._dtype is not D.bool_:
+        got = cond._dtype.name if type(cond) is Tensor else type(cond).__name__
+        raise EmberTypeError(f"where: expected a bool condition tensor, got {got}; "
+                             "compare first, e.g. where(x > 0, x, y)")
+    _check_broadcast(inputs, attrs, "where")
+
+
+where_op = declare("where", "ternary", _where_rule, promote=(1, 2), check=_where_check,
+                   vjp=lambda g, out, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)))
+
+
+def where(condition, input, other):
+    """Elements of input where condition holds, else of other (broadcast)."""
+    return run(where_op, condition, input, other)
+
+
+def _cast_rule(op):
+    def rule(inputs, attrs):
+        return None, attrs["dtype"]
+    return rule
+
+
+cast_op = declare("cast", "unary", _cast_rule, vjp=lambda g, out, x, *, dtype: (g,))
+
+
+def cast(x: Tensor, dtype) -> Tensor:
+    dtype = D.get_dtype(dtype)
+    if x._dtype is dtype:
+        return x
+    return run(cast_op, x, dtype=dtype)

@@ -1,0 +1,357 @@
+"""Indexing primitives (take, gather, index_add, scatter_add, index_put, nonzero, assign)
+and the __getitem__/__setitem__ logic built on them.
+
+Kernel signatures: take(x, index, *, axis) as numpy.take; index_add(x, index, src, *, axis)
+-> a copy of x with src added at index along axis, repeats accumulating; gather(x, index,
+*, axis) as torch.gather; scatter_add(x, index, src, *, axis) as torch.scatter_add
+(out of place); index_put(x, index, values) -> a copy of flat x with x[index] = values
+(index: int64, values: same shape, last write wins); nonzero(x) -> int64 (count, ndim);
+assign(dst, src) writes src (broadcast, or a scalar) into dst in place and returns None.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import dispatch
+from ..dispatch import run
+from ..errors import EmberIndexError, EmberTypeError, ShapeError
+from ..tensor import Tensor
+from ._op import declare, rule_first, rule_fixed
+from ._util import norm_dim
+
+
+def _take_rule(op):
+    def rule(inputs, attrs):
+        return None, inputs[0]._dtype
+    return rule
+
+
+def _check_index_dtype(name, index):
+    if type(index) is not Tensor or index._dtype.category != D.INT:
+        got = index._dtype.name if type(index) is Tensor else type(index).__name__
+        raise EmberTypeError(f"{name}: expected an integer index tensor (int64), got {got}")
+
+
+take_op = declare("take", "index", _take_rule,
+                  vjp=lambda g, out, x, index, *, axis: (
+                      index_add(g.new_zeros(x._data.shape), index, g, axis), None))
+index_add_op = declare("index_add", "index", rule_first, promote=(0, 2),
+                       vjp=lambda g, out, x, index, src, *, axis: (
+                           g, None, take(g, index, axis)))
+gather_op = declare("gather", "index", rule_first,
+                    vjp=lambda g, out, x, index, *, axis: (
+                        scatter_add(g.new_zeros(x._data.shape), index, g, axis), None))
+scatter_add_op = declare("scatter_add", "index", rule_first, promote=(0, 2),
+                         vjp=lambda g, out, x, index, src, *, axis: (
+                             g, None, gather(g, index, axis)))
+index_put_op = declare("index_put", "index", rule_first, promote=(0, 2),
+                       vjp=lambda g, out, x, index, values: (
+                           run(index_put_op, g, index, 0.0),
+                           take(g, index, 0) if type(values) is Tensor else None))
+nonzero_op = declare("nonzero", "index", rule_fixed(D.int64))
+assign_op = declare("assign", "index", rule_first)
+
+
+def _bounds(name, index: Tensor, size: int):
+    """Indices must lie in [-size, size): checked here so no backend reads out of range."""
+    if index.numel() == 0:
+        return index
+    with _NoGrad():
+        lo, hi = int(index.min().item()), int(index.max().item())
+    if lo < -size or hi >= size:
+        bad = hi if hi >= size else lo
+        raise EmberIndexError(f"{name}: index {bad} is out of bounds for a dimension of size "
+                              f"{size}; expected indices in [{-size}, {size - 1}]")
+    if lo < 0:
+        index = _wrap_negative(index, size)
+    return index
+
+
+def _wrap_negative(index, size):
+    from .elementwise import where
+    return where(index < 0, index + size, index)
+
+
+class _NoGrad:
+    def __enter__(self):
+        self.prev = dispatch.grad_enabled
+        dispatch.grad_enabled = False
+
+    def __exit__(self, *exc):
+        dispatch.grad_enabled = self.prev
+
+
+def take(x: Tensor, index: Tensor, axis: int) -> Tensor:
+    """x indexed along one axis by an integer tensor (numpy.take / index_select)."""
+    _check_index_dtype("take", index)
+    axis = norm_dim(axis, x.ndim, "take")
+    index = _bounds("take", index.to(D.int64), x._data.shape[axis] if x.ndim else 1)
+    return run(take_op, x, index, axis=axis)
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    return take(x, index, dim)
+
+
+def index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
+    _check_index_dtype("index_add", index)
+    axis = norm_dim(axis, x.ndim, "index_add")
+    index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
+    return run(index_add_op, x, index, src, axis=axis)
+
+
+def _check_gather(name, x, index, axis, src=None):
+    if index.ndim != x.ndim:
+        raise ShapeError(f"{name}: index has {index.ndim} dims but the input has {x.ndim}; "
+                         "expected the same number of dims")
+    for d, (a, b) in enumerate(zip(index._data.shape, x._data.shape)):
+        if d != axis and a > b:
+            raise ShapeError(f"{name}: index shape {tuple(index.shape)} exceeds the input "
+                             f"shape {tuple(x.shape)} at dim {d}")
+    if src is not None and type(src) is Tensor and src._data.shape != index._data.shape:
+        raise ShapeError(f"{name}: src shape {tuple(src.shape)} must equal the index shape "
+                         f"{tuple(index.shape)}")
+
+
+def gather(x: Tensor, index: Tensor, axis: int) -> Tensor:
+    _check_index_dtype("gather", index)
+    axis = norm_dim(axis, x.ndim, "gather")
+    _check_gather("gather", x, index, axis)
+    index = _bounds("gather", index.to(D.int64), x._data.shape[axis])
+    return run(gather_op, x, index, axis=axis)
+
+
+def scatter_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
+    _check_index_dtype("scatter_add", index)
+    axis = norm_dim(axis, x.ndim, "scatter_add")
+    _check_gather("scatter_add", x, index, axis, src)
+    index = _bounds("scatter_add", index.to(D.int64), x._data.shape[axis])
+    return run(scatter_add_op, x, index, src, axis=axis)
+
+
+def nonzero(x: Tensor, *, as_tuple: bool = False):
+    out = run(nonzero_op, x)
+    if as_tuple:
+        return tuple(out[:, i] for i in range(max(x.ndim, 1)))
+    return out
+
+
+def argwhere(x: Tensor) -> Tensor:
+    return nonzero(x)
+
+
+# --- __getitem__ / __setitem__ ----------------------------------------------------------
+
+def _is_basic(k) -> bool:
+    return k is None or k is Ellipsis or isinstance(k, slice) or (
+        isinstance(k, (int, np.integer)) and not isinstance(k, bool))
+
+
+def _expand_key(x: Tensor, key) -> tuple:
+    if not isinstance(key, tuple):
+        key = (key,)
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis and not (
+        type(k) is Tensor and k._dtype is D.bool_) and not isinstance(k, bool)) + sum(
+        k.ndim for k in key if type(k) is Tensor and k._dtype is D.bool_)
+    ell = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(ell) > 1:
+        raise EmberIndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise EmberIndexError(f"too many indices for tensor of dimension {x.ndim} "
+                              f"(got {consumed})")
+    fill = (slice(None),) * (x.ndim - consumed)
+    if ell:
+        i = ell[0]
+        return key[:i] + fill + key[i + 1:]
+    return key + fill
+
+
+def _basic_plan(x: Tensor, key: tuple):
+    """Slices per dim, and the final shape, for a key of ints, slices and None."""
+    slices, shape, dim = [], [], 0
+    xs = x._data.shape
+    for k in key:
+        if k is None:
+            shape.append(1)
+            continue
+        n = xs[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            shape.append(len(range(start, stop, step)))
+            # a negative step running through index 0 has no int stop (-1 means the end)
+            slices.append(slice(start, None if stop < 0 else stop, step))
+        else:
+            i = int(k)
+            if not -n <= i < n:
+                raise EmberIndexError(f"index {i} is out of bounds for dimension {dim} with "
+                                      f"size {n}")
+            i %= n
+            slices.append(slice(i, i + 1, 1))
+        dim += 1
+    return tuple(slices), tuple(shape)
+
+
+def _full(slices, shape) -> bool:
+    return all(s.start == 0 and s.step == 1 and s.stop == n for s, n in zip(slices, shape))
+
+
+def _single_take(x: Tensor, key: tuple):
+    """(axis, index tensor) when key is full slices plus one integer tensor, else None."""
+    adv = [i for i, k in enumerate(key) if not _is_basic(k)]
+    if len(adv) != 1 or any(k is None for k in key):
+        return None
+    i = adv[0]
+    k = key[i]
+    if isinstance(k, (list, tuple)):
+        if not k or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                            for v in k):
+            return None
+        k = _index_tensor(k, x)
+    if type(k) is not Tensor or k._dtype.category != D.INT:
+        return None
+    if any(not (isinstance(s, slice) and s == slice(None)) for j, s in enumerate(key)
+           if j != i):
+        return None
+    return i, k
+
+
+def _index_tensor(k, x):
+    from .creation import tensor
+    return tensor(k, dtype=D.int64, device=x._device)
+
+
+def _host_key(key, x):
+    """The key with every tensor on the host (for the general advanced-index path)."""
+    out = []
+    for k in key:
+        if type(k) is Tensor:
+            h = k.detach()._host()
+            if k._dtype.category not in (D.INT, D.BOOL):
+                raise EmberIndexError(f"tensors used as indices must be long, int, byte or "
+                                      f"bool tensors; got {k._dtype.name}")
+            out.append(h)
+        elif isinstance(k, list):
+            out.append(np.asarray(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _linear_index(x: Tensor, key: tuple) -> Tensor:
+    """The flat positions x[key] selects, computed on the host with NumPy's rules (which
+    are PyTorch's for these cases), as an int64 tensor on x's device."""
+    from .creation import from_host
+    positions = np.arange(x.numel(), dtype=np.int64).reshape(x._data.shape)
+    try:
+        lin = positions[_host_key(key, x)]
+    except IndexError as exc:
+        raise EmberIndexError(f"index {key!r} does not fit a tensor of shape "
+                              f"{tuple(x.shape)}: {exc}") from None
+    return from_host(np.ascontiguousarray(lin), x._device)
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    if type(key) is Tensor or isinstance(key, list) or (
+            isinstance(key, tuple) and not all(_is_basic(k) for k in key)):
+        key = _expand_key(x, key)
+        one = _single_take(x, key)
+        if one is not None:
+            return take(x, one[1], one[0])
+        lin = _linear_index(x, key)
+        return run(take_op, x.reshape(-1), lin, axis=0)
+    key = _expand_key(x, key)
+    slices, shape = _basic_plan(x, key)
+    out = x if _full(slices, x._data.shape) else slice_view(x, slices)
+    from .movement import reshape
+    return reshape(out, shape)
+
+
+def slice_view(x, slices):
+    from .movement import slice_
+    return slice_(x, slices)
+
+
+def setitem(x: Tensor, key, value) -> None:
+    from .creation import tensor as make_tensor
+    from .movement import reshape, slice_scatter
+    if type(value) is not Tensor:
+        value = make_tensor(value, dtype=x._dtype, device=x._device)
+    elif value._device is not x._device:
+        value = value.to(x._device)
+    if value._dtype is not x._dtype:
+        value = value.to(x._dtype)
+    recording = dispatch.grad_enabled and (x.requires_grad or value.requires_grad)
+    if isinstance(key, tuple) and all(_is_basic(k) for k in key) or _is_basic(key):
+        key = _expand_key(x, key)
+        slices, shape = _basic_plan(x, key)
+        sliced_shape = tuple(len(range(*s.indices(n))) for s, n in zip(slices, x._data.shape))
+        value = _fit(value, shape, sliced_shape)
+        if recording:
+            _rebase(x, slice_scatter(x, value, slices))
+            return
+        target = x if _full(slices, x._data.shape) else slice_view(x, slices)
+        _assign(target, value)
+        _bump(x)
+        return
+    key = _expand_key(x, key)
+    lin = _linear_index(x, key)
+    value = _fit(value, tuple(lin.shape), tuple(lin.shape)).reshape(-1)
+    new = run(index_put_op, x.reshape(-1), lin.reshape(-1), value)
+    if recording:
+        _rebase(x, reshape(new, x._data.shape))
+    else:
+        _assign(x, new.reshape(x._data.shape))
+        _bump(x)
+
+
+def _fit(value: Tensor, shape, target_shape):
+    from ._util import broadcast_shapes
+    try:
+        broadcast_shapes("setitem", value._data.shape, shape)
+    except ShapeError:
+        raise ShapeError(f"setitem: a value of shape {tuple(value.shape)} cannot be assigned "
+                         f"to an indexed region of shape {shape}") from None
+    vs = value._data.shape
+    while len(vs) > len(shape) and vs[0] == 1:
+        vs = vs[1:]
+    if len(vs) > len(shape):
+        raise ShapeError(f"setitem: a value of shape {tuple(value.shape)} cannot be assigned "
+                         f"to an indexed region of shape {shape}")
+    return value.reshape(vs).expand(shape).reshape(target_shape)
+
+
+def _assign(target: Tensor, value) -> None:
+    native = value._data if type(value) is Tensor else value
+    target._device.kernels["assign"](target._data, native)
+
+
+def _bump(x: Tensor) -> None:
+    x._version += 1
+    base = x._get_meta("base")
+    if base is not None:
+        base._version += 1
+
+
+def _rebase(x: Tensor, new: Tensor) -> None:
+    """x takes new's values and history: an in-place op under autograd."""
+    if x.grad_fn is None and x.requires_grad:
+        raise_leaf_inplace()
+    base = x._get_meta("base")
+    if base is not None and (base.requires_grad or new.requires_grad):
+        from ..errors import AutogradError
+        raise AutogradError(
+            "an in-place operation on a view of a tensor that is part of an autograd graph is "
+            "not supported; use the out-of-place op (e.g. torch-style `y = x.clone(); "
+            "y[...] = v`) instead")
+    _assign(x, new)
+    _bump(x)
+    x.grad_fn = new.grad_fn
+    x.requires_grad = new.requires_grad
+
+
+def raise_leaf_inplace():
+    from ..errors import AutogradError
+    raise AutogradError("a leaf Variable that requires grad is being used in an in-place "
+                        "operation; wrap it in `with ember.no_grad():` or use the "
+                        "out-of-place op")

@@ -1,0 +1,54 @@
+"""matmul: batched, broadcasting, with NumPy's 1-D rules (PyTorch's).
+
+Kernel: matmul(x, y) on two arrays of one dtype.
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..dispatch import run
+from ..errors import DtypeNotSupportedError, ShapeError
+from ..tensor import Tensor
+from ._op import declare, rule_same
+from ._util import broadcast_shapes
+
+
+def _matmul_vjp(g, out, x, y):
+    # Lift 1-D operands to matrices; the engine sums batch dims back and reshapes.
+    x2 = x.unsqueeze(0) if x.ndim == 1 else x
+    y2 = y.unsqueeze(-1) if y.ndim == 1 else y
+    g2 = g
+    if x.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if y.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    # thunks: the engine computes only the gradients some input needs
+    return (lambda: g2 @ y2.mT), (lambda: x2.mT @ g2)
+
+
+def _check(inputs, attrs):
+    x, y = inputs
+    if type(x) is not Tensor or type(y) is not Tensor:
+        raise ShapeError("matmul: expected two tensors")
+    if x.ndim == 0 or y.ndim == 0:
+        raise ShapeError(f"matmul: both arguments need at least 1 dimension, got shapes "
+                         f"{tuple(x.shape)} and {tuple(y.shape)}")
+    k1 = x._data.shape[-1]
+    k2 = y._data.shape[-2] if y.ndim > 1 else y._data.shape[0]
+    if k1 != k2:
+        xs = tuple(x.shape) if x.ndim > 1 else (1, k1)
+        raise ShapeError(
+            f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied "
+            f"({xs[-2]}x{k1} and {k2}x{y._data.shape[-1] if y.ndim > 1 else 1}); the last dim "
+            f"of the first must equal the {'second-to-last' if y.ndim > 1 else 'only'} dim "
+            "of the second")
+    if x.ndim > 2 or y.ndim > 2:
+        broadcast_shapes("matmul (batch dims)", x._data.shape[:-2], y._data.shape[:-2])
+    if x._dtype is D.bool_ or y._dtype is D.bool_:
+        raise DtypeNotSupportedError("matmul: bool tensors are not supported; cast to a number dtype first")
+
+
+matmul_op = declare("matmul", "linalg", rule_same, check=_check, vjp=_matmul_vjp)
+
+
+def matmul(x: Tensor, y: Tensor) -> Tensor:
+    return run(matmul_op, x, y)

@@ -1,0 +1,271 @@
+"""Movement primitives: reshape, permute, expand, slice (with steps), slice_scatter, flip,
+pad, concatenate, contiguous.
+
+Kernel signatures (shapes fully resolved, dims non-negative):
+reshape(x, *, shape); permute(x, *, dims); expand(x, *, shape); slice(x, *, index) where
+index is a tuple of one builtin slice per dim with concrete start/stop/step (step may be
+negative, and then stop may be None: the slice runs through index 0); slice_scatter(base, src, *, index) -> a copy of base with base[index] = src;
+flip(x, *, axes); pad(x, *, pads, value) with pads a tuple of (before, after) per dim;
+concatenate(*xs, axis); contiguous(x) -> a copy in row-major order.
+"""
+from __future__ import annotations
+
+from ..dispatch import run
+from ..errors import EmberValueError, ShapeError
+from ..tensor import Tensor
+from ._op import declare, rule_first
+from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
+
+
+def _view_of(out: Tensor, x: Tensor) -> Tensor:
+    # remember the base so in-place writes through a view bump its version too
+    base = x._get_meta("base")
+    out._set_meta("base", x if base is None else base)
+    return out
+
+
+def _inverse(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+reshape_op = declare("reshape", "movement", rule_first,
+                     vjp=lambda g, out, x, *, shape: (g.reshape(x._data.shape),))
+permute_op = declare("permute", "movement", rule_first,
+                     vjp=lambda g, out, x, *, dims: (g.permute(_inverse(dims)),))
+# the engine sums the gradient back to x's shape: expand's rule is the identity
+expand_op = declare("expand", "movement", rule_first, vjp=lambda g, out, x, *, shape: (g,))
+slice_op = declare("slice", "movement", rule_first,
+                   vjp=lambda g, out, x, *, index: (
+                       slice_scatter(g.new_zeros(x._data.shape), g, index),))
+slice_scatter_op = declare(
+    "slice_scatter", "movement", rule_first, promote=(0, 1),
+    vjp=lambda g, out, base, src, *, index: (
+        slice_scatter(g, g.new_zeros(src._data.shape), index) if type(base) is Tensor
+        else None, run(slice_op, g, index=index)))
+flip_op = declare("flip", "movement", rule_first,
+                  vjp=lambda g, out, x, *, axes: (run(flip_op, g, axes=axes),))
+pad_op = declare("pad", "movement", rule_first,
+                 vjp=lambda g, out, x, *, pads, value: (run(slice_op, g, index=tuple(
+                     slice(lo, lo + n, 1) for (lo, hi), n in zip(pads, x._data.shape))),))
+
+
+def _concat_vjp(g, out, *xs, axis):
+    grads, start = [], 0
+    for x in xs:
+        n = x._data.shape[axis]
+        index = tuple(slice(start, start + n, 1) if i == axis else slice(0, s, 1)
+                      for i, s in enumerate(g._data.shape))
+        grads.append(run(slice_op, g, index=index))
+        start += n
+    return tuple(grads)
+
+
+def _concat_rule(op):
+    from .. import dtypes as D
+
+    def rule(inputs, attrs):
+        d = D.result_type(*inputs)
+        return d, d
+    return rule
+
+
+concatenate_op = declare("concatenate", "movement", _concat_rule, vjp=_concat_vjp)
+contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,))
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    new = resolve_reshape("reshape", x._data.shape, as_shape(shape, "reshape"))
+    if new == x._data.shape:
+        return x
+    return _view_of(run(reshape_op, x, shape=new), x)
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    dims = as_shape(dims, "permute")
+    if len(dims) != x.ndim:
+        raise ShapeError(f"permute: expected {x.ndim} dims for a tensor of shape "
+                         f"{tuple(x.shape)}, got {dims}")
+    nd = tuple(norm_dim(d, x.ndim, "permute") for d in dims)
+    if sorted(nd) != list(range(x.ndim)):
+        raise ShapeError(f"permute: dims {dims} repeat a dimension; expected a permutation "
+                         f"of 0..{x.ndim - 1}")
+    if nd == tuple(range(x.ndim)):
+        return x
+    return _view_of(run(permute_op, x, dims=nd), x)
+
+
+def expand(x: Tensor, *shape) -> Tensor:
+    shape = as_shape(shape, "expand")
+    old = x._data.shape
+    if len(shape) < len(old):
+        raise ShapeError(f"expand: the target shape {shape} has fewer dims than the tensor "
+                         f"{tuple(old)}")
+    lead = len(shape) - len(old)
+    new = []
+    for i, s in enumerate(shape):
+        cur = old[i - lead] if i >= lead else 1
+        if s == -1:
+            if i < lead:
+                raise ShapeError(f"expand: -1 is not allowed for the new leading dim {i}")
+            s = cur
+        if cur != 1 and s != cur:
+            raise ShapeError(
+                f"expand: the expanded size {s} must match the existing size {cur} at "
+                f"non-singleton dimension {i}; target {shape}, tensor {tuple(old)}")
+        new.append(s)
+    new = tuple(new)
+    if new == old:
+        return x
+    return _view_of(run(expand_op, x, shape=new), x)
+
+
+def slice_(x: Tensor, index: tuple) -> Tensor:
+    """x[index] for a tuple of concrete slices, one per dim (a view where the backend can)."""
+    return _view_of(run(slice_op, x, index=index), x)
+
+
+def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
+    return run(slice_scatter_op, base, src, index=index)
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    axes = norm_dims(dims, x.ndim, "flip")
+    if not axes:
+        return x
+    return run(flip_op, x, axes=axes)
+
+
+def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """torch.nn.functional.pad: pad lists (left, right) pairs from the last dim backwards."""
+    if mode != "constant":
+        raise EmberValueError(f"pad: mode {mode!r} is not supported; expected 'constant'")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ShapeError(f"pad: expected an even number of pads, at most 2 per dim "
+                         f"({2 * x.ndim} for this tensor), got {len(pad)}")
+    if any(p < 0 for p in pad):
+        raise EmberValueError(f"pad: negative padding {pad} is not supported; slice instead")
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if all(p == (0, 0) for p in pairs):
+        return x
+    return run(pad_op, x, pads=tuple(pairs), value=value)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise EmberValueError("cat: expected a non-empty list of tensors")
+    # PyTorch skips 1-D empty tensors in cat (legacy behaviour users rely on)
+    kept = [t for t in tensors if not (t.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
+    ref = kept[0]
+    axis = norm_dim(dim, ref.ndim, "cat")
+    for i, t in enumerate(kept):
+        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(
+                zip(t._data.shape, ref._data.shape)) if j != axis):
+            raise ShapeError(
+                f"cat: sizes of tensors must match except in dimension {axis}; tensor 0 has "
+                f"shape {tuple(ref.shape)} and tensor {i} has shape {tuple(t.shape)}")
+    if len(kept) == 1:
+        return kept[0]
+    return run(concatenate_op, *kept, axis=axis)
+
+
+def contiguous(x: Tensor) -> Tensor:
+    return run(contiguous_op, x)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if x.ndim == 0:
+        return x.reshape(1)
+    s = norm_dim(start_dim, x.ndim, "flatten")
+    e = norm_dim(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    shape = x._data.shape
+    n = 1
+    for v in shape[s:e + 1]:
+        n *= v
+    return reshape(x, shape[:s] + (n,) + shape[e + 1:])
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    shape = x._data.shape
+    if dim is None:
+        return reshape(x, tuple(n for n in shape if n != 1))
+    dims = norm_dims(dim, x.ndim, "squeeze")
+    return reshape(x, tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1)))
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    d = norm_dim(dim, x.ndim + 1, "unsqueeze")
+    shape = x._data.shape
+    return reshape(x, shape[:d] + (1,) + shape[d:])
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    if x.ndim < 2 and x.ndim == 0:
+        return x
+    a, b = norm_dim(dim0, x.ndim, "transpose"), norm_dim(dim1, x.ndim, "transpose")
+    dims = list(range(x.ndim))
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute(x, dims)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise EmberValueError("stack: expected a non-empty list of tensors")
+    shape = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
+            raise ShapeError(f"stack: expects each tensor to be equal size, but got "
+                             f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
+    d = norm_dim(dim, len(shape) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0):
+    axis = norm_dim(dim, x.ndim, "split")
+    n = x._data.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise EmberValueError(f"split: split_size must be positive, got {size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else [])
+        if n == 0:
+            sizes = [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise ShapeError(f"split: sections {sizes} sum to {sum(sizes)} but dim {axis} "
+                             f"has size {n}")
+    out, start = [], 0
+    for s in sizes:
+        index = tuple(slice(start, start + s, 1) if i == axis else slice(0, m, 1)
+                      for i, m in enumerate(x._data.shape))
+        out.append(slice_(x, index))
+        start += s
+    return tuple(out)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise EmberValueError(f"chunk: chunks must be positive, got {chunks}")
+    n = x._data.shape[norm_dim(dim, x.ndim, "chunk")]
+    size = max(1, -(-n // chunks))
+    return split(x, size, dim)
+
+
+def movedim(x: Tensor, source: int, destination: int) -> Tensor:
+    s = norm_dim(source, x.ndim, "movedim")
+    d = norm_dim(destination, x.ndim, "movedim")
+    dims = [i for i in range(x.ndim) if i != s]
+    dims.insert(d, s)
+    return permute(x, dims)
+
+

@@ -1,0 +1,118 @@
+"""Reductions over any set of axes: sum, prod, max, min, argmax, argmin, any, all.
+
+Kernel signatures: k(x, *, axes: tuple, keepdims: bool) for sum/prod/max/min/any/all
+(axes sorted, non-negative, never empty unless x is 0-d); k(x, *, axis: int | None,
+keepdims: bool) for argmax/argmin (None: over the flattened tensor).
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..dispatch import run
+from ..errors import EmberValueError
+from ..tensor import Tensor
+from ._op import declare, rule_first, rule_fixed
+from ._util import norm_dim, norm_dims
+
+
+def _keep_shape(x, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(x._data.shape))
+
+
+def _spread(g, x, axes, keepdims):
+    """A reduced gradient broadcast back over the reduced axes."""
+    if not keepdims:
+        g = g.reshape(_keep_shape(x, axes))
+    return g.expand(x._data.shape)
+
+
+def _sum_rule(op):
+    def rule(inputs, attrs):
+        d = inputs[0]._dtype
+        d = D.int64 if d.category != D.FLOAT else d    # PyTorch sums ints in int64
+        return d, d
+    return rule
+
+
+def _prod_vjp(g, out, x, *, axes, keepdims):
+    # exact with zeros: one zero gets the product of the others, two or more give 0
+    from .elementwise import where
+    zero = x == 0
+    nz = where(zero, 1.0, x)
+    g, out = _spread(g, x, axes, keepdims), _spread(out, x, axes, keepdims)
+    zeros = zero.to(x._dtype).sum(dim=axes, keepdim=True).expand(x._data.shape)
+    others = nz.prod(dim=axes, keepdim=True).expand(x._data.shape)
+    grad = where(zeros == 0, out / nz, where(zero.logical_and(zeros == 1), others, 0.0))
+    return (g * grad,)
+
+
+def _extreme_vjp(g, out, x, *, axes, keepdims):
+    # ties share the gradient evenly, as PyTorch's amax/amin
+    mask = (x == _spread(out, x, axes, keepdims)).to(g._dtype)
+    count = mask.sum(dim=axes, keepdim=True)
+    return (_spread(g, x, axes, keepdims) * mask / count,)
+
+
+sum_op = declare("sum", "reduce", _sum_rule,
+                 vjp=lambda g, out, x, *, axes, keepdims: (_spread(g, x, axes, keepdims),))
+prod_op = declare("prod", "reduce", _sum_rule, vjp=_prod_vjp, save_out=True)
+max_op = declare("max", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
+min_op = declare("min", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
+any_op = declare("any", "reduce", rule_fixed(D.bool_))
+all_op = declare("all", "reduce", rule_fixed(D.bool_))
+argmax_op = declare("argmax", "reduce", rule_fixed(D.int64))
+argmin_op = declare("argmin", "reduce", rule_fixed(D.int64))
+
+
+def _reduce(op, x: Tensor, dim, keepdim: bool):
+    axes = norm_dims(dim, x.ndim, op.name)
+    if op in (max_op, min_op) and x.numel() == 0:
+        raise EmberValueError(
+            f"{op.name}(): expected a non-empty tensor (or a dim whose size is not 0), got "
+            f"shape {tuple(x.shape)}; there is no identity for {op.name}")
+    return run(op, x, axes=axes, keepdims=bool(keepdim))
+
+
+def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    return _reduce(sum_op, x, dim, keepdim)
+
+
+def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    return _reduce(prod_op, x, dim, keepdim)
+
+
+def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce(max_op, x, dim, keepdim)
+
+
+def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce(min_op, x, dim, keepdim)
+
+
+def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce(any_op, x, dim, keepdim)
+
+
+def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce(all_op, x, dim, keepdim)
+
+
+def _arg(op, x, dim, keepdim):
+    if x.numel() == 0:
+        raise EmberValueError(f"{op.name}(): expected a non-empty tensor, got shape "
+                              f"{tuple(x.shape)}")
+    axis = None if dim is None else norm_dim(dim, x.ndim, op.name)
+    if axis is not None and x.ndim == 0:
+        axis = None
+    return run(op, x, axis=axis, keepdims=bool(keepdim) and axis is not None)
+
+
+def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _arg(argmax_op, x, dim, keepdim)
+
+
+def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _arg(argmin_op, x, dim, keepdim)

@@ -1,0 +1,226 @@
+"""Tensor: a native array, its device and dtype, and an autograd slot; no math of its own.
+
+Every method that computes is bound from ember.ops (see ops/__init__.py); this module keeps
+only state, conversion to the host and the repr.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import EmberTypeError, EmberValueError
+
+
+class Tensor:
+    """An n-dimensional array on a device, with PyTorch's API."""
+
+    # grad, retain_grad, hooks and the view base live in _meta (rarely set, so the hot
+    # path sets seven slots, not twelve).
+    __slots__ = ("_data", "_device", "_dtype", "requires_grad", "grad_fn", "_version",
+                 "_meta", "__weakref__")
+    __array_priority__ = 1000     # numpy scalars defer to our reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise EmberTypeError(
+            "Tensor(...) is not a constructor here; use ember.tensor(data), ember.zeros(shape) "
+            "or ember.empty(shape)")
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        from .ops._util import norm_dim
+        return self._data.shape[norm_dim(dim, self.ndim, "size")]
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_floating_point_(self) -> bool:
+        return self._dtype.category == 2
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.category == 2
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def grad(self):
+        m = self._meta
+        return None if m is None else m.get("grad")
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if type(value) is not Tensor:
+                raise EmberTypeError(f"assigned grad must be a Tensor or None, got "
+                                     f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise EmberValueError(
+                    f"assigned grad has shape {tuple(value.shape)} but the tensor has shape "
+                    f"{tuple(self.shape)}")
+        self._set_meta("grad", value)
+
+    def _set_meta(self, key, value):
+        m = self._meta
+        if m is None:
+            m = self._meta = {}
+        m[key] = value
+
+    def _get_meta(self, key, default=None):
+        m = self._meta
+        return default if m is None else m.get(key, default)
+
+    @property
+    def data(self) -> "Tensor":
+        """A tensor sharing this storage, outside autograd (as torch's .data)."""
+        return _alias(self)
+
+    @data.setter
+    def data(self, other: "Tensor"):
+        self._data, self._dtype, self._device = other._data, other._dtype, other._device
+
+    # -- host conversion ---------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self.requires_grad and not force:
+            raise EmberTypeError(
+                "numpy(): can't call numpy() on a tensor that requires grad; "
+                "use tensor.detach().numpy()")
+        dev = self._device
+        if dev.type == "cpu":
+            return self._data
+        return dev.backend.to_host(self._data)
+
+    def _host(self) -> np.ndarray:
+        dev = self._device
+        return self._data if dev.type == "cpu" else dev.backend.to_host(self._data)
+
+    def item(self):
+        if self.numel() != 1:
+            raise EmberValueError(
+                f"item(): a tensor with {self.numel()} elements cannot be converted to a "
+                "Python number; expected exactly one element (index it first)")
+        return self._host().reshape(()).item() if self._dtype.name != "bfloat16" else \
+            float(self._host().reshape(()))
+
+    def tolist(self):
+        h = self._host()
+        if self._dtype.name == "bfloat16":
+            h = h.astype(np.float32)
+        return h.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        h = self.detach()._host()
+        return h if dtype is None else h.astype(dtype)
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise EmberTypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.shape:
+            raise EmberTypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise EmberValueError(
+                f"Boolean value of Tensor with {self.numel()} values is ambiguous; "
+                "use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.category != 1 or self.numel() != 1:
+            raise EmberTypeError("only integer tensors of a single element can be an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce__(self):
+        raise EmberTypeError("ember tensors do not pickle; use ember.save (a safe format)")
+
+    def __repr__(self) -> str:
+        from ._format import format_tensor
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with a torch-like repr."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ember.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+_new = object.__new__
+
+
+def wrap(data, device, dtype) -> Tensor:
+    """A Tensor around a native array: the one constructor on the hot path."""
+    t = _new(Tensor)
+    t._data = data
+    t._device = device
+    t._dtype = dtype
+    t.requires_grad = False
+    t.grad_fn = None
+    t._version = 0
+    t._meta = None
+    return t
+
+
+def _alias(t: Tensor) -> Tensor:
+    return wrap(t._data, t._device, t._dtype)

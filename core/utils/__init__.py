@@ -1,0 +1,1 @@
+"""Utilities: data loading (ember.utils.data)."""

@@ -1,0 +1,1 @@
+"""The `ember` command-line tools: doctor, compat, devices, ops, demo, bench."""

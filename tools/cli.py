@@ -1,0 +1,46 @@
+"""The `ember` console script: one subcommand per module under ember.tools, imported lazily."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> module; each module provides add_arguments(parser) and run(args) -> int
+COMMANDS = {
+    "demo": ("ember.tools.demo", "train a small CNN on the bundled digits data"),
+    "doctor": ("ember.tools.doctor", "diagnose which backends work here and how to fix the rest"),
+    "devices": ("ember.tools.devices", "list the devices of every available backend"),
+    "ops": ("ember.tools.ops", "op coverage: which ops each backend implements"),
+    "compat": ("ember.tools.compat", "evaluate the compatibility matrix (check, explain)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ember", description="ember tensor framework tools")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(_module=module)
+        try:
+            importlib.import_module(module).add_arguments(p)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            p.set_defaults(_missing=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    if getattr(args, "_missing", False):
+        print(f"ember {args.command}: this command is not part of this build", file=sys.stderr)
+        return 2
+    return int(importlib.import_module(args._module).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
