@@ -5,6 +5,7 @@ the same name, used when no gradient is being recorded.
 """
 from __future__ import annotations
 
+import builtins
 import math
 
 from . import dispatch
@@ -49,7 +50,7 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
         correction = 1 if unbiased else 0
     centered = x - mean(x, dim, keepdim=True)
     n = _count(x, dim)
-    return ops.sum(centered * centered, dim, keepdim) / max(n - correction, 0)
+    return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
 
 
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:

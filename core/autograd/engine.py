@@ -22,7 +22,7 @@ class Node:
     """
 
     __slots__ = ("op", "inputs", "versions", "attrs", "out_data", "out_device", "out_dtype",
-                 "out_shape", "next", "pre_hooks", "retained", "anomaly", "__weakref__")
+                 "out_shape", "out_ref", "next", "pre_hooks", "retained", "anomaly", "__weakref__")
 
     def __init__(self, op, out, inputs, attrs):
         self.op = op
@@ -30,6 +30,8 @@ class Node:
         self.versions = tuple(x._version if type(x) is Tensor else None for x in inputs)
         self.attrs = attrs
         self.out_data = out._data if op.save_out else None
+        # a weak reference: enough to see an in-place change of the saved output
+        self.out_ref = weakref.ref(out) if op.save_out else None
         self.out_device = out._device
         self.out_dtype = out._dtype
         self.out_shape = out._data.shape
@@ -68,8 +70,9 @@ class Node:
         inputs = self.inputs
         if inputs is None:
             raise AutogradError(_FREED)
-        for x, v in zip(inputs, self.versions):
-            if type(x) is Tensor and x._version != v:
+        uses = self.op.uses
+        for i, (x, v) in enumerate(zip(inputs, self.versions)):
+            if type(x) is Tensor and x._version != v and (uses is None or i in uses):
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{x._dtype.name} tensor of shape "
@@ -77,6 +80,15 @@ class Node:
                     f"is at version {x._version}; expected version {v} instead. Hint: "
                     "replace the in-place op with its out-of-place form, or .clone() the "
                     "tensor before modifying it.")
+        if self.out_ref is not None:
+            live = self.out_ref()
+            if live is not None and live._version:
+                raise AutogradError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{live._dtype.name} tensor of shape "
+                    f"{list(live.shape)}], which is output 0 of {self.name()}, is at version "
+                    f"{live._version}; expected version 0 instead. Hint: .clone() the output "
+                    "before modifying it in place.")
         out = self._output() if self.op.save_out else None
         grads = self.op.vjp(g, out, *inputs, **self.attrs)
         if type(grads) is not tuple:

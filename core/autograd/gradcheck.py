@@ -28,7 +28,7 @@ def _numerical(fn, inputs, i, eps):
         for delta in (eps, -eps):
             flat[j] = orig + delta
             probe = list(inputs)
-            probe[i] = ops.from_host(host.astype(x._dtype.np), x._device)
+            probe[i] = ops.from_host(host.astype(x._dtype.np), x._device, x.requires_grad)
             outs = _as_tuple(fn(*probe))
             vals.append(np.concatenate([o.detach()._host().astype(np.float64).reshape(-1)
                                         for o in outs]))

@@ -18,14 +18,16 @@ class Op:
             ember ops so it runs everywhere and differentiates again.  None: not
             differentiable.
     fast:   dtype -> output dtype for the same-dtype, same-shape fast path (binary/unary).
+    uses:   positions of the inputs whose values the VJP reads (None: all).  Only those are
+            checked against in-place modification; the others' shapes suffice.
     """
 
     __slots__ = ("name", "kind", "dtype", "check", "vjp", "promote", "save_out", "fast",
-                 "doc", "inplace_ok")
+                 "doc", "uses")
 
     def __init__(self, name: str, kind: str, dtype: Callable, *, check=None, vjp=None,
                  promote=None, save_out: bool = False, fast: dict | None = None,
-                 doc: str = ""):
+                 doc: str = "", uses: tuple | None = None):
         self.name = name
         self.kind = kind
         self.dtype = dtype
@@ -35,6 +37,7 @@ class Op:
         self.save_out = save_out
         self.fast = fast or {}
         self.doc = doc
+        self.uses = uses
         if name in OPS:
             raise ValueError(f"op {name!r} declared twice")
         OPS[name] = self

@@ -44,15 +44,15 @@ def _check_neg(inputs, attrs):
 UNARY = {}
 
 
-def _u(name, rule, fast, vjp=None, save_out=False, doc="", check=None):
+def _u(name, rule, fast, vjp=None, save_out=False, doc="", check=None, uses=None):
     op = declare(name, "unary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
-                 check=check)
+                 check=check, uses=uses)
     UNARY[name] = _unary_fn(op)
     return op
 
 
 # name, dtype rule, fast-path table, gradient rule (g, out, x) -> (gx,)
-_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg)
+_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=())
 _u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),))
 _u("sign", rule_same, "same", _zero)
 _u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True)
@@ -128,15 +128,15 @@ def _extreme_vjp(pick):
 BINARY = {}
 
 
-def _b(name, rule, fast, vjp=None, save_out=False, doc=""):
+def _b(name, rule, fast, vjp=None, save_out=False, doc="", uses=None):
     op = declare(name, "binary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
-                 check=_bcheck(name))
+                 check=_bcheck(name), uses=uses)
     BINARY[name] = _binary_fn(op)
     return op
 
 
-_b("add", rule_same, "same", lambda g, out, x, y: (g, g))
-_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g))
+_b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=())
+_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=())
 _b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x))
 _b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True)
 _b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True)
@@ -166,7 +166,8 @@ def _where_check(inputs, attrs):
 
 
 where_op = declare("where", "ternary", _where_rule, promote=(1, 2), check=_where_check,
-                   vjp=lambda g, out, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)))
+                   vjp=lambda g, out, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
+                   uses=(0,))
 
 
 def where(condition, input, other):
@@ -180,7 +181,7 @@ def _cast_rule(op):
     return rule
 
 
-cast_op = declare("cast", "unary", _cast_rule, vjp=lambda g, out, x, *, dtype: (g,))
+cast_op = declare("cast", "unary", _cast_rule, vjp=lambda g, out, x, *, dtype: (g,), uses=())
 
 
 def cast(x: Tensor, dtype) -> Tensor:

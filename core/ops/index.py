@@ -35,20 +35,20 @@ def _check_index_dtype(name, index):
 
 take_op = declare("take", "index", _take_rule,
                   vjp=lambda g, out, x, index, *, axis: (
-                      index_add(g.new_zeros(x._data.shape), index, g, axis), None))
+                      index_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 index_add_op = declare("index_add", "index", rule_first, promote=(0, 2),
                        vjp=lambda g, out, x, index, src, *, axis: (
-                           g, None, take(g, index, axis)))
+                           g, None, take(g, index, axis)), uses=(1,))
 gather_op = declare("gather", "index", rule_first,
                     vjp=lambda g, out, x, index, *, axis: (
-                        scatter_add(g.new_zeros(x._data.shape), index, g, axis), None))
+                        scatter_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 scatter_add_op = declare("scatter_add", "index", rule_first, promote=(0, 2),
                          vjp=lambda g, out, x, index, src, *, axis: (
-                             g, None, gather(g, index, axis)))
+                             g, None, gather(g, index, axis)), uses=(1,))
 index_put_op = declare("index_put", "index", rule_first, promote=(0, 2),
                        vjp=lambda g, out, x, index, values: (
                            run(index_put_op, g, index, 0.0),
-                           take(g, index, 0) if type(values) is Tensor else None))
+                           take(g, index, 0) if type(values) is Tensor else None), uses=(1,))
 nonzero_op = declare("nonzero", "index", rule_fixed(D.int64))
 assign_op = declare("assign", "index", rule_first)
 
@@ -262,7 +262,15 @@ def getitem(x: Tensor, key) -> Tensor:
         return run(take_op, x.reshape(-1), lin, axis=0)
     key = _expand_key(x, key)
     slices, shape = _basic_plan(x, key)
-    out = x if _full(slices, x._data.shape) else slice_view(x, slices)
+    if _full(slices, x._data.shape):
+        out = x
+    else:
+        out = slice_view(x, slices)
+        from .movement import reshape
+        out = reshape(out, shape)
+        # an in-place op on this view under autograd is replayed on x (see _rebase)
+        out._set_meta("view_key", (x, key))
+        return out
     from .movement import reshape
     return reshape(out, shape)
 
@@ -337,6 +345,15 @@ def _rebase(x: Tensor, new: Tensor) -> None:
     """x takes new's values and history: an in-place op under autograd."""
     if x.grad_fn is None and x.requires_grad:
         raise_leaf_inplace()
+    view_key = x._get_meta("view_key")
+    if view_key is not None and (view_key[0].requires_grad or new.requires_grad):
+        # x = base[key]: write through base's history, then x is base[key] again
+        base, key = view_key
+        setitem(base, key, new)
+        fresh = getitem(base, key)
+        x._data, x.grad_fn, x.requires_grad = fresh._data, fresh.grad_fn, fresh.requires_grad
+        x._version += 1
+        return
     base = x._get_meta("base")
     if base is not None and (base.requires_grad or new.requires_grad):
         from ..errors import AutogradError

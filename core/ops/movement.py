@@ -32,24 +32,24 @@ def _inverse(dims):
 
 
 reshape_op = declare("reshape", "movement", rule_first,
-                     vjp=lambda g, out, x, *, shape: (g.reshape(x._data.shape),))
+                     vjp=lambda g, out, x, *, shape: (g.reshape(x._data.shape),), uses=())
 permute_op = declare("permute", "movement", rule_first,
-                     vjp=lambda g, out, x, *, dims: (g.permute(_inverse(dims)),))
+                     vjp=lambda g, out, x, *, dims: (g.permute(_inverse(dims)),), uses=())
 # the engine sums the gradient back to x's shape: expand's rule is the identity
-expand_op = declare("expand", "movement", rule_first, vjp=lambda g, out, x, *, shape: (g,))
+expand_op = declare("expand", "movement", rule_first, vjp=lambda g, out, x, *, shape: (g,), uses=())
 slice_op = declare("slice", "movement", rule_first,
                    vjp=lambda g, out, x, *, index: (
-                       slice_scatter(g.new_zeros(x._data.shape), g, index),))
+                       slice_scatter(g.new_zeros(x._data.shape), g, index),), uses=())
 slice_scatter_op = declare(
     "slice_scatter", "movement", rule_first, promote=(0, 1),
     vjp=lambda g, out, base, src, *, index: (
         slice_scatter(g, g.new_zeros(src._data.shape), index) if type(base) is Tensor
-        else None, run(slice_op, g, index=index)))
+        else None, run(slice_op, g, index=index)), uses=())
 flip_op = declare("flip", "movement", rule_first,
-                  vjp=lambda g, out, x, *, axes: (run(flip_op, g, axes=axes),))
+                  vjp=lambda g, out, x, *, axes: (run(flip_op, g, axes=axes),), uses=())
 pad_op = declare("pad", "movement", rule_first,
                  vjp=lambda g, out, x, *, pads, value: (run(slice_op, g, index=tuple(
-                     slice(lo, lo + n, 1) for (lo, hi), n in zip(pads, x._data.shape))),))
+                     slice(lo, lo + n, 1) for (lo, hi), n in zip(pads, x._data.shape))),), uses=())
 
 
 def _concat_vjp(g, out, *xs, axis):
@@ -72,8 +72,8 @@ def _concat_rule(op):
     return rule
 
 
-concatenate_op = declare("concatenate", "movement", _concat_rule, vjp=_concat_vjp)
-contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,))
+concatenate_op = declare("concatenate", "movement", _concat_rule, vjp=_concat_vjp, uses=())
+contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,), uses=())
 
 
 def reshape(x: Tensor, *shape) -> Tensor:

@@ -53,7 +53,7 @@ def _extreme_vjp(g, out, x, *, axes, keepdims):
 
 
 sum_op = declare("sum", "reduce", _sum_rule,
-                 vjp=lambda g, out, x, *, axes, keepdims: (_spread(g, x, axes, keepdims),))
+                 vjp=lambda g, out, x, *, axes, keepdims: (_spread(g, x, axes, keepdims),), uses=())
 prod_op = declare("prod", "reduce", _sum_rule, vjp=_prod_vjp, save_out=True)
 max_op = declare("max", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
 min_op = declare("min", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
