@@ -1,0 +1,88 @@
+"""`ember compat`: evaluate the compatibility matrix (check) and decode cryptic errors (explain)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EPILOG = """exit status of check: 0 all rules pass, 1 warnings, 2 problems; of explain: 0 when
+a known error matched, 1 otherwise.  Facts are component=version pairs: python, numpy,
+ember, cuda (CUDA runtime), driver (NVIDIA driver), gpu-arch (compute capability), rocm,
+opencl (platform version) and distribution names (cupy-cuda12x, pyopencl, ember-opencl...)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    check = sub.add_parser("check", help="evaluate the matrix for this or an assumed machine",
+                           description="Evaluate the compatibility matrix, offline, for this "
+                           "machine, another machine's `ember doctor --json` report, or "
+                           "assumed versions.", epilog=EPILOG)
+    check.add_argument("--assume", nargs="+", action="extend", default=[],
+                       metavar="NAME=VERSION", help="e.g. python=3.12 cuda=12.4 driver=535.104")
+    check.add_argument("--from", dest="report", metavar="REPORT.json",
+                       help="facts from an `ember doctor --json` report instead of this machine")
+    check.add_argument("--no-detect", action="store_true",
+                       help="ignore this machine: only --assume (and --from) facts")
+    explain = sub.add_parser("explain", help="decode a cryptic error message",
+                             description="Explain a known cryptic error in plain words.")
+    explain.add_argument("text", nargs="+", help="the error text ('-' reads standard input)")
+
+
+def _facts(args, matrix):
+    from ember import plugins
+
+    from . import collect
+    from .compat_eval import Facts
+
+    if args.report:
+        with open(args.report, encoding="utf-8") as fh:
+            facts = Facts.from_report(json.load(fh))
+    elif args.no_detect:
+        facts = Facts()
+    else:
+        facts = collect.components(matrix, collect.drivers())
+        facts.plugins = collect.plugin_rows(plugins.records())
+    facts.assume(args.assume)
+    return facts
+
+
+def check(args) -> int:
+    from ember import plugins
+
+    from . import render
+    from .compat_eval import compat_findings, load_matrix
+    from .findings import exit_code
+
+    plugins.load_all()
+    matrix, notes = load_matrix(plugins.compat_data())
+    try:
+        facts = _facts(args, matrix)
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"ember compat check: {exc}", file=sys.stderr)
+        return 2
+    results, findings = compat_findings(facts, matrix)
+    findings += notes
+    render.compat_check(facts, results, findings)
+    return exit_code(findings)
+
+
+def explain(args) -> int:
+    from . import render
+    from .compat_eval import explain as match
+    from .compat_eval import load_matrix
+
+    text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    matrix, _ = load_matrix()
+    matches = match(text, matrix)
+    render.explain(matches, matrix)
+    return 0 if matches else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        return check(args)
+    if args.action == "explain":
+        return explain(args)
+    print("usage: ember compat {check,explain} ... (see ember compat --help)", file=sys.stderr)
+    return 2
