@@ -46,6 +46,7 @@ def build_report(device: str | None = None, smoke: bool = True, timeout: float |
 
     from . import collect, diagnose
     from .compat_eval import load_matrix
+    from .findings import Finding
     from .smoke import TIMEOUT
     from .smoke import smoke as run_smoke
 
@@ -72,7 +73,9 @@ def build_report(device: str | None = None, smoke: bool = True, timeout: float |
               "smoke": runs}
     results, findings = diagnose.diagnose(report, matrix)
     findings += notes + _plugin_checks()
-    return report, findings, results
+    # plugin checks and probes write free text: scrub everything once more before it leaves
+    findings = [Finding(**collect.scrub_all(f.to_dict())) for f in findings]
+    return collect.scrub_all(report), findings, results
 
 
 def run(args: argparse.Namespace) -> int:
