@@ -131,8 +131,9 @@ class Matrix:
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             if dupes:
                 raise MatrixError(f"{kind} defined twice: {', '.join(map(str, dupes))}")
-        for rule_id in {r for e in matrix.errors for r in e.rules} - {r.id for r in matrix.rules}:
-            raise MatrixError(f"an error entry cites rule {rule_id!r}, which does not exist")
+        unknown = {r for e in matrix.errors for r in e.rules} - {r.id for r in matrix.rules}
+        if unknown:
+            raise MatrixError(f"error entries cite rules that do not exist: {sorted(unknown)}")
         return matrix
 
     def rule(self, rule_id: str) -> Rule:

@@ -137,6 +137,16 @@ def test_plugin_compat_data_extends_the_matrix_and_bad_data_is_left_out():
     dup = {"rule": [_rule(id="cuda12-driver-too-old")]}
     _, notes = load_matrix([dup])
     assert "defined twice" in notes[0].message
+    dangling = {"error": [{"id": "acme-oops", "patterns": ["oops"], "example": "oops",
+                           "meaning": "m", "fix": "f", "source": "s", "rules": ["nope"]}]}
+    _, notes = load_matrix([dangling])
+    assert "do not exist" in notes[0].message
+
+
+def test_unreadable_plugin_range_is_a_problem():
+    plugin = {"distribution": "acme", "version": "1", "requires_ember": ">=>0.1"}
+    _, findings = compat_findings(facts("ember=0.1.0", plugins=[plugin]), MATRIX)
+    assert [f.reference for f in findings] == ["plugin-api-invalid"]
 
 
 def test_explain_matches_known_errors_and_nothing_else():
