@@ -1,0 +1,19 @@
+"""ember-cuda13: registers ember's CuPy backend for NVIDIA GPUs with CUDA 13 (cupy-cuda13x)."""
+from __future__ import annotations
+
+from ember.backends.cupy import CuPyBackend
+from ember.backends.cupy.compat import compat_data
+from ember.plugins import hookimpl
+
+DISTRIBUTION = "ember-cuda13"
+
+
+@hookimpl
+def ember_backends() -> list:
+    # constructing the backend imports no CuPy and touches no GPU (the hookspec's rule)
+    return [CuPyBackend(DISTRIBUTION)]
+
+
+@hookimpl
+def ember_compat() -> dict:
+    return compat_data(DISTRIBUTION)
