@@ -42,16 +42,16 @@ def kernels(xp) -> dict:
         return k
 
     def sum_(x, *, axes, keepdims):
+        # the op casts integer inputs to int64 first, so the dtype is already right
         if not axes:
-            return xp.astype(x, xp.int64) if x.dtype == xp.bool else x
-        dtype = xp.int64 if (x.dtype == xp.bool or xp.isdtype(x.dtype, "integral")) else None
-        return xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
+            return x
+        return xp.sum(x, axis=None if len(axes) == x.ndim and not keepdims else axes,
+                      keepdims=keepdims)
 
     def prod_(x, *, axes, keepdims):
         if not axes:
-            return xp.astype(x, xp.int64) if x.dtype == xp.bool else x
-        dtype = xp.int64 if (x.dtype == xp.bool or xp.isdtype(x.dtype, "integral")) else None
-        return xp.prod(x, axis=axes, keepdims=keepdims, dtype=dtype)
+            return x
+        return xp.prod(x, axis=axes, keepdims=keepdims)
 
     def slice_(x, *, index):
         return x[index]

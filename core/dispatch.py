@@ -94,32 +94,41 @@ def _check_dtype(op, device, dtype):
 
 def run(op, *inputs, **attrs):
     """Run one op on its inputs' device; record it for autograd when needed."""
-    device = _device_of(op, inputs)
+    device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
     if op.check is not None:
         op.check(inputs, attrs)
     compute, out_dtype = op.dtype(inputs, attrs)
+    upcast = compute is D.bfloat16 and getattr(device.backend, "upcast_bfloat16", False)
+    if upcast:
+        compute = D.float32      # the backend computes bfloat16 math in float32, then rounds
+    promote = op.promote
     natives = []
     for i, x in enumerate(inputs):
         if type(x) is Tensor:
             if x._device is not device:
                 x = x.to(device)
-            if compute is not None and x._dtype is not compute and (
-                    op.promote is None or i in op.promote):
-                natives.append(_cast(x, compute, op.name))
-            else:
+            if compute is None or x._dtype is compute or (promote is not None and
+                                                          i not in promote):
                 natives.append(x._data)
+            else:
+                natives.append(_cast(x, compute, op.name))
         else:
             natives.append(x)
     if device.type != "cpu":
         if compute is not None:
             _check_dtype(op.name, device, compute)
         _check_dtype(op.name, device, out_dtype)
-    kernel = device.kernels.get(op.name)
+    kernel = (device._kernels or device.kernels).get(op.name)
     try:
         if kernel is None:
             out = _missing(op, device, natives, attrs)
         else:
             out = kernel(*natives, **attrs)
+            if upcast and out_dtype is D.bfloat16:
+                out = device.kernels["cast"](out, dtype=out_dtype)
+            elif upcast and out_dtype is D.float32:
+                out_dtype = D.bfloat16
+                out = device.kernels["cast"](out, dtype=out_dtype)
     except EmberError:
         raise
     except Exception as exc:
@@ -136,6 +145,31 @@ def run(op, *inputs, **attrs):
     return result
 
 
+def direct(op, device, out_dtype, inputs, attrs):
+    """The tail of run() for callers that already validated: same device and dtype, no
+    casts.  Fast paths of ops with attributes (sum, permute, matmul) end here."""
+    kernel = (device._kernels or device.kernels).get(op.name)
+    if kernel is None:
+        return run(op, *inputs, **attrs)
+    try:
+        if len(inputs) == 1:
+            out = kernel(inputs[0]._data, **attrs)
+        else:
+            out = kernel(*[x._data for x in inputs], **attrs)
+    except Exception as exc:
+        raise _kernel_error(op, device, inputs, attrs, exc) from exc
+    result = wrap(out, device, out_dtype)
+    if grad_enabled:
+        for x in inputs:
+            if x.requires_grad:
+                record(op, result, inputs, attrs)
+                break
+    if _observers:
+        for obs in _observers:
+            obs(op.name, device, result)
+    return result
+
+
 def binary(op, a, b):
     """Fast path for binary elementwise ops: same device, dtype and shape, or a scalar."""
     tb = type(b)
@@ -144,7 +178,7 @@ def binary(op, a, b):
             out_dtype = op.fast.get(a._dtype)
             if out_dtype is not None:
                 dev = a._device
-                kernel = dev.kernels.get(op.name)
+                kernel = (dev._kernels or dev.kernels).get(op.name)
                 if kernel is not None:
                     t = wrap(kernel(a._data, b._data), dev, out_dtype)
                     if grad_enabled and (a.requires_grad or b.requires_grad):
@@ -158,7 +192,7 @@ def binary(op, a, b):
         out_dtype = op.fast.get(a._dtype)
         if out_dtype is not None:
             dev = a._device
-            kernel = dev.kernels.get(op.name)
+            kernel = (dev._kernels or dev.kernels).get(op.name)
             if kernel is not None:
                 t = wrap(kernel(a._data, b), dev, out_dtype)
                 if grad_enabled and a.requires_grad:
@@ -175,7 +209,7 @@ def unary(op, a):
     out_dtype = op.fast.get(a._dtype)
     if out_dtype is not None:
         dev = a._device
-        kernel = dev.kernels.get(op.name)
+        kernel = (dev._kernels or dev.kernels).get(op.name)
         if kernel is not None:
             t = wrap(kernel(a._data), dev, out_dtype)
             if grad_enabled and a.requires_grad:
@@ -195,13 +229,19 @@ def _cast(x: Tensor, dtype, opname: str):
 
 
 def record(op, out, inputs, attrs):
-    from .autograd.engine import Node
     if op.vjp is None or out._dtype.category != D.FLOAT:
         # only floating results carry gradients, as in PyTorch
         out._set_meta("nondiff", op.name)
         return
-    out.grad_fn = Node(op, out, inputs, attrs)
+    out.grad_fn = _node(op, out, inputs, attrs)
     out.requires_grad = True
+
+
+def _node(op, out, inputs, attrs):
+    global _node
+    from .autograd.engine import Node
+    _node = Node          # bind once: an import statement per op costs more than the op
+    return Node(op, out, inputs, attrs)
 
 
 def _where_available(name):

@@ -21,28 +21,30 @@ class Node:
     its own output alive in a cycle.
     """
 
-    __slots__ = ("op", "inputs", "versions", "attrs", "out_data", "out_device", "out_dtype",
-                 "out_shape", "out_ref", "next", "pre_hooks", "retained", "anomaly", "__weakref__")
+    __slots__ = ("op", "inputs", "versions", "attrs", "out", "next", "meta", "__weakref__")
 
     def __init__(self, op, out, inputs, attrs):
         self.op = op
         self.inputs = inputs
-        self.versions = tuple(x._version if type(x) is Tensor else None for x in inputs)
         self.attrs = attrs
-        self.out_data = out._data if op.save_out else None
-        # a weak reference: enough to see an in-place change of the saved output
-        self.out_ref = weakref.ref(out) if op.save_out else None
-        self.out_device = out._device
-        self.out_dtype = out._dtype
-        self.out_shape = out._data.shape
         # an edge is the input's node, the input itself when it is a leaf that needs a
-        # gradient, or None
-        self.next = tuple(
-            (x.grad_fn or (x if x.requires_grad else None)) if type(x) is Tensor else None
-            for x in inputs)
-        self.pre_hooks = None
-        self.retained = None
-        self.anomaly = _anomaly_trace() if _anomaly[0] else None
+        # gradient, or None; loops, not generators: this runs once per recorded op
+        versions, edges = [], []
+        for x in inputs:
+            if type(x) is Tensor:
+                versions.append(x._version)
+                fn = x.grad_fn
+                edges.append(fn if fn is not None else (x if x.requires_grad else None))
+            else:
+                versions.append(None)
+                edges.append(None)
+        self.versions = versions
+        self.next = edges
+        # the output's native array and a weak reference to the output (enough to see an
+        # in-place change), only for rules that read the output
+        self.out = (out._data, out._device, out._dtype, weakref.ref(out)) if op.save_out \
+            else None
+        self.meta = {"anomaly": _anomaly_trace()} if _anomaly[0] else None
 
     def name(self) -> str:
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
@@ -55,13 +57,25 @@ class Node:
         return tuple((e if isinstance(e, Node) else (_Leaf(e) if e is not None else None), 0)
                      for e in self.next)
 
+    def _meta(self) -> dict:
+        if self.meta is None:
+            self.meta = {}
+        return self.meta
+
+    @property
+    def pre_hooks(self):
+        return None if self.meta is None else self.meta.get("pre_hooks")
+
+    @property
+    def retained(self):
+        return None if self.meta is None else self.meta.get("retained")
+
     def register_hook(self, fn):
-        if self.pre_hooks is None:
-            self.pre_hooks = []
-        self.pre_hooks.append(fn)
+        self._meta().setdefault("pre_hooks", []).append(fn)
 
     def _output(self) -> Tensor:
-        t = wrap(self.out_data, self.out_device, self.out_dtype)
+        data, device, dtype, _ = self.out
+        t = wrap(data, device, dtype)
         t.grad_fn = self
         t.requires_grad = True
         return t
@@ -80,8 +94,8 @@ class Node:
                     f"is at version {x._version}; expected version {v} instead. Hint: "
                     "replace the in-place op with its out-of-place form, or .clone() the "
                     "tensor before modifying it.")
-        if self.out_ref is not None:
-            live = self.out_ref()
+        if self.out is not None:
+            live = self.out[3]()
             if live is not None and live._version:
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
@@ -89,7 +103,7 @@ class Node:
                     f"{list(live.shape)}], which is output 0 of {self.name()}, is at version "
                     f"{live._version}; expected version 0 instead. Hint: .clone() the output "
                     "before modifying it in place.")
-        out = self._output() if self.op.save_out else None
+        out = self._output() if self.out is not None else None
         grads = self.op.vjp(g, out, *inputs, **self.attrs)
         if type(grads) is not tuple:
             grads = (grads,)
@@ -235,7 +249,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
                     _accumulate(edge, gi)
         if not retain_graph:
             node.inputs = None
-            node.out_data = None
+            node.out = None
     if want is None:
         return None
     result = []
@@ -274,7 +288,8 @@ def _check_anomaly(node, grads):
             if bad:
                 raise AutogradError(
                     f"Function '{node.name()}' returned nan or inf values in its gradient. "
-                    f"The forward op ({node.op.name}) was called at:\n{node.anomaly or '?'}")
+                    f"The forward op ({node.op.name}) was called at:\n"
+                    f"{(node.meta or {}).get('anomaly', '?')}")
 
 
 class _no_grad:
@@ -288,4 +303,4 @@ class _no_grad:
 
 def retain(t: Tensor) -> None:
     if t.grad_fn is not None:
-        t.grad_fn.retained = weakref.ref(t)
+        t.grad_fn._meta()["retained"] = weakref.ref(t)

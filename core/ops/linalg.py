@@ -5,7 +5,7 @@ Kernel: matmul(x, y) on two arrays of one dtype.
 from __future__ import annotations
 
 from .. import dtypes as D
-from ..dispatch import run
+from ..dispatch import direct, run
 from ..errors import DtypeNotSupportedError, ShapeError
 from ..tensor import Tensor
 from ._op import declare, rule_same
@@ -17,12 +17,18 @@ def _matmul_vjp(g, out, x, y):
     x2 = x.unsqueeze(0) if x.ndim == 1 else x
     y2 = y.unsqueeze(-1) if y.ndim == 1 else y
     g2 = g
-    if x.ndim == 1:
-        g2 = g2.unsqueeze(-2)
-    if y.ndim == 1:
-        g2 = g2.unsqueeze(-1)
+    if x.ndim == 1 or y.ndim == 1:   # put back the unit dims the 1-D rules dropped
+        batch = broadcast_shapes("matmul", x2._data.shape[:-2], y2._data.shape[:-2])
+        g2 = g.reshape(batch + (x2._data.shape[-2], y2._data.shape[-1]))
     # thunks: the engine computes only the gradients some input needs
-    return (lambda: g2 @ y2.mT), (lambda: x2.mT @ g2)
+    def gx():
+        r = g2 @ y2.mT
+        return r.squeeze(-2) if x.ndim == 1 else r
+
+    def gy():
+        r = x2.mT @ g2
+        return r.squeeze(-1) if y.ndim == 1 else r
+    return gx, gy
 
 
 def _check(inputs, attrs):
@@ -51,4 +57,9 @@ matmul_op = declare("matmul", "linalg", rule_same, check=_check, vjp=_matmul_vjp
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
+    if type(x) is Tensor and type(y) is Tensor and x._dtype is y._dtype and \
+            x._device is y._device and x._dtype is not D.bool_ and x._dtype is not D.bfloat16:
+        xs, ys = x._data.shape, y._data.shape
+        if len(xs) == 2 and len(ys) == 2 and xs[1] == ys[0]:
+            return direct(matmul_op, x._device, x._dtype, (x, y), {})
     return run(matmul_op, x, y)

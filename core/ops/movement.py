@@ -10,7 +10,7 @@ concatenate(*xs, axis); contiguous(x) -> a copy in row-major order.
 """
 from __future__ import annotations
 
-from ..dispatch import run
+from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from ._op import declare, rule_first
@@ -76,6 +76,9 @@ concatenate_op = declare("concatenate", "movement", _concat_rule, vjp=_concat_vj
 contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,), uses=())
 
 
+_SWAP = ((1, 0), (-1, -2), (1, -2), (-1, 0))
+
+
 def reshape(x: Tensor, *shape) -> Tensor:
     new = resolve_reshape("reshape", x._data.shape, as_shape(shape, "reshape"))
     if new == x._data.shape:
@@ -84,6 +87,12 @@ def reshape(x: Tensor, *shape) -> Tensor:
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    if len(dims) == 1 and type(dims[0]) is tuple:
+        dims = dims[0]
+    if len(dims) == 2 and len(x._data.shape) == 2 and dims in _SWAP:      # .T and .mT of matrices
+        out = direct(permute_op, x._device, x._dtype, (x,), {"dims": (1, 0)})
+        out._set_meta("base", x)
+        return out
     dims = as_shape(dims, "permute")
     if len(dims) != x.ndim:
         raise ShapeError(f"permute: expected {x.ndim} dims for a tensor of shape "
@@ -208,8 +217,10 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    if x.ndim < 2 and x.ndim == 0:
+    if x.ndim == 0:
         return x
+    if x.ndim == 2 and dim0 != dim1 and -2 <= dim0 < 2 and -2 <= dim1 < 2:
+        return permute(x, (1, 0))
     a, b = norm_dim(dim0, x.ndim, "transpose"), norm_dim(dim1, x.ndim, "transpose")
     dims = list(range(x.ndim))
     dims[a], dims[b] = dims[b], dims[a]

@@ -7,7 +7,7 @@ keepdims: bool) for argmax/argmin (None: over the flattened tensor).
 from __future__ import annotations
 
 from .. import dtypes as D
-from ..dispatch import run
+from ..dispatch import direct, run
 from ..errors import EmberValueError
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_fixed
@@ -28,8 +28,9 @@ def _spread(g, x, axes, keepdims):
 def _sum_rule(op):
     def rule(inputs, attrs):
         d = inputs[0]._dtype
-        d = D.int64 if d.category != D.FLOAT else d    # PyTorch sums ints in int64
-        return d, d
+        if d.category != D.FLOAT:
+            return D.int64, D.int64      # PyTorch sums bool and ints in int64
+        return None, d
     return rule
 
 
@@ -64,6 +65,8 @@ argmin_op = declare("argmin", "reduce", rule_fixed(D.int64))
 
 
 def _reduce(op, x: Tensor, dim, keepdim: bool):
+    if isinstance(dim, (list, tuple)) and not dim:
+        dim = None                     # PyTorch: an empty dim list reduces everything
     axes = norm_dims(dim, x.ndim, op.name)
     if op in (max_op, min_op) and x.numel() == 0:
         raise EmberValueError(
@@ -72,9 +75,18 @@ def _reduce(op, x: Tensor, dim, keepdim: bool):
     return run(op, x, axes=axes, keepdims=bool(keepdim))
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(8)]
+
+
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
+    if dim is None and x._dtype.category == D.FLOAT:   # the common case
+        n = len(x._data.shape)
+        if n:
+            return direct(sum_op, x._device, x._dtype, (x,),
+                          {"axes": _ALL_AXES[n] if n < 8 else tuple(range(n)),
+                           "keepdims": bool(keepdim)})
     return _reduce(sum_op, x, dim, keepdim)
 
 

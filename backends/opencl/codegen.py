@@ -1,0 +1,189 @@
+"""OpenCL C generation: type names, op expressions, and strided index arithmetic."""
+from __future__ import annotations
+
+import numpy as np
+
+# Shapes and strides travel as `long8` kernel arguments, right-aligned (leading slots are
+# size 1): kernels are built per op and dtypes, never per shape or rank.
+MAXDIM = 8
+
+CTYPE = {"bool": "uchar", "uint8": "uchar", "int8": "char", "int16": "short", "int32": "int",
+         "int64": "long", "float16": "half", "float32": "float", "float64": "double"}
+# arithmetic happens in float for half storage (what PyTorch's CPU kernels do too)
+COMPUTE = dict(CTYPE, float16="float")
+FLOATS = ("float16", "float32", "float64")
+SIGNED = ("int8", "int16", "int32", "int64")
+
+
+def prelude(source: str) -> str:
+    head = []
+    if "double" in source:
+        head.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if "half" in source:
+        head.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
+    return "\n".join(head) + "\n"
+
+
+def long8(values) -> np.void:
+    """Right-aligned long8 argument from up to MAXDIM values (padding with `fill`)."""
+    return _L8(values, 1)
+
+
+def strides8(values) -> np.void:
+    return _L8(values, 0)
+
+
+def _L8(values, fill):
+    import pyopencl.cltypes as ct
+    vals = [fill] * (MAXDIM - len(values)) + list(values)
+    return np.array(vals, dtype=np.int64).view(ct.long8)[0]
+
+
+def collapse(shape, strides_list):
+    """Merge dims that are contiguous in every operand; drop size-1 dims.
+
+    Returns (shape, [strides per operand]); a 0-d or all-ones shape becomes (1,)."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return (1,), [(0,) for _ in strides_list]
+    out_shape = [shape[dims[0]]]
+    out_strides = [[s[dims[0]]] for s in strides_list]
+    for d in dims[1:]:
+        n = shape[d]
+        if all(st[-1] == s[d] * n for st, s in zip(out_strides, strides_list)):
+            out_shape[-1] *= n
+            for st, s in zip(out_strides, strides_list):
+                st[-1] = s[d]
+        else:
+            out_shape.append(n)
+            for st, s in zip(out_strides, strides_list):
+                st.append(s[d])
+    return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+def unravel(index: str, shape: str, nd: str, targets) -> str:
+    """C statements adding, for flat `index` over `shape` (a long8), coordinate * stride to
+    each (offset variable, strides long8) pair in targets; nd dims are used."""
+    lines = [f"{{ long r_ = {index};"]
+    for k in range(MAXDIM):
+        slot = f"s{MAXDIM - 1 - k:x}"
+        body = [f"long c_ = r_ % {shape}.{slot}; r_ /= {shape}.{slot};"]
+        body += [f"{off} += c_ * {st}.{slot};" for off, st in targets]
+        lines.append(f"  if ({nd} > {k}) {{ {' '.join(body)} }}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# --- op expressions ---------------------------------------------------------------------
+
+def _sign(x, t, dt):
+    if dt == "bool":
+        return x
+    if dt in FLOATS:
+        return f"(isnan({x}) ? {x} : ({t})(({x} > 0) - ({x} < 0)))"
+    return f"({t})(({x} > 0) - ({x} < 0))"
+
+
+def unary_expr(op: str, dt: str) -> str:
+    """C expression of a unary op over x0 (compute type of dtype `dt`)."""
+    t = COMPUTE[dt]
+    flt = dt in FLOATS
+    x = "x0"
+    table = {
+        "neg": f"({t})(-{x})",
+        "abs": (f"fabs({x})" if flt else f"({t})({x} < 0 ? -{x} : {x})" if dt in SIGNED
+                else x),
+        "sign": _sign(x, t, dt),
+        "exp": f"exp({x})", "log": f"log({x})", "log1p": f"log1p({x})",
+        "expm1": f"expm1({x})", "sqrt": f"sqrt({x})", "rsqrt": f"(({t})1 / sqrt({x}))",
+        "sin": f"sin({x})", "cos": f"cos({x})", "tanh": f"tanh({x})", "erf": f"erf({x})",
+        # exp of a non-positive number only: no overflow for large |x|
+        "sigmoid": f"({x} >= 0 ? ({t})1 / (1 + exp(-{x})) : exp({x}) / (1 + exp({x})))",
+        "floor": f"floor({x})" if flt else x, "ceil": f"ceil({x})" if flt else x,
+        "round": f"rint({x})" if flt else x,           # half to even, as NumPy and PyTorch
+        "reciprocal": f"(({t})1 / {x})",
+        "logical_not": f"(uchar)({x} == 0)",
+        "isnan": f"(uchar)isnan({x})" if flt else "(uchar)0",
+        "isinf": f"(uchar)isinf({x})" if flt else "(uchar)0",
+        "isfinite": f"(uchar)isfinite({x})" if flt else "(uchar)1",
+    }
+    return table[op]
+
+
+def binary_expr(op: str, dt: str) -> str:
+    """C expression of a binary op over x0, x1 (both in the compute type of `dt`)."""
+    t = COMPUTE[dt]
+    flt = dt in FLOATS
+    b = dt == "bool"
+    cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    if op in cmp:
+        return f"(uchar)(x0 {cmp[op]} x1)"
+    logic = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}
+    if op in logic:
+        return f"(uchar)((x0 != 0) {logic[op]} (x1 != 0))"
+    if op == "add":
+        return "(uchar)(x0 | x1)" if b else f"({t})(x0 + x1)"
+    if op == "sub":
+        return "(uchar)(x0 ^ x1)" if b else f"({t})(x0 - x1)"
+    if op == "mul":
+        return "(uchar)(x0 & x1)" if b else f"({t})(x0 * x1)"
+    if op == "div":
+        return f"(x0 / x1)"
+    if op in ("maximum", "minimum"):
+        pick = ">" if op == "maximum" else "<"
+        if flt:   # NaN wins, as in NumPy and PyTorch (fmax/fmin would drop it)
+            return f"((x0 {pick} x1 || isnan(x0)) ? x0 : x1)"
+        return f"((x0 {pick} x1) ? x0 : x1)"
+    if op in ("pow", "remainder", "floor_divide"):
+        return f"{op}_{t}(x0, x1)"
+    raise KeyError(op)
+
+
+def helpers(dt: str) -> str:
+    """Helper functions (pow, remainder, floor_divide) for one compute type."""
+    t = COMPUTE[dt]
+    if dt in FLOATS:
+        return f"""
+inline {t} pow_{t}({t} x, {t} y) {{ return pow(x, y); }}
+inline {t} remainder_{t}({t} x, {t} y) {{
+  if (y == 0) return fmod(x, y);
+  {t} m = fmod(x, y);
+  if (m != 0) {{ if ((y < 0) != (m < 0)) m += y; }} else m = copysign(({t})0, y);
+  return m;
+}}
+inline {t} floor_divide_{t}({t} a, {t} b) {{
+  /* NumPy's npy_divmod, so results match the CPU backend bit for bit */
+  if (b == 0) return a / b;
+  {t} mod = fmod(a, b);
+  {t} div = (a - mod) / b;
+  if (mod != 0) {{ if ((b < 0) != (mod < 0)) div -= 1; }}
+  {t} fd;
+  if (div != 0) {{ fd = floor(div); if (div - fd > ({t})0.5) fd += 1; }}
+  else fd = copysign(({t})0, a / b);
+  return fd;
+}}
+"""
+    signed = dt in SIGNED
+    neg_adjust = "if (r != 0 && ((r < 0) != (y < 0))) r += y;" if signed else ""
+    floor_adjust = "if ((x % y != 0) && ((x < 0) != (y < 0))) q -= 1;" if signed else ""
+    minus_one = f"if (y == ({t})-1) return ({t})(-x);" if signed else ""
+    neg_pow = ("if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);"
+               if signed else "")
+    return f"""
+inline {t} pow_{t}({t} x, {t} y) {{
+  {neg_pow}
+  {t} r = 1, b = x; {t} e = y;
+  while (e > 0) {{ if (e & 1) r = ({t})(r * b); b = ({t})(b * b); e >>= 1; }}
+  return r;
+}}
+inline {t} remainder_{t}({t} x, {t} y) {{
+  if (y == 0) return 0;        /* integer x % 0 traps on x86: NumPy's result is 0 */
+  {"if (y == -1) return 0;" if signed else ""}
+  {t} r = x % y; {neg_adjust} return r;
+}}
+inline {t} floor_divide_{t}({t} x, {t} y) {{
+  if (y == 0) return 0;
+  {minus_one}
+  {t} q = x / y; {floor_adjust} return q;
+}}
+"""

@@ -1,0 +1,239 @@
+"""Elementwise kernels: one work-item per output element, operands broadcast through strides.
+
+Every program holds a flat variant (all operands dense in one layout: `out[i] = f(a[i])`,
+which PoCL vectorises across work-items) and a strided variant (flat index unravelled over
+shape and strides), for each array/scalar signature of the op: one build per op and dtypes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import dtypes as D
+
+from . import codegen
+from .codegen import COMPUTE, CTYPE
+from .runtime import CLArray, max_dims_error
+
+UNARY = ("neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+         "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not",
+         "isnan", "isinf", "isfinite")
+BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder",
+          "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+          "logical_xor")
+BOOL_OUT = {"logical_not", "isnan", "isinf", "isfinite", "eq", "ne", "lt", "le", "gt", "ge",
+            "logical_and", "logical_or", "logical_xor"}
+
+
+def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "") -> str:
+    r = CTYPE[out_dtype]
+    parts = [extra]
+    for sig in sigs:
+        for strided in (False, True):
+            head = ["long n"]
+            if strided:
+                head += ["int nd", "long8 shape"]
+            head += [f"__global {r}* out", "long fo"] + (["long8 so"] if strided else [])
+            loads, targets = [], [("o_", "so")]
+            for j, (kind, dt) in enumerate(zip(sig, in_dtypes)):
+                c = COMPUTE[dt]
+                if kind == "S":
+                    head.append(f"{c} v{j}")
+                    loads.append(f"{c} x{j} = v{j};")
+                    continue
+                head += [f"__global const {CTYPE[dt]}* p{j}", f"long f{j}"]
+                if strided:
+                    head.append(f"long8 s{j}")
+                    targets.append((f"q{j}", f"s{j}"))
+                    loads.append(f"{c} x{j} = ({c})p{j}[q{j}];")
+                else:
+                    loads.append(f"{c} x{j} = ({c})p{j}[f{j} + i];")
+            body = ["long i = get_global_id(0);", "if (i >= n) return;"]
+            if strided:
+                body.append("long o_ = fo; " + " ".join(
+                    f"long {q} = f{q[1:]};" for q, _ in targets[1:]))
+                body.append(codegen.unravel("i", "shape", "nd", targets))
+                store = "out[o_]"
+            else:
+                store = "out[fo + i]"
+            body += loads + [f"{store} = ({r})({expr});"]
+            name = f"{'strided' if strided else 'flat'}_{sig}"
+            parts.append(f"__kernel void {name}({', '.join(head)}) {{\n  "
+                         + "\n  ".join(body) + "\n}")
+    return "\n".join(parts)
+
+
+def _scalar(value, dtype: str):
+    """A Python scalar as the kernel's compute type (integers wrap, as in PyTorch)."""
+    c = COMPUTE[dtype]
+    if dtype == "bool":
+        return np.uint8(bool(value))
+    if c in ("float", "double"):
+        return np.float32(value) if c == "float" else np.float64(value)
+    return np.array(int(value)).astype(D.get_dtype(dtype).np)[()]
+
+
+def broadcast_strides(x: CLArray, shape) -> tuple:
+    lead = len(shape) - x.ndim
+    return tuple(0 if (i < lead or x.shape[i - lead] == 1) else x.strides[i - lead]
+                 for i in range(len(shape)))
+
+
+def broadcast_shape(arrays) -> tuple:
+    nd = max((a.ndim for a in arrays), default=0)
+    out = [1] * nd
+    for a in arrays:
+        for i, n in enumerate(a.shape, nd - a.ndim):
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
+
+def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, sigs) -> CLArray:
+    """Compute out[...] = expr(operands...) where operands are CLArrays or scalars."""
+    n = out.size
+    if n == 0:
+        return out
+    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in operands)
+    full_key = (key, tuple(in_dtypes), out.dtype.name)
+
+    def make():
+        expr, extra = expr_fn()
+        return _source(expr, in_dtypes, out.dtype.name, sigs, extra)
+
+    arrays = [v for v in operands if isinstance(v, CLArray)]
+    strides = [out.strides] + [broadcast_strides(a, out.shape) for a in arrays]
+    shape, collapsed = codegen.collapse(out.shape, strides)
+    flat = len(shape) == 1 and all(s[0] == 1 for s in collapsed)
+    if len(shape) > codegen.MAXDIM:
+        raise max_dims_error(op, shape)
+    kernel = runtime.kernel(full_key, make, f"{'strided' if not flat else 'flat'}_{sig}")
+    args = [np.int64(n)]
+    if not flat:
+        args += [np.int32(len(shape)), codegen.long8(shape)]
+    args += [out.buffer, np.int64(out.offset)]
+    if not flat:
+        args.append(codegen.strides8(collapsed[0]))
+    k = 1
+    for v, dt in zip(operands, in_dtypes):
+        if isinstance(v, CLArray):
+            args += [v.buffer, np.int64(v.offset)]
+            if not flat:
+                args.append(codegen.strides8(collapsed[k]))
+            k += 1
+        else:
+            args.append(_scalar(v, dt))
+    runtime.launch(kernel, n, *args)
+    return out
+
+
+def _runtime_of(operands):
+    for v in operands:
+        if isinstance(v, CLArray):
+            return v.runtime
+    raise TypeError("expected at least one OpenCL array")
+
+
+def _dtype_of(operands):
+    for v in operands:
+        if isinstance(v, CLArray):
+            return v.dtype
+    raise TypeError("expected at least one OpenCL array")
+
+
+def unary(op: str):
+    def kernel(x: CLArray) -> CLArray:
+        dt = x.dtype.name
+        out = x.runtime.empty(x.shape, D.bool_ if op in BOOL_OUT else x.dtype)
+        return launch(op, x.runtime, op, lambda: (codegen.unary_expr(op, dt), ""), [x], [dt],
+                      out, ["A"])
+    kernel.__name__ = op
+    return kernel
+
+
+def binary(op: str):
+    def kernel(x, y) -> CLArray:
+        dtype = _dtype_of((x, y))
+        dt = dtype.name
+        runtime = _runtime_of((x, y))
+        shape = broadcast_shape([v for v in (x, y) if isinstance(v, CLArray)])
+        out = runtime.empty(shape, D.bool_ if op in BOOL_OUT else dtype)
+        extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide") else ""
+        return launch(op, runtime, op, lambda: (codegen.binary_expr(op, dt), extra), [x, y],
+                      [dt, dt], out, ["AA", "AS", "SA"])
+    kernel.__name__ = op
+    return kernel
+
+
+def where(cond: CLArray, x, y) -> CLArray:
+    dtype = _dtype_of((x, y)) if any(isinstance(v, CLArray) for v in (x, y)) else None
+    if dtype is None:      # both branches are scalars: the dtype is the promoted scalar's
+        dtype = D.result_type(x, y)
+    dt = dtype.name
+    shape = broadcast_shape([v for v in (cond, x, y) if isinstance(v, CLArray)])
+    out = cond.runtime.empty(shape, dtype)
+    return launch("where", cond.runtime, "where", lambda: ("x0 ? x1 : x2", ""),
+                  [cond, x, y], ["bool", dt, dt], out, ["AAA", "AAS", "ASA", "ASS"])
+
+
+def _cast_expr(src: str, dst: str) -> str:
+    if dst == "bool":
+        return "(uchar)(x0 != 0)"
+    return f"({COMPUTE[dst]})x0"
+
+
+def cast(x: CLArray, *, dtype) -> CLArray:
+    out = x.runtime.empty(x.shape, dtype)
+    return launch("cast", x.runtime, "cast", lambda: (_cast_expr(x.dtype.name, dtype.name), ""),
+                  [x], [x.dtype.name], out, ["A"])
+
+
+def assign(dst: CLArray, src) -> None:
+    """dst[...] = src in place (src broadcast, or a scalar), converting dtypes."""
+    src_dt = src.dtype.name if isinstance(src, CLArray) else dst.dtype.name
+    launch("assign", dst.runtime, "copy", lambda: (_cast_expr(src_dt, dst.dtype.name), ""),
+           [src], [src_dt], dst, ["A", "S"])
+
+
+def contiguous(x: CLArray) -> CLArray:
+    out = x.runtime.empty(x.shape, x.dtype)
+    assign(out, x)
+    return out
+
+
+def full(runtime, *, shape, value, dtype) -> CLArray:
+    out = runtime.empty(shape, dtype)
+    if dtype.category != D.FLOAT and isinstance(value, float):
+        value = int(value) if math.isfinite(value) else 0
+    assign(out, value)
+    return out
+
+
+def arange(runtime, *, start, stop, step, dtype) -> CLArray:
+    n = max(0, math.ceil((stop - start) / step))
+    out = runtime.empty((n,), dtype)
+    t = CTYPE[dtype.name]
+    if dtype.category == D.FLOAT:
+        # computed in double where the device has it, as NumPy does, then rounded once
+        c = "double" if runtime.fp64 else "float"
+        args = [np.float64(start), np.float64(step)] if runtime.fp64 else [
+            np.float32(start), np.float32(step)]
+    else:
+        c = "long"
+        args = [np.int64(start), np.int64(step)]
+
+    def make():
+        return (f"__kernel void arange(long n, __global {t}* out, {c} start, {c} step) {{\n"
+                f"  long i = get_global_id(0); if (i >= n) return;\n"
+                f"  out[i] = ({t})(start + ({c})i * step);\n}}")
+    kernel = runtime.kernel(("arange", dtype.name, c), make, "arange")
+    runtime.launch(kernel, n, np.int64(n), out.buffer, *args)
+    return out
+
+
+def table() -> dict:
+    out = {name: unary(name) for name in UNARY}
+    out.update({name: binary(name) for name in BINARY})
+    out.update(where=where, cast=cast, assign=assign, contiguous=contiguous)
+    return out

@@ -1,0 +1,194 @@
+"""Reductions over any set of axes: one work-item per output element (or per chunk of it).
+
+Kept and reduced dims are each merged where contiguous; a work-item walks its reduced
+elements through strides.  When there are few outputs and many reduced elements, a first
+pass writes per-chunk partials and a second pass reduces them: that keeps every device
+busy and bounds the length of each serial floating-point sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import dtypes as D
+from ember.errors import ShapeError
+
+from . import codegen
+from .codegen import COMPUTE, CTYPE, FLOATS
+from .runtime import CLArray, numel
+
+CHUNK = 4096          # longest serial run of one work-item
+TARGET_ITEMS = 4096   # work-items worth creating before chunking stops paying
+
+_LIMITS = {"uchar": ("0", "UCHAR_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
+           "short": ("SHRT_MIN", "SHRT_MAX"), "int": ("INT_MIN", "INT_MAX"),
+           "long": ("LONG_MIN", "LONG_MAX")}
+
+
+def _acc_type(op: str, dt: str) -> str:
+    return "uchar" if op in ("any", "all") else COMPUTE[dt]
+
+
+def _rules(op: str, dt: str):
+    """(init, combine statement over acc and v) for a reduction in the accumulator type."""
+    a = _acc_type(op, dt)
+    flt = dt in FLOATS
+    if op == "sum":
+        return "0", "acc += v;"
+    if op == "prod":
+        return "1", "acc *= v;"
+    if op in ("max", "min"):
+        pick = ">" if op == "max" else "<"
+        if flt:
+            init = "-INFINITY" if op == "max" else "INFINITY"
+            return init, f"if (v {pick} acc || isnan(v)) acc = v;"
+        lo, hi = _LIMITS[a]
+        return (lo if op == "max" else hi), f"if (v {pick} acc) acc = v;"
+    if op == "any":
+        return "0", "acc |= (v != 0);"
+    if op == "all":
+        return "1", "acc &= (v != 0);"
+    raise KeyError(op)
+
+
+def _source(op: str, dt: str, out_dt: str) -> str:
+    t, c, a, r = CTYPE[dt], COMPUTE[dt], _acc_type(op, dt), CTYPE[out_dt]
+    init, combine = _rules(op, dt)
+    load = f"{c} v = ({c})x[{{p}}];"
+    return f"""
+__kernel void reduce(long n, long nred, long chunk, long nchunk,
+                     int ndk, long8 kshape, long8 kst, int ndr, long8 rshape, long8 rst,
+                     __global const {t}* x, long xo, __global {r}* out) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long o = g / nchunk, c = g - o * nchunk;
+  long base = xo;
+  {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
+  {a} acc = {init};
+  long j0 = c * chunk, j1 = min(nred, j0 + chunk);
+  if (ndr <= 1) {{
+    long s = rst.s7;
+    for (long j = j0; j < j1; j++) {{ {load.format(p="base + j * s")} {combine} }}
+  }} else {{
+    for (long j = j0; j < j1; j++) {{
+      long p = base;
+      {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+      {load.format(p="p")} {combine}
+    }}
+  }}
+  out[g] = ({r})acc;
+}}
+"""
+
+
+def _arg_source(op: str, dt: str) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    pick = ">" if op == "argmax" else "<"
+    nan = " || (isnan(v) && !isnan(best))" if dt in FLOATS else ""
+    return f"""
+__kernel void arg(long n, long nred, int ndk, long8 kshape, long8 kst, int ndr, long8 rshape,
+                  long8 rst, __global const {t}* x, long xo, __global long* out) {{
+  long o = get_global_id(0);
+  if (o >= n) return;
+  long base = xo;
+  {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
+  {c} best = ({c})x[base];
+  long bi = 0;
+  for (long j = 1; j < nred; j++) {{
+    long p = base;
+    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+    {c} v = ({c})x[p];
+    if (v {pick} best{nan}) {{ best = v; bi = j; }}
+  }}
+  out[o] = bi;
+}}
+"""
+
+
+def _split(x: CLArray, axes):
+    """Collapsed (shape, strides) of the kept dims and of the reduced dims."""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    kshape, (kst,) = codegen.collapse([x.shape[d] for d in kept], [[x.strides[d] for d in kept]])
+    rshape, (rst,) = codegen.collapse([x.shape[d] for d in axes], [[x.strides[d] for d in axes]])
+    if len(kshape) > codegen.MAXDIM or len(rshape) > codegen.MAXDIM:
+        raise ShapeError(f"reduce: input of shape {x.shape} with strides {x.strides} needs "
+                         f"more than {codegen.MAXDIM} dims after merging; call .contiguous() "
+                         "first")
+    return kshape, kst, rshape, rst
+
+
+def _out_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
+    rt = x.runtime
+    nout = numel(out_shape)
+    nred = numel([x.shape[d] for d in axes])
+    if nout == 0:
+        return rt.empty(out_shape, out_dtype)
+    kshape, kst, rshape, rst = _split(x, axes)
+    chunk = CHUNK if nout >= TARGET_ITEMS else max(256, -(-nred * nout // TARGET_ITEMS))
+    chunk = min(chunk, CHUNK)
+    nchunk = max(1, -(-nred // chunk))
+    dt = x.dtype.name
+    if nchunk > 1:
+        # partials keep the accumulator's precision (float for half)
+        part_dt = {"half": D.float32}.get(CTYPE[dt], out_dtype)
+        if op in ("any", "all"):
+            part_dt = D.bool_
+        target = rt.empty((nout, nchunk), part_dt)
+    else:
+        target = rt.empty(out_shape, out_dtype)
+    kernel = rt.kernel(("reduce", op, dt, target.dtype.name),
+                       lambda: _source(op, dt, target.dtype.name), "reduce")
+    rt.launch(kernel, nout * nchunk, np.int64(nout * nchunk), np.int64(nred), np.int64(chunk),
+              np.int64(nchunk), np.int32(len(kshape)), codegen.long8(kshape),
+              codegen.strides8(kst), np.int32(len(rshape)), codegen.long8(rshape),
+              codegen.strides8(rst), x.buffer, np.int64(x.offset), target.buffer, local=64)
+    if nchunk > 1:
+        # the partials reduce with the same op (a sum of sums, a max of maxes, ...)
+        final = _reduce(op, target, (1,), (nout,), out_dtype)
+        return final.view(out_shape, None, final.offset)
+    return target
+
+
+def reduction(op: str):
+    def kernel(x: CLArray, *, axes, keepdims) -> CLArray:
+        axes = tuple(axes)
+        out_dtype = D.bool_ if op in ("any", "all") else x.dtype
+        if not axes:
+            # a 0-d input: the value itself (any/all as bool; sum/prod arrive cast by the core)
+            from .elementwise import cast, contiguous
+            return cast(x, dtype=out_dtype) if out_dtype is not x.dtype else contiguous(x)
+        return _reduce(op, x, axes, _out_shape(x.shape, axes, keepdims), out_dtype)
+    kernel.__name__ = op
+    return kernel
+
+
+def arg_reduction(op: str):
+    def kernel(x: CLArray, *, axis, keepdims) -> CLArray:
+        rt = x.runtime
+        axes = tuple(range(x.ndim)) if axis is None else (axis,)
+        out_shape = () if axis is None else _out_shape(x.shape, axes, keepdims)
+        out = rt.empty(out_shape, D.int64)
+        nout = numel(out_shape)
+        if nout == 0:
+            return out
+        kshape, kst, rshape, rst = _split(x, axes)
+        dt = x.dtype.name
+        k = rt.kernel(("arg", op, dt), lambda: _arg_source(op, dt), "arg")
+        rt.launch(k, nout, np.int64(nout), np.int64(numel([x.shape[d] for d in axes])),
+                  np.int32(len(kshape)), codegen.long8(kshape), codegen.strides8(kst),
+                  np.int32(len(rshape)), codegen.long8(rshape), codegen.strides8(rst),
+                  x.buffer, np.int64(x.offset), out.buffer, local=64)
+        return out
+    kernel.__name__ = op
+    return kernel
+
+
+def table() -> dict:
+    out = {op: reduction(op) for op in ("sum", "prod", "max", "min", "any", "all")}
+    out.update(argmax=arg_reduction("argmax"), argmin=arg_reduction("argmin"))
+    return out

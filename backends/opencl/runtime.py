@@ -1,0 +1,167 @@
+"""Per-device OpenCL state (context, queue, memory pool, program cache) and the native array."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ember.errors import EmberError, ShapeError
+
+from . import codegen
+
+# One work-group size for every elementwise launch: PoCL compiles a work-group function per
+# (kernel, local size) on first launch, so a fixed size compiles each kernel once.
+LOCAL_SIZE = 256
+
+
+class KernelBuildError(EmberError, RuntimeError):
+    """The OpenCL compiler rejected a generated program (the message carries its log)."""
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class CLArray:
+    """An OpenCL buffer seen as a strided array: shape, strides and offset in elements."""
+
+    __slots__ = ("buffer", "shape", "strides", "offset", "dtype", "runtime")
+
+    def __init__(self, runtime, buffer, shape, dtype, strides=None, offset=0):
+        self.runtime = runtime
+        self.buffer = buffer
+        self.shape = tuple(shape)
+        self.dtype = dtype                      # an ember DType
+        self.strides = contiguous_strides(shape) if strides is None else tuple(strides)
+        self.offset = offset
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return numel(self.shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Row-major and dense (sizes of 1 may carry any stride)."""
+        step = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n != 1 and s != step:
+                return False
+            step *= n
+        return True
+
+    def view(self, shape, strides, offset) -> "CLArray":
+        return CLArray(self.runtime, self.buffer, shape, self.dtype, strides, offset)
+
+    def __repr__(self) -> str:
+        return (f"<CLArray {self.dtype.name} shape={self.shape} strides={self.strides} "
+                f"offset={self.offset} on opencl:{self.runtime.index}>")
+
+
+class Runtime:
+    """Everything one OpenCL device needs: context, in-order queue, pool, built programs."""
+
+    def __init__(self, index: int, device):
+        import pyopencl as cl
+        import pyopencl.tools as cltools
+        self.cl = cl
+        self.index = index
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context)
+        # a training loop frees and reallocates the same sizes every step: pool them
+        self.pool = cltools.MemoryPool(cltools.ImmediateAllocator(self.queue))
+        self.is_cpu = bool(device.type & cl.device_type.CPU)
+        self.fp64 = bool(getattr(device, "double_fp_config", 0))
+        self.fp16 = "cl_khr_fp16" in device.extensions
+        self.local_size = min(LOCAL_SIZE, device.max_work_group_size)
+        self._programs: dict = {}
+        self._kernels: dict = {}
+        self._lock = threading.Lock()
+        self.choices: dict = {}                 # per-device tuned variants (matmul)
+
+    # -- memory -------------------------------------------------------------------------
+    def empty(self, shape, dtype) -> CLArray:
+        n = numel(shape)
+        buffer = self.pool.allocate(max(n, 1) * dtype.itemsize)
+        return CLArray(self, buffer, shape, dtype)
+
+    def from_host(self, array: np.ndarray, dtype) -> CLArray:
+        out = self.empty(array.shape, dtype)
+        if array.size:
+            # a private copy: the upload is asynchronous and the caller may change `array`
+            host = np.array(array, dtype=dtype.np, order="C", copy=True)
+            self.cl.enqueue_copy(self.queue, out.buffer, host, is_blocking=False)
+        return out
+
+    def to_host(self, x: CLArray) -> np.ndarray:
+        host = np.empty(x.shape, dtype=x.dtype.np)
+        if x.size == 0:
+            return host
+        if not x.is_contiguous:
+            from .elementwise import contiguous
+            x = contiguous(x)
+        self.cl.enqueue_copy(self.queue, host, x.buffer, src_offset=x.offset * x.dtype.itemsize,
+                             is_blocking=True)
+        return host
+
+    # -- programs -----------------------------------------------------------------------
+    def kernel(self, key, make_source, name: str):
+        """Kernel `name` of the program built once for `key` (an op and its dtypes)."""
+        found = self._kernels.get((key, name))
+        if found is not None:
+            return found
+        with self._lock:
+            program = self._programs.get(key)
+            if program is None:
+                program = self._build(key, make_source())
+                self._programs[key] = program
+            found = getattr(program, name)
+            self._kernels[(key, name)] = found
+        return found
+
+    def _build(self, key, source: str):
+        cl = self.cl
+        source = codegen.prelude(source) + source
+        try:
+            return cl.Program(self.context, source).build()
+        except cl.RuntimeError as exc:
+            raise KernelBuildError(
+                f"opencl:{self.index}: the OpenCL compiler of {self.device.name!r} rejected "
+                f"the program for {key}; expected it to build. Compiler log:\n{exc}\n"
+                "fix: update the OpenCL driver (or PoCL: pip install -U "
+                "pocl-binary-distribution) and report this with the log") from None
+
+    def launch(self, kernel, n: int, *args, local: int | None = None) -> None:
+        """Run `kernel` over n work-items (rounded up to whole work-groups)."""
+        if n <= 0:
+            return
+        size = local or self.local_size
+        kernel(self.queue, (-(-n // size) * size,), (size,), *args)
+
+    def launch_nd(self, kernel, global_size, local_size, *args) -> None:
+        kernel(self.queue, global_size, local_size, *args)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+
+def max_dims_error(op: str, shape) -> ShapeError:
+    return ShapeError(
+        f"{op}: this layout needs {len(shape)} non-mergeable dims after merging contiguous "
+        f"ones; the OpenCL backend handles up to {codegen.MAXDIM}. Fix: call .contiguous() "
+        "on the inputs first")

@@ -1,0 +1,559 @@
+"""ember.nn.functional: convolution, pooling, normalisation, embedding, dropout, attention,
+activations and losses as functions (torch.nn.functional's names and signatures).
+
+Every function is a composite over ember ops, so it runs on every backend and its gradient
+comes from the ops' rules.  Convolution and pooling use unfold (im2col) plus one matmul or
+one reduction: no Python loop over batch or channels.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dispatch
+from .. import dtypes as D
+from .. import ops
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..functional import (gelu, leaky_relu, linear, log_softmax, logsumexp, relu, silu,
+                          softmax, softplus)
+from ..ops import fold, pad, sigmoid, tanh, unfold
+from ..ops.creation import bernoulli_mask
+from ..ops.nn import out_size, pair
+from ..tensor import Tensor
+from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+                   huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
+    "sigmoid", "tanh", "hardtanh", "softmax", "softmin", "log_softmax", "logsumexp",
+    "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad",
+    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
+    "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout2d",
+    "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div",
+]
+
+
+# -- activations not in ember.functional ----------------------------------------------------
+
+def relu6(x: Tensor) -> Tensor:
+    return hardtanh(x, 0.0, 6.0)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return ops.where(x < min_val, min_val, ops.where(x > max_val, max_val, x))
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    return ops.where(x > 0, x, ops.expm1(ops.minimum(x, 0.0)) * alpha)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    # -softplus(-x): stable for large |x| in both directions
+    return -softplus(-x)
+
+
+def mish(x: Tensor) -> Tensor:
+    return x * ops.tanh(softplus(x))
+
+
+def softmin(x: Tensor, dim: int = -1) -> Tensor:
+    return softmax(-x, dim)
+
+
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x divided by its p-norm along dim (at least eps)."""
+    if p == 2:
+        norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
+    else:
+        norm = ops.sum(ops.abs(x) ** p, dim, keepdim=True) ** (1.0 / p)
+    return x / _clamp_min(norm, eps)
+
+
+def _clamp_min(x: Tensor, low: float) -> Tensor:
+    return ops.where(x < low, low, x)
+
+
+# -- convolution -------------------------------------------------------------------------
+
+def _batched(name: str, x: Tensor, ndim: int):
+    """(x with a batch dim, whether one was added): torch accepts unbatched inputs."""
+    if x.ndim == ndim:
+        return x, False
+    if x.ndim == ndim - 1:
+        return x.unsqueeze(0), True
+    raise ShapeError(f"{name}: expected a {ndim - 1}-D (unbatched) or {ndim}-D (batched) "
+                     f"input, got shape {tuple(x.shape)}")
+
+
+def _same_padding(name, kernel, dilation, stride):
+    """'same' padding per spatial dim as (low, high) pairs (the extra pixel goes high)."""
+    if any(s != 1 for s in stride):
+        raise EmberValueError(f"{name}: padding='same' is not supported for strided "
+                              f"convolutions (stride={stride}); use an explicit padding")
+    out = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul."""
+    x, unbatched = _batched("conv2d", input, 4)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, "
+                         f"kh, kw), got shape {tuple(weight.shape)}")
+    n, c, h, w = x._data.shape
+    o, cg, kh, kw = weight._data.shape
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ShapeError(
+            f"conv2d: input has {c} channels and weight {tuple(weight.shape)} with groups="
+            f"{groups}; expected in_channels == weight.shape[1] * groups ({cg * groups}) and "
+            f"out_channels ({o}) divisible by groups")
+    stride, dilation = pair(stride, "conv2d"), pair(dilation, "conv2d")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            (t, b), (left, r) = _same_padding("conv2d", (kh, kw), dilation, stride)
+            if t != b or left != r:
+                x = pad(x, (left, r, t, b))
+                h, w = h + t + b, w + left + r
+                padding = (0, 0)
+            else:
+                padding = (t, left)
+        else:
+            raise EmberValueError(f"conv2d: padding must be an int, a pair, 'valid' or "
+                                  f"'same', got {padding!r}")
+    padding = pair(padding, "conv2d")
+    oh = out_size(h, kh, dilation[0], padding[0], stride[0])
+    ow = out_size(w, kw, dilation[1], padding[1], stride[1])
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"conv2d: the kernel {(kh, kw)} (dilation {dilation}) is larger than "
+                         f"the padded input {(h + 2 * padding[0], w + 2 * padding[1])}; use a "
+                         "smaller kernel or more padding")
+    cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
+    if groups == 1:
+        out = weight.reshape(o, c * kh * kw) @ cols                # (N, O, L)
+    else:
+        out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
+            n, groups, cg * kh * kw, oh * ow)                      # (N, G, O/G, L)
+    out = out.reshape(n, o, oh, ow)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image."""
+    x, unbatched = _batched("conv1d", input, 3)
+    if weight.ndim != 3:
+        raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
+                         f"k), got shape {tuple(weight.shape)}")
+    one = lambda v: (1, v[0] if isinstance(v, (tuple, list)) else v)  # noqa: E731
+    if not isinstance(padding, str):
+        padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
+    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
+                 one(dilation), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold."""
+    x, unbatched = _batched("conv_transpose2d", input, 4)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv_transpose2d: expected a 4-D weight (in_channels, "
+                         f"out_channels/groups, kh, kw), got shape {tuple(weight.shape)}")
+    n, c, h, w = x._data.shape
+    ci, og, kh, kw = weight._data.shape
+    if groups < 1 or c != ci or c % groups:
+        raise ShapeError(f"conv_transpose2d: input has {c} channels, weight "
+                         f"{tuple(weight.shape)} expects {ci}; in_channels must also be "
+                         f"divisible by groups={groups}")
+    stride, padding, dilation = (pair(v, "conv_transpose2d")
+                                 for v in (stride, padding, dilation))
+    opad = pair(output_padding, "conv_transpose2d")
+    if any(op >= max(s, d) for op, s, d in zip(opad, stride, dilation)):
+        raise EmberValueError(f"conv_transpose2d: output_padding {opad} must be smaller than "
+                              f"either stride {stride} or dilation {dilation}")
+    oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + opad[0] + 1
+    ow = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + opad[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"conv_transpose2d: the output size {(oh, ow)} is not positive; "
+                         "reduce padding")
+    o = og * groups
+    if groups == 1:
+        cols = weight.reshape(c, og * kh * kw).mT @ x.reshape(n, c, h * w)
+    else:
+        cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(
+            n, groups, c // groups, h * w)
+    out = fold(cols.reshape(n, o * kh * kw, h * w), (oh, ow), (kh, kw), dilation, padding,
+               stride)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+# -- pooling -----------------------------------------------------------------------------
+
+def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
+    k = pair(kernel_size, name)
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
+        else pair(stride, name)
+    p, d = pair(padding, name), pair(dilation, name)
+    if min(k) <= 0 or min(s) <= 0 or min(d) <= 0 or min(p) < 0:
+        raise EmberValueError(f"{name}: kernel_size, stride and dilation must be positive "
+                              f"and padding non-negative; got kernel_size={k}, stride={s}, "
+                              f"padding={p}, dilation={d}")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise EmberValueError(f"{name}: pad should be at most half of effective kernel size, "
+                              f"but got pad={p} and kernel_size={k}")
+    outs, extra = [], []
+    for i, size in enumerate(x._data.shape[-2:]):
+        span = d[i] * (k[i] - 1) + 1
+        num = size + 2 * p[i] - span
+        o = (-(-num // s[i]) if ceil_mode else num // s[i]) + 1
+        if ceil_mode and (o - 1) * s[i] >= size + p[i]:
+            o -= 1       # the last window must start inside the input or left padding
+        if o <= 0:
+            raise ShapeError(f"{name}: the input {tuple(x.shape[-2:])} is too small for "
+                             f"kernel_size={k} with padding={p}, dilation={d}")
+        outs.append(o)
+        extra.append(max(0, (o - 1) * s[i] + span - (size + 2 * p[i])))
+    return k, s, p, d, tuple(outs), tuple(extra)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over windows: unfold, then argmax + gather so the gradient goes to the first
+    maximum of each window, as in PyTorch."""
+    x, unbatched = _batched("max_pool2d", input, 4)
+    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("max_pool2d", x, kernel_size, stride,
+                                                    padding, dilation, ceil_mode)
+    n, c, h, w = x._data.shape
+    flat = x.reshape(n * c, 1, h, w)
+    if p != (0, 0) or eh or ew:
+        low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
+        flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh), value=low)
+    cols = unfold(flat, k, d, 0, s)                       # (N*C, kh*kw, L)
+    idx = ops.argmax(cols, 1, keepdim=True)
+    out = ops.gather(cols, idx, 1).reshape(n, c, oh, ow)
+    if unbatched:
+        out = out.squeeze(0)
+    if not return_indices:
+        return out
+    return out, _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched)
+
+
+def _int_min(dtype):
+    import numpy as np
+    return int(np.iinfo(dtype.np).min) if dtype.category == D.INT else False
+
+
+def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
+    """Indices into each (H*W) plane, as max_pool2d(return_indices=True) gives them."""
+    with _NoGrad():
+        idx = idx.reshape(n, c, oh, ow)
+        ki, kj = idx // k[1], idx % k[1]
+        rows = ops.arange(oh, device=idx.device).reshape(oh, 1) * s[0] - p[0] + ki * d[0]
+        colsj = ops.arange(ow, device=idx.device).reshape(1, ow) * s[1] - p[1] + kj * d[1]
+        flat = rows * w + colsj
+    return flat.squeeze(0) if unbatched else flat
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over windows (unfold + sum); padding counts toward the divisor unless
+    count_include_pad=False, windows past the edge (ceil_mode) never do."""
+    x, unbatched = _batched("avg_pool2d", input, 4)
+    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
+                                                    padding, 1, ceil_mode)
+    n, c, h, w = x._data.shape
+    flat = x.reshape(n * c, 1, h, w)
+    if p != (0, 0) or eh or ew:
+        flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh))
+    total = ops.sum(unfold(flat, k, 1, 0, s), 1)          # (N*C, L)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif p == (0, 0) and not (eh or ew):
+        out = total / (k[0] * k[1])
+    else:
+        out = total / _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad)
+    out = out.reshape(n, c, oh, ow)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
+    """How many cells each window averages: the windows of a mask of the counted area."""
+    with _NoGrad():
+        if count_include_pad:
+            mask = pad(ops.ones(1, 1, h + 2 * p[0], w + 2 * p[1], dtype=x.dtype,
+                                device=x.device), (0, ew, 0, eh))
+        else:
+            mask = pad(ops.ones(1, 1, h, w, dtype=x.dtype, device=x.device),
+                       (p[1], p[1] + ew, p[0], p[0] + eh))
+        return ops.sum(unfold(mask, k, 1, 0, s), 1)        # (1, L)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average over PyTorch's adaptive windows: rows and columns are pooled by two small
+    averaging matrices (exact for any sizes, one matmul each)."""
+    x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
+    n, c, h, w = x._data.shape
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (h if output_size[0] is None else output_size[0],
+              w if output_size[1] is None else output_size[1])
+    if oh <= 0 or ow <= 0:
+        raise EmberValueError(f"adaptive_avg_pool2d: output_size must be positive, got "
+                              f"{output_size}")
+    if (oh, ow) == (1, 1):
+        out = ops.sum(x, (2, 3), keepdim=True) / (h * w)
+    elif h % oh == 0 and w % ow == 0:
+        out = ops.sum(x.reshape(n, c, oh, h // oh, ow, w // ow), (3, 5)) / (
+            (h // oh) * (w // ow))
+    else:
+        rows = _adaptive_matrix(oh, h, x)                   # (oh, h)
+        cols = _adaptive_matrix(ow, w, x)                   # (ow, w)
+        out = rows @ x @ cols.mT
+    return out.squeeze(0) if unbatched else out
+
+
+def _adaptive_matrix(out: int, size: int, like: Tensor) -> Tensor:
+    import numpy as np
+    m = np.zeros((out, size), dtype=like._dtype.np)
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return ops.from_host(m, like.device)
+
+
+# -- normalisation -----------------------------------------------------------------------
+
+class _NoGrad:
+    def __enter__(self):
+        self.prev = dispatch.grad_enabled
+        dispatch.grad_enabled = False
+
+    def __exit__(self, *exc):
+        dispatch.grad_enabled = self.prev
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) by batch statistics (training; the running ones are
+    updated in place) or by the running statistics (eval)."""
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
+                         f"shape {tuple(input.shape)}")
+    c = input._data.shape[1]
+    shape = (c,) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
+                                  f"training, got input size {list(input.shape)}")
+        mean = ops.sum(input, dims, keepdim=True) / count
+        centered = input - mean
+        var = ops.sum(centered * centered, dims, keepdim=True) / count
+        if running_mean is not None or running_var is not None:
+            with _NoGrad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(
+                        var.reshape(c) * (momentum * count / (count - 1)))
+        scale = ops.rsqrt(var + eps)
+        if weight is not None:
+            scale = scale * weight.reshape(shape)
+        out = centered * scale
+        return out if bias is None else out + bias.reshape(shape)
+    if running_mean is None or running_var is None:
+        raise EmberValueError("batch_norm: running_mean and running_var are needed when not "
+                              "training (or pass training=True to use batch statistics)")
+    # eval: fold everything into one per-channel scale and shift
+    scale = ops.rsqrt(running_var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last len(normalized_shape) dims."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input._data.shape[input.ndim - k:]) != normalized_shape or k == 0:
+        raise ShapeError(f"layer_norm: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {normalized_shape}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    count = 1
+    for v in normalized_shape:
+        count *= v
+    centered = input - ops.sum(input, dims, keepdim=True) / count
+    var = ops.sum(centered * centered, dims, keepdim=True) / count
+    out = centered * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each group of channels of each sample."""
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input._data.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
+                              f"divisible by num_groups ({num_groups})")
+    x = input.reshape(n, num_groups, -1)
+    count = x._data.shape[2]
+    centered = x - ops.sum(x, 2, keepdim=True) / count
+    var = ops.sum(centered * centered, 2, keepdim=True) / count
+    out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
+    shape = (c,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+# -- embedding, dropout ------------------------------------------------------------------
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of weight picked by the integer input; the padding_idx row gets no gradient."""
+    if type(input) is not Tensor or input._dtype.category != D.INT:
+        got = input._dtype.name if type(input) is Tensor else type(input).__name__
+        raise EmberTypeError(f"embedding: expected an integer index tensor (int64), got "
+                             f"{got}; convert with .long()")
+    if scale_grad_by_freq or sparse:
+        raise EmberValueError("embedding: scale_grad_by_freq and sparse gradients are not "
+                              "supported; leave them False")
+    num = weight._data.shape[0]
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += num
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    out = ops.take(weight, input, 0)
+    if padding_idx is not None and weight.requires_grad and dispatch.grad_enabled:
+        keep = (input != padding_idx).unsqueeze(-1)
+        out = ops.where(keep, out, out.detach())
+    return out
+
+
+def _renorm_rows(weight, input, max_norm, norm_type):
+    """Rescale (in place) the looked-up rows whose norm exceeds max_norm, as torch does."""
+    import numpy as np
+    with _NoGrad():
+        rows = ops.from_host(np.unique(input.detach().numpy().reshape(-1)), weight.device)
+        picked = ops.take(weight, rows, 0)
+        norms = ops.sum(ops.abs(picked) ** norm_type, 1, keepdim=True) ** (1.0 / norm_type)
+        scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = picked * scale
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    if tensor._dtype is not D.int64:
+        raise EmberTypeError(f"one_hot: expected an int64 class-index tensor, got "
+                             f"{tensor._dtype.name}")
+    if num_classes < 0:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    classes = ops.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(D.int64)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training)."""
+    if not 0.0 <= p <= 1.0:
+        raise EmberValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    keep = bernoulli_mask(input._data.shape, 1.0 - p, input._dtype, input.device)
+    return _apply_mask(input, keep, p, inplace)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) (or (C, H, W)) with probability p."""
+    if not 0.0 <= p <= 1.0:
+        raise EmberValueError(f"dropout2d: probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"dropout2d: expected a 3-D or 4-D input, got {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape[:-2] + (1, 1)
+    keep = bernoulli_mask(shape, 1.0 - p, input._dtype, input.device)
+    return _apply_mask(input, keep, p, inplace)
+
+
+def _apply_mask(input, keep, p, inplace):
+    scaled = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
+    if inplace:
+        return input.mul_(scaled)
+    return input * scaled
+
+
+# -- attention ---------------------------------------------------------------------------
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys.
+
+    A bool attn_mask marks the positions that may be attended (True = keep); a float one
+    is added to the scores.  is_causal masks keys after each query (top-left aligned).
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise ShapeError("scaled_dot_product_attention: query, key and value need at least "
+                         f"2 dims (..., L, E); got {tuple(query.shape)}, {tuple(key.shape)}, "
+                         f"{tuple(value.shape)}")
+    if is_causal and attn_mask is not None:
+        raise EmberValueError("scaled_dot_product_attention: pass either attn_mask or "
+                              "is_causal=True, not both")
+    length, source = query._data.shape[-2], key._data.shape[-2]
+    if enable_gqa and query.ndim >= 3:
+        hq, hk = query._data.shape[-3], key._data.shape[-3]
+        if hq % hk:
+            raise ShapeError(f"scaled_dot_product_attention: {hq} query heads are not a "
+                             f"multiple of {hk} key/value heads")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query._data.shape[-1])
+    scores = (query * scale) @ key.mT
+    if is_causal:
+        rows = ops.arange(length, device=query.device).reshape(length, 1)
+        attn_mask = rows >= ops.arange(source, device=query.device).reshape(1, source)
+    if attn_mask is not None:
+        if attn_mask._dtype is D.bool_:
+            scores = ops.where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights @ value
+
+
+def _repeat_heads(x: Tensor, times: int) -> Tensor:
+    if times == 1:
+        return x
+    shape = x._data.shape
+    lead, h = shape[:-3], shape[-3]
+    x = x.unsqueeze(-3).expand(lead + (h, times) + shape[-2:])
+    return x.reshape(lead + (h * times,) + shape[-2:])

@@ -1,0 +1,60 @@
+"""Parameter: a Tensor flagged as a module parameter (requires_grad=True by default).
+
+ember's Tensor is a slotted class and the dispatcher's fast paths test `type(x) is Tensor`
+(not isinstance) to stay cheap, so a Tensor *subclass* would be passed to kernels as an
+opaque object.  `Parameter(t)` therefore returns a plain Tensor sharing t's storage, with a
+"param" flag in its metadata; `isinstance(x, Parameter)` reads that flag.  Every op and
+fast path treats a parameter exactly like any other tensor.
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..errors import EmberTypeError
+from ..tensor import Tensor, wrap
+
+
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return type(obj) is Tensor and obj._meta is not None and "param" in obj._meta
+
+
+class Parameter(metaclass=_ParameterMeta):
+    """Parameter(data, requires_grad=True) -> a Tensor registered as a module parameter."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:
+        if data is None:
+            from ..ops import empty
+            data = empty(0)
+        if type(data) is not Tensor:
+            raise EmberTypeError(f"Parameter: expected a Tensor, got {type(data).__name__}; "
+                                 "wrap the values with ember.tensor(...) first")
+        if requires_grad and data._dtype.category != D.FLOAT:
+            raise EmberTypeError(f"Parameter: only floating point tensors can require "
+                                 f"gradients, got {data._dtype.name}; pass "
+                                 "requires_grad=False or cast with .float()")
+        # shares storage with data, as torch.nn.Parameter(t) does
+        t = wrap(data._data, data._device, data._dtype)
+        t._set_meta("param", True)
+        t.requires_grad = bool(requires_grad)
+        return t
+
+
+def is_parameter(x) -> bool:
+    return isinstance(x, Parameter)
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return type(obj) is Tensor and obj._meta is not None and "buffer" in obj._meta
+
+
+class Buffer(metaclass=_BufferMeta):
+    """Buffer(data, persistent=True): assigning one to a Module attribute registers a buffer
+    (torch.nn.Buffer)."""
+
+    def __new__(cls, data: Tensor, *, persistent: bool = True) -> Tensor:
+        if type(data) is not Tensor:
+            raise EmberTypeError(f"Buffer: expected a Tensor, got {type(data).__name__}")
+        t = wrap(data._data, data._device, data._dtype)
+        t._set_meta("buffer", bool(persistent))
+        return t

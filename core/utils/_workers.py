@@ -1,0 +1,316 @@
+"""DataLoader worker processes: the worker loop, and the parent's iterator that feeds them.
+
+Protocol: the parent sends (epoch, task_id, indices) to one index queue per worker, round
+robin, keeping prefetch_factor tasks per worker in flight; workers answer on one shared
+result queue with (epoch, task_id, worker_id, kind, payload).  Payloads are pickled in the
+worker (so an unpicklable batch becomes an error, not a silent loss in a feeder thread)
+with tensors replaced by their NumPy arrays, and rebuilt as CPU tensors in the parent.
+Between ember's own processes pickle is safe: nothing here reads files.
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import multiprocessing as mp
+import os
+import pickle
+import queue
+import random
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import EmberError
+
+_POLL_S = 0.5          # how often a waiting side checks that the other is still alive
+_JOIN_S = 5.0          # how long shutdown waits for a worker before terminating it
+
+
+class WorkerError(EmberError, RuntimeError):
+    """A DataLoader worker died, timed out, or raised an exception that cannot be rebuilt."""
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What get_worker_info() returns inside a worker process."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """This worker's id, count, seed and dataset copy; None in the main process."""
+    return _worker_info
+
+
+# --- tensors across the process boundary ---------------------------------------------------
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        from ..tensor import Tensor
+        if isinstance(obj, Tensor):
+            return ("ember.Tensor", obj.detach().cpu().numpy())
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid):
+        from ..ops.creation import from_host
+        kind, array = pid
+        if kind != "ember.Tensor":
+            raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+        return from_host(array, "cpu")
+
+
+def dumps(obj) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def loads(data: bytes):
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+def _error_payload(worker_id: int, exc: BaseException) -> bytes:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        exc_type = pickle.loads(pickle.dumps(type(exc)))
+    except Exception:             # a class defined in a function: rebuilt as WorkerError
+        exc_type = None
+    return pickle.dumps((exc_type, type(exc).__name__, worker_id, text))
+
+
+def _reraise(payload: bytes):
+    exc_type, name, worker_id, text = pickle.loads(payload)
+    message = (f"Caught {name} in DataLoader worker process {worker_id}.\n"
+               f"Original {text}")
+    exc = None
+    if exc_type is not None:
+        try:
+            exc = exc_type(message)
+        except Exception:         # needs more constructor arguments than a message
+            exc = None
+    raise exc if exc is not None else WorkerError(message)
+
+
+# --- the worker ----------------------------------------------------------------------------
+
+def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worker_id: int,
+                num_workers: int, seed: int, parent_pid: int) -> None:
+    """Serve tasks until told to stop, the parent is gone, or shutdown is signalled."""
+    global _worker_info
+    # Ctrl-C reaches the whole process group; the parent decides, workers stay quiet
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from .. import manual_seed, set_default_device
+    from .data import _Fetcher
+    set_default_device("cpu")      # workers never touch an accelerator (forked contexts)
+    random.seed(seed)
+    manual_seed(seed)
+    dataset = loader_parts["dataset"]
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    init_error = None
+    init_fn = loader_parts["worker_init_fn"]
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+    except Exception as exc:
+        init_error = _error_payload(worker_id, exc)
+    fetcher, fetch_epoch = None, None
+    try:
+        while True:
+            try:
+                task = index_queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                if done_event.is_set() or os.getppid() != parent_pid:
+                    break
+                continue
+            if task is None or done_event.is_set():
+                break
+            epoch, task_id, indices = task
+            if init_error is not None:
+                result_queue.put((epoch, task_id, worker_id, "error", init_error))
+                continue
+            try:
+                if fetch_epoch != epoch:   # a new epoch restarts an iterable dataset
+                    fetcher = _Fetcher(dataset, **loader_parts["fetch"])
+                    fetch_epoch = epoch
+                kind, payload = "ok", dumps(fetcher.fetch(indices))
+            except StopIteration:
+                kind, payload = "stop", b""
+            except Exception as exc:
+                kind, payload = "error", _error_payload(worker_id, exc)
+            result_queue.put((epoch, task_id, worker_id, kind, payload))
+    finally:
+        # results nobody will read must not keep this process alive at exit
+        result_queue.cancel_join_thread()
+
+
+# --- the parent ----------------------------------------------------------------------------
+
+class MultiProcessIter:
+    """Hands out tasks, restores the sampler's order, and stops workers on every exit path."""
+
+    def __init__(self, loader, base_seed: int):
+        self._loader = loader
+        self._index_queues, self._workers = [], []
+        ctx = loader.multiprocessing_context
+        ctx = mp.get_context(ctx) if ctx is None or isinstance(ctx, str) else ctx
+        self._n = loader.num_workers
+        self._prefetch = loader.prefetch_factor * self._n
+        self._persistent = loader.persistent_workers
+        self._iterable = loader._index_sampler is None
+        self.closed = False
+        self._epoch = 0
+        self._result_queue = ctx.Queue()
+        self._done = ctx.Event()
+        parts = {"dataset": loader.dataset, "worker_init_fn": loader.worker_init_fn,
+                 "fetch": {"auto_collation": loader._auto_collation,
+                           "collate_fn": loader.collate_fn, "drop_last": loader.drop_last,
+                           "batch_size": loader.batch_size}}
+        try:
+            for worker_id in range(self._n):
+                index_queue = ctx.Queue()
+                # tasks for a worker that died must not block the parent's exit
+                index_queue.cancel_join_thread()
+                worker = ctx.Process(
+                    target=worker_loop, daemon=True,
+                    args=(parts, index_queue, self._result_queue, self._done, worker_id,
+                          self._n, base_seed + worker_id, os.getpid()))
+                worker.start()
+                self._index_queues.append(index_queue)
+                self._workers.append(worker)
+        except BaseException:
+            self.shutdown()
+            raise
+        self.reset(first=True)
+
+    @property
+    def worker_pids(self) -> list[int]:
+        return [w.pid for w in self._workers]
+
+    def reset(self, first: bool = False) -> None:
+        """Start an epoch: a fresh sampler pass, tasks of older epochs ignored."""
+        self._epoch += 1
+        index_sampler = self._loader._index_sampler
+        self._tasks = iter(index_sampler) if index_sampler is not None else None
+        self._send_idx = self._rcvd_idx = 0
+        self._owner: dict[int, int] = {}        # outstanding task -> worker
+        self._results: dict[int, tuple] = {}    # arrived out of order
+        self._active = [True] * self._n
+        self._next_worker = itertools.cycle(range(self._n))
+        for _ in range(self._prefetch):
+            self._put_task()
+
+    def _put_task(self) -> None:
+        if not any(self._active):
+            return
+        if self._tasks is not None:
+            try:
+                indices = next(self._tasks)
+            except StopIteration:
+                return
+        else:
+            indices = None
+        worker_id = next(w for w in self._next_worker if self._active[w])
+        self._index_queues[worker_id].put((self._epoch, self._send_idx, indices))
+        self._owner[self._send_idx] = worker_id
+        self._send_idx += 1
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return self._next()
+        except StopIteration:
+            if not self._persistent:
+                self.shutdown()
+            raise
+        except BaseException:     # errors, Ctrl-C, worker death: no process outlives this
+            self.shutdown()
+            raise
+
+    def _next(self):
+        if self.closed:
+            raise StopIteration
+        while True:
+            if self._rcvd_idx == self._send_idx:
+                raise StopIteration
+            result = self._results.pop(self._rcvd_idx, None)
+            if result is None:
+                epoch, task_id, worker_id, kind, payload = self._get()
+                if epoch == self._epoch:
+                    self._results[task_id] = (worker_id, kind, payload)
+                continue
+            worker_id, kind, payload = result
+            del self._owner[self._rcvd_idx]
+            self._rcvd_idx += 1
+            if kind == "stop":                  # this worker's stream is exhausted
+                self._active[worker_id] = False
+                self._put_task()
+                continue
+            if kind == "error":
+                self.shutdown()
+                _reraise(payload)
+            self._put_task()
+            return loads(payload)
+
+    def _get(self):
+        timeout = self._loader.timeout
+        start = time.monotonic()
+        while True:
+            wait = _POLL_S if not timeout else min(_POLL_S, max(
+                0.0, timeout - (time.monotonic() - start)))
+            try:
+                return self._result_queue.get(timeout=wait)
+            except queue.Empty:
+                pass
+            for worker_id, worker in enumerate(self._workers):
+                if not worker.is_alive():
+                    code = worker.exitcode
+                    how = (f"was killed by signal {signal.Signals(-code).name}"
+                           if code is not None and code < 0 else f"exited with code {code}")
+                    raise WorkerError(
+                        f"DataLoader worker {worker_id} (pid {worker.pid}) {how} while the "
+                        "loader waited for its batch; if it ran out of memory, lower "
+                        "num_workers, batch_size or prefetch_factor")
+            if timeout and time.monotonic() - start >= timeout:
+                raise WorkerError(
+                    f"DataLoader timed out after {timeout} s waiting for a batch from the "
+                    "workers; raise timeout= or look for a slow or stuck dataset")
+
+    def shutdown(self) -> None:
+        """Stop every worker and close the queues; safe to call more than once."""
+        if self.closed:
+            return
+        self.closed = True
+        self._done.set()
+        for q in self._index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        deadline = time.monotonic() + _JOIN_S
+        for worker in self._workers:
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=1.0)
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+        for q in (*self._index_queues, self._result_queue):
+            q.cancel_join_thread()
+            q.close()
+
+    def __del__(self):
+        if not getattr(self, "closed", True):
+            self.shutdown()
