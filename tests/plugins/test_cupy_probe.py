@@ -25,14 +25,14 @@ H200 = ({"name": "NVIDIA H200", "memory": 150_000_000_000, "arch": "9.0", "gcn_a
 def cuda_facts(**kw) -> Facts:
     """A CUDA 12.9 CuPy that imported; the test sets the step that fails."""
     base = {"distribution": "ember-cuda12", "cupy_dists": ONE_CUPY, "cupy_version": "14.2.0",
-                "runtime_version": 12090}
+            "runtime_version": 12090}
     base.update(kw)
     return Facts(**base)
 
 
 def rocm_facts(**kw) -> Facts:
     base = {"distribution": "ember-rocm", "cupy_dists": (("cupy-rocm-7-0", "14.2.0"),),
-                "cupy_version": "14.2.0", "is_hip": True, "runtime_version": 70051831}
+            "cupy_version": "14.2.0", "is_hip": True, "runtime_version": 70051831}
     base.update(kw)
     return Facts(**base)
 
