@@ -102,7 +102,7 @@ def kernels(xp) -> dict:
             for j in range(kw):
                 region = (slice(None), slice(None), slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
                           slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
-                out[region] = out[region] + cols[:, :, i * kw + j]
+                out[region] = out[region] + cols[:, :, i * kw + j, ...]
         return out[:, :, ph:ph + h, pw:pw + w]
 
     def nonzero(x):

@@ -26,6 +26,11 @@ def _check_device_dtype(device, dtype, what):
         _check_dtype(what, device, dtype)
 
 
+def c_order(array: np.ndarray) -> np.ndarray:
+    """A row-major array (np.ascontiguousarray would turn a 0-d array into 1-d)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
 def from_host(array: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor on `device` holding a copy of (or, on the CPU, the same) NumPy array."""
     device = as_device(device)
@@ -34,7 +39,7 @@ def from_host(array: np.ndarray, device=None, requires_grad: bool = False) -> Te
         native = array
     else:
         _check_device_dtype(device, dtype, "to")
-        native = device.backend.from_host(np.ascontiguousarray(array), device.index)
+        native = device.backend.from_host(c_order(array), device.index)
     t = wrap(native, device, dtype)
     if requires_grad:
         t.requires_grad_(True)

@@ -241,14 +241,14 @@ def _host_key(key, x):
 def _linear_index(x: Tensor, key: tuple) -> Tensor:
     """The flat positions x[key] selects, computed on the host with NumPy's rules (which
     are PyTorch's for these cases), as an int64 tensor on x's device."""
-    from .creation import from_host
+    from .creation import c_order, from_host
     positions = np.arange(x.numel(), dtype=np.int64).reshape(x._data.shape)
     try:
         lin = positions[_host_key(key, x)]
     except IndexError as exc:
         raise EmberIndexError(f"index {key!r} does not fit a tensor of shape "
                               f"{tuple(x.shape)}: {exc}") from None
-    return from_host(np.ascontiguousarray(lin), x._device)
+    return from_host(c_order(lin), x._device)
 
 
 def getitem(x: Tensor, key) -> Tensor:
