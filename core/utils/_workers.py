@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import EmberError
 
 _POLL_S = 0.5          # how often a waiting side checks that the other is still alive
-_JOIN_S = 5.0          # how long shutdown waits for a worker before terminating it
+_JOIN_S = 1.0          # how long shutdown waits for workers before terminating them
 
 
 class WorkerError(EmberError, RuntimeError):
@@ -83,7 +83,7 @@ def _error_payload(worker_id: int, exc: BaseException) -> bytes:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
         exc_type = pickle.loads(pickle.dumps(type(exc)))
-    except Exception:             # a class defined in a function: rebuilt as WorkerError
+    except Exception:  # noqa: BLE001  (a class defined in a function: rebuilt as WorkerError)
         exc_type = None
     return pickle.dumps((exc_type, type(exc).__name__, worker_id, text))
 
@@ -96,7 +96,7 @@ def _reraise(payload: bytes):
     if exc_type is not None:
         try:
             exc = exc_type(message)
-        except Exception:         # needs more constructor arguments than a message
+        except Exception:  # noqa: BLE001  (its constructor needs more than a message)
             exc = None
     raise exc if exc is not None else WorkerError(message)
 
@@ -121,7 +121,7 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
     try:
         if init_fn is not None:
             init_fn(worker_id)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  (user code: any failure goes to the parent)
         init_error = _error_payload(worker_id, exc)
     fetcher, fetch_epoch = None, None
     try:
@@ -145,7 +145,7 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
                 kind, payload = "ok", dumps(fetcher.fetch(indices))
             except StopIteration:
                 kind, payload = "stop", b""
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001  (user code: reported to the parent)
                 kind, payload = "error", _error_payload(worker_id, exc)
             result_queue.put((epoch, task_id, worker_id, kind, payload))
     finally:

@@ -11,7 +11,8 @@ import bisect
 import collections.abc as cabc
 import math
 import numbers
-from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class Dataset(Generic[T_co]):
     def __getitem__(self, index) -> T_co:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index)")
 
-    def __add__(self, other: "Dataset") -> "ConcatDataset":
+    def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
 
 
@@ -151,7 +152,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
         if not math.isclose(sum(lengths), 1.0, abs_tol=1e-9) or any(x < 0 for x in lengths):
             raise EmberValueError(f"random_split: fractions must be >= 0 and sum to 1, got "
                                   f"{lengths} (sum {sum(lengths)})")
-        counts = [int(math.floor(n * f)) for f in lengths]
+        counts = [math.floor(n * f) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
         lengths = counts
@@ -297,7 +298,7 @@ def default_collate(batch: list) -> Any:
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack_tensors(batch)
-    if isinstance(elem, np.ndarray) or isinstance(elem, (np.number, np.bool_)):
+    if isinstance(elem, (np.ndarray, np.number, np.bool_)):
         arrays = [np.asarray(b) for b in batch]
         if arrays[0].dtype.kind in "OUSV":
             raise EmberTypeError(f"default_collate: NumPy arrays of dtype {arrays[0].dtype} "
