@@ -1,1 +1,10 @@
 """Utilities: data loading (ember.utils.data)."""
+from __future__ import annotations
+
+
+def __getattr__(name: str):
+    # ember.utils.data loads on first use, so `ember.utils` costs nothing until then
+    if name == "data":
+        import importlib
+        return importlib.import_module(".data", __name__)
+    raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

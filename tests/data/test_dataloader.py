@@ -235,3 +235,8 @@ def test_loader_rejects_bad_arguments(kwargs, match):
 def test_iterable_dataset_refuses_shuffle():
     with pytest.raises(ValueError, match="IterableDataset decides its own order"):
         DataLoader(Stream(3), shuffle=True)
+
+
+def test_reachable_as_an_attribute():
+    import ember as fresh
+    assert fresh.utils.data.DataLoader is DataLoader
