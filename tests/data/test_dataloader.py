@@ -1,6 +1,8 @@
 """ember.utils.data: datasets, splits, samplers, collation and the single-process DataLoader."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import namedtuple
 
 import ember
@@ -237,6 +239,8 @@ def test_iterable_dataset_refuses_shuffle():
         DataLoader(Stream(3), shuffle=True)
 
 
-def test_reachable_as_an_attribute():
-    import ember as fresh
-    assert fresh.utils.data.DataLoader is DataLoader
+def test_reachable_as_an_attribute_after_plain_import_ember():
+    code = "import ember; print(ember.utils.data.DataLoader.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "DataLoader"
