@@ -128,7 +128,7 @@ def binary_expr(op: str, dt: str) -> str:
     if op == "mul":
         return "(uchar)(x0 & x1)" if b else f"({t})(x0 * x1)"
     if op == "div":
-        return f"(x0 / x1)"
+        return "(x0 / x1)"
     if op in ("maximum", "minimum"):
         pick = ">" if op == "maximum" else "<"
         if flt:   # NaN wins, as in NumPy and PyTorch (fmax/fmin would drop it)

@@ -8,7 +8,6 @@ busy and bounds the length of each serial floating-point sum.
 from __future__ import annotations
 
 import numpy as np
-
 from ember import dtypes as D
 from ember.errors import ShapeError
 

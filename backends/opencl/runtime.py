@@ -4,7 +4,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-
 from ember.errors import EmberError, ShapeError
 
 from . import codegen
@@ -36,7 +35,7 @@ def numel(shape) -> int:
 class CLArray:
     """An OpenCL buffer seen as a strided array: shape, strides and offset in elements."""
 
-    __slots__ = ("buffer", "shape", "strides", "offset", "dtype", "runtime")
+    __slots__ = ("buffer", "dtype", "offset", "runtime", "shape", "strides")
 
     def __init__(self, runtime, buffer, shape, dtype, strides=None, offset=0):
         self.runtime = runtime
@@ -64,7 +63,7 @@ class CLArray:
             step *= n
         return True
 
-    def view(self, shape, strides, offset) -> "CLArray":
+    def view(self, shape, strides, offset) -> CLArray:
         return CLArray(self.runtime, self.buffer, shape, self.dtype, strides, offset)
 
     def __repr__(self) -> str:
@@ -86,7 +85,8 @@ class Runtime:
         # a training loop frees and reallocates the same sizes every step: pool them
         self.pool = cltools.MemoryPool(cltools.ImmediateAllocator(self.queue))
         self.is_cpu = bool(device.type & cl.device_type.CPU)
-        self.fp64 = bool(getattr(device, "double_fp_config", 0))
+        from .devices import has_fp64
+        self.fp64 = has_fp64(device)
         self.fp16 = "cl_khr_fp16" in device.extensions
         self.local_size = min(LOCAL_SIZE, device.max_work_group_size)
         self._programs: dict = {}

@@ -1,0 +1,133 @@
+"""The OpenCL backend: generated OpenCL C kernels over shape and strides, through PyOpenCL.
+
+Importing this module touches no device and does not import pyopencl: that happens in
+probe() and on the first op.  Devices are `opencl:0`, `opencl:1`, ... over every platform
+(see devices.discover for the order).  Random numbers are drawn on the host by the core and
+copied, so a seed gives the same numbers as on the CPU.
+"""
+from __future__ import annotations
+
+import threading
+
+from ember.backend import Capabilities, DeviceInfo, Probe
+from ember.plugins import hookimpl
+
+# bfloat16 has no OpenCL C type; float16 needs cl_khr_fp16, float64 CL_DEVICE_DOUBLE_FP_CONFIG
+BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32")
+
+
+def _table(backend, index):
+    from . import elementwise, linalg, movement, nn, reduce
+    from . import index as index_ops
+    table = {}
+    for part in (elementwise, reduce, movement, index_ops, linalg, nn):
+        table.update(part.table())
+
+    def runtime():
+        return backend.runtime(0 if index is None else index)
+
+    table["full"] = lambda *, shape, value, dtype: elementwise.full(
+        runtime(), shape=shape, value=value, dtype=dtype)
+    table["arange"] = lambda *, start, stop, step, dtype: elementwise.arange(
+        runtime(), start=start, stop=stop, step=step, dtype=dtype)
+    return table
+
+
+class OpenCLBackend:
+    """Every OpenCL device PyOpenCL sees, each with its own context, queue and programs."""
+
+    name = "opencl"
+    aliases = ()
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._found = None            # [(platform, device)] once discovered
+        self._runtimes: dict = {}
+        self._tables: dict = {}
+        self._caps: dict = {}
+        # kernels find their device from their array arguments; full/arange use device 0
+        self.kernels = _table(self, None)
+
+    # -- discovery ------------------------------------------------------------------------
+    def probe(self) -> Probe:
+        from .devices import probe
+        return probe()
+
+    def _devices(self):
+        if self._found is None:
+            from .devices import discover, import_pyopencl
+            cl, failed = import_pyopencl()
+            if failed is not None:
+                self._found = []
+            else:
+                try:
+                    self._found = discover(cl)[1]
+                except Exception:  # noqa: BLE001  (no platform: probe() says why)
+                    self._found = []
+        return self._found
+
+    def devices(self) -> list[DeviceInfo]:
+        found = self._devices()
+        if not found:
+            return []
+        import pyopencl as cl
+
+        from .devices import infos
+        return infos(cl, found)
+
+    def capabilities(self, index=None) -> Capabilities:
+        caps = self._caps.get(index)
+        if caps is None:
+            info = self.devices()[index or 0]
+            names = set(BASE_DTYPES)
+            if info.fp64:
+                names.add("float64")
+            if info.fp16:
+                names.add("float16")
+            caps = Capabilities(frozenset(names), info.memory,
+                                {"platform": info.platform, "version": info.version,
+                                 "kind": info.kind})
+            self._caps[index] = caps
+        return caps
+
+    # -- runtime ----------------------------------------------------------------------------
+    def runtime(self, index: int):
+        rt = self._runtimes.get(index)
+        if rt is None:
+            with self._lock:
+                rt = self._runtimes.get(index)
+                if rt is None:
+                    from .runtime import Runtime
+                    found = self._devices()
+                    rt = Runtime(index, found[index][1])
+                    self._runtimes[index] = rt
+        return rt
+
+    def kernels_for(self, index) -> dict:
+        table = self._tables.get(index)
+        if table is None:
+            table = self._tables[index] = _table(self, index)
+        return table
+
+    def from_host(self, array, index=None):
+        from ember import dtypes as D
+        return self.runtime(index or 0).from_host(array, D.from_numpy_dtype(array.dtype))
+
+    def to_host(self, native):
+        return native.runtime.to_host(native)
+
+    def synchronize(self, index=None) -> None:
+        for i, rt in list(self._runtimes.items()):
+            if index is None or i == index:
+                rt.synchronize()
+
+
+@hookimpl
+def ember_backends():
+    return [OpenCLBackend()]
+
+
+@hookimpl
+def ember_compat():
+    from .compat import DATA
+    return DATA

@@ -1,0 +1,279 @@
+"""Batched matmul with a kernel structure chosen per device by timing once.
+
+Candidates: `packed` (A and B copied into contiguous panels; each work-item computes an
+RM x RN block of C in float16 vector registers, written with plain `a*b + c` and vector
+pointer casts: the structure that lets PoCL's CPU compiler reach NumPy's speed, since it
+does not vectorise across work-items once a kernel loops), and `tiled` (local-memory tiles
+with barriers: the classic GPU structure).  `naive` (one work-item per output element) serves
+small products and dtypes other than float32.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import codegen
+from .codegen import COMPUTE, CTYPE
+from .elementwise import assign
+from .runtime import CLArray, max_dims_error, numel
+
+TILE = 16
+# (rows, columns) of C per work-item for the packed kernel; columns are float16 vectors
+PACKED_SHAPES = ((8, 32), (4, 32), (8, 16))
+SMALL = 64 ** 3            # below this many multiply-adds one plain launch is fastest
+TUNE_SIZE = 384
+
+_HEAD = ("int nb, long8 bshape, long8 xb, long8 yb, long xs0, long xs1, long ys0, long ys1, "
+         "__global const {t}* x, long xo, __global const {t}* y, long yo, __global {t}* out")
+
+
+def _naive_source(dt: str) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void naive(long n, long M, long N, long K, {_HEAD.format(t=t)}) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long j = g % N, r = g / N;
+  long i = r % M, b = r / M;
+  long px = xo, py = yo;
+  {codegen.unravel("b", "bshape", "nb", [("px", "xb"), ("py", "yb")])}
+  px += i * xs0; py += j * ys1;
+  {c} acc = 0;
+  for (long k = 0; k < K; k++) acc += ({c})x[px + k * xs1] * ({c})y[py + k * ys0];
+  out[g] = ({t})acc;
+}}
+"""
+
+
+def _tiled_source(dt: str) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel __attribute__((reqd_work_group_size({TILE}, {TILE}, 1)))
+void tiled(long M, long N, long K, {_HEAD.format(t=t)}) {{
+  __local {c} As[{TILE}][{TILE} + 1];
+  __local {c} Bs[{TILE}][{TILE} + 1];
+  int lj = get_local_id(0), li = get_local_id(1);
+  long j = get_global_id(0), i = get_global_id(1), b = get_global_id(2);
+  long px = xo, py = yo;
+  {codegen.unravel("b", "bshape", "nb", [("px", "xb"), ("py", "yb")])}
+  {c} acc = 0;
+  for (long k0 = 0; k0 < K; k0 += {TILE}) {{
+    As[li][lj] = (i < M && k0 + lj < K) ? ({c})x[px + i * xs0 + (k0 + lj) * xs1] : 0;
+    Bs[li][lj] = (j < N && k0 + li < K) ? ({c})y[py + (k0 + li) * ys0 + j * ys1] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < {TILE}; k++) acc += As[li][k] * Bs[k][lj];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (i < M && j < N) out[(b * M + i) * N + j] = ({t})acc;
+}}
+"""
+
+
+def _packed_source(rm: int, rn: int) -> str:
+    nv = rn // 16
+    acc = [f"c{r}_{v}" for r in range(rm) for v in range(nv)]
+    fma = "\n    ".join(f"c{r}_{v} += a.s{r:x} * b{v};" for r in range(rm) for v in range(nv))
+    loads = " ".join(f"float16 b{v} = bp[k * {nv} + {v}];" for v in range(nv))
+    stores = "\n  ".join(f"*(__global float16*)(c + {r} * ld + {16 * v}) = c{r}_{v};"
+                         for r in range(rm) for v in range(nv))
+    avec = f"float{rm}"
+    return f"""
+__kernel void pack(long n, long rows, long K, long R, int nb, long8 bshape, long8 bst,
+                   long s_row, long s_k, __global const float* x, long xo, __global float* p) {{
+  /* panel layout [batch][row block][k][R]: a work-item per packed element */
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long e = g % R, r = g / R;
+  long k = r % K; r /= K;
+  long nblk = (rows + R - 1) / R;
+  long blk = r % nblk, b = r / nblk;
+  long row = blk * R + e, q = xo;
+  {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
+  p[g] = row < rows ? x[q + row * s_row + k * s_k] : 0.0f;
+}}
+
+__kernel void packed(long K, long ld, long apb, long bpb, long cpb,
+                     __global const float* ap, __global const float* bpanels,
+                     __global float* cp) {{
+  long nbi = get_global_id(0), mb = get_global_id(1), b = get_global_id(2);
+  __global const {avec}* av = (__global const {avec}*)(ap + b * apb + mb * K * {rm});
+  __global const float16* bp = (__global const float16*)(bpanels + b * bpb + nbi * K * {rn});
+  float16 {", ".join(f"{name} = 0" for name in acc)};
+  for (long k = 0; k < K; k++) {{
+    {avec} a = av[k];
+    {loads}
+    {fma}
+  }}
+  __global float* c = cp + b * cpb + mb * {rm} * ld + nbi * {rn};
+  {stores}
+}}
+"""
+
+
+def _batch(x: CLArray, y: CLArray, out_batch):
+    """Collapsed batch shape and the batch strides of x, y (0 where broadcast)."""
+    def strides(a):
+        lead = len(out_batch) - (a.ndim - 2)
+        return tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
+                     for i in range(len(out_batch)))
+    shape, (xb, yb) = codegen.collapse(out_batch, [strides(x), strides(y)])
+    if len(shape) > codegen.MAXDIM:
+        raise max_dims_error("matmul", shape)
+    return shape, xb, yb
+
+
+def _common(x, y, batch, M, N, K):
+    bshape, xb, yb = _batch(x, y, batch)
+    return [np.int32(len(bshape)), codegen.long8(bshape), codegen.strides8(xb),
+            codegen.strides8(yb), np.int64(x.strides[-2]), np.int64(x.strides[-1]),
+            np.int64(y.strides[-2]), np.int64(y.strides[-1]), x.buffer, np.int64(x.offset),
+            y.buffer, np.int64(y.offset)]
+
+
+def _naive(x, y, out, batch, M, N, K):
+    rt, dt = x.runtime, x.dtype.name
+    k = rt.kernel(("matmul-naive", dt), lambda: _naive_source(dt), "naive")
+    rt.launch(k, out.size, np.int64(out.size), np.int64(M), np.int64(N), np.int64(K),
+              *_common(x, y, batch, M, N, K), out.buffer, local=64)
+
+
+def _tiled(x, y, out, batch, M, N, K):
+    rt, dt = x.runtime, x.dtype.name
+    k = rt.kernel(("matmul-tiled", dt), lambda: _tiled_source(dt), "tiled")
+    nbatch = numel(batch)
+    gsize = (-(-N // TILE) * TILE, -(-M // TILE) * TILE, nbatch)
+    rt.launch_nd(k, gsize, (TILE, TILE, 1), np.int64(M), np.int64(N), np.int64(K),
+                 *_common(x, y, batch, M, N, K), out.buffer)
+
+
+def _pack(rt, kernel, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims):
+    """Panels of `a` ([batch][rows/R][K][R]); one copy when a is broadcast over the batch."""
+    from ember import dtypes as D
+    lead = len(batch) - lead_dims
+    bst = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
+                for i in range(len(batch)))
+    shared = all(s == 0 for s in bst)
+    pbatch = (1,) if shared else batch
+    bshape, (bst,) = codegen.collapse(pbatch, [(0,) * len(pbatch) if shared else bst])
+    nblk = -(-rows // R)
+    panels = rt.empty((numel(pbatch), nblk, K, R), D.float32)
+    rt.launch(kernel, panels.size, np.int64(panels.size), np.int64(rows), np.int64(K),
+              np.int64(R), np.int32(len(bshape)), codegen.long8(bshape),
+              codegen.strides8(bst), np.int64(s_row), np.int64(s_k), a.buffer,
+              np.int64(a.offset), panels.buffer)
+    return panels, (0 if shared else nblk * K * R)
+
+
+def _packed(x, y, out, batch, M, N, K, shape=(8, 32)):
+    rt = x.runtime
+    rm, rn = shape
+    key = ("matmul-packed", rm, rn)
+    make = lambda: _packed_source(rm, rn)
+    pack = rt.kernel(key, make, "pack")
+    ap, apb = _pack(rt, pack, x, batch, M, K, rm, x.strides[-2], x.strides[-1], x.ndim - 2)
+    # B's panels run along columns: rows of the panel are y's columns
+    bp, bpb = _pack(rt, pack, y, batch, N, K, rn, y.strides[-1], y.strides[-2], y.ndim - 2)
+    mb, nbl = -(-M // rm), -(-N // rn)
+    nbatch = numel(batch)
+    exact = M % rm == 0 and N % rn == 0
+    cp = out if exact else rt.empty((nbatch, mb * rm, nbl * rn), out.dtype)
+    ld = nbl * rn
+    rt.launch_nd(rt.kernel(key, make, "packed"), (nbl, mb, nbatch), (1, 1, 1), np.int64(K),
+                 np.int64(ld), np.int64(apb), np.int64(bpb), np.int64(mb * rm * ld), ap.buffer,
+                 bp.buffer, cp.buffer)
+    if not exact:
+        assign(out, cp.view(out.shape, _restride(out.shape, cp.strides), 0))
+
+
+def _broadcast(a, b) -> tuple:
+    nd = max(len(a), len(b))
+    a, b = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+    return tuple(m if n == 1 else n for m, n in zip(a, b))
+
+
+def _restride(shape, cstrides):
+    """Strides of the padded (batch, Mp, Np) result seen with out's (batch..., M, N) shape."""
+    bstride, rstride = cstrides[0], cstrides[1]
+    nb = len(shape) - 2
+    strides, step = [], bstride
+    for n in reversed(shape[:nb]):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides)) + (rstride, 1)
+
+
+def _packed_variant(shape):
+    def run(*args):
+        _packed(*args, shape=shape)
+    return run
+
+
+VARIANTS = {"naive": _naive, "tiled": _tiled}
+VARIANTS.update({f"packed{r}x{c}": _packed_variant((r, c)) for r, c in PACKED_SHAPES})
+
+
+def _choose(rt) -> str:
+    """The fastest float32 structure on this device, timed once on a mid-size product."""
+    choice = rt.choices.get("matmul")
+    if choice is not None:
+        return choice
+    from ember import dtypes as D
+    n = TUNE_SIZE
+    rng = np.random.default_rng(0)
+    a = rt.from_host(rng.standard_normal((n, n), dtype=np.float32), D.float32)
+    b = rt.from_host(rng.standard_normal((n, n), dtype=np.float32), D.float32)
+    out = rt.empty((n, n), D.float32)
+    times = {}
+    for name, fn in VARIANTS.items():
+        if name == "naive":
+            continue
+        fn(a, b, out, (), n, n, n)          # builds and warms up
+        rt.synchronize()
+        start = time.perf_counter()
+        fn(a, b, out, (), n, n, n)
+        rt.synchronize()
+        times[name] = time.perf_counter() - start
+    choice = min(times, key=times.get)
+    rt.choices["matmul"] = choice
+    rt.choices["matmul_times"] = times
+    return choice
+
+
+def matmul(x: CLArray, y: CLArray) -> CLArray:
+    rt = x.runtime
+    vec_x, vec_y = x.ndim == 1, y.ndim == 1
+    if vec_x:
+        x = x.view((1,) + x.shape, (0,) + x.strides, x.offset)
+    if vec_y:
+        y = y.view(y.shape + (1,), y.strides + (0,), y.offset)
+    M, K = x.shape[-2:]
+    N = y.shape[-1]
+    batch = _broadcast(x.shape[:-2], y.shape[:-2])
+    if len(batch) and x.ndim > 2 and y.ndim == 2 and x.is_contiguous:
+        # (batch..., M, K) @ (K, N): one (batch*M, K) @ (K, N) product, better blocked
+        rows = numel(batch) * M
+        flat = matmul(x.view((rows, K), (K, 1), x.offset), y)
+        out = flat.view(batch + (M, N), None, flat.offset)
+    else:
+        out = rt.empty(batch + (M, N), x.dtype)
+        if out.size and K == 0:
+            assign(out, 0)
+        elif out.size:
+            if x.dtype.name == "float32" and M * N * K >= SMALL:
+                VARIANTS[_choose(rt)](x, y, out, batch, M, N, K)
+            elif x.dtype.name != "float32" and not rt.is_cpu and M * N * K >= SMALL:
+                _tiled(x, y, out, batch, M, N, K)
+            else:
+                _naive(x, y, out, batch, M, N, K)
+    shape = out.shape
+    if vec_x:
+        shape = shape[:-2] + shape[-1:]
+    if vec_y:
+        shape = shape[:-1]
+    return out.view(shape, None, out.offset) if shape != out.shape else out
+
+
+def table() -> dict:
+    return {"matmul": matmul}
+

@@ -1,0 +1,113 @@
+"""unfold (im2col) and fold (col2im): one work-item per output element, no atomics.
+
+fold gathers, for each output pixel, the patch entries that cover it, in the order the CPU
+backend adds them, so both give the same floating-point sums.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .codegen import COMPUTE, CTYPE
+from .runtime import CLArray
+
+_PARAMS = ("long C, long H, long W, long kh, long kw, long dh, long dw, long ph, long pw, "
+           "long sh, long sw, long oh, long ow")
+
+
+def _unfold_source(dt: str) -> str:
+    t = CTYPE[dt]
+    return f"""
+__kernel void unfold(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo,
+                     __global {t}* out) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long L = oh * ow, kk = kh * kw;
+  long l = g % L, r = g / L;
+  long ckk = r % (C * kk), b = r / (C * kk);
+  long c = ckk / kk, k = ckk % kk;
+  long y = (l / ow) * sh - ph + (k / kw) * dh;
+  long z = (l % ow) * sw - pw + (k % kw) * dw;
+  out[g] = (y >= 0 && y < H && z >= 0 && z < W)
+           ? x[xo + b * st.s0 + c * st.s1 + y * st.s2 + z * st.s3] : ({t})0;
+}}
+"""
+
+
+def _fold_source(dt: str) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void fold(long n, {_PARAMS}, long4 st, __global const {t}* cols, long co,
+                   __global {t}* out) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long z = g % W, r = g / W;
+  long y = r % H; r /= H;
+  long ch = r % C, b = r / C;
+  {c} acc = 0;
+  for (long i = 0; i < kh; i++) {{
+    long ty = y + ph - i * dh;
+    if (ty < 0 || ty % sh) continue;
+    long oy = ty / sh;
+    if (oy >= oh) continue;
+    for (long j = 0; j < kw; j++) {{
+      long tz = z + pw - j * dw;
+      if (tz < 0 || tz % sw) continue;
+      long oz = tz / sw;
+      if (oz >= ow) continue;
+      acc += ({c})cols[co + b * st.s0 + ((ch * kh + i) * kw + j) * st.s1
+                       + (oy * ow + oz) * st.s2];
+    }}
+  }}
+  out[g] = ({t})acc;
+}}
+"""
+
+
+def _long4(values):
+    import pyopencl.cltypes as ct
+    return np.array(list(values) + [0] * (4 - len(values)), dtype=np.int64).view(ct.long4)[0]
+
+
+def _params(c, h, w, kernel_size, dilation, padding, stride, oh, ow):
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    return [np.int64(v) for v in (c, h, w, kh, kw, dh, dw, ph, pw, sh, sw, oh, ow)]
+
+
+def _out_size(size, k, d, p, s):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def unfold(x: CLArray, *, kernel_size, dilation, padding, stride) -> CLArray:
+    rt = x.runtime
+    n, c, h, w = x.shape
+    oh, ow = (_out_size(x.shape[2 + i], kernel_size[i], dilation[i], padding[i], stride[i])
+              for i in range(2))
+    out = rt.empty((n, c * kernel_size[0] * kernel_size[1], oh * ow), x.dtype)
+    if out.size:
+        dt = x.dtype.name
+        k = rt.kernel(("unfold", dt), lambda: _unfold_source(dt), "unfold")
+        rt.launch(k, out.size, np.int64(out.size),
+                  *_params(c, h, w, kernel_size, dilation, padding, stride, oh, ow),
+                  _long4(x.strides), x.buffer, np.int64(x.offset), out.buffer)
+    return out
+
+
+def fold(cols: CLArray, *, output_size, kernel_size, dilation, padding, stride) -> CLArray:
+    rt = cols.runtime
+    h, w = output_size
+    kk = kernel_size[0] * kernel_size[1]
+    n, c = cols.shape[0], cols.shape[1] // kk
+    oh, ow = (_out_size(output_size[i], kernel_size[i], dilation[i], padding[i], stride[i])
+              for i in range(2))
+    out = rt.empty((n, c, h, w), cols.dtype)
+    if out.size:
+        dt = cols.dtype.name
+        k = rt.kernel(("fold", dt), lambda: _fold_source(dt), "fold")
+        rt.launch(k, out.size, np.int64(out.size),
+                  *_params(c, h, w, kernel_size, dilation, padding, stride, oh, ow),
+                  _long4(cols.strides), cols.buffer, np.int64(cols.offset), out.buffer)
+    return out
+
+
+def table() -> dict:
+    return {"unfold": unfold, "fold": fold}
