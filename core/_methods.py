@@ -191,6 +191,7 @@ class _Transfer:
 
     name = "to_device"
     save_out = False
+    uses = ()
 
     @staticmethod
     def vjp(g, out, x, *, source):

@@ -147,7 +147,8 @@ def _parse(spec, index):
                               "'cuda:0', 'opencl:1' or 'auto'")
     if kind not in KNOWN_TYPES and kind != "auto":
         from . import plugins
-        if kind not in plugins.known_device_types():
+        # a third-party type is known once the plugin providing it loads
+        if kind not in plugins.known_device_types() and plugins.find_backend(kind) is None:
             raise EmberValueError(
                 f"device: unknown device type {kind!r} in {spec!r}; expected one of "
                 f"{', '.join(sorted(set(KNOWN_TYPES) | plugins.known_device_types()))} or "

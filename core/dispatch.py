@@ -180,7 +180,10 @@ def binary(op, a, b):
                 dev = a._device
                 kernel = (dev._kernels or dev.kernels).get(op.name)
                 if kernel is not None:
-                    t = wrap(kernel(a._data, b._data), dev, out_dtype)
+                    try:        # zero-cost in Python 3.11 unless something raises
+                        t = wrap(kernel(a._data, b._data), dev, out_dtype)
+                    except Exception as exc:
+                        raise _kernel_error(op, dev, (a, b), {}, exc) from exc
                     if grad_enabled and (a.requires_grad or b.requires_grad):
                         record(op, t, (a, b), {})
                     if _observers:
@@ -194,7 +197,10 @@ def binary(op, a, b):
             dev = a._device
             kernel = (dev._kernels or dev.kernels).get(op.name)
             if kernel is not None:
-                t = wrap(kernel(a._data, b), dev, out_dtype)
+                try:
+                    t = wrap(kernel(a._data, b), dev, out_dtype)
+                except Exception as exc:
+                    raise _kernel_error(op, dev, (a, b), {}, exc) from exc
                 if grad_enabled and a.requires_grad:
                     record(op, t, (a, b), {})
                 if _observers:
@@ -211,7 +217,10 @@ def unary(op, a):
         dev = a._device
         kernel = (dev._kernels or dev.kernels).get(op.name)
         if kernel is not None:
-            t = wrap(kernel(a._data), dev, out_dtype)
+            try:
+                t = wrap(kernel(a._data), dev, out_dtype)
+            except Exception as exc:
+                raise _kernel_error(op, dev, (a,), {}, exc) from exc
             if grad_enabled and a.requires_grad:
                 record(op, t, (a,), {})
             if _observers:

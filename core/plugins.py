@@ -173,9 +173,13 @@ def records() -> list[PluginRecord]:
 
 
 def known_device_types() -> set[str]:
+    """Types served by loaded backends, plus entry-point names (a plugin is usually named
+    after its device type; loading it, or failing to, tells the rest)."""
     names = set(_backends)
     for rec in _discover().values():
         names.update(rec.device_types)
+        if rec.status != "loaded":
+            names.add(rec.name)
     return names
 
 
