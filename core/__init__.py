@@ -31,7 +31,7 @@ short = int16
 clip = clamp
 
 
-def is_tensor(x) -> "bool":
+def is_tensor(x) -> bool:
     return type(x) is Tensor
 
 

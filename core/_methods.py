@@ -1,10 +1,9 @@
 """Binds ops and composites onto Tensor as methods and operators (PyTorch's names)."""
 from __future__ import annotations
 
-from . import dispatch
+from . import dispatch, ops
 from . import dtypes as D
 from . import functional as F
-from . import ops
 from .device import Device, as_device
 from .errors import EmberTypeError, EmberValueError
 from .ops import index as _index

@@ -1,8 +1,9 @@
 """The backend contract: what a plugin's backend object provides (a Protocol) and its reports."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ class Device:
             self._kernels = k
         return k
 
-    def concrete(self) -> "Device":
+    def concrete(self) -> Device:
         """The device tensors live on: 'cuda' means 'cuda:0', 'auto' the best available."""
         if self.type == "auto":
             return resolve_auto()
@@ -110,7 +110,7 @@ class Device:
         return self
 
     # -- context manager: `with ember.device("opencl"):` -------------------------------
-    def __enter__(self) -> "Device":
+    def __enter__(self) -> Device:
         self._prev.append(_state.default)
         set_default_device(self)
         return self

@@ -10,8 +10,13 @@ import warnings
 from contextlib import contextmanager
 
 from . import dtypes as D
-from .errors import (DeviceMismatchError, DtypeNotSupportedError, EmberError,
-                     KernelNotFoundError, ShapeError)
+from .errors import (
+    DeviceMismatchError,
+    DtypeNotSupportedError,
+    EmberError,
+    KernelNotFoundError,
+    ShapeError,
+)
 from .tensor import Tensor, wrap
 
 # Grad mode is a module global read by every op (ember.autograd.grad_mode flips it).

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import EmberValueError, EmberTypeError
+from .errors import EmberTypeError, EmberValueError
 
 # Categories order the kinds for promotion: bool < integer < floating.
 BOOL, INT, FLOAT = 0, 1, 2

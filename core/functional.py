@@ -8,9 +8,8 @@ from __future__ import annotations
 import builtins
 import math
 
-from . import dispatch
+from . import dispatch, ops
 from . import dtypes as D
-from . import ops
 from .errors import DtypeNotSupportedError, EmberValueError
 from .ops._util import norm_dims
 from .tensor import Tensor

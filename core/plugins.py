@@ -75,7 +75,7 @@ def _discover() -> dict[str, PluginRecord]:
             rec.version = dist.version or ""
             for req in dist.requires or ():
                 head = req.split(";")[0].strip()
-                if head.startswith("ember") and head[5:6] in ("", " ", "<", ">", "=", "!", "~", "["):
+                if head.startswith("ember") and head[5:6] in ("", " ", "<", ">", "=", "!", "~"):
                     rec.requires_ember = head[5:].strip()
         rec._ep = ep                              # type: ignore[attr-defined]
         records[ep.name] = rec

@@ -104,12 +104,12 @@ class Tensor:
         return default if m is None else m.get(key, default)
 
     @property
-    def data(self) -> "Tensor":
+    def data(self) -> Tensor:
         """A tensor sharing this storage, outside autograd (as torch's .data)."""
         return _alias(self)
 
     @data.setter
-    def data(self, other: "Tensor"):
+    def data(self, other: Tensor):
         self._data, self._dtype, self._device = other._data, other._dtype, other._device
 
     # -- host conversion ---------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 

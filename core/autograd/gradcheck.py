@@ -41,7 +41,7 @@ def _analytical(fn, inputs, i):
     from .. import autograd, ops
     outs = _as_tuple(fn(*inputs))
     rows = []
-    for k, out in enumerate(outs):
+    for out in outs:
         n = out.numel()
         for j in range(n):
             g = np.zeros(n, dtype=out._dtype.np)

@@ -5,16 +5,66 @@ OPS (name -> Op) is the registry of primitives every backend implements.
 from __future__ import annotations
 
 from ._op import OPS, Op
-from .creation import (Generator, arange, as_tensor, bernoulli_mask, empty, empty_like, eye,
-                       from_host, from_numpy, full, full_like, get_rng_state, initial_seed,
-                       linspace, manual_seed, normal, ones, ones_like, rand, randint, randn,
-                       randperm, set_rng_state, tensor, uniform, zeros, zeros_like)
+from .creation import (
+                       Generator,
+                       arange,
+                       as_tensor,
+                       bernoulli_mask,
+                       empty,
+                       empty_like,
+                       eye,
+                       from_host,
+                       from_numpy,
+                       full,
+                       full_like,
+                       get_rng_state,
+                       initial_seed,
+                       linspace,
+                       manual_seed,
+                       normal,
+                       ones,
+                       ones_like,
+                       rand,
+                       randint,
+                       randn,
+                       randperm,
+                       set_rng_state,
+                       tensor,
+                       uniform,
+                       zeros,
+                       zeros_like,
+)
 from .elementwise import BINARY, UNARY, cast, where
-from .index import (argwhere, gather, getitem, index_add, index_select, nonzero, scatter_add,
-                    setitem, take)
+from .index import (
+                       argwhere,
+                       gather,
+                       getitem,
+                       index_add,
+                       index_select,
+                       nonzero,
+                       scatter_add,
+                       setitem,
+                       take,
+)
 from .linalg import matmul
-from .movement import (cat, chunk, contiguous, expand, flatten, flip, movedim, pad, permute,
-                       reshape, slice_scatter, split, squeeze, stack, transpose, unsqueeze)
+from .movement import (
+                       cat,
+                       chunk,
+                       contiguous,
+                       expand,
+                       flatten,
+                       flip,
+                       movedim,
+                       pad,
+                       permute,
+                       reshape,
+                       slice_scatter,
+                       split,
+                       squeeze,
+                       stack,
+                       transpose,
+                       unsqueeze,
+)
 from .nn import fold, unfold
 from .reduce import all, amax, amin, any, argmax, argmin, prod, sum
 

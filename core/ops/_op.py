@@ -1,11 +1,11 @@
 """Op: one declaration per op (name, dtype rule, shape check, gradient rule) and the registry."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .. import dtypes as D
 
-OPS: dict[str, "Op"] = {}
+OPS: dict[str, Op] = {}
 
 
 class Op:

@@ -6,7 +6,6 @@ the same seed gives the same numbers on every device.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import dtypes as D
@@ -229,7 +228,7 @@ class Generator:
         self._rng = np.random.default_rng()
         self._seed = None
 
-    def manual_seed(self, seed: int) -> "Generator":
+    def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
         self._rng = np.random.default_rng(self._seed)
         return self

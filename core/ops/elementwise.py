@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
-from ..dispatch import binary as _binary, run, unary as _unary
+from ..dispatch import binary as _binary
+from ..dispatch import run
+from ..dispatch import unary as _unary
 from ..errors import EmberTypeError
 from ..tensor import Tensor
 from ._op import declare, rule_bool, rule_float, rule_same

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
 from .. import dispatch
+from .. import dtypes as D
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, ShapeError
 from ..tensor import Tensor

@@ -50,7 +50,8 @@ def _check(inputs, attrs):
     if x.ndim > 2 or y.ndim > 2:
         broadcast_shapes("matmul (batch dims)", x._data.shape[:-2], y._data.shape[:-2])
     if x._dtype is D.bool_ or y._dtype is D.bool_:
-        raise DtypeNotSupportedError("matmul: bool tensors are not supported; cast to a number dtype first")
+        raise DtypeNotSupportedError(
+            "matmul: bool tensors are not supported; cast to a number dtype first")
 
 
 matmul_op = declare("matmul", "linalg", rule_same, check=_check, vjp=_matmul_vjp)

@@ -4,7 +4,8 @@ pad, concatenate, contiguous.
 Kernel signatures (shapes fully resolved, dims non-negative):
 reshape(x, *, shape); permute(x, *, dims); expand(x, *, shape); slice(x, *, index) where
 index is a tuple of one builtin slice per dim with concrete start/stop/step (step may be
-negative, and then stop may be None: the slice runs through index 0); slice_scatter(base, src, *, index) -> a copy of base with base[index] = src;
+negative, and then stop may be None: the slice runs through index 0);
+slice_scatter(base, src, *, index) -> a copy of base with base[index] = src;
 flip(x, *, axes); pad(x, *, pads, value) with pads a tuple of (before, after) per dim;
 concatenate(*xs, axis); contiguous(x) -> a copy in row-major order.
 """

@@ -26,7 +26,8 @@ def out_size(size, k, d, p, s) -> int:
 
 unfold_op = declare(
     "unfold", "nn", rule_first,
-    vjp=lambda g, out, x, **a: (run(fold_op, g, output_size=tuple(x._data.shape[-2:]), **a),), uses=())
+    vjp=lambda g, out, x, **a: (run(fold_op, g, output_size=tuple(x._data.shape[-2:]), **a),),
+    uses=())
 fold_op = declare("fold", "nn", rule_first,
                   vjp=lambda g, out, x, *, output_size, **a: (run(unfold_op, g, **a),), uses=())
 

@@ -8,8 +8,8 @@ backends reuse the table through `pytest --pyargs ember.testing` (see README).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ember.testing import CASES, check_forward, check_gradients, devices_under_test
 
 _ALL = devices_under_test()

@@ -2,10 +2,9 @@
 device rules and the fallback policy are tested without hardware."""
 from __future__ import annotations
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember import plugins
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.backends import array_api

@@ -2,10 +2,9 @@
 xp = array_api_strict (the LIBRARY_SPECIFIC kernels, listed by name, go through NumPy)."""
 from __future__ import annotations
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember import plugins
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.backends import array_api

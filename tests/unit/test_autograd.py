@@ -5,13 +5,11 @@ from __future__ import annotations
 import gc
 import weakref
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.errors import AutogradError, EmberError
-
 
 
 def f64(*shape, seed=0):

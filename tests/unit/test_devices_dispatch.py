@@ -7,13 +7,17 @@ import re
 import subprocess
 import sys
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember import dispatch
-from ember.errors import (DeviceMismatchError, DeviceUnavailableError, DtypeNotSupportedError,
-                          EmberError, KernelNotFoundError)
+from ember.errors import (
+    DeviceMismatchError,
+    DeviceUnavailableError,
+    DtypeNotSupportedError,
+    EmberError,
+    KernelNotFoundError,
+)
 
 
 def test_device_strings():
