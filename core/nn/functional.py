@@ -9,18 +9,35 @@ from __future__ import annotations
 
 import math
 
-from .. import dispatch
+from .. import dispatch, ops
 from .. import dtypes as D
-from .. import ops
 from ..errors import EmberTypeError, EmberValueError, ShapeError
-from ..functional import (gelu, leaky_relu, linear, log_softmax, logsumexp, relu, silu,
-                          softmax, softplus)
+from ..functional import (
+    gelu,
+    leaky_relu,
+    linear,
+    log_softmax,
+    logsumexp,
+    relu,
+    silu,
+    softmax,
+    softplus,
+)
 from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask
 from ..ops.nn import out_size, pair
 from ..tensor import Tensor
-from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
-                   huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .. import dispatch
 from .. import dtypes as D
@@ -41,7 +42,7 @@ class RemovableHandle:
     def remove(self) -> None:
         self.hooks.pop(self.id, None)
 
-    def __enter__(self) -> "RemovableHandle":
+    def __enter__(self) -> RemovableHandle:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -191,7 +192,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name: str, module: "Module | None") -> None:
+    def add_module(self, name: str, module: Module | None) -> None:
         self._check_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise EmberTypeError(f"{type(module).__name__} is not a Module subclass")
@@ -271,7 +272,7 @@ class Module:
 
     # -- traversal -----------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if remove_duplicate:
@@ -285,18 +286,18 @@ class Module:
             sub = prefix + ("." if prefix else "") + name
             yield from module.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self) -> Iterator["Module"]:
+    def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
                 seen.add(id(module))
                 yield name, module
 
-    def children(self) -> Iterator["Module"]:
+    def children(self) -> Iterator[Module]:
         for _, m in self.named_children():
             yield m
 
@@ -330,7 +331,7 @@ class Module:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def get_submodule(self, target: str) -> "Module":
+    def get_submodule(self, target: str) -> Module:
         module = self
         if not target:
             return module
@@ -356,14 +357,14 @@ class Module:
             raise AttributeError(f"{module._get_name()} has no buffer {name!r}")
         return module._buffers[name]
 
-    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+    def apply(self, fn: Callable[[Module], None]) -> Module:
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
     # -- modes and gradients -------------------------------------------------------------
-    def train(self, mode: bool = True) -> "Module":
+    def train(self, mode: bool = True) -> Module:
         if not isinstance(mode, bool):
             raise EmberTypeError(f"train(): mode is expected to be a bool, got "
                                  f"{type(mode).__name__}")
@@ -371,10 +372,10 @@ class Module:
             module.__dict__["training"] = mode
         return self
 
-    def eval(self) -> "Module":
+    def eval(self) -> Module:
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -394,7 +395,7 @@ class Module:
                     g.zero_()
 
     # -- device and dtype ----------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
         for module in self.children():
             module._apply(fn)
         with _NoGrad():
@@ -412,7 +413,7 @@ class Module:
                     buffers[name] = fn(b)
         return self
 
-    def to(self, *args, **kwargs) -> "Module":
+    def to(self, *args, **kwargs) -> Module:
         """to(device), to(dtype), to(device, dtype), to(tensor): in place; floating
         parameters and buffers take the dtype, integer ones keep theirs."""
         device = kwargs.pop("device", None)
@@ -442,22 +443,22 @@ class Module:
                         dtype=dtype if t._dtype.category == D.FLOAT else None)
         return self._apply(convert)
 
-    def cpu(self) -> "Module":
+    def cpu(self) -> Module:
         return self.to("cpu")
 
-    def cuda(self, device: int | None = None) -> "Module":
+    def cuda(self, device: int | None = None) -> Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
-    def float(self) -> "Module":
+    def float(self) -> Module:
         return self.to(D.float32)
 
-    def double(self) -> "Module":
+    def double(self) -> Module:
         return self.to(D.float64)
 
-    def half(self) -> "Module":
+    def half(self) -> Module:
         return self.to(D.float16)
 
-    def bfloat16(self) -> "Module":
+    def bfloat16(self) -> Module:
         return self.to(D.bfloat16)
 
     # -- state dicts ---------------------------------------------------------------------
@@ -474,7 +475,7 @@ class Module:
                     yield dot + name, b
 
     def state_dict(self, *, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
         """Every parameter and persistent buffer by dotted name (sharing storage)."""
         out = OrderedDict() if destination is None else destination
         for key, t in self._state_items(prefix):
@@ -537,7 +538,7 @@ class Module:
             module._buffers[name] = value
 
     # -- copies and repr -----------------------------------------------------------------
-    def __deepcopy__(self, memo: dict) -> "Module":
+    def __deepcopy__(self, memo: dict) -> Module:
         # tensors do not pickle, so clone parameters and buffers into the memo first
         with _NoGrad():
             for t in itertools.chain(self.parameters(), self.buffers()):

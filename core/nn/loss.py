@@ -1,0 +1,403 @@
+"""Loss functions and their Module forms (MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...).
+
+Written for stability: cross entropy goes through log_softmax, the logits form of binary
+cross entropy through max(-x, 0) + log1p(exp(-|x|)), KL divergence never evaluates log(0).
+"""
+from __future__ import annotations
+
+import warnings
+
+from .. import dtypes as D
+from .. import ops
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..functional import log_softmax
+from ..tensor import Tensor
+from .module import Module
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduction(name: str, reduction: str, size_average=None, reduce=None,
+               extra: tuple = ()) -> str:
+    if size_average is not None or reduce is not None:
+        # the legacy pair, as torch.nn._reduction.legacy_get_string
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        return "none" if not reduce else ("mean" if size_average else "sum")
+    if reduction not in _REDUCTIONS + extra:
+        raise EmberValueError(f"{name}: reduction must be one of "
+                              f"{', '.join(map(repr, _REDUCTIONS + extra))}, got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return ops.sum(loss) / max(loss.numel(), 1) if loss.numel() else ops.sum(loss) / 0.0
+    if reduction == "sum":
+        return ops.sum(loss)
+    return loss
+
+
+def _need_float(name: str, x: Tensor, what: str = "input") -> None:
+    if type(x) is not Tensor:
+        raise EmberTypeError(f"{name}: expected {what} to be a Tensor, got "
+                             f"{type(x).__name__}")
+    if x._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"{name}: expected a floating point {what}, got "
+                             f"{x._dtype.name}; call .float() first")
+
+
+def _pair_shapes(name: str, input: Tensor, target: Tensor) -> None:
+    _need_float(name, input)
+    if type(target) is not Tensor:
+        raise EmberTypeError(f"{name}: expected target to be a Tensor, got "
+                             f"{type(target).__name__}")
+    if input._data.shape != target._data.shape:
+        warnings.warn(
+            f"{name}: using a target size ({list(target.shape)}) that is different to the "
+            f"input size ({list(input.shape)}); this will likely lead to incorrect results "
+            "due to broadcasting. Please ensure they have the same size.", UserWarning,
+            stacklevel=3)
+
+
+# -- regression losses -------------------------------------------------------------------
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction("mse_loss", reduction, size_average, reduce)
+    _pair_shapes("mse_loss", input, target)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction("l1_loss", reduction, size_average, reduce)
+    _pair_shapes("l1_loss", input, target)
+    loss = ops.abs(input - target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    reduction = _reduction("smooth_l1_loss", reduction, size_average, reduce)
+    _pair_shapes("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise EmberValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    d = input - target
+    ad = ops.abs(d)
+    if beta == 0.0:
+        return _reduce(ad, reduction)
+    loss = ops.where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction("huber_loss", reduction)
+    _pair_shapes("huber_loss", input, target)
+    if delta <= 0:
+        raise EmberValueError(f"huber_loss: delta must be positive, got {delta}")
+    d = input - target
+    ad = ops.abs(d)
+    loss = ops.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# -- classification losses ---------------------------------------------------------------
+
+def _class_dim(name: str, input: Tensor) -> int:
+    if input.ndim == 0:
+        raise ShapeError(f"{name}: expected an input of shape (C,), (N, C) or (N, C, d1, ...)"
+                         f", got a 0-d tensor")
+    return 0 if input.ndim == 1 else 1
+
+
+def _check_target(name: str, input: Tensor, target: Tensor, cd: int) -> None:
+    if type(target) is not Tensor:
+        raise EmberTypeError(f"{name}: expected target to be a Tensor, got "
+                             f"{type(target).__name__}")
+    if target._dtype.category != D.INT:
+        raise EmberTypeError(f"{name}: expected an integer (int64) class-index target, got "
+                             f"{target._dtype.name}; for class probabilities pass a float "
+                             "target of the input's shape to cross_entropy")
+    expected = input._data.shape[:cd] + input._data.shape[cd + 1:]
+    if target._data.shape != expected:
+        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} expects a target of "
+                         f"shape {expected}, got {tuple(target.shape)}")
+
+
+def _check_classes(name: str, target: Tensor, classes: int, ignore_index: int) -> None:
+    if target.numel() == 0:
+        return
+    hi = int(ops.amax(target).item())
+    lo = int(ops.amin(target).item())
+    for bad in (lo, hi):
+        if bad != ignore_index and not 0 <= bad < classes:
+            raise EmberValueError(f"{name}: target {bad} is out of bounds; expected class "
+                                  f"indices in [0, {classes - 1}] (or ignore_index="
+                                  f"{ignore_index})")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean") -> Tensor:
+    """-input[n, target[n]] (weighted); mean divides by the summed weight of the targets
+    that are not ignore_index."""
+    reduction = _reduction("nll_loss", reduction, size_average, reduce)
+    _need_float("nll_loss", input)
+    cd = _class_dim("nll_loss", input)
+    _check_target("nll_loss", input, target, cd)
+    classes = input._data.shape[cd]
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise ShapeError(f"nll_loss: weight must have shape ({classes},) (one per class), got "
+                         f"{tuple(weight.shape)}")
+    _check_classes("nll_loss", target, classes, ignore_index)
+    keep = target != ignore_index
+    safe = ops.where(keep, target, 0)
+    picked = ops.gather(input, safe.unsqueeze(cd), cd).squeeze(cd)
+    w = keep.to(input._dtype)
+    if weight is not None:
+        w = w * ops.take(weight, safe, 0)
+    loss = -(picked * w)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return ops.sum(loss)
+    return ops.sum(loss) / ops.sum(w)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim, then the negative log-likelihood; target is class
+    indices (int) or class probabilities (float, the input's shape)."""
+    reduction = _reduction("cross_entropy", reduction, size_average, reduce)
+    _need_float("cross_entropy", input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise EmberValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, "
+                              f"got {label_smoothing}")
+    cd = _class_dim("cross_entropy", input)
+    classes = input._data.shape[cd]
+    logp = log_softmax(input, cd)
+    wshape = (classes,) + (1,) * (input.ndim - cd - 1)
+    if type(target) is Tensor and target._dtype.category == D.FLOAT:
+        if target._data.shape != input._data.shape:
+            raise ShapeError(f"cross_entropy: a probability target must have the input's "
+                             f"shape {tuple(input.shape)}, got {tuple(target.shape)}")
+        if label_smoothing > 0.0:
+            target = target * (1.0 - label_smoothing) + label_smoothing / classes
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        loss = -ops.sum(prod, cd)
+        if reduction == "mean":
+            return ops.sum(loss) / (input.numel() // classes if input.numel() else 0.0)
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return nll
+    # torch's label smoothing for index targets: mix in the mean of -logp over classes
+    keep = target != ignore_index
+    smooth = -ops.sum(logp * weight.reshape(wshape) if weight is not None else logp, cd)
+    smooth = ops.where(keep, smooth, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            denom = ops.sum(ops.take(weight, ops.where(keep, target, 0), 0) * keep.to(
+                weight._dtype))
+        else:
+            denom = ops.sum(keep.to(input._dtype))
+        smooth = ops.sum(smooth) / denom
+    elif reduction == "sum":
+        smooth = ops.sum(smooth)
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)) for probabilities x; logs are clamped at -100."""
+    reduction = _reduction("binary_cross_entropy", reduction, size_average, reduce)
+    _need_float("binary_cross_entropy", input)
+    if type(target) is not Tensor or target._data.shape != input._data.shape:
+        got = tuple(target.shape) if type(target) is Tensor else type(target).__name__
+        raise ShapeError(f"binary_cross_entropy: expected a target of the input's shape "
+                         f"{tuple(input.shape)}, got {got}")
+    if input.numel():
+        lo, hi = ops.amin(input.detach()).item(), ops.amax(input.detach()).item()
+        if lo < 0 or hi > 1:
+            raise EmberValueError(
+                f"binary_cross_entropy: all elements of input should be between 0 and 1, got "
+                f"values in [{lo}, {hi}]; apply sigmoid first or use "
+                "binary_cross_entropy_with_logits")
+    log_x = ops.maximum(ops.log(input), -100.0)
+    log_1mx = ops.maximum(ops.log(1.0 - input), -100.0)
+    loss = -(target * (log_x - log_1mx) + log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid + binary cross entropy in one stable expression; pos_weight scales the
+    positive term (per class, broadcast along the last dim)."""
+    reduction = _reduction("binary_cross_entropy_with_logits", reduction, size_average,
+                           reduce)
+    _need_float("binary_cross_entropy_with_logits", input)
+    if type(target) is not Tensor or target._data.shape != input._data.shape:
+        got = tuple(target.shape) if type(target) is Tensor else type(target).__name__
+        raise ShapeError(f"binary_cross_entropy_with_logits: target size ({got}) must be "
+                         f"the same as input size ({tuple(input.shape)})")
+    # softplus(-x) = log(1 + exp(-x)), without overflow for either sign of x
+    softplus_neg = ops.maximum(-input, 0.0) + ops.log1p(ops.exp(-ops.abs(input)))
+    if pos_weight is not None:
+        softplus_neg = softplus_neg * ((pos_weight - 1.0) * target + 1.0)
+    loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """target * (log target - input) with input in log space; 'batchmean' divides the sum by
+    the batch size (the true KL divergence), 'mean' by the number of elements."""
+    reduction = _reduction("kl_div", reduction, size_average, reduce, extra=("batchmean",))
+    _need_float("kl_div", input)
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        # 0 * log 0 is 0: the log's argument is made 1 where the target is 0
+        positive = target > 0
+        loss = ops.where(positive, target * ops.log(ops.where(positive, target, 1.0)), 0.0) \
+            - target * input
+    if reduction == "batchmean":
+        return ops.sum(loss) / (input._data.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+# -- Module forms ------------------------------------------------------------------------
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = _reduction(type(self).__name__, reduction, size_average, reduce,
+                                    extra=("batchmean",) if type(self) is KLDivLoss else ())
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
+    """Mean squared error."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error below beta, absolute error above it."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error below delta, delta-scaled absolute error above it."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of log-probabilities."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                        reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """log_softmax + NLL over logits; targets as class indices or probabilities."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise EmberValueError(f"CrossEntropyLoss: label_smoothing must be between 0.0 "
+                                  f"and 1.0, got {label_smoothing}")
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                             reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of logits (sigmoid folded in, stable)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return binary_cross_entropy_with_logits(input, target, self.weight,
+                                                reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of log-probabilities from a target distribution."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

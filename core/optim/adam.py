@@ -1,0 +1,83 @@
+"""Adam (with amsgrad) and AdamW (decoupled weight decay), as torch.optim computes them."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from .. import ops
+from ..errors import EmberValueError
+from .optimizer import Optimizer
+
+
+def _check(name, lr, betas, eps, weight_decay):
+    if lr < 0.0:
+        raise EmberValueError(f"{name}: invalid learning rate {lr}; expected lr >= 0")
+    if eps < 0.0:
+        raise EmberValueError(f"{name}: invalid epsilon value {eps}; expected >= 0")
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise EmberValueError(f"{name}: invalid beta parameter at index {i}: {b}; "
+                                  "expected 0 <= beta < 1")
+    if weight_decay < 0.0:
+        raise EmberValueError(f"{name}: invalid weight_decay value {weight_decay}; "
+                              "expected >= 0")
+
+
+class Adam(Optimizer):
+    """Adam: bias-corrected first and second moment estimates (L2 weight decay)."""
+
+    _decoupled = False
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        _check(type(self).__name__, lr, betas, eps, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _step_group(self, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        weight_decay, amsgrad, maximize = (group["weight_decay"], group["amsgrad"],
+                                           group["maximize"])
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            if maximize:
+                g = -g
+            state = self._state(p)
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = ops.zeros_like(p)
+                state["exp_avg_sq"] = ops.zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = ops.zeros_like(p)
+            state["step"] = step = state["step"] + 1
+            if weight_decay:
+                if self._decoupled:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    g = g + p * weight_decay
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.lerp_(g, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            if amsgrad:
+                second = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
+            else:
+                second = exp_avg_sq
+            denom = second.sqrt() / bias_correction2_sqrt + eps
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p <- p * (1 - lr * weight_decay) before the step."""
+
+    _decoupled = True
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

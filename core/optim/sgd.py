@@ -1,0 +1,50 @@
+"""SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import EmberValueError
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent; the update is torch.optim.SGD's, term for term."""
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
+        if lr is not required and lr < 0.0:
+            raise EmberValueError(f"SGD: invalid learning rate {lr}; expected lr >= 0")
+        if momentum < 0.0:
+            raise EmberValueError(f"SGD: invalid momentum value {momentum}; expected >= 0")
+        if weight_decay < 0.0:
+            raise EmberValueError(f"SGD: invalid weight_decay value {weight_decay}; "
+                                  "expected >= 0")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise EmberValueError("SGD: Nesterov momentum requires a momentum and zero "
+                                  "dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def _step_group(self, group: dict) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = (group["weight_decay"], group["nesterov"],
+                                            group["maximize"])
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            if maximize:
+                g = -g
+            if weight_decay:
+                g = g + p * weight_decay
+            if momentum:
+                state = self._state(p)
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.detach().clone()
+                else:
+                    buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                g = g + buf * momentum if nesterov else buf
+            p.add_(g, alpha=-lr)
