@@ -32,12 +32,13 @@ class CuPyBackend:
         self.name = flavour.kind
         # PyTorch-style code says 'cuda' on AMD GPUs too; `ember devices` shows 'rocm'
         self.aliases: tuple[str, ...] = ("cuda",) if flavour.kind == "rocm" else ()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()     # probe() runs inside kernels_for's lock
         self._probe: Probe | None = None
         self._facts: _probe.Facts | None = None
         self._devices: list[DeviceInfo] | None = None
         self._base: dict | None = None
         self._tables: dict[int, dict] = {}
+        self._capabilities: dict[int, Capabilities] = {}
         self._cp: Any = None
 
     def __repr__(self) -> str:
@@ -75,13 +76,18 @@ class CuPyBackend:
         return self._devices
 
     def capabilities(self, index: int | None = None) -> Capabilities:
-        from ember import dtypes
-        devs = self.devices()
+        # cached: the dispatcher asks on every op on this device
         i = index or 0
-        memory = devs[i].memory if i < len(devs) else None
-        # CuPy has no bfloat16 arrays; every other ember dtype, float64 and float16 included
-        return Capabilities(frozenset(d.name for d in dtypes.ALL if d.name != "bfloat16"),
-                            memory=memory)
+        caps = self._capabilities.get(i)
+        if caps is None:
+            from ember import dtypes
+            devs = self.devices()
+            memory = devs[i].memory if i < len(devs) else None
+            # CuPy has no bfloat16 arrays; every other ember dtype, float64 and float16 too
+            caps = Capabilities(frozenset(d.name for d in dtypes.ALL if d.name != "bfloat16"),
+                                memory=memory)
+            self._capabilities[i] = caps
+        return caps
 
     # -- kernels --------------------------------------------------------------------------
     @property

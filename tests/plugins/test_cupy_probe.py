@@ -58,7 +58,8 @@ CASES = [
      ["pip install --force-reinstall cupy-cuda12x"]),
     ("query-hung", cuda_facts(query_error="importing CuPy ... took more than 60 s"),
      "cuda-query-failed", ["did not complete", "60 s"], ["nvidia-smi"]),
-    ("rocm-cupy-under-cuda-plugin", cuda_facts(is_hip=True, cupy_dists=(("cupy-rocm-7-0", "14.2.0"),)),
+    ("rocm-cupy-under-cuda-plugin",
+     cuda_facts(is_hip=True, cupy_dists=(("cupy-rocm-7-0", "14.2.0"),)),
      "cuda-cupy-build-mismatch", ["cupy-rocm-7-0", "AMD GPUs", "ember-cuda12"],
      ["pip install ember-rocm", "pip install cupy-cuda12x"]),
     ("cuda-cupy-under-rocm-plugin", rocm_facts(is_hip=False, cupy_dists=ONE_CUPY),
@@ -87,9 +88,10 @@ CASES = [
      ["nvidia-smi", "CUDA_VISIBLE_DEVICES"]),
     ("zero-devices", cuda_facts(driver_version=12040, driver_files=True, device_count=0),
      "cuda-no-device", ["no NVIDIA GPU is visible", "12.4"], ["nvidia-smi"]),
-    ("unknown-device-error", cuda_facts(driver_version=12040, driver_files=True,
-                                        device_error="CUDARuntimeError: cudaErrorDevicesUnavailable: "
-                                                     "CUDA-capable device(s) is/are busy"),
+    ("unknown-device-error",
+     cuda_facts(driver_version=12040, driver_files=True,
+                device_error="CUDARuntimeError: cudaErrorDevicesUnavailable: CUDA-capable "
+                             "device(s) is/are busy"),
      "cuda-device-query-failed", ["cudaErrorDevicesUnavailable"], ["ember compat explain"]),
     ("rocm-no-driver", rocm_facts(device_error="hipErrorNoDevice"),
      "rocm-no-driver", ["no AMD GPU driver", "/dev/kfd"], ["--device=/dev/kfd"]),
