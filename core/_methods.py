@@ -10,7 +10,7 @@ from .ops import index as _index
 from .ops._util import as_shape
 from .tensor import Tensor, wrap
 
-_binary, _unary, _run = dispatch.binary, dispatch.unary, dispatch.run
+_binary, _rbinary, _unary = dispatch.binary, dispatch.rbinary, dispatch.unary
 _B, _U = ops.BINARY, ops.UNARY
 _OPS = ops.OPS
 
@@ -22,7 +22,7 @@ def _bin(name):
         return _binary(op, self, other)
 
     def reflected(self, other):
-        return _run(op, other, self)
+        return _rbinary(op, other, self)
     method.__name__ = name
     return method, reflected
 

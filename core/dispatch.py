@@ -215,6 +215,29 @@ def binary(op, a, b):
     return run(op, a, b)
 
 
+def rbinary(op, a, b):
+    """Fast path for a Python number on the left: 1 - x, 2 / x."""
+    ta = type(a)
+    if (ta is float and b._dtype.category == D.FLOAT) or (ta is int and
+                                                          b._dtype.category == D.INT):
+        out_dtype = op.fast.get(b._dtype)
+        if out_dtype is not None:
+            dev = b._device
+            kernel = (dev._kernels or dev.kernels).get(op.name)
+            if kernel is not None:
+                try:
+                    t = wrap(kernel(a, b._data), dev, out_dtype)
+                except Exception as exc:
+                    raise _kernel_error(op, dev, (a, b), {}, exc) from exc
+                if grad_enabled and b.requires_grad:
+                    record(op, t, (a, b), {})
+                if _observers:
+                    for obs in _observers:
+                        obs(op.name, dev, t)
+                return t
+    return run(op, a, b)
+
+
 def unary(op, a):
     """Fast path for unary elementwise ops."""
     out_dtype = op.fast.get(a._dtype)

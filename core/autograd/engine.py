@@ -85,8 +85,10 @@ class Node:
         if inputs is None:
             raise AutogradError(_FREED)
         uses = self.op.uses
-        for i, (x, v) in enumerate(zip(inputs, self.versions)):
-            if type(x) is Tensor and x._version != v and (uses is None or i in uses):
+        i = -1
+        for x, v in zip(inputs, self.versions):
+            i += 1
+            if v is not None and x._version != v and (uses is None or i in uses):
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{x._dtype.name} tensor of shape "
@@ -209,44 +211,49 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
         pending[id(fn)] = _add(pending.get(id(fn)), g)
         roots.append(fn)
     captured: dict[int, Tensor] = {}
+    anomaly = _anomaly[0]
     for node in _toposort(roots):
         g = pending.pop(id(node), None)
         if g is None:
             continue
-        if node.pre_hooks:
-            for hook in node.pre_hooks:
+        meta = node.meta
+        if meta is not None:
+            for hook in meta.get("pre_hooks", ()):
                 r = hook(g)
                 if r is not None:
                     g = r
-        if node.retained is not None:
-            t = node.retained()
+            retained = meta.get("retained")
+            t = retained() if retained is not None else None
             if t is not None:
                 t._set_meta("grad", g if t.grad is None else t.grad + g)
         if want is not None and id(node) in want:
             captured[id(node)] = g
         grads = node.apply(g)
-        if _anomaly[0]:
+        if anomaly:
             _check_anomaly(node, grads)
         for edge, x, gi in zip(node.next, node.inputs, grads):
             if edge is None or gi is None:
                 continue
-            if type(gi) is not Tensor and callable(gi):
-                gi = gi()               # a lazy rule: computed only when an input needs it
             if type(gi) is not Tensor:
-                raise AutogradError(f"{node.name()} returned a {type(gi).__name__} gradient; "
-                                    "expected a Tensor")
-            gi = _unbroadcast(gi, x._data.shape)
+                if callable(gi):
+                    gi = gi()           # a lazy rule: computed only when an input needs it
+                if type(gi) is not Tensor:
+                    raise AutogradError(f"{node.name()} returned a {type(gi).__name__} "
+                                        "gradient; expected a Tensor")
+            if gi._data.shape != x._data.shape:
+                gi = _unbroadcast(gi, x._data.shape)
             if gi._dtype is not x._dtype:
                 gi = gi.to(x._dtype)
-            if isinstance(edge, Node):
-                pending[id(edge)] = _add(pending.get(id(edge)), gi)
-            else:
+            if type(edge) is Node:
                 key = id(edge)
-                if want is not None:
-                    if key in want:
-                        leaf_grads[key] = _add(leaf_grads.get(key), gi)
-                elif accumulate:
-                    _accumulate(edge, gi)
+                prev = pending.get(key)
+                pending[key] = gi if prev is None else prev + gi
+            elif want is not None:
+                key = id(edge)
+                if key in want:
+                    leaf_grads[key] = _add(leaf_grads.get(key), gi)
+            elif accumulate:
+                _accumulate(edge, gi)
         if not retain_graph:
             node.inputs = None
             node.out = None
