@@ -1,0 +1,171 @@
+"""Tensor API as PyTorch users know it: creation, attributes, conversion, repr, operators."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember.errors import EmberError
+
+
+def test_creation():
+    assert ember.zeros(2, 3).shape == (2, 3) and ember.zeros((2, 3)).tolist() == [[0.0] * 3] * 2
+    assert ember.ones([2]).dtype is ember.float32
+    assert ember.full((2,), 7).dtype is ember.int64 and ember.full((2,), 7).tolist() == [7, 7]
+    assert ember.full((1,), True).dtype is ember.bool
+    assert ember.empty(3).shape == (3,)
+    x = ember.arange(6).reshape(2, 3)
+    assert ember.zeros_like(x).dtype is ember.int64 and ember.ones_like(x).sum().item() == 6
+    assert ember.full_like(x, 2.5, dtype=ember.float64).tolist() == [[2.5] * 3] * 2
+    assert ember.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert ember.arange(5, 0, -2).tolist() == [5, 3, 1]
+    np.testing.assert_allclose(ember.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5))
+    assert ember.eye(2, 3).tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert ember.tensor(3.5).ndim == 0 and ember.tensor(3.5).item() == 3.5
+    assert ember.tensor([[1, 2], [3, 4]]).T.tolist() == [[1, 3], [2, 4]]
+    assert ember.tensor(np.arange(3, dtype=np.int32)).dtype is ember.int32
+    a = np.arange(4.0)
+    shared = ember.from_numpy(a)
+    a[0] = 10
+    assert shared[0].item() == 10 and shared.dtype is ember.float64
+    copied = ember.tensor(a)
+    a[1] = 20
+    assert copied[1].item() == 1.0
+    assert ember.as_tensor(a).dtype is ember.float64
+    with pytest.raises(EmberError, match="arange: step must be nonzero"):
+        ember.arange(0, 3, 0)
+    with pytest.raises(EmberError, match="negative dimension"):
+        ember.zeros(-1)
+    with pytest.raises(TypeError, match="not a constructor"):
+        ember.Tensor([1, 2])
+
+
+def test_random_is_seeded_and_distributed():
+    ember.manual_seed(123)
+    a = ember.randn(1000)
+    ember.manual_seed(123)
+    b = ember.randn(1000)
+    assert a.tolist() == b.tolist()
+    assert abs(a.mean().item()) < 0.15 and abs(a.std().item() - 1) < 0.1
+    r = ember.rand(1000)
+    assert 0 <= r.amin().item() and r.amax().item() < 1
+    i = ember.randint(3, 7, (500,))
+    assert i.dtype is ember.int64 and set(i.tolist()) == {3, 4, 5, 6}
+    n = ember.normal(5.0, 0.1, (200,))
+    assert abs(n.mean().item() - 5.0) < 0.05
+    g = ember.Generator().manual_seed(7)
+    p1 = ember.randperm(10, generator=g).tolist()
+    p2 = ember.randperm(10, generator=ember.Generator().manual_seed(7)).tolist()
+    assert p1 == p2 and sorted(p1) == list(range(10))
+
+
+def test_attributes():
+    x = ember.zeros(2, 3, 4)
+    assert x.shape == ember.Size([2, 3, 4]) and x.size() == (2, 3, 4) and x.size(-1) == 4
+    assert x.ndim == 3 and x.dim() == 3 and x.numel() == 24 and len(x) == 2
+    assert x.dtype is ember.float32 and x.device == ember.device("cpu")
+    assert x.mT.shape == (2, 4, 3) and x.is_leaf and not x.requires_grad
+    assert repr(x.shape) == "ember.Size([2, 3, 4])"
+    assert x.element_size() == 4 and x.is_floating_point()
+
+
+def test_conversion():
+    x = ember.tensor([[1.5, 2.0], [3.0, 4.0]])
+    assert x.tolist() == [[1.5, 2.0], [3.0, 4.0]]
+    assert x[0, 0].item() == 1.5 and float(x[0, 0]) == 1.5 and int(x[1, 1]) == 4
+    assert [r.tolist() for r in x] == [[1.5, 2.0], [3.0, 4.0]]
+    assert isinstance(x.numpy(), np.ndarray) and np.asarray(x).shape == (2, 2)
+    assert x.to(ember.int64).tolist() == [[1, 2], [3, 4]]
+    assert x.to("cpu") is x and x.to(x) is x
+    assert x.double().dtype is ember.float64 and x.half().dtype is ember.float16
+    assert x.bfloat16().float().tolist() == [[1.5, 2.0], [3.0, 4.0]]
+    assert x.long().dtype is ember.int64 and x.bool().all().item() is True
+    with pytest.raises(EmberError, match="only one element|1 elements|4 elements"):
+        x.item()
+    with pytest.raises(EmberError, match="ambiguous"):
+        bool(x)
+    with pytest.raises(EmberError, match="requires grad"):
+        x.requires_grad_().numpy()
+    with pytest.raises(EmberError, match="do not pickle"):
+        import pickle
+        pickle.dumps(ember.ones(1))
+
+
+def test_repr_like_pytorch():
+    assert repr(ember.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(ember.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(ember.tensor([0.5])) == "tensor([0.5000])"
+    assert repr(ember.tensor([1, 2], dtype=ember.int32)) == "tensor([1, 2], dtype=ember.int32)"
+    assert repr(ember.tensor([True, False])) == "tensor([ True, False])"
+    x = ember.ones(2, requires_grad=True)
+    assert repr(x) == "tensor([1., 1.], requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 2.], grad_fn=<MulBackward0>)"
+    assert repr(ember.zeros(0, 3)) == "tensor([], size=(0, 3))"
+    assert "dtype=ember.float64" in repr(ember.zeros(1, dtype=ember.float64))
+
+
+def test_operators_and_inplace():
+    x = ember.tensor([1.0, 2.0, 3.0])
+    assert (2 - x).tolist() == [1, 0, -1] and (6 / x).tolist() == [6, 3, 2]
+    assert (x ** 2).tolist() == [1, 4, 9] and (2 ** x).tolist() == [2, 4, 8]
+    assert (x % 2).tolist() == [1, 0, 1] and (x // 2).tolist() == [0, 1, 1]
+    assert (-x).tolist() == [-1, -2, -3] and abs(-x).tolist() == [1, 2, 3]
+    assert ((x > 1) & (x < 3)).tolist() == [False, True, False]
+    assert (~(x > 1)).tolist() == [True, False, False]
+    m = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert (m @ m).tolist() == [[7, 10], [15, 22]]
+    y = x.clone()
+    y += 1
+    y *= 2
+    y.sub_(1).div_(ember.tensor(2.0))
+    assert y.tolist() == [1.5, 2.5, 3.5] and x.tolist() == [1, 2, 3]
+    y.add_(x, alpha=2).clamp_(max=6.0)
+    assert y.tolist() == [3.5, 6.0, 6.0]
+    z = ember.zeros(3)
+    z.copy_(x)
+    z.zero_()
+    z.fill_(4)
+    assert z.tolist() == [4, 4, 4]
+    i = ember.arange(3)
+    with pytest.raises(EmberError, match="can't be cast"):
+        i += 0.5
+    with pytest.raises(EmberError, match="doesn't match the broadcast shape"):
+        ember.zeros(3).add_(ember.zeros(2, 3))
+
+
+def test_views_share_memory_like_pytorch():
+    x = ember.zeros(3, 4)
+    row = x[1]
+    row += 1
+    x[:, 0] = 5.0
+    assert x[1].tolist() == [5, 1, 1, 1] and row.tolist() == [5, 1, 1, 1]
+    v = x.view(12)
+    v[0] = -1
+    assert x[0, 0].item() == -1
+
+
+def test_shape_functions():
+    x = ember.arange(24).reshape(2, 3, 4)
+    assert x.flatten(1).shape == (2, 12) and x.unsqueeze(0).squeeze(0).shape == (2, 3, 4)
+    assert x.transpose(0, 2).shape == (4, 3, 2) and x.permute(1, 2, 0).shape == (3, 4, 2)
+    assert x.movedim(0, -1).shape == (3, 4, 2) and x.expand(5, 2, 3, 4).shape == (5, 2, 3, 4)
+    assert [t.shape for t in x.chunk(3, 1)] == [(2, 1, 4)] * 3
+    assert ember.stack([x, x]).shape == (2, 2, 3, 4)
+    assert x.max().item() == 23 and x.max(1).values.shape == (2, 4)
+    assert x.float().mean(dim=(0, 2)).shape == (3,)
+
+
+def test_import_is_light():
+    code = ("import sys, time; t = time.perf_counter(); import ember; "
+            "dt = time.perf_counter() - t; "
+            "bad = [m for m in ('ember.backends.cpu', 'cupy', 'pyopencl', 'torch', 'rich', "
+            "'ember.nn', 'safetensors') if m in sys.modules]; print(dt, bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    seconds, bad = out.stdout.split(maxsplit=1)
+    assert bad.strip() == "[]"
+    # the budget is 0.25 s including NumPy; allow slack for a loaded 2-core CI machine
+    assert float(seconds) < 1.0
