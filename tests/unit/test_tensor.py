@@ -4,10 +4,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember.errors import EmberError
 
 
