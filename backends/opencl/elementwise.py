@@ -68,8 +68,11 @@ def _scalar(value, dtype: str):
     c = COMPUTE[dtype]
     if dtype == "bool":
         return np.uint8(bool(value))
-    if c in ("float", "double"):
-        return np.float32(value) if c == "float" else np.float64(value)
+    if c == "float":
+        with np.errstate(over="ignore"):   # 1e300 becomes inf, as in PyTorch
+            return np.float32(value)
+    if c == "double":
+        return np.float64(value)
     return np.array(int(value)).astype(D.get_dtype(dtype).np)[()]
 
 

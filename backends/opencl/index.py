@@ -142,7 +142,11 @@ def scatter_add(x: CLArray, index: CLArray, src: CLArray, *, axis: int) -> CLArr
 
 
 def index_add(x: CLArray, index: CLArray, src: CLArray, *, axis: int) -> CLArray:
-    # index_add is scatter_add with the 1-D index broadcast over src's other axes
+    # index_add is scatter_add with the flattened index broadcast over src's other axes
+    from .movement import reshape
+    k = index.size
+    index = reshape(index, shape=(k,))
+    src = reshape(src, shape=x.shape[:axis] + (k,) + x.shape[axis + 1:])
     istrides = tuple(index.strides[0] if d == axis else 0 for d in range(src.ndim))
     return _scatter("index_add", x, index.view(src.shape, istrides, index.offset), src, axis)
 
