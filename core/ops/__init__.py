@@ -4,6 +4,8 @@ OPS (name -> Op) is the registry of primitives every backend implements.
 """
 from __future__ import annotations
 
+import types as _types
+
 from ._op import OPS, Op
 from .creation import (
                        Generator,
@@ -112,4 +114,6 @@ logical_xor = BINARY["logical_xor"]
 subtract, multiply, divide, true_divide = sub, mul, div, div
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-__all__ = sorted(k for k in dir() if not k.startswith("_"))
+# functions only: the family modules (ops.nn, ...) must not shadow ember.nn on `import *`
+__all__ = sorted(k for k, v in globals().items()
+                 if not k.startswith("_") and not isinstance(v, _types.ModuleType))
