@@ -1,7 +1,7 @@
 """Neural-network layers, losses and initialisers (ember.nn)."""
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import (
                          ELU,
                          GELU,
@@ -19,8 +19,10 @@ from .activation import (
                          Softplus,
                          Tanh,
 )
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .dropout import Dropout, Dropout2d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
                          BCELoss,
@@ -34,13 +36,20 @@ from .loss import (
                          SmoothL1Loss,
 )
 from .module import IncompatibleKeys, Module, RemovableHandle, StateDictError
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Buffer, Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Buffer", "Conv1d",
-    "Conv2d", "ConvTranspose2d", "CrossEntropyLoss", "ELU", "Flatten", "GELU", "Hardtanh",
-    "HuberLoss", "Identity", "IncompatibleKeys", "KLDivLoss", "L1Loss", "LeakyReLU", "Linear",
-    "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Mish", "Module", "ModuleDict",
-    "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "RemovableHandle", "Sequential",
-    "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "StateDictError",
-    "Tanh", "Unflatten", "functional", "init"]
+__all__ = [
+    "Module", "Parameter", "Buffer", "StateDictError", "IncompatibleKeys", "RemovableHandle",
+    "Sequential", "ModuleList", "ModuleDict",
+    "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
+    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+    "GroupNorm", "Embedding", "Dropout", "Dropout2d", "MultiheadAttention",
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
+    "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax",
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss",
+    "functional", "init", "utils",
+]

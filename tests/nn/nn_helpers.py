@@ -21,3 +21,33 @@ def copy_weights(torch_module, ember_module) -> None:
     """Load a torch module's state dict into the ember twin (same keys and shapes)."""
     ember_module.load_state_dict({k: to_ember(v) for k, v in
                                   torch_module.state_dict().items()})
+
+
+def check_layer(torch, tmod, emod, *arrays, rtol=1e-7, atol=1e-9, kwargs=None,
+                seed=0) -> None:
+    """Forward and backward of a torch module and its ember twin (weights copied) on the
+    same inputs: outputs, input gradients and parameter gradients must agree."""
+    kwargs = kwargs or {}
+    copy_weights(tmod, emod)
+    t_in = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    e_in = [ember.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    t_out, e_out = tmod(*t_in, **kwargs), emod(*e_in, **kwargs)
+    if isinstance(t_out, tuple):
+        t_out, e_out = t_out[0], e_out[0]
+    np.testing.assert_allclose(to_numpy(e_out), to_numpy(t_out), rtol=rtol, atol=atol,
+                               err_msg="forward")
+    upstream = np.random.default_rng(seed).standard_normal(tuple(t_out.shape))
+    t_out.backward(torch.tensor(upstream, dtype=t_out.dtype))
+    e_out.backward(ember.tensor(upstream, dtype=e_out.dtype))
+    for i, (t, e) in enumerate(zip(t_in, e_in)):
+        if t.grad is not None:
+            np.testing.assert_allclose(to_numpy(e.grad), to_numpy(t.grad), rtol=rtol,
+                                       atol=atol, err_msg=f"grad of input {i}")
+    t_params = dict(tmod.named_parameters())
+    for name, p in emod.named_parameters():
+        q = t_params[name]
+        if q.grad is None:
+            assert p.grad is None, name
+            continue
+        np.testing.assert_allclose(to_numpy(p.grad), to_numpy(q.grad), rtol=rtol, atol=atol,
+                                   err_msg=f"grad of {name}")

@@ -1,0 +1,34 @@
+"""Dropout layers (ember's seeded host stream draws the masks)."""
+from __future__ import annotations
+
+from ..errors import EmberValueError
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+
+class _DropoutNd(Module):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise EmberValueError(f"{type(self).__name__}: dropout probability has to be "
+                                  f"between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero elements with probability p during training, scaling the rest by 1/(1-p)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels with probability p during training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -1,0 +1,440 @@
+"""Learning-rate schedulers: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR,
+LinearLR, OneCycleLR and ReduceLROnPlateau, with torch.optim.lr_scheduler's formulas.
+
+Call scheduler.step() after optimizer.step().  A scheduler's state_dict holds only numbers,
+strings, lists and dicts, so ember.save can store it.
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import EmberTypeError, EmberValueError
+from .optimizer import Optimizer
+
+__all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+           "LambdaLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+
+
+def _check_optimizer(name: str, optimizer) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise EmberTypeError(f"{name}: {type(optimizer).__name__} is not an Optimizer; pass "
+                             "the optimizer whose learning rates it should schedule")
+
+
+class LRScheduler:
+    """Base class: subclasses define get_lr() (the recursive form torch uses) and, where
+    torch has one, _get_closed_form_lr() for step(epoch)."""
+
+    _is_initial = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        _check_optimizer(type(self).__name__, optimizer)
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise EmberValueError(
+                        f"{type(self).__name__}: param 'initial_lr' is not specified in "
+                        f"param_groups[{i}] when resuming with last_epoch={last_epoch}; load "
+                        "the optimizer's state_dict first (or use last_epoch=-1)")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def get_lr(self) -> list[float]:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
+
+    def _current(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def step(self, epoch: int | None = None) -> None:
+        self._step_count += 1
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed = getattr(self, "_get_closed_form_lr", None)
+            values = closed() if closed is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._current()
+
+    def get_last_lr(self) -> list[float]:
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("optimizer", "_is_initial") and not callable(v)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "optimizer"})
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group)."""
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer("LambdaLR", optimizer)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise EmberValueError(f"LambdaLR: expected {len(optimizer.param_groups)} "
+                                      f"lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas,
+                                                                 self.base_lrs)]
+
+    def state_dict(self) -> dict[str, Any]:
+        # the functions themselves are code, not state: they are not saved (as in torch)
+        return {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+
+
+class StepLR(LRScheduler):
+    """Multiply the lr by gamma every step_size epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        if step_size <= 0:
+            raise EmberValueError(f"StepLR: step_size must be positive, got {step_size}")
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by gamma at each milestone epoch."""
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = Counter(int(m) for m in milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch not in self.milestones:
+            return self._current()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect_right(milestones, self.last_epoch)
+                for base in self.base_lrs]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["milestones"] = sorted(self.milestones.elements())
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        self.milestones = Counter(int(m) for m in state_dict["milestones"])
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the lr by gamma every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Anneal the lr from its initial value to eta_min along half a cosine over T_max
+    epochs (and back up after, as torch's recursive form does)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1) -> None:
+        if T_max <= 0:
+            raise EmberValueError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        t, T, low = self.last_epoch, self.T_max, self.eta_min  # noqa: N806
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and t > 0:
+            return [low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (t - 1 - T) % (2 * T) == 0:
+            return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2
+                    for base, lr in zip(self.base_lrs, self._current())]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+                * (lr - low) + low for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min) *
+                (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the lr linearly from start_factor to end_factor over total_iters epochs."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise EmberValueError(f"LinearLR: start_factor must be in (0, 1], got "
+                                  f"{start_factor}")
+        if end_factor > 1.0 or end_factor < 0:
+            raise EmberValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._current()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        span = self.end_factor - self.start_factor
+        return [lr * (1.0 + span / (self.total_iters * self.start_factor
+                                    + (self.last_epoch - 1) * span))
+                for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * (self.start_factor + (self.end_factor - self.start_factor)
+                        * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base in self.base_lrs]
+
+
+def _per_group(name: str, optimizer: Optimizer, value) -> list:
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise EmberValueError(f"OneCycleLR: expected {len(optimizer.param_groups)} values "
+                                  f"for {name}, got {len(value)}")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: warm up to max_lr, then anneal far below the initial lr; the
+    momentum (or Adam's beta1) cycles the other way.  Step it after every batch."""
+
+    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None,
+                 pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False, last_epoch: int = -1) -> None:
+        _check_optimizer("OneCycleLR", optimizer)
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise EmberValueError(f"OneCycleLR: expected a positive integer total_steps, "
+                                      f"got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if epochs <= 0 or steps_per_epoch <= 0:
+                raise EmberValueError(f"OneCycleLR: epochs and steps_per_epoch must be "
+                                      f"positive, got {epochs} and {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise EmberValueError("OneCycleLR: you must define either total_steps OR "
+                                  "(epochs AND steps_per_epoch)")
+        if not 0.0 <= pct_start <= 1.0:
+            raise EmberValueError(f"OneCycleLR: expected a float between 0 and 1 for "
+                                  f"pct_start, got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise EmberValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', "
+                                  f"got {anneal_strategy!r}")
+        n = self.total_steps
+        up = float(pct_start * n) - 1
+        if three_phase:
+            self._schedule_phases = [
+                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=float(2 * pct_start * n) - 2, start_lr="max_lr",
+                     end_lr="initial_lr", start_momentum="base_momentum",
+                     end_momentum="max_momentum"),
+                dict(end_step=n - 1, start_lr="initial_lr", end_lr="min_lr",
+                     start_momentum="max_momentum", end_momentum="max_momentum")]
+        else:
+            self._schedule_phases = [
+                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=n - 1, start_lr="max_lr", end_lr="min_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum")]
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for top, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            defaults = optimizer.defaults
+            if "momentum" not in defaults and "betas" not in defaults:
+                raise EmberValueError("OneCycleLR: optimizer must support momentum or beta1 "
+                                      "with the cycle_momentum option enabled")
+            self.use_beta1 = "betas" in defaults
+            highs = _per_group("max_momentum", optimizer, max_momentum)
+            lows = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(highs, lows, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (high, *group["betas"][1:])
+                    else:
+                        group["momentum"] = high
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise EmberValueError(f"OneCycleLR: tried to step {step} times; the specified "
+                                  f"number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal(group[phase["start_momentum"]],
+                                                group[phase["end_momentum"]], pct)
+                    break
+                start = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the lr by factor once a metric has stopped improving for patience epochs."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr=0, eps: float = 1e-8) -> None:
+        _check_optimizer("ReduceLROnPlateau", optimizer)
+        if factor >= 1.0:
+            raise EmberValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
+        if mode not in ("min", "max"):
+            raise EmberValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got "
+                                  f"{mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise EmberValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', "
+                                  f"got {threshold_mode!r}")
+        self.optimizer = optimizer
+        self.factor = factor
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise EmberValueError(f"ReduceLROnPlateau: expected "
+                                      f"{len(optimizer.param_groups)} min_lrs, got "
+                                      f"{len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = self._current()
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch: int | None = None) -> None:  # type: ignore[override]
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0          # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = self._current()
+
+    def _reduce_lr(self) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise EmberValueError(
+                    f"ReduceLROnPlateau: the optimizer has {len(self.optimizer.param_groups)} "
+                    f"param groups but min_lrs has {len(self.min_lrs)} entries; update "
+                    "scheduler.min_lrs after adding a param group")
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old = float(group["lr"])
+            new = max(old * self.factor, self.min_lrs[i])
+            if old - new > self.eps:
+                group["lr"] = new
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" \
+                else a < best - self.threshold
+        return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" \
+            else a > best + self.threshold
+
