@@ -1,8 +1,9 @@
 """Indexing primitives (take, gather, index_add, scatter_add, index_put, nonzero, assign)
 and the __getitem__/__setitem__ logic built on them.
 
-Kernel signatures: take(x, index, *, axis) as numpy.take; index_add(x, index, src, *, axis)
--> a copy of x with src added at index along axis, repeats accumulating; gather(x, index,
+Kernel signatures: take(x, index, *, axis) as numpy.take with a 1-D index; index_add(x, index,
+src, *, axis) -> a copy of x with src added at the 1-D index along axis, repeats
+accumulating; gather(x, index,
 *, axis) as torch.gather; scatter_add(x, index, src, *, axis) as torch.scatter_add
 (out of place); index_put(x, index, values) -> a copy of flat x with x[index] = values
 (index: int64, values: same shape, last write wins); nonzero(x) -> int64 (count, ndim);
@@ -87,6 +88,11 @@ def take(x: Tensor, index: Tensor, axis: int) -> Tensor:
     _check_index_dtype("take", index)
     axis = norm_dim(axis, x.ndim, "take")
     index = _bounds("take", index.to(D.int64), x._data.shape[axis] if x.ndim else 1)
+    if index.ndim != 1:
+        # backends see 1-D indices only (for take and for index_add, its gradient)
+        shape = x._data.shape
+        flat = run(take_op, x, index.reshape(-1), axis=axis)
+        return flat.reshape(shape[:axis] + index._data.shape + shape[axis + 1:])
     return run(take_op, x, index, axis=axis)
 
 
@@ -98,6 +104,10 @@ def index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
     _check_index_dtype("index_add", index)
     axis = norm_dim(axis, x.ndim, "index_add")
     index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
+    if index.ndim != 1:
+        shape = src._data.shape
+        src = src.reshape(shape[:axis] + (-1,) + shape[axis + index.ndim:])
+        index = index.reshape(-1)
     return run(index_add_op, x, index, src, axis=axis)
 
 
