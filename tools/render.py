@@ -91,13 +91,19 @@ def _memory(value) -> str:
     return f"{value / 2**30:.1f} GiB" if value >= 2**30 else f"{value / 2**20:.0f} MiB"
 
 
+def _short(text: str, words: int) -> str:
+    """The head of a long driver string: 'OpenCL 3.0 PoCL HSTR: ...' -> 'OpenCL 3.0'."""
+    head = text.split(" (")[0]
+    return " ".join(head.split()[:words])
+
+
 def devices_table(rows: list[dict]):
-    """The device table of `ember devices` and the doctor."""
-    table = _table("device", "name", "kind", "platform / version", "memory", "fp64", "fp16")
+    """The device table of `ember devices` and the doctor (full strings are in --json)."""
+    table = _table("device", "name", "kind", "platform", "version", "memory", "fp64", "fp16")
     for row in rows:
         for d in row["devices"]:
-            platform = " / ".join(x for x in (d["platform"], d["version"]) if x)
-            table.add_row(d["device"], _text(d["name"]), d["kind"], _text(platform),
+            table.add_row(d["device"], _text(d["name"]), d["kind"],
+                          _text(_short(d["platform"], 3)), _text(_short(d["version"], 2)),
                           _memory(d["memory"]), "yes" if d["fp64"] else "no",
                           "yes" if d["fp16"] else "no")
     return table
