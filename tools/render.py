@@ -118,7 +118,8 @@ def backends_table(rows: list[dict], drivers: dict):
         else:
             why = _text(row["reason"])
             hardware, seen = driver_note(row["type"], drivers)
-            if seen and not hardware:
+            # the probe may have said it already ("no NVIDIA driver was found (...)")
+            if seen and not hardware and seen.split(" (")[0] not in row["reason"]:
                 why.append(f"; {seen}")
             if row["fix"]:
                 why.append(f"\nfix: {row['fix']}", style="bold")

@@ -32,6 +32,18 @@ def _softmax(x, *, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _tanh_backward(g, out):
+    r = np.multiply(out, out)          # g * (1 - out^2) with one temporary
+    np.subtract(1, r, out=r)
+    return np.multiply(g, r, out=r)
+
+
+def _sigmoid_backward(g, out):
+    r = np.subtract(1, out)            # g * out * (1 - out) with one temporary
+    np.multiply(r, out, out=r)
+    return np.multiply(g, r, out=r)
+
+
 def _ufunc_reduce(ufunc, general):
     reduce = ufunc.reduce
 
@@ -57,6 +69,9 @@ class CPUBackend:
         for name in _QUIET:
             table[name] = _quiet(table[name])
         table["softmax"] = _quiet(_softmax)          # a composite's faster kernel
+        # fused gradient kernels the engine uses when create_graph is off
+        table["tanh_backward"] = _tanh_backward
+        table["sigmoid_backward"] = _sigmoid_backward
         # the ufuncs' reduce skips np.sum's Python wrapper: a microsecond on small tensors
         for name, ufunc in (("sum", np.add), ("prod", np.multiply), ("max", np.maximum),
                             ("min", np.minimum), ("any", np.logical_or),

@@ -18,6 +18,17 @@ from ._op import declare, rule_bool, rule_float, rule_same
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+def _fused(name, g, out, composite):
+    """A backend's fused gradient kernel when no graph of the gradient is being built
+    (create_graph=False); otherwise the rule written with ops, which differentiates again."""
+    from .. import dispatch
+    if not dispatch.grad_enabled and g._dtype is out._dtype and g._device is out._device:
+        kernel = g._device.kernels.get(name)
+        if kernel is not None:
+            return (dispatch.wrap(kernel(g._data, out._data), g._device, g._dtype),)
+    return (composite(),)
+
+
 def _zero(g, out, x):
     return (g * 0,)
 
@@ -66,8 +77,10 @@ _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,)
    save_out=True)
 _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),))
 _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),))
-_u("tanh", rule_float, "float", lambda g, out, x: (g * (1 - out * out),), save_out=True)
-_u("sigmoid", rule_float, "float", lambda g, out, x: (g * out * (1 - out),), save_out=True)
+_u("tanh", rule_float, "float", save_out=True, vjp=lambda g, out, x: _fused(
+    "tanh_backward", g, out, lambda: g * (1 - out * out)))
+_u("sigmoid", rule_float, "float", save_out=True, vjp=lambda g, out, x: _fused(
+    "sigmoid_backward", g, out, lambda: g * out * (1 - out)))
 _u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,))
 _u("floor", rule_same, "same_nobool", _zero)
 _u("ceil", rule_same, "same_nobool", _zero)
