@@ -146,12 +146,13 @@ class Runtime:
                 "fix: update the OpenCL driver (or PoCL: pip install -U "
                 "pocl-binary-distribution) and report this with the log") from None
 
-    def launch(self, kernel, n: int, *args, local: int | None = None) -> None:
-        """Run `kernel` over n work-items (rounded up to whole work-groups)."""
+    def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0) -> None:
+        """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`."""
         if n <= 0:
             return
         size = local or self.local_size
-        kernel(self.queue, (-(-n // size) * size,), (size,), *args)
+        kernel(self.queue, (-(-n // size) * size,), (size,), *args,
+               global_offset=(offset,) if offset else None)
 
     def launch_nd(self, kernel, global_size, local_size, *args) -> None:
         kernel(self.queue, global_size, local_size, *args)
