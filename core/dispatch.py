@@ -42,6 +42,11 @@ def set_observers(observers) -> None:
     _observers = tuple(observers)
 
 
+def _observe(name, device, result) -> None:
+    for obs in _observers:
+        obs(name, device, result)
+
+
 def get_fallback() -> str:
     return _fallback
 
@@ -145,8 +150,7 @@ def run(op, *inputs, **attrs):
                 record(op, result, inputs, attrs)
                 break
     if _observers:
-        for obs in _observers:
-            obs(op.name, device, result)
+        _observe(op.name, device, result)
     return result
 
 
@@ -170,8 +174,7 @@ def direct(op, device, out_dtype, inputs, attrs):
                 record(op, result, inputs, attrs)
                 break
     if _observers:
-        for obs in _observers:
-            obs(op.name, device, result)
+        _observe(op.name, device, result)
     return result
 
 
@@ -192,8 +195,7 @@ def binary(op, a, b):
                     if grad_enabled and (a.requires_grad or b.requires_grad):
                         record(op, t, (a, b), {})
                     if _observers:
-                        for obs in _observers:
-                            obs(op.name, dev, t)
+                        _observe(op.name, dev, t)
                     return t
     elif (tb is float and a._dtype.category == D.FLOAT) or (
             tb is int and a._dtype.category == D.INT):
@@ -209,8 +211,7 @@ def binary(op, a, b):
                 if grad_enabled and a.requires_grad:
                     record(op, t, (a, b), {})
                 if _observers:
-                    for obs in _observers:
-                        obs(op.name, dev, t)
+                    _observe(op.name, dev, t)
                 return t
     return run(op, a, b)
 
@@ -232,8 +233,7 @@ def rbinary(op, a, b):
                 if grad_enabled and b.requires_grad:
                     record(op, t, (a, b), {})
                 if _observers:
-                    for obs in _observers:
-                        obs(op.name, dev, t)
+                    _observe(op.name, dev, t)
                 return t
     return run(op, a, b)
 
@@ -252,8 +252,7 @@ def unary(op, a):
             if grad_enabled and a.requires_grad:
                 record(op, t, (a,), {})
             if _observers:
-                for obs in _observers:
-                    obs(op.name, dev, t)
+                _observe(op.name, dev, t)
             return t
     return run(op, a)
 

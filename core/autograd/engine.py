@@ -288,24 +288,16 @@ def _accumulate(leaf: Tensor, g: Tensor) -> None:
 
 def _check_anomaly(node, grads):
     from .. import ops
+    from .grad_mode import no_grad
     for gi in grads:
         if type(gi) is Tensor and gi._dtype.category == 2:
-            with _no_grad():
+            with no_grad():
                 bad = not bool(ops.all(ops.isfinite(gi)).item())
             if bad:
                 raise AutogradError(
                     f"Function '{node.name()}' returned nan or inf values in its gradient. "
                     f"The forward op ({node.op.name}) was called at:\n"
                     f"{(node.meta or {}).get('anomaly', '?')}")
-
-
-class _no_grad:
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
 
 
 def retain(t: Tensor) -> None:

@@ -34,18 +34,21 @@ class enable_grad(_Mode):
     _value = True
 
 
+def _decorate(fn, value: bool):
+    """fn run with grad mode set to value on every call."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with set_grad_enabled(value):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 class inference_mode(_Mode):
     def __init__(self, mode: bool = True):
         self._value = not mode
 
     def __call__(self, fn):
-        value = self._value
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(value):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, self._value)
 
 
 class set_grad_enabled(_Mode):
@@ -61,13 +64,7 @@ class set_grad_enabled(_Mode):
 
     def __call__(self, fn):
         dispatch.grad_enabled = self._prev          # used as a decorator: undo the call
-        value = self._value
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(value):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, self._value)
 
 
 def is_grad_enabled() -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as D
+from ..autograd.grad_mode import no_grad
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, ShapeError
 from ..tensor import Tensor
@@ -58,7 +59,7 @@ def _bounds(name, index: Tensor, size: int):
     """Indices must lie in [-size, size): checked here so no backend reads out of range."""
     if index.numel() == 0:
         return index
-    with _NoGrad():
+    with no_grad():
         lo, hi = int(index.min().item()), int(index.max().item())
     if lo < -size or hi >= size:
         bad = hi if hi >= size else lo
@@ -72,15 +73,6 @@ def _bounds(name, index: Tensor, size: int):
 def _wrap_negative(index, size):
     from .elementwise import where
     return where(index < 0, index + size, index)
-
-
-class _NoGrad:
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
 
 
 def take(x: Tensor, index: Tensor, axis: int) -> Tensor:
