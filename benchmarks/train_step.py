@@ -1,0 +1,330 @@
+"""Time per training step: ember CPU vs PyTorch CPU vs hand-written NumPy, side by side.
+
+Two models, each one step = forward, cross-entropy, backward, SGD (momentum 0.9) update:
+- MLP 784-256-256-10, batch 128;
+- the `ember demo` CNN (conv3x3(1->16) relu maxpool2, conv3x3(16->32) relu maxpool2,
+  linear 128->10) on 1x8x8 images, batch 32 (the demo's).
+The NumPy version is the practical floor: the same math with a manual backward, no graph,
+no dispatch.  All three start from the same weights and data, and one step of each is
+checked against the others before timing.  Medians in ms and ratios to NumPy.
+
+    python benchmarks/train_step.py [--steps 50] [--threads 1] [--profile]
+
+--threads sets the BLAS (and PyTorch) thread count for all three; 1 by default, which
+compares the implementations rather than the thread pools and stays steady on a busy
+machine.
+
+--profile runs cProfile over ember's steps and prints where the time goes: kernel time
+(NumPy calls) against ember's own Python (dispatch, autograd, modules, optimizer).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import time
+
+import ember
+import ember.optim
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+LR, MOMENTUM = 0.01, 0.9
+
+
+def median_ms(steps: dict, count: int) -> dict:
+    """Median ms per step of each implementation, timed in turn (round robin) so that a
+    change in machine load hits all of them alike."""
+    times: dict = {name: [] for name in steps}
+    for i in range(count + 3):                   # the first 3 rounds warm up
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            step()
+            if i >= 3:
+                times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
+# --- the NumPy floor ---------------------------------------------------------------------------
+
+def _softmax_xent(logits, y):
+    """Loss and d loss / d logits of mean cross-entropy."""
+    shifted = logits - logits.max(1, keepdims=True)
+    e = np.exp(shifted)
+    p = e / e.sum(1, keepdims=True)
+    n = len(y)
+    loss = -np.log(p[np.arange(n), y]).mean()
+    p[np.arange(n), y] -= 1.0
+    return loss, p / n
+
+
+def _conv_forward(x, w, b):
+    """3x3, stride 1, padding 1, by im2col: (N,C,H,W) -> (N,O,H,W); keeps cols for backward."""
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = sliding_window_view(xp, (3, 3), axis=(2, 3))             # N,C,H,W,3,3
+    cols = cols.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * wd, c * 9)
+    out = cols @ w.reshape(len(w), -1).T + b                         # N*H*W, O
+    return out.reshape(n, h, wd, -1).transpose(0, 3, 1, 2), cols
+
+
+def _conv_backward(dout, cols, x_shape, w, need_dx):
+    n, c, h, wd = x_shape
+    d = dout.transpose(0, 2, 3, 1).reshape(n * h * wd, -1)           # N*H*W, O
+    dw = (d.T @ cols).reshape(w.shape)
+    db = d.sum(0)
+    if not need_dx:
+        return None, dw, db
+    dcols = (d @ w.reshape(len(w), -1)).reshape(n, h, wd, c, 3, 3)
+    dxp = np.zeros((n, c, h + 2, wd + 2), dout.dtype)
+    for i in range(3):                                               # col2im: 9 shifted adds
+        for j in range(3):
+            dxp[:, :, i:i + h, j:j + wd] += dcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+    return dxp[:, :, 1:-1, 1:-1], dw, db
+
+
+_WINDOW = ((0, 0), (0, 1), (1, 0), (1, 1))       # PyTorch's order: the first max wins
+
+
+def _pool_forward(x):
+    """2x2 max pool, stride 2: the max of the four strided quarters."""
+    q = [x[:, :, i::2, j::2] for i, j in _WINDOW]
+    return np.maximum(np.maximum(q[0], q[1]), np.maximum(q[2], q[3]))
+
+
+def _pool_backward(dout, x, out):
+    grad = np.zeros_like(x)
+    taken = np.zeros(out.shape, bool)
+    for i, j in _WINDOW:
+        hit = (x[:, :, i::2, j::2] == out) & ~taken
+        grad[:, :, i::2, j::2] = dout * hit
+        taken |= hit
+    return grad
+
+
+class NumpyMLP:
+    def __init__(self, params):
+        self.params = [p.copy() for p in params]      # w1 b1 w2 b2 w3 b3, w as (out, in)
+        self.bufs = [np.zeros_like(p) for p in self.params]
+
+    def step(self, x, y):
+        w1, b1, w2, b2, w3, b3 = self.params
+        h1 = x @ w1.T + b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ w2.T + b2
+        a2 = np.maximum(h2, 0)
+        logits = a2 @ w3.T + b3
+        loss, d3 = _softmax_xent(logits, y)
+        da2 = d3 @ w3
+        d2 = da2 * (h2 > 0)
+        da1 = d2 @ w2
+        d1 = da1 * (h1 > 0)
+        grads = [d1.T @ x, d1.sum(0), d2.T @ a1, d2.sum(0), d3.T @ a2, d3.sum(0)]
+        _sgd(self.params, self.bufs, grads)
+        return loss
+
+
+class NumpyCNN:
+    def __init__(self, params):
+        self.params = [p.copy() for p in params]      # cw1 cb1 cw2 cb2 fw fb
+        self.bufs = [np.zeros_like(p) for p in self.params]
+
+    def step(self, x, y):
+        cw1, cb1, cw2, cb2, fw, fb = self.params
+        z1, cols1 = _conv_forward(x, cw1, cb1)
+        r1 = np.maximum(z1, 0)
+        p1 = _pool_forward(r1)
+        z2, cols2 = _conv_forward(p1, cw2, cb2)
+        r2 = np.maximum(z2, 0)
+        p2 = _pool_forward(r2)
+        flat = p2.reshape(len(x), -1)
+        logits = flat @ fw.T + fb
+        loss, d = _softmax_xent(logits, y)
+        dfw, dfb = d.T @ flat, d.sum(0)
+        dp2 = (d @ fw).reshape(p2.shape)
+        dz2 = _pool_backward(dp2, r2, p2) * (z2 > 0)
+        dp1, dcw2, dcb2 = _conv_backward(dz2, cols2, p1.shape, cw2, True)
+        dz1 = _pool_backward(dp1, r1, p1) * (z1 > 0)
+        _, dcw1, dcb1 = _conv_backward(dz1, cols1, x.shape, cw1, False)
+        _sgd(self.params, self.bufs, [dcw1, dcb1, dcw2, dcb2, dfw, dfb])
+        return loss
+
+
+def _sgd(params, bufs, grads):
+    for p, buf, g in zip(params, bufs, grads):
+        buf *= MOMENTUM
+        buf += g
+        p -= LR * buf
+
+
+# --- the frameworks ----------------------------------------------------------------------------
+
+def _mlp(lib):
+    return lib.nn.Sequential(lib.nn.Linear(784, 256), lib.nn.ReLU(), lib.nn.Linear(256, 256),
+                             lib.nn.ReLU(), lib.nn.Linear(256, 10))
+
+
+def _cnn(lib):
+    n = lib.nn
+    return n.Sequential(n.Conv2d(1, 16, 3, padding=1), n.ReLU(), n.MaxPool2d(2),
+                        n.Conv2d(16, 32, 3, padding=1), n.ReLU(), n.MaxPool2d(2),
+                        n.Flatten(), n.Linear(128, 10))
+
+
+def _framework_step(lib, model, x, y):
+    optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def _host_params(model):
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _load(lib, model, params):
+    with lib.no_grad():
+        for p, host in zip(model.parameters(), params):
+            p.copy_(lib.tensor(host))
+
+
+def build(name: str, rng, torch):
+    """(steps by implementation, check values) for one model, all from the same weights."""
+    ember.manual_seed(0)
+    if name == "mlp":
+        model, batch = _mlp(ember), 128
+        x = rng.standard_normal((batch, 784)).astype(np.float32)
+        numpy_model = NumpyMLP
+    else:
+        model, batch = _cnn(ember), 32
+        x = rng.random((batch, 1, 8, 8)).astype(np.float32)
+        numpy_model = NumpyCNN
+    y = rng.integers(0, 10, batch)
+    params = _host_params(model)
+    floor = numpy_model(params)
+    steps = {"numpy": lambda: floor.step(x, y),
+             "ember": _framework_step(ember, model, ember.tensor(x), ember.tensor(y))}
+    models = {"numpy": floor, "ember": model}
+    if torch is not None:
+        tmodel = _mlp(torch) if name == "mlp" else _cnn(torch)
+        _load(torch, tmodel, params)
+        steps["torch"] = _framework_step(torch, tmodel, torch.tensor(x), torch.tensor(y))
+        models["torch"] = tmodel
+    return steps, models
+
+
+def check(name, steps, models):
+    """One step each from equal weights: losses and updated weights must agree."""
+    losses = {k: float(s() if k == "numpy" else s().detach()) for k, s in steps.items()}
+    weights = {k: (m.params if k == "numpy" else
+                   [p.detach().numpy() for p in m.parameters()]) for k, m in models.items()}
+    for k in steps:
+        if abs(losses[k] - losses["numpy"]) > 1e-4 * max(1.0, abs(losses["numpy"])):
+            raise SystemExit(f"{name}: {k} loss {losses[k]} != numpy {losses['numpy']}")
+        for a, b in zip(weights[k], weights["numpy"]):
+            if not np.allclose(a, b, rtol=1e-4, atol=1e-5):
+                raise SystemExit(f"{name}: {k} weights after one step differ from numpy's "
+                                 f"by {np.abs(a - b).max()}")
+
+
+def profile(step, steps: int, top: int) -> None:
+    """Split ember's step into kernel time (each CPU kernel wrapped in a timer) and ember's
+    own Python (the rest), then show which Python functions hold the rest (cProfile with
+    the kernels wrapped, so a kernel's time is not charged to the dispatcher calling it)."""
+    kernels = ember.device("cpu").kernels          # the dict the dispatcher reads
+    originals = dict(kernels)
+    spent: dict = {}
+    calls: dict = {}
+
+    def timed(name, fn):
+        def kernel(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+                calls[name] = calls.get(name, 0) + 1
+        return kernel
+
+    kernels.update({name: timed(name, fn) for name, fn in originals.items()})
+    try:
+        step()
+        spent.clear()
+        calls.clear()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        wall_ms = (time.perf_counter() - t0) * 1e3 / steps
+        timed_spent, timed_calls = dict(spent), dict(calls)   # before cProfile inflates them
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(steps):
+            step()
+        prof.disable()
+    finally:
+        kernels.update(originals)
+    spent, calls = timed_spent, timed_calls
+    kernel_ms = sum(spent.values()) * 1e3 / steps
+    n_calls = sum(calls.values()) / steps
+    print(f"  ember step (kernels timed) {wall_ms:.3f} ms = kernels {kernel_ms:.3f} ms "
+          f"({n_calls:.0f} calls) + ember's Python {wall_ms - kernel_ms:.3f} ms "
+          f"({(wall_ms - kernel_ms) * 1e3 / n_calls:.1f} us per kernel call)")
+    print("  kernels by time per step:")
+    for name in sorted(spent, key=lambda k: -spent[k])[:top]:
+        print(f"    {name:<14}{calls[name] / steps:6.0f} calls {spent[name] * 1e6 / steps:9.1f} us")
+    # functions of the ember package only: backends/ and NumPy run inside the kernels
+    stats = pstats.Stats(prof)
+    own = [(tt, file.split("/core/")[-1], line, func) for (file, line, func), (_, _, tt, _, _)
+           in stats.stats.items() if "/core/" in file]
+    python = sum(o[0] for o in own)
+    print(f"  ember's Python by function (own time; {python * 1e3 / steps:.2f} ms/step under "
+          "cProfile, which inflates it):")
+    for tt, where, line, func in sorted(own, reverse=True)[:top]:
+        print(f"    {tt / python:6.1%}  {where}:{line} {func}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=50, help="timed steps per model")
+    parser.add_argument("--profile", action="store_true", help="profile ember's steps")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS and PyTorch threads (default 1)")
+    args = parser.parse_args()
+    if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
+        # BLAS reads its thread count once, when NumPy loads it: start again with it set
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+    try:
+        import torch
+        torch.set_num_threads(args.threads)
+    except ImportError:
+        torch = None
+    rng = np.random.default_rng(0)
+    print(f"train step, median of {args.steps} (CNN: {args.steps * 4}), {args.threads} "
+          f"thread(s); NumPy {np.__version__}, ember {ember.__version__}, "
+          + (f"PyTorch {torch.__version__}" if torch else "PyTorch not installed"))
+    print(f"{'model':<28}{'numpy ms':>10}{'ember ms':>10}{'torch ms':>10}"
+          f"{'ember/numpy':>13}{'torch/numpy':>13}")
+    for name, title in (("mlp", "MLP 784-256-256-10, b=128"), ("cnn", "demo CNN, b=32")):
+        steps, models = build(name, rng, torch)
+        check(name, steps, models)
+        ms = median_ms(steps, args.steps * (4 if name == "cnn" else 1))
+        torch_ms = ms.get("torch", float("nan"))
+        print(f"{title:<28}{ms['numpy']:>10.3f}{ms['ember']:>10.3f}{torch_ms:>10.3f}"
+              f"{ms['ember'] / ms['numpy']:>12.2f}x{torch_ms / ms['numpy']:>12.2f}x")
+        if args.profile:
+            profile(steps["ember"], args.steps, 12)
+
+
+if __name__ == "__main__":
+    main()
