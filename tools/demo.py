@@ -261,6 +261,10 @@ def _progress(console):
                     console=console, transient=True)
 
 
+def _epochs(n: int) -> str:
+    return f"{n} epoch{'' if n == 1 else 's'}"
+
+
 def _device_name(device) -> str:
     try:
         infos = device.backend.devices()
@@ -307,7 +311,7 @@ def _single(config: Config, device, checkpoint, state, console) -> int:
     name = _device_name(device)
     console.print(f"ember demo: a CNN on the UCI 8x8 digits, on {device}"
                   f"{f' ({name})' if name else ''}; seed {config.seed}, batch size "
-                  f"{config.batch_size}, Adam lr {config.lr}, {config.epochs} epochs")
+                  f"{config.batch_size}, Adam lr {config.lr}, {_epochs(config.epochs)}")
     if state is not None:
         console.print(f"resuming from {checkpoint} after epoch {len(state['history'])}")
     start = time.perf_counter()
@@ -318,7 +322,7 @@ def _single(config: Config, device, checkpoint, state, console) -> int:
     ran = len(result.history) - result.resumed_from
     console.print(
         f"[bold]final test accuracy {result.test_correct / result.test_total:.2%}[/bold] "
-        f"({result.test_correct}/{result.test_total}) after {len(result.history)} epochs"
+        f"({result.test_correct}/{result.test_total}) after {_epochs(len(result.history))}"
         + (f"; {result.seconds_per_epoch:.2f} s/epoch, {total:.1f} s in all" if ran else ""))
     if checkpoint is not None and ran:
         console.print(f"checkpoint: {checkpoint} (continue with `ember demo --resume"
@@ -346,7 +350,7 @@ def _compare(config: Config, console) -> int:
             steady = sum(h.seconds for h in rest) / len(rest) if rest else first
             rows.append((str(device), _device_name(device),
                          f"{result.test_accuracy:.2%}", f"{steady:.2f} s", f"{first:.2f} s"))
-    table = Table(title=f"ember demo --compare: {config.epochs} epochs, seed {config.seed}")
+    table = Table(title=f"ember demo --compare: {_epochs(config.epochs)}, seed {config.seed}")
     for column in ("device", "name", "test accuracy", "time/epoch", "first epoch"):
         table.add_column(column, justify="left" if column in ("device", "name") else "right")
     for row in rows:

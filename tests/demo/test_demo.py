@@ -1,6 +1,7 @@
 """`ember demo`: the bundled data, training, checkpoints, --resume, --compare and its errors."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -81,6 +82,15 @@ def test_compare_lists_every_device(capsys):
     out = capsys.readouterr().out
     for device in ember.devices():
         assert re.search(rf"{re.escape(str(device))}\s.*\d+\.\d\d%", out), out
+
+
+def test_default_device_follows_ember_device(tmp_path):
+    device = str(ember.devices()[-1])                   # an accelerator when there is one
+    out = subprocess.run([sys.executable, "-m", "ember.tools.cli", "demo", "--epochs", "1",
+                          "--batch-size", "512", "--no-checkpoint"], capture_output=True,
+                         text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "EMBER_DEVICE": device}).stdout
+    assert f"on {device}" in out and "final test accuracy" in out
 
 
 @pytest.mark.slow
