@@ -9,7 +9,7 @@ import warnings
 
 from .. import dtypes as D
 from .. import ops
-from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..functional import log_softmax
 from ..tensor import Tensor
 from .module import Module
@@ -134,16 +134,14 @@ def _check_target(name: str, input: Tensor, target: Tensor, cd: int) -> None:
                          f"shape {expected}, got {tuple(target.shape)}")
 
 
-def _check_classes(name: str, target: Tensor, classes: int, ignore_index: int) -> None:
-    if target.numel() == 0:
-        return
-    hi = int(ops.amax(target).item())
-    lo = int(ops.amin(target).item())
-    for bad in (lo, hi):
-        if bad != ignore_index and not 0 <= bad < classes:
-            raise EmberValueError(f"{name}: target {bad} is out of bounds; expected class "
-                                  f"indices in [0, {classes - 1}] (or ignore_index="
-                                  f"{ignore_index})")
+def _out_of_bounds(name: str, target: Tensor, classes: int, ignore_index: int):
+    """The error for a target outside [0, classes): found after the fact, so the check
+    costs nothing when the targets are fine (gather checks its indices anyway)."""
+    bad = ops.where((target < 0).logical_or(target >= classes).logical_and(
+        target != ignore_index), target, 0)
+    value = int(ops.amin(bad).item()) or int(ops.amax(bad).item())
+    return EmberValueError(f"{name}: target {value} is out of bounds; expected class indices "
+                           f"in [0, {classes - 1}] (or ignore_index={ignore_index})")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -159,10 +157,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != (classes,):
         raise ShapeError(f"nll_loss: weight must have shape ({classes},) (one per class), got "
                          f"{tuple(weight.shape)}")
-    _check_classes("nll_loss", target, classes, ignore_index)
     keep = target != ignore_index
-    safe = ops.where(keep, target, 0)
-    picked = ops.gather(input, safe.unsqueeze(cd), cd).squeeze(cd)
+    # negative targets are errors here (gather would wrap them): send them out of range
+    safe = ops.where(keep, ops.where(target < 0, classes, target), 0)
+    try:
+        picked = ops.gather(input, safe.unsqueeze(cd), cd).squeeze(cd)
+    except EmberIndexError:
+        raise _out_of_bounds("nll_loss", target, classes, ignore_index) from None
     w = keep.to(input._dtype)
     if weight is not None:
         w = w * ops.take(weight, safe, 0)

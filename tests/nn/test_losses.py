@@ -153,6 +153,8 @@ def test_loss_errors_are_clear():
     x = ember.randn(4, 3)
     with pytest.raises(ValueError, match=r"cross_entropy.*nll_loss|nll_loss: target 7 is out"):
         F.cross_entropy(x, ember.tensor([0, 1, 7, 2]))
+    with pytest.raises(ValueError, match="target -3 is out of bounds"):
+        F.cross_entropy(x, ember.tensor([0, -3, 1, 1]))       # no wrap-around
     with pytest.raises(ember.ShapeError, match="expects a target of shape"):
         F.cross_entropy(x, ember.tensor([0, 1]))
     with pytest.raises(TypeError, match="expected an integer"):
