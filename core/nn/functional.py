@@ -1,5 +1,6 @@
-"""ember.nn.functional: convolution, pooling, normalisation, embedding, dropout, attention,
-activations and losses as functions (torch.nn.functional's names and signatures).
+"""ember.nn.functional: the layers and losses as functions, with torch's names and signatures.
+
+Convolution, pooling, normalisation, embedding, dropout, attention, activations, losses.
 
 Every function is a composite over ember ops, so it runs on every backend and its gradient
 comes from the ops' rules.  Convolution and pooling use unfold (im2col) plus one matmul or

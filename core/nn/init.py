@@ -1,4 +1,4 @@
-"""ember.nn.init: in-place initialisers (torch.nn.init's names, formulas and defaults).
+"""ember.nn.init: in-place initialisers with torch.nn.init's names, formulas and defaults.
 
 Values come from ember's seeded host stream (ember.manual_seed), so a seed gives the same
 weights on every device.  Every function writes under no_grad and returns the tensor.

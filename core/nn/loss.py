@@ -1,10 +1,11 @@
-"""Loss functions and their Module forms (MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...).
+"""Loss functions and their Module forms: MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
 
 Written for stability: cross entropy goes through log_softmax, the logits form of binary
 cross entropy through max(-x, 0) + log1p(exp(-|x|)), KL divergence never evaluates log(0).
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 from .. import dtypes as D
@@ -32,7 +33,9 @@ def _reduction(name: str, reduction: str, size_average=None, reduce=None,
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return ops.sum(loss) / max(loss.numel(), 1) if loss.numel() else ops.sum(loss) / 0.0
+        n = loss.numel()
+        # the mean of nothing is nan, as in torch (without a division-by-zero warning)
+        return ops.sum(loss) / n if n else ops.sum(loss) * math.nan
     if reduction == "sum":
         return ops.sum(loss)
     return loss
@@ -198,10 +201,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         prod = logp * target
         if weight is not None:
             prod = prod * weight.reshape(wshape)
-        loss = -ops.sum(prod, cd)
-        if reduction == "mean":
-            return ops.sum(loss) / (input.numel() // classes if input.numel() else 0.0)
-        return _reduce(loss, reduction)
+        # 'mean' averages over samples (numel / classes of them), never over the weights
+        return _reduce(-ops.sum(prod, cd), reduction)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return nll

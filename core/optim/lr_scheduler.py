@@ -1,5 +1,7 @@
-"""Learning-rate schedulers: StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR,
-LinearLR, OneCycleLR and ReduceLROnPlateau, with torch.optim.lr_scheduler's formulas.
+"""Learning-rate schedulers with torch.optim.lr_scheduler's formulas.
+
+StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, LinearLR, OneCycleLR and
+ReduceLROnPlateau.
 
 Call scheduler.step() after optimizer.step().  A scheduler's state_dict holds only numbers,
 strings, lists and dicts, so ember.save can store it.

@@ -1,4 +1,4 @@
-"""Optimizer: parameter groups, per-parameter state, state_dict/load_state_dict, zero_grad.
+"""Optimizer: parameter groups, per-parameter state, state dicts and zero_grad.
 
 A state_dict holds only tensors, numbers, strings, lists and dicts (no pickled objects), so
 ember.save can store it: {"state": {index: {name: value}}, "param_groups": [{..., "params":

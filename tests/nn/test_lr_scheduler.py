@@ -1,5 +1,4 @@
-"""Learning-rate schedulers against torch.optim.lr_scheduler: lr (and momentum) sequences,
-state_dict resume, errors."""
+"""Learning-rate schedulers against torch.optim.lr_scheduler, state_dict resume, errors."""
 from __future__ import annotations
 
 import ember

@@ -1,5 +1,4 @@
-"""Module, Parameter and containers: registration, traversal, modes, dtype moves, hooks,
-state dicts and reprs, compared with torch.nn where it is installed."""
+"""Module, Parameter and containers, compared with torch.nn where it is installed."""
 from __future__ import annotations
 
 import copy

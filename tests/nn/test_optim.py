@@ -1,5 +1,4 @@
-"""Optimizers against torch.optim step by step for every hyper-parameter flag; param groups,
-state dicts, zero_grad, clip_grad_*; errors."""
+"""Optimizers against torch.optim step by step per flag; state dicts, clipping, errors."""
 from __future__ import annotations
 
 import ember
