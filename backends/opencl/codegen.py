@@ -1,6 +1,8 @@
 """OpenCL C generation: type names, op expressions, and strided index arithmetic."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 # Shapes and strides travel as `long8` kernel arguments, right-aligned (leading slots are
@@ -25,15 +27,17 @@ def prelude(source: str) -> str:
 
 
 def long8(values) -> np.void:
-    """Right-aligned long8 argument from up to MAXDIM values (padding with `fill`)."""
-    return _L8(values, 1)
+    """A right-aligned long8 argument holding a shape (leading slots 1)."""
+    return _long8(tuple(values), 1)
 
 
 def strides8(values) -> np.void:
-    return _L8(values, 0)
+    """A right-aligned long8 argument holding strides (leading slots 0)."""
+    return _long8(tuple(values), 0)
 
 
-def _L8(values, fill):
+@functools.lru_cache(maxsize=4096)     # a training loop meets the same shapes every step
+def _long8(values: tuple, fill: int) -> np.void:
     import pyopencl.cltypes as ct
     vals = [fill] * (MAXDIM - len(values)) + list(values)
     return np.array(vals, dtype=np.int64).view(ct.long8)[0]
