@@ -171,7 +171,9 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     if weight.ndim != 3:
         raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
                          f"k), got shape {tuple(weight.shape)}")
-    one = lambda v: (1, v[0] if isinstance(v, (tuple, list)) else v)  # noqa: E731
+
+    def one(v):
+        return 1, (v[0] if isinstance(v, (tuple, list)) else v)
     if not isinstance(padding, str):
         padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
     out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
