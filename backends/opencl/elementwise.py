@@ -203,6 +203,8 @@ def cast(x: CLArray, *, dtype) -> CLArray:
 
 def assign(dst: CLArray, src) -> None:
     """dst[...] = src in place (src broadcast, or a scalar), converting dtypes."""
+    if isinstance(src, CLArray) and src.buffer is dst.buffer:
+        src = contiguous(src)          # overlapping views (x[1:] = x[:-1]): read, then write
     src_dt = src.dtype.name if isinstance(src, CLArray) else dst.dtype.name
     launch("assign", dst.runtime, "copy", lambda: (_cast_expr(src_dt, dst.dtype.name), ""),
            [src], [src_dt], dst, ["A", "S"])

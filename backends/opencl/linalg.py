@@ -234,7 +234,7 @@ def _choose(rt) -> str:
     out = rt.empty((n, n), D.float32)
     times = {}
     for name, fn in VARIANTS.items():
-        if name == "naive":
+        if name == "naive" or (name == "tiled" and rt.device.max_work_group_size < TILE * TILE):
             continue
         fn(a, b, out, (), n, n, n)          # builds and warms up
         rt.synchronize()
@@ -273,7 +273,8 @@ def matmul(x: CLArray, y: CLArray) -> CLArray:
         elif out.size:
             if x.dtype.name == "float32" and M * N * K >= SMALL:
                 VARIANTS[_choose(rt)](x, y, out, batch, M, N, K)
-            elif x.dtype.name != "float32" and not rt.is_cpu and M * N * K >= SMALL:
+            elif (x.dtype.name != "float32" and not rt.is_cpu and M * N * K >= SMALL
+                  and rt.device.max_work_group_size >= TILE * TILE):
                 _tiled(x, y, out, batch, M, N, K)
             else:
                 _naive(x, y, out, batch, M, N, K)

@@ -293,6 +293,8 @@ def test_views_are_views(opencl_device):
 def test_setitem(opencl_device):
     def run(device):
         x = ember.arange(24, dtype=ember.float32, device=device).reshape(4, 6)
+        x[1:, 1:] = x[:-1, :-1]           # overlapping source and target
+        x[:, ::-1] = x.clone()
         x[1] = 5.0
         x[:, 2:5:2] = ember.tensor([[-1.0, -2.0]], device=device)
         x[ember.tensor([0, 3, 0], device=device)] = ember.tensor(
