@@ -42,4 +42,7 @@ def format_tensor(t) -> str:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    text = "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    if t._meta is not None and t._meta.get("param"):
+        return "Parameter containing:\n" + text
+    return text

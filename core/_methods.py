@@ -301,12 +301,48 @@ def _sub_scaled(self, other, alpha=1):
 _add_scaled.__name__, _sub_scaled.__name__ = "add", "sub"
 Tensor.add = _add_scaled
 Tensor.sub = _sub_scaled
-Tensor.add_ = _inplace(_add_scaled)
-Tensor.sub_ = _inplace(_sub_scaled)
-Tensor.__iadd__ = _inplace(Tensor.__add__)
-Tensor.__isub__ = _inplace(Tensor.__sub__)
-Tensor.__imul__ = _inplace(Tensor.__mul__)
-Tensor.__itruediv__ = _inplace(Tensor.__truediv__)
+
+
+def _direct_inplace(kernel_name: str, generic, floats_only: bool = False):
+    """x.add_(y) etc. through a backend's own in-place kernel (one pass, no temporary) when
+    no graph is recorded and no cast is needed; otherwise the generic out-of-place path.
+    Optimizer steps live here."""
+    def method(self, other, alpha=1):
+        if not (dispatch.grad_enabled and (self.requires_grad or (
+                type(other) is Tensor and other.requires_grad))):
+            dev = self._device
+            kernel = (dev._kernels or dev.kernels).get(kernel_name)
+            cat = self._dtype.category
+            if kernel is not None and self._dtype is not D.bfloat16 and (
+                    cat == D.FLOAT or not floats_only):
+                to = type(other)
+                if to is Tensor and other._dtype is self._dtype and other._device is dev:
+                    native = other._data if alpha == 1 else (other * alpha)._data
+                elif (to is float and cat == D.FLOAT) or (to is int and cat != D.BOOL):
+                    native = other * alpha
+                else:
+                    native = None
+                if native is not None:
+                    try:
+                        kernel(self._data, native)
+                    except (ValueError, TypeError):
+                        pass               # e.g. a broadcast that grows self: say so below
+                    else:
+                        _index._bump(self)
+                        return self
+        return generic(self, other, alpha) if alpha != 1 else generic(self, other)
+    method.__name__ = kernel_name
+    return method
+
+
+Tensor.add_ = _direct_inplace("add_", _inplace(_add_scaled))
+Tensor.sub_ = _direct_inplace("sub_", _inplace(_sub_scaled))
+Tensor.mul_ = _direct_inplace("mul_", Tensor.mul_)
+Tensor.div_ = _direct_inplace("div_", Tensor.div_, floats_only=True)
+Tensor.__iadd__ = _direct_inplace("add_", _inplace(Tensor.__add__))
+Tensor.__isub__ = _direct_inplace("sub_", _inplace(Tensor.__sub__))
+Tensor.__imul__ = _direct_inplace("mul_", _inplace(Tensor.__mul__))
+Tensor.__itruediv__ = _direct_inplace("div_", _inplace(Tensor.__truediv__), floats_only=True)
 Tensor.__ipow__ = _inplace(Tensor.__pow__)
 Tensor.__imod__ = _inplace(Tensor.__mod__)
 Tensor.__ifloordiv__ = _inplace(Tensor.__floordiv__)

@@ -10,7 +10,8 @@ import math
 
 from . import dispatch, ops
 from . import dtypes as D
-from .errors import DtypeNotSupportedError, EmberValueError
+from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from .ops._op import Op, rule_same
 from .ops._util import norm_dims
 from .tensor import Tensor
 
@@ -100,7 +101,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
-    return ops.where(x > 0, x, 0.0 if x._dtype.category == D.FLOAT else 0)
+    from .ops.elementwise import relu as _relu
+    return _relu(x)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -129,9 +131,44 @@ def square(x: Tensor) -> Tensor:
     return x * x
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def _linear_decompose(x, weight, bias=None):
     out = x @ weight.mT
     return out if bias is None else out + bias
+
+
+def _linear_vjp(g, out, x, weight, bias=None):
+    # the weight's gradient comes out in the weight's own (row-major) layout: an
+    # optimizer updating it then runs at full speed
+    def gw():
+        return g.reshape(-1, g._data.shape[-1]).mT @ x.reshape(-1, x._data.shape[-1])
+    grads = (lambda: g @ weight, gw)
+    return grads if bias is None else grads + (
+        lambda: g.reshape(-1, g._data.shape[-1]).sum(0),)
+
+
+def _linear_check(inputs, attrs):
+    x, weight = inputs[0], inputs[1]
+    if weight.ndim != 2 or x.ndim < 1 or x._data.shape[-1] != weight._data.shape[1]:
+        raise ShapeError(
+            f"linear: input {tuple(x.shape)} and weight {tuple(weight.shape)} do not fit: "
+            "expected weight (out_features, in_features) with in_features == the input's "
+            "last dim")
+    if len(inputs) > 2 and tuple(inputs[2].shape) != (weight._data.shape[0],):
+        raise ShapeError(f"linear: bias shape {tuple(inputs[2].shape)}, expected "
+                         f"({weight._data.shape[0]},)")
+
+
+# a composite with its own gradient rule; backends may give it one kernel
+linear_op = Op("linear", "composite", None, check=_linear_check, vjp=_linear_vjp,
+               decompose=_linear_decompose)
+linear_op.dtype = rule_same(linear_op)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias (torch.nn.functional.linear)."""
+    if bias is None:
+        return dispatch.run(linear_op, x, weight)
+    return dispatch.run(linear_op, x, weight, bias)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:

@@ -32,6 +32,13 @@ def _softmax(x, *, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _linear(x, w, b=None):
+    out = np.matmul(x, w.T)            # BLAS reads the transposed weight in place
+    if b is not None:
+        out += b
+    return out
+
+
 def _tanh_backward(g, out):
     r = np.multiply(out, out)          # g * (1 - out^2) with one temporary
     np.subtract(1, r, out=r)
@@ -69,7 +76,17 @@ class CPUBackend:
         for name in _QUIET:
             table[name] = _quiet(table[name])
         table["softmax"] = _quiet(_softmax)          # a composite's faster kernel
+        # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
+        # transposed layout, and gradients of transposed weights would stay slow to update)
+        table["contiguous"] = lambda x: np.array(x, order="C", copy=True)
         # fused gradient kernels the engine uses when create_graph is off
+        table["relu"] = lambda x: np.maximum(x, 0)   # a composite's one-kernel form
+        table["relu_backward"] = lambda g, out: g * (out > 0)
+        # in-place forms (x op= y, broadcasting y) for optimizer updates without temporaries
+        for name, ufunc in (("add_", np.add), ("sub_", np.subtract), ("mul_", np.multiply),
+                            ("div_", np.divide)):
+            table[name] = (lambda u: lambda x, y: u(x, y, out=x))(ufunc)
+        table["linear"] = _linear
         table["tanh_backward"] = _tanh_backward
         table["sigmoid_backward"] = _sigmoid_backward
         # the ufuncs' reduce skips np.sum's Python wrapper: a microsecond on small tensors

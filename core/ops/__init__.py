@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import types as _types
 
-from ._op import OPS, Op
+from ._op import COMPOSITES, OPS, Op
 from .creation import (
                        Generator,
                        arange,
@@ -36,7 +36,7 @@ from .creation import (
                        zeros,
                        zeros_like,
 )
-from .elementwise import BINARY, UNARY, cast, where
+from .elementwise import BINARY, UNARY, cast, relu, where
 from .index import (
                        argwhere,
                        gather,

@@ -5,7 +5,8 @@ from collections.abc import Callable
 
 from .. import dtypes as D
 
-OPS: dict[str, Op] = {}
+OPS: dict[str, Op] = {}          # primitives: every backend implements these
+COMPOSITES: dict[str, Op] = {}   # composites a backend may run faster (else: decompose)
 
 
 class Op:
@@ -20,14 +21,16 @@ class Op:
     fast:   dtype -> output dtype for the same-dtype, same-shape fast path (binary/unary).
     uses:   positions of the inputs whose values the VJP reads (None: all).  Only those are
             checked against in-place modification; the others' shapes suffice.
+    decompose: for kind "composite" only: the same function written with primitives, run
+            when the device has no kernel of this name (its graph then records itself).
     """
 
     __slots__ = ("name", "kind", "dtype", "check", "vjp", "promote", "save_out", "fast",
-                 "doc", "uses")
+                 "doc", "uses", "decompose")
 
     def __init__(self, name: str, kind: str, dtype: Callable, *, check=None, vjp=None,
                  promote=None, save_out: bool = False, fast: dict | None = None,
-                 doc: str = "", uses: tuple | None = None):
+                 doc: str = "", uses: tuple | None = None, decompose=None):
         self.name = name
         self.kind = kind
         self.dtype = dtype
@@ -38,9 +41,11 @@ class Op:
         self.fast = fast or {}
         self.doc = doc
         self.uses = uses
-        if name in OPS:
+        self.decompose = decompose
+        registry = COMPOSITES if kind == "composite" else OPS
+        if name in OPS or name in COMPOSITES:
             raise ValueError(f"op {name!r} declared twice")
-        OPS[name] = self
+        registry[name] = self
 
     @property
     def differentiable(self) -> bool:

@@ -92,6 +92,28 @@ _u("isinf", rule_bool, "bool")
 _u("isfinite", rule_bool, "bool")
 
 
+def _relu_decompose(x):
+    return where(x > 0, x, 0.0 if x._dtype.category == D.FLOAT else 0)
+
+
+def _check_relu(inputs, attrs):
+    if inputs[0]._dtype is D.bool_:
+        raise EmberTypeError("relu: bool tensors are not supported; cast to a number dtype")
+
+
+# relu is a composite (where(x > 0, x, 0)) that backends may run as one kernel
+relu_op = declare("relu", "composite", rule_same, fast="same_nobool", save_out=True,
+                  check=_check_relu, decompose=_relu_decompose,
+                  vjp=lambda g, out, x: _fused("relu_backward", g, out,
+                                               lambda: where(out > 0, g, 0.0)))
+
+
+def relu(x):
+    """max(x, 0) elementwise."""
+    _need_tensor("relu", x)
+    return _unary(relu_op, x)
+
+
 def _binary_fn(op):
     def f(x, y):
         if type(x) is not Tensor:
@@ -181,7 +203,8 @@ def _where_check(inputs, attrs):
 
 
 where_op = declare("where", "ternary", _where_rule, promote=(1, 2), check=_where_check,
-                   vjp=lambda g, out, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
+                   vjp=lambda g, out, c, x, y: (None, lambda: where(c, g, 0.0),
+                                                lambda: where(c, 0.0, g)),
                    uses=(0,))
 
 

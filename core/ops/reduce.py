@@ -68,7 +68,9 @@ def _reduce(op, x: Tensor, dim, keepdim: bool):
     if isinstance(dim, (list, tuple)) and not dim:
         dim = None                     # PyTorch: an empty dim list reduces everything
     axes = norm_dims(dim, x.ndim, op.name)
-    if op in (max_op, min_op) and x.numel() == 0:
+    shape = x._data.shape
+    if op in (max_op, min_op) and x.numel() == 0 and (
+            not axes or 0 in [shape[a] for a in axes]):
         raise EmberValueError(
             f"{op.name}(): expected a non-empty tensor (or a dim whose size is not 0), got "
             f"shape {tuple(x.shape)}; there is no identity for {op.name}")

@@ -151,6 +151,11 @@ case("where", lambda E, c, x, y: E.where(c, x, y), lambda np, c, x, y: np.where(
      Input(M, "b"), Input(M), Input((3, 4)))
 case("where_scalar", lambda E, c, x: E.where(c, x, 0.0), lambda np, c, x: np.where(c, x, 0.0),
      Input(S, "b"), Input(S))
+case("relu", lambda E, x: (x.relu(), E.relu(x * -1)), lambda np, x: (np.maximum(x, 0),
+                                                                     np.maximum(-x, 0)),
+     Input(M), dtypes=ALL_FLOATS)
+case("relu_int", lambda E, x: x.relu(), lambda np, x: np.maximum(x, 0), Input(S, "i"),
+     dtypes=("int64",), grad=False)
 case("clamp", lambda E, x: x.clamp(-0.5, 0.5), lambda np, x: np.clip(x, -0.5, 0.5),
      Input(M, "f"))
 case("clamp_min", lambda E, x: x.clamp(min=0.1), lambda np, x: np.maximum(x, 0.1), Input(M))
@@ -271,6 +276,8 @@ case("matmul_int", lambda E, x, y: x @ y, np.matmul, Input((2, 3), "i"), Input((
      dtypes=("int64",), grad=False)
 case("unfold", lambda E, x: E.unfold(x, 3, padding=1, stride=2),
      lambda np, x: _unfold_ref(x, 3, 1, 2), Input((2, 2, 5, 5)))
+case("unfold_tiles", lambda E, x: E.unfold(x, 2, stride=2),
+     lambda np, x: _unfold_ref(x, 2, 0, 2), Input((2, 3, 4, 6)))
 case("fold", lambda E, c: E.fold(c, (4, 4), 2, stride=2),
      lambda np, c: _fold_ref(c, 4, 2, 2), Input((1, 8, 4)))
 
