@@ -1,6 +1,7 @@
 """Per-device OpenCL state (context, queue, memory pool, program cache) and the native array."""
 from __future__ import annotations
 
+import collections
 import threading
 
 import numpy as np
@@ -92,6 +93,7 @@ class Runtime:
         self._programs: dict = {}
         self._kernels: dict = {}
         self._typed_kernels: set = set()     # ids of kernels (kept alive by _kernels)
+        self._uploads: collections.deque = collections.deque()
         self._lock = threading.Lock()
         self.choices: dict = {}                 # per-device tuned variants (matmul)
 
@@ -106,7 +108,15 @@ class Runtime:
         if array.size:
             # a private copy: the upload is asynchronous and the caller may change `array`
             host = np.array(array, dtype=dtype.np, order="C", copy=True)
-            self.cl.enqueue_copy(self.queue, out.buffer, host, is_blocking=False)
+            event = self.cl.enqueue_copy(self.queue, out.buffer, host, is_blocking=False)
+            # PyOpenCL's event owns `host` and waits for the copy when it is dropped: keep
+            # it until it completes, so an upload does not stall the queue
+            pending = self._uploads
+            pending.append(event)
+            complete = self.cl.command_execution_status.COMPLETE
+            while pending and (len(pending) > 64 or
+                               pending[0].command_execution_status == complete):
+                pending.popleft()
         return out
 
     def to_host(self, x: CLArray) -> np.ndarray:
@@ -170,6 +180,7 @@ class Runtime:
 
     def synchronize(self) -> None:
         self.queue.finish()
+        self._uploads.clear()
 
 
 def max_dims_error(op: str, shape) -> ShapeError:
