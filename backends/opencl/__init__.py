@@ -42,6 +42,7 @@ class OpenCLBackend:
     def __init__(self):
         self._lock = threading.Lock()
         self._found = None            # [(platform, device)] once discovered
+        self._infos = None
         self._runtimes: dict = {}
         self._tables: dict = {}
         self._caps: dict = {}
@@ -67,13 +68,15 @@ class OpenCLBackend:
         return self._found
 
     def devices(self) -> list[DeviceInfo]:
-        found = self._devices()
-        if not found:
-            return []
-        import pyopencl as cl
+        if self._infos is None:        # Device.concrete() asks on every factory call
+            found = self._devices()
+            if not found:
+                return []
+            import pyopencl as cl
 
-        from .devices import infos
-        return infos(cl, found)
+            from .devices import infos
+            self._infos = infos(cl, found)
+        return list(self._infos)
 
     def capabilities(self, index=None) -> Capabilities:
         caps = self._caps.get(index)

@@ -1,6 +1,7 @@
 """Per-device OpenCL state (context, queue, memory pool, program cache) and the native array."""
 from __future__ import annotations
 
+import atexit
 import collections
 import threading
 
@@ -96,6 +97,9 @@ class Runtime:
         self._uploads: collections.deque = collections.deque()
         self._lock = threading.Lock()
         self.choices: dict = {}                 # per-device tuned variants (matmul)
+        # Let queued kernels finish before the interpreter tears PyOpenCL down: exiting
+        # with work in flight crashed PoCL at exit now and then.
+        atexit.register(self._drain)
 
     # -- memory -------------------------------------------------------------------------
     def empty(self, shape, dtype) -> CLArray:
@@ -177,6 +181,12 @@ class Runtime:
     def launch_nd(self, kernel, global_size, local_size, *args) -> None:
         self._typed(kernel, args)
         kernel(self.queue, global_size, local_size, *args)
+
+    def _drain(self) -> None:
+        try:
+            self.synchronize()
+        except self.cl.Error:   # at exit a failing device has nothing left to report to
+            pass
 
     def synchronize(self) -> None:
         self.queue.finish()
