@@ -39,6 +39,72 @@ def _linear(x, w, b=None):
     return out
 
 
+def _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill):
+    """One strided view per window position (tap) of an (N, C, H, W) array, each shaped
+    like the output.  With small planes and many of them the work happens channels-last,
+    so every tap op runs over long contiguous lines."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (eh, ew) = (kernel_size, stride, padding,
+                                                        dilation, extra)
+    n, c, h, w = x.shape
+    oh = (h + 2 * ph + eh - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw + ew - dw * (kw - 1) - 1) // sw + 1
+    last = ow < n * c
+    if last:
+        x = x.transpose(2, 3, 0, 1)
+    if ph or pw or eh or ew:
+        plane = (h + 2 * ph + eh, w + 2 * pw + ew)
+        if last:
+            padded = np.full(plane + (n, c), fill, x.dtype)
+            padded[ph:ph + h, pw:pw + w] = x
+        else:
+            padded = np.full((n, c) + plane, fill, x.dtype)
+            padded[:, :, ph:ph + h, pw:pw + w] = x
+        x = padded
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+            cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+            taps.append(x[rows, cols] if last else x[:, :, rows, cols])
+    return taps, last, x.shape
+
+
+def _max_pool2d(x, *, kernel_size, stride, padding, dilation, extra):
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    taps, last, _ = _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill)
+    out = taps[0].copy()
+    for tap in taps[1:]:
+        np.maximum(out, tap, out=out)          # NaN propagates, as in PyTorch
+    return np.ascontiguousarray(out.transpose(2, 3, 0, 1)) if last else out
+
+
+def _max_pool2d_backward(g, x, out, *, kernel_size, stride, padding, dilation, extra):
+    """The gradient goes to the first maximum of each window (PyTorch's choice)."""
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    taps, last, padded_shape = _pool_taps(x, kernel_size, stride, padding, dilation, extra,
+                                          fill)
+    grad = np.zeros(padded_shape, g.dtype)
+    if last:
+        g, out = g.transpose(2, 3, 0, 1), out.transpose(2, 3, 0, 1)
+    (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+    oh, ow = out.shape[:2] if last else out.shape[2:]
+    taken = np.zeros(out.shape, bool)
+    k = 0
+    for i in range(kh):
+        for j in range(kw):
+            hit = taps[k] == out
+            hit &= ~taken
+            taken |= hit
+            rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+            cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+            region = grad[rows, cols] if last else grad[:, :, rows, cols]
+            region += g * hit
+            k += 1
+    (ph, pw), h, w = padding, x.shape[2], x.shape[3]
+    grad = grad[ph:ph + h, pw:pw + w] if last else grad[:, :, ph:ph + h, pw:pw + w]
+    return np.ascontiguousarray(grad.transpose(2, 3, 0, 1)) if last else grad
+
+
 def _tanh_backward(g, out):
     r = np.multiply(out, out)          # g * (1 - out^2) with one temporary
     np.subtract(1, r, out=r)
@@ -87,6 +153,8 @@ class CPUBackend:
                             ("div_", np.divide)):
             table[name] = (lambda u: lambda x, y: u(x, y, out=x))(ufunc)
         table["linear"] = _linear
+        table["max_pool2d"] = _max_pool2d
+        table["max_pool2d_backward"] = _max_pool2d_backward
         table["tanh_backward"] = _tanh_backward
         table["sigmoid_backward"] = _sigmoid_backward
         # the ufuncs' reduce skips np.sum's Python wrapper: a microsecond on small tensors

@@ -12,6 +12,7 @@ import math
 
 from .. import dispatch, ops
 from .. import dtypes as D
+from ..autograd.grad_mode import enable_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import (
     gelu,
@@ -25,6 +26,7 @@ from ..functional import (
     softplus,
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
+from ..ops._op import Op, rule_first
 from ..ops.creation import bernoulli_mask
 from ..ops.nn import out_size, pair
 from ..tensor import Tensor
@@ -247,21 +249,55 @@ def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
     return k, s, p, d, tuple(outs), tuple(extra)
 
 
+def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
+    """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
+    goes to the first maximum of each window, as in PyTorch."""
+    n, c, h, w = x._data.shape
+    (ph, pw), (eh, ew) = padding, extra
+    flat = x.reshape(n * c, 1, h, w)
+    if padding != (0, 0) or eh or ew:
+        low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
+        flat = pad(flat, (pw, pw + ew, ph, ph + eh), value=low)
+    cols = unfold(flat, kernel_size, dilation, 0, stride)          # (N*C, kh*kw, L)
+    idx = ops.argmax(cols, 1, keepdim=True)
+    oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
+    return ops.gather(cols, idx, 1).reshape(n, c, oh, ow), idx
+
+
+def _max_pool_vjp(g, out, x, **attrs):
+    kernel = x._device.kernels.get("max_pool2d_backward")
+    if kernel is not None and not dispatch.grad_enabled and g._dtype is x._dtype:
+        return (dispatch.wrap(kernel(g._data, x._data, out._data, **attrs), x._device,
+                              x._dtype),)
+    # otherwise the decomposition's own gradient (differentiable again: create_graph)
+    from ..autograd import grad
+    create = dispatch.grad_enabled
+    with enable_grad():
+        xd = x.detach().requires_grad_()
+        (gx,) = grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)
+    return (gx,)
+
+
+# a composite with its own gradient rule: the CPU runs it as one kernel each way
+max_pool2d_op = Op("max_pool2d", "composite", None, save_out=True, vjp=_max_pool_vjp,
+                   decompose=lambda x, **a: _max_pool_decomposed(x, **a)[0])
+max_pool2d_op.dtype = rule_first(max_pool2d_op)
+
+
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
-    """Max over windows: unfold, then argmax + gather so the gradient goes to the first
-    maximum of each window, as in PyTorch."""
+    """Max over windows; the gradient goes to the first maximum of each window, as in
+    PyTorch."""
     x, unbatched = _batched("max_pool2d", input, 4)
     k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("max_pool2d", x, kernel_size, stride,
                                                     padding, dilation, ceil_mode)
     n, c, h, w = x._data.shape
-    flat = x.reshape(n * c, 1, h, w)
-    if p != (0, 0) or eh or ew:
-        low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
-        flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh), value=low)
-    cols = unfold(flat, k, d, 0, s)                       # (N*C, kh*kw, L)
-    idx = ops.argmax(cols, 1, keepdim=True)
-    out = ops.gather(cols, idx, 1).reshape(n, c, oh, ow)
+    attrs = dict(kernel_size=k, stride=s, padding=p, dilation=d, extra=(eh, ew))
+    if return_indices:
+        out, idx = _max_pool_decomposed(x, **attrs)
+    else:
+        out = dispatch.run(max_pool2d_op, x, **attrs)
     if unbatched:
         out = out.squeeze(0)
     if not return_indices:

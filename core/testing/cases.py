@@ -278,6 +278,13 @@ case("unfold", lambda E, x: E.unfold(x, 3, padding=1, stride=2),
      lambda np, x: _unfold_ref(x, 3, 1, 2), Input((2, 2, 5, 5)))
 case("unfold_tiles", lambda E, x: E.unfold(x, 2, stride=2),
      lambda np, x: _unfold_ref(x, 2, 0, 2), Input((2, 3, 4, 6)))
+case("max_pool2d", lambda E, x: E.nn.functional.max_pool2d(x, 2),
+     lambda np, x: x.reshape(2, 3, 2, 2, 3, 2).max((3, 5)), Input((2, 3, 4, 6)))
+case("max_pool2d_pad_stride", lambda E, x: E.nn.functional.max_pool2d(x, 3, 2, 1),
+     lambda np, x: _max_pool_ref(x, 3, 2, 1), Input((2, 2, 5, 5)))
+case("max_pool2d_ties_first", lambda E, x: E.nn.functional.max_pool2d(x * 0 + x.round(), 2),
+     lambda np, x: np.round(x).reshape(1, 1, 2, 2, 2, 2).max((3, 5)), Input((1, 1, 4, 4)),
+     grad=False)
 case("fold", lambda E, c: E.fold(c, (4, 4), 2, stride=2),
      lambda np, c: _fold_ref(c, 4, 2, 2), Input((1, 8, 4)))
 
@@ -330,6 +337,17 @@ def _unfold_ref(x, k, p, s):
         for j in range(k):
             out[:, :, i, j] = xp_[:, :, i:i + s * oh:s, j:j + s * ow:s]
     return out.reshape(n, c * k * k, oh * ow)
+
+
+def _max_pool_ref(x, k, s, p):
+    n, c, h, w = x.shape
+    xp_ = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=-np.inf)
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.full((n, c, oh, ow), -np.inf)
+    for i in range(k):
+        for j in range(k):
+            out = np.maximum(out, xp_[:, :, i:i + s * oh:s, j:j + s * ow:s])
+    return out
 
 
 def _fold_ref(cols, size, k, s):

@@ -258,3 +258,20 @@ def test_semantics_cat_and_split():
 def test_semantics_boolean_mask_and_setitem():
     a = np.array([[1.0, -2.0], [3.0, -4.0]], np.float32)
     _both(lambda x: (x[x > 0] ** 2).sum(), lambda x: (x[x > 0] ** 2).sum(), a)
+
+
+def test_semantics_max_pool_ties_go_to_the_first_maximum():
+    import torch
+    a = np.array([[[[1.0, 1.0, 0.0, 2.0], [1.0, 0.5, 2.0, 2.0],
+                    [3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]]], np.float32)
+    _both(lambda x: (ember.nn.functional.max_pool2d(x, 2) * ember.arange(1.0, 5.0).reshape(
+        2, 2)).sum(), lambda x: (torch.nn.functional.max_pool2d(x, 2) * torch.arange(
+            1.0, 5.0).reshape(2, 2)).sum(), a)
+    # the same through the decomposition (create_graph) and on a padded, strided window
+    _both(lambda x: ember.nn.functional.max_pool2d(x, 3, 2, 1).sum(),
+          lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1).sum(), a)
+
+
+def test_max_pool_double_backward():
+    x = f64(1, 2, 4, 4)
+    assert gradgradcheck(lambda t: ember.nn.functional.max_pool2d(t, 2) ** 2, (x,))
