@@ -49,8 +49,10 @@ def _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill):
     oh = (h + 2 * ph + eh - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw + ew - dw * (kw - 1) - 1) // sw + 1
     last = ow < n * c
-    if last:
-        x = x.transpose(2, 3, 0, 1)
+    if last and not (ph or pw or eh or ew):
+        x = np.ascontiguousarray(x.transpose(2, 3, 0, 1))
+    elif last:
+        x = x.transpose(2, 3, 0, 1)          # the padded copy below makes it contiguous
     if ph or pw or eh or ew:
         plane = (h + 2 * ph + eh, w + 2 * pw + ew)
         if last:
@@ -85,20 +87,24 @@ def _max_pool2d_backward(g, x, out, *, kernel_size, stride, padding, dilation, e
                                           fill)
     grad = np.zeros(padded_shape, g.dtype)
     if last:
-        g, out = g.transpose(2, 3, 0, 1), out.transpose(2, 3, 0, 1)
+        g = np.ascontiguousarray(g.transpose(2, 3, 0, 1))
+        out = np.ascontiguousarray(out.transpose(2, 3, 0, 1))
     (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
     oh, ow = out.shape[:2] if last else out.shape[2:]
-    taken = np.zeros(out.shape, bool)
+    free = np.ones(out.shape, bool)           # windows whose maximum is not yet found
+    hit = np.empty(out.shape, bool)
+    routed = np.empty(g.shape, g.dtype)
     k = 0
     for i in range(kh):
         for j in range(kw):
-            hit = taps[k] == out
-            hit &= ~taken
-            taken |= hit
+            np.equal(taps[k], out, out=hit)
+            hit &= free
+            free ^= hit
             rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
             cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
             region = grad[rows, cols] if last else grad[:, :, rows, cols]
-            region += g * hit
+            np.multiply(g, hit, out=routed)
+            region += routed
             k += 1
     (ph, pw), h, w = padding, x.shape[2], x.shape[3]
     grad = grad[ph:ph + h, pw:pw + w] if last else grad[:, :, ph:ph + h, pw:pw + w]

@@ -51,6 +51,8 @@ def as_shape(shape, op: str) -> tuple:
     """Accept f(2, 3), f((2, 3)), f([2, 3]) and Size; return a tuple of ints."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    if type(shape) is tuple and all(type(s) is int for s in shape):
+        return shape                          # the common case, already plain ints
     out = []
     for s in shape:
         if hasattr(s, "__index__") and not isinstance(s, bool):
@@ -64,6 +66,12 @@ def resolve_reshape(op: str, shape: tuple, new: tuple) -> tuple:
     numel = 1
     for s in shape:
         numel *= s
+    if -1 not in new and min(new, default=0) >= 0:
+        known = 1
+        for s in new:
+            known *= s
+        if known == numel:
+            return new                        # fully given and consistent: nothing to do
     unknown = [i for i, s in enumerate(new) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in new):
         raise ShapeError(f"{op}: bad shape {new}: at most one -1 and no other negative size")
