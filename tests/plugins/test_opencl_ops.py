@@ -95,7 +95,7 @@ def test_unary_float(opencl_device, op, dtype):
         check(opencl_device, fn, [host("s", (12,), dtype)], layouts=("contiguous",))
 
 
-@pytest.mark.parametrize("dtype", INTS + ("bool",))
+@pytest.mark.parametrize("dtype", ("uint8", "int8", "int64", "bool"))
 def test_unary_int_and_bool(opencl_device, dtype):
     for op in UNARY_INT:
         if dtype == "bool" and op in ("neg", "sign", "floor", "ceil", "round"):
@@ -128,13 +128,13 @@ def _operands(op, dtype):
     return ("f", "f") if dtype in FLOATS else ("i", "i")
 
 
-@pytest.mark.parametrize("dtype", FLOATS + ("int32", "int64", "uint8", "int8"))
+@pytest.mark.parametrize("dtype", FLOATS + ("int32", "int64", "uint8"))
 @pytest.mark.parametrize("op", BINARY)
 def test_binary(opencl_device, op, dtype):
     fn = getattr(ember, op)
     kx, ky = _operands(op, dtype)
     x, y = host(kx, (3, 4, 5), dtype, 1), host(ky, (3, 4, 5), dtype, 2)
-    if op == "pow" and dtype in ("uint8", "int8"):
+    if op == "pow" and dtype == "uint8":
         x = x % 3
     check(opencl_device, fn, [x, y], rtol=1e-5 if op != "pow" else 1e-4)
     # broadcasting across both operands, and Python scalars on either side
