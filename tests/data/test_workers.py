@@ -201,7 +201,8 @@ _CTRL_C = textwrap.dedent("""
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def report(worker_id):
-        print("worker", os.getpid(), flush=True)
+        # one write() of a whole line: two workers' print() calls could interleave
+        os.write(1, f"worker {os.getpid()}\n".encode())
 
     for batch in DataLoader(Slow(), batch_size=2, num_workers=2, worker_init_fn=report):
         print("batch", flush=True)
