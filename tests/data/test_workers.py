@@ -202,7 +202,7 @@ _CTRL_C = textwrap.dedent("""
 
     def report(worker_id):
         # one write() of a whole line: two workers' print() calls could interleave
-        os.write(1, f"worker {os.getpid()}\n".encode())
+        os.write(1, f"worker {os.getpid()}\\n".encode())
 
     for batch in DataLoader(Slow(), batch_size=2, num_workers=2, worker_init_fn=report):
         print("batch", flush=True)
