@@ -34,6 +34,13 @@ def kernels(xp) -> dict:
             return fn(x, axis=axes, keepdims=keepdims)
         return k
 
+    def logical(fn):
+        def k(x, *, axes, keepdims):
+            if not axes:                        # a 0-d tensor: still a bool answer
+                return xp.astype(x, xp.bool)
+            return fn(x, axis=axes, keepdims=keepdims)
+        return k
+
     def arg(fn):
         def k(x, *, axis, keepdims):
             if axis is None:
@@ -163,7 +170,7 @@ def kernels(xp) -> dict:
         "logical_and": xp.logical_and, "logical_or": xp.logical_or,
         "logical_xor": xp.logical_xor, "where": xp.where, "cast": cast,
         "sum": sum_, "prod": prod_, "max": reduce(xp.max), "min": reduce(xp.min),
-        "any": reduce(xp.any), "all": reduce(xp.all), "argmax": arg(xp.argmax),
+        "any": logical(xp.any), "all": logical(xp.all), "argmax": arg(xp.argmax),
         "argmin": arg(xp.argmin),
         "reshape": lambda x, *, shape: xp.reshape(x, shape),
         "permute": lambda x, *, dims: xp.permute_dims(x, dims),

@@ -99,7 +99,7 @@ Tensor.negative, Tensor.absolute = Tensor.neg, Tensor.abs
 
 for _name in ("sum", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "permute",
               "expand", "flatten", "squeeze", "unsqueeze", "transpose", "flip", "contiguous",
-              "gather", "index_select", "nonzero", "argwhere", "movedim"):
+              "index_select", "nonzero", "argwhere", "movedim"):
     setattr(Tensor, _name, getattr(ops, _name))
 for _name in ("mean", "var", "std", "logsumexp", "softmax", "log_softmax", "clamp", "relu",
               "max", "min", "masked_fill", "square"):
@@ -110,9 +110,11 @@ Tensor.chunk = lambda self, chunks, dim=0: ops.chunk(self, chunks, dim)
 Tensor.reshape = lambda self, *shape: ops.reshape(self, *shape)
 Tensor.matmul = lambda self, other: ops.matmul(self, other)
 Tensor.where = lambda self, condition, other: ops.where(condition, self, other)
-Tensor.take = lambda self, index: ops.take(self.reshape(-1), index, 0)
-Tensor.scatter_add = lambda self, dim, index, src: ops.scatter_add(self, index, src, dim)
-Tensor.index_add = lambda self, dim, index, src: ops.index_add(self, index, src, dim)
+Tensor.take = lambda self, index: ops.take(self, index)
+Tensor.gather = lambda self, dim, index: ops.gather(self, dim, index)
+Tensor.scatter_add = lambda self, dim, index, src: ops.scatter_add(self, dim, index, src)
+Tensor.index_add = lambda self, dim, index, source, *, alpha=1: ops.index_add(
+    self, dim, index, source, alpha=alpha)
 
 
 def view(self, *shape):

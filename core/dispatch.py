@@ -105,6 +105,9 @@ def _check_dtype(op, device, dtype):
 def run(op, *inputs, **attrs):
     """Run one op on its inputs' device; record it for autograd when needed."""
     device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
+    kernel = (device._kernels or device.kernels).get(op.name)
+    if kernel is None and op.decompose is not None:
+        return op.decompose(*inputs, **attrs)         # a composite this device lacks
     if op.check is not None:
         op.check(inputs, attrs)
     compute, out_dtype = op.dtype(inputs, attrs)
@@ -128,7 +131,6 @@ def run(op, *inputs, **attrs):
         if compute is not None:
             _check_dtype(op.name, device, compute)
         _check_dtype(op.name, device, out_dtype)
-    kernel = (device._kernels or device.kernels).get(op.name)
     try:
         if kernel is None:
             out = _missing(op, device, natives, attrs)

@@ -207,7 +207,7 @@ class MaxMin(tuple):
 def _values_indices(x, dim, keepdim, arg):
     # values come through gather, so the gradient goes to the chosen index (PyTorch)
     idx = arg(x, dim, keepdim=True)
-    values = ops.gather(x, idx, dim)
+    values = ops.gather(x, dim, idx)
     if not keepdim:
         d = norm_dims(dim, x.ndim, "max")
         values, idx = values.squeeze(d), idx.squeeze(d)

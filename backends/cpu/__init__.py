@@ -16,7 +16,7 @@ from .. import array_api
 # quietly, so these run with NumPy's floating-point warnings off.  The rest stay unwrapped
 # (errstate costs about 1 us per call, more than a small add).
 _QUIET = ("log", "log1p", "div", "sqrt", "rsqrt", "reciprocal", "pow", "remainder",
-          "floor_divide", "exp", "expm1", "sigmoid", "erf")
+          "floor_divide", "exp", "expm1", "sigmoid", "erf", "sin", "cos")
 
 
 def _quiet(fn):

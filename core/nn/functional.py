@@ -262,7 +262,7 @@ def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
     idx = ops.argmax(cols, 1, keepdim=True)
     oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
     ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
-    return ops.gather(cols, idx, 1).reshape(n, c, oh, ow), idx
+    return ops.gather(cols, 1, idx).reshape(n, c, oh, ow), idx
 
 
 def _max_pool_vjp(g, out, x, **attrs):
@@ -504,7 +504,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx += num
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    out = ops.take(weight, input, 0)
+    out = ops.take_along(weight, input, 0)
     if padding_idx is not None and weight.requires_grad and dispatch.grad_enabled:
         keep = (input != padding_idx).unsqueeze(-1)
         out = ops.where(keep, out, out.detach())
@@ -516,7 +516,7 @@ def _renorm_rows(weight, input, max_norm, norm_type):
     import numpy as np
     with _NoGrad():
         rows = ops.from_host(np.unique(input.detach().numpy().reshape(-1)), weight.device)
-        picked = ops.take(weight, rows, 0)
+        picked = ops.take_along(weight, rows, 0)
         norms = ops.sum(ops.abs(picked) ** norm_type, 1, keepdim=True) ** (1.0 / norm_type)
         scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight[rows] = picked * scale

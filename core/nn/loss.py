@@ -164,12 +164,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     # negative targets are errors here (gather would wrap them): send them out of range
     safe = ops.where(keep, ops.where(target < 0, classes, target), 0)
     try:
-        picked = ops.gather(input, safe.unsqueeze(cd), cd).squeeze(cd)
+        picked = ops.gather(input, cd, safe.unsqueeze(cd)).squeeze(cd)
     except EmberIndexError:
         raise _out_of_bounds("nll_loss", target, classes, ignore_index) from None
     w = keep.to(input._dtype)
     if weight is not None:
-        w = w * ops.take(weight, safe, 0)
+        w = w * ops.take_along(weight, safe, 0)
     loss = -(picked * w)
     if reduction == "none":
         return loss
@@ -212,7 +212,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     smooth = ops.where(keep, smooth, 0.0)
     if reduction == "mean":
         if weight is not None:
-            denom = ops.sum(ops.take(weight, ops.where(keep, target, 0), 0) * keep.to(
+            denom = ops.sum(ops.take_along(weight, ops.where(keep, target, 0), 0) * keep.to(
                 weight._dtype))
         else:
             denom = ops.sum(keep.to(input._dtype))

@@ -47,6 +47,7 @@ from .index import (
                        scatter_add,
                        setitem,
                        take,
+                       take_along,
 )
 from .linalg import matmul
 from .movement import (

@@ -210,6 +210,10 @@ where_op = declare("where", "ternary", _where_rule, promote=(1, 2), check=_where
 
 def where(condition, input, other):
     """Elements of input where condition holds, else of other (broadcast)."""
+    if type(input) is not Tensor and type(other) is not Tensor and type(condition) is Tensor:
+        # two numbers: the result dtype is theirs (a float gives the default float)
+        from .creation import full
+        input = full((), input, dtype=D.result_type(input, other), device=condition._device)
     return run(where_op, condition, input, other)
 
 

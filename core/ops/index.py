@@ -37,20 +37,21 @@ def _check_index_dtype(name, index):
 
 take_op = declare("take", "index", _take_rule,
                   vjp=lambda g, out, x, index, *, axis: (
-                      index_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
+                      _index_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 index_add_op = declare("index_add", "index", rule_first, promote=(0, 2),
                        vjp=lambda g, out, x, index, src, *, axis: (
-                           g, None, take(g, index, axis)), uses=(1,))
+                           g, None, take_along(g, index, axis)), uses=(1,))
 gather_op = declare("gather", "index", rule_first,
                     vjp=lambda g, out, x, index, *, axis: (
-                        scatter_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
+                        _scatter_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 scatter_add_op = declare("scatter_add", "index", rule_first, promote=(0, 2),
                          vjp=lambda g, out, x, index, src, *, axis: (
-                             g, None, gather(g, index, axis)), uses=(1,))
+                             g, None, _gather(g, index, axis)), uses=(1,))
 index_put_op = declare("index_put", "index", rule_first, promote=(0, 2),
                        vjp=lambda g, out, x, index, values: (
                            run(index_put_op, g, index, 0.0),
-                           take(g, index, 0) if type(values) is Tensor else None), uses=(1,))
+                           take_along(g, index, 0) if type(values) is Tensor else None),
+                       uses=(1,))
 nonzero_op = declare("nonzero", "index", rule_fixed(D.int64))
 assign_op = declare("assign", "index", rule_first)
 
@@ -75,9 +76,9 @@ def _wrap_negative(index, size):
     return where(index < 0, index + size, index)
 
 
-def take(x: Tensor, index: Tensor, axis: int) -> Tensor:
-    """x indexed along one axis by an integer tensor (numpy.take / index_select)."""
-    _check_index_dtype("take", index)
+def take_along(x: Tensor, index: Tensor, axis: int) -> Tensor:
+    """x indexed along one axis by an integer tensor of any shape (numpy.take)."""
+    _check_index_dtype("index_select", index)
     axis = norm_dim(axis, x.ndim, "take")
     index = _bounds("take", index.to(D.int64), x._data.shape[axis] if x.ndim else 1)
     if index.ndim != 1:
@@ -88,11 +89,23 @@ def take(x: Tensor, index: Tensor, axis: int) -> Tensor:
     return run(take_op, x, index, axis=axis)
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    return take(x, index, dim)
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """torch.index_select: the entries of input at index along dim."""
+    return take_along(input, index, dim)
 
 
-def index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """torch.take: input treated as 1-D, read at index (any shape)."""
+    return take_along(input.reshape(-1), index, 0)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+              alpha=1) -> Tensor:
+    """torch.index_add: a copy of input with alpha * source added at index along dim."""
+    return _index_add(input, index, source if alpha == 1 else source * alpha, dim)
+
+
+def _index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
     _check_index_dtype("index_add", index)
     axis = norm_dim(axis, x.ndim, "index_add")
     index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
@@ -116,7 +129,12 @@ def _check_gather(name, x, index, axis, src=None):
                          f"{tuple(index.shape)}")
 
 
-def gather(x: Tensor, index: Tensor, axis: int) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on."""
+    return _gather(input, index, dim)
+
+
+def _gather(x: Tensor, index: Tensor, axis: int) -> Tensor:
     _check_index_dtype("gather", index)
     axis = norm_dim(axis, x.ndim, "gather")
     _check_gather("gather", x, index, axis)
@@ -124,7 +142,12 @@ def gather(x: Tensor, index: Tensor, axis: int) -> Tensor:
     return run(gather_op, x, index, axis=axis)
 
 
-def scatter_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """torch.scatter_add: a copy of input with src added at index along dim."""
+    return _scatter_add(input, index, src, dim)
+
+
+def _scatter_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
     _check_index_dtype("scatter_add", index)
     axis = norm_dim(axis, x.ndim, "scatter_add")
     _check_gather("scatter_add", x, index, axis, src)
@@ -259,7 +282,7 @@ def getitem(x: Tensor, key) -> Tensor:
         key = _expand_key(x, key)
         one = _single_take(x, key)
         if one is not None:
-            return take(x, one[1], one[0])
+            return take_along(x, one[1], one[0])
         lin = _linear_index(x, key)
         return run(take_op, x.reshape(-1), lin, axis=0)
     key = _expand_key(x, key)

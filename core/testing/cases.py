@@ -251,15 +251,17 @@ case("getitem_mask", lambda E, x: x[x > 0], lambda np, x: x[x > 0], Input(M))
 case("getitem_mixed", lambda E, x, i: x[i, 1:, i], lambda np, x, i: x[i, 1:, i],
      Input((3, 3, 3)), Input((2,), "ix3"))
 case("setitem", lambda E, x: _setitem_case(x), lambda np, x: _setitem_ref(x), Input(M))
-case("take_gather", lambda E, x, i: (E.take(x, i, 1), E.gather(x, i.reshape(1, 5).expand(3, 5),
-                                                                1)),
+case("take_gather", lambda E, x, i: (
+    E.index_select(x, 1, i), E.gather(x, 1, i.reshape(1, 5).expand(3, 5)), E.take(x, i),
+    x.gather(1, i.reshape(1, 5).expand(3, 5))),
      lambda np, x, i: (np.take(x, i, 1), np.take_along_axis(
+         x, np.broadcast_to(i.reshape(1, 5), (3, 5)), 1), x.reshape(-1)[i], np.take_along_axis(
          x, np.broadcast_to(i.reshape(1, 5), (3, 5)), 1)), Input((3, 4)), Input((5,), "ix4"))
-case("index_add_repeats", lambda E, x, i, s: E.index_add(x, i, s, 0),
+case("index_add_repeats", lambda E, x, i, s: E.index_add(x, 0, i, s),
      lambda np, x, i, s: _index_add_ref(x, i, s), Input((3, 2)), Input((4,), "i",
                                                                        (0, 2, 0, 0)),
      Input((4, 2)))
-case("scatter_add_repeats", lambda E, x, i, s: E.scatter_add(x, i, s, 1),
+case("scatter_add_repeats", lambda E, x, i, s: E.scatter_add(x, 1, i, s),
      lambda np, x, i, s: _scatter_add_ref(x, i, s), Input((2, 3)),
      Input((2, 4), "i", (0, 0, 2, 0, 1, 1, 1, 2)), Input((2, 4)))
 case("nonzero", lambda E, x: E.nonzero(x), lambda np, x: np.argwhere(x), Input(M, "b"),

@@ -309,12 +309,12 @@ def test_setitem(opencl_device):
 def test_indexing(opencl_device):
     x = host("f", (5, 4, 3), "float32")
     idx = np.array([4, 0, 4, 2, 4], dtype=np.int64)
-    check(opencl_device, lambda t, i: ember.take(t, i, 0), [x, idx])
-    check(opencl_device, lambda t, i: ember.take(t, i, 1), [x, np.array([[3, 0], [3, 3]])])
-    check(opencl_device, lambda t, i: ember.take(t, i, 2), [x, np.array([2, 2, -1])],
+    check(opencl_device, lambda t, i: ember.index_select(t, 0, i), [x, idx])
+    check(opencl_device, lambda t, i: ember.take_along(t, i, 1), [x, np.array([[3, 0], [3, 3]])])
+    check(opencl_device, lambda t, i: ember.take_along(t, i, 2), [x, np.array([2, 2, -1])],
           layouts=("contiguous",))
     g = np.random.default_rng(0).integers(0, 4, (5, 2, 3))
-    check(opencl_device, lambda t, i: ember.gather(t, i, 1), [x, g])
+    check(opencl_device, lambda t, i: ember.gather(t, 1, i), [x, g])
     check(opencl_device, lambda t, i: t[i, 1:, ::2], [x, np.array([1, 1, 0])],
           layouts=("contiguous", "strided"))
     check(opencl_device, lambda t: t[t > 0.5], [x], layouts=("contiguous", "transposed"))
@@ -322,11 +322,11 @@ def test_indexing(opencl_device):
         kind = "f" if dtype in FLOATS else "i"
         base, src = host(kind, (5, 4, 3), dtype, 1), host(kind, (5, 4, 3), dtype, 2)
         rep = np.random.default_rng(1).integers(0, 4, (5, 4, 3))   # many repeats
-        check(opencl_device, lambda b, i, s: ember.scatter_add(b, i, s, 1),
+        check(opencl_device, lambda b, i, s: ember.scatter_add(b, 1, i, s),
               [base, rep, src], rtol=1e-6)
-        check(opencl_device, lambda b, i, s: ember.index_add(b, i, s, 0),
+        check(opencl_device, lambda b, i, s: ember.index_add(b, 0, i, s),
               [base, idx, host(kind, (5, 4, 3), dtype, 3)], rtol=1e-6)
-        check(opencl_device, lambda b, i, s: ember.index_add(b, i, s, 2),
+        check(opencl_device, lambda b, i, s: ember.index_add(b, 2, i, s),
               [base, np.array([[0, 2], [2, 2]]), host(kind, (5, 4, 2, 2), dtype, 4)],
               layouts=("contiguous",), rtol=1e-6)
 

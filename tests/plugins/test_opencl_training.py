@@ -26,8 +26,8 @@ def _composites():
                       .tanh().sum(), [f(2, 3, 6, 6), f(4, 3, 3, 3)]),
         "embedding_gather": (lambda w: (F.embedding(ember.tensor([[1, 1], [4, 1]],
                                                                  device=w.device), w) ** 2)
-                             .mean() + ember.gather(w, ember.tensor(
-                                 [[0], [2], [2], [1], [0]], device=w.device), 1).sum(),
+                             .mean() + ember.gather(w, 1, ember.tensor(
+                                 [[0], [2], [2], [1], [0]], device=w.device)).sum(),
                              [f(5, 3)]),
         "matmul_broadcast": (lambda a, b: (a @ b).sigmoid().amax(dim=(0, 2)).sum(),
                              [f(2, 1, 4, 5), f(3, 5, 2)]),
