@@ -12,7 +12,7 @@ import math
 
 from .. import dispatch, ops
 from .. import dtypes as D
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import (
     gelu,
@@ -312,7 +312,7 @@ def _int_min(dtype):
 
 def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
     """Indices into each (H*W) plane, as max_pool2d(return_indices=True) gives them."""
-    with _NoGrad():
+    with no_grad():
         idx = idx.reshape(n, c, oh, ow)
         ki, kj = idx // k[1], idx % k[1]
         rows = ops.arange(oh, device=idx.device).reshape(oh, 1) * s[0] - p[0] + ki * d[0]
@@ -345,7 +345,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
     """How many cells each window averages: the windows of a mask of the counted area."""
-    with _NoGrad():
+    with no_grad():
         if count_include_pad:
             mask = pad(ops.ones(1, 1, h + 2 * p[0], w + 2 * p[1], dtype=x.dtype,
                                 device=x.device), (0, ew, 0, eh))
@@ -390,13 +390,6 @@ def _adaptive_matrix(out: int, size: int, like: Tensor) -> Tensor:
 
 # -- normalisation -----------------------------------------------------------------------
 
-class _NoGrad:
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -419,7 +412,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         centered = input - mean
         var = ops.sum(centered * centered, dims, keepdim=True) / count
         if running_mean is not None or running_var is not None:
-            with _NoGrad():
+            with no_grad():
                 if running_mean is not None:
                     running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
                 if running_var is not None:
@@ -514,7 +507,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 def _renorm_rows(weight, input, max_norm, norm_type):
     """Rescale (in place) the looked-up rows whose norm exceeds max_norm, as torch does."""
     import numpy as np
-    with _NoGrad():
+    with no_grad():
         rows = ops.from_host(np.unique(input.detach().numpy().reshape(-1)), weight.device)
         picked = ops.take_along(weight, rows, 0)
         norms = ops.sum(ops.abs(picked) ** norm_type, 1, keepdim=True) ** (1.0 / norm_type)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dispatch, ops
+from .. import ops
+from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 
@@ -16,17 +17,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
            "kaiming_normal_", "orthogonal_"]
 
 
-class _NoGrad:
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
 
 
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
-    with _NoGrad():
+    with no_grad():
         tensor.copy_(values)
     return tensor
 
@@ -89,7 +83,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-    with _NoGrad():
+    with no_grad():
         # float64 on the CPU: the tails need the precision, and not every device has it
         u = ops.uniform(2 * lo - 1, 2 * hi - 1, tensor.shape, dtype="float64",
                         generator=generator)

@@ -7,8 +7,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import dispatch
 from .. import dtypes as D
+from ..autograd.grad_mode import no_grad
 from ..device import Device
 from ..errors import EmberError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
@@ -49,15 +49,6 @@ class RemovableHandle:
         self.remove()
 
 
-class _NoGrad:
-    """no_grad without importing autograd (which would import nn back)."""
-
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -381,7 +372,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        with _NoGrad():
+        with no_grad():
             for p in self.parameters():
                 g = p.grad
                 if g is None:
@@ -398,7 +389,7 @@ class Module:
     def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
         for module in self.children():
             module._apply(fn)
-        with _NoGrad():
+        with no_grad():
             for p in self._parameters.values():
                 if p is None:
                     continue
@@ -518,7 +509,7 @@ class Module:
                 + "\n\t".join(problems)
                 + "\nFix: load a checkpoint saved from the same architecture, or pass "
                   "strict=False to skip missing and unexpected keys.")
-        with _NoGrad():
+        with no_grad():
             for key, target in own.items():
                 if key not in state_dict:
                     continue
@@ -540,7 +531,7 @@ class Module:
     # -- copies and repr -----------------------------------------------------------------
     def __deepcopy__(self, memo: dict) -> Module:
         # tensors do not pickle, so clone parameters and buffers into the memo first
-        with _NoGrad():
+        with no_grad():
             for t in itertools.chain(self.parameters(), self.buffers()):
                 if id(t) in memo:
                     continue

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from .. import ops
+from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, _NoGrad
+from .module import Module
 from .parameter import Parameter
 
 
@@ -46,7 +47,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with _NoGrad():
+            with no_grad():
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:

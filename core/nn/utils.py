@@ -5,9 +5,9 @@ import math
 from collections.abc import Iterable
 
 from .. import dispatch, ops
+from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError
 from ..tensor import Tensor
-from .module import _NoGrad
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters"]
@@ -28,7 +28,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     if not grads:
         return ops.tensor(0.0)
     norm_type = float(norm_type)
-    with _NoGrad():
+    with no_grad():
         if norm_type == math.inf:
             per = [ops.amax(ops.abs(g)) for g in grads]
             total = per[0] if len(per) == 1 else ops.amax(ops.stack(per))
@@ -57,7 +57,7 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
                      foreach: bool | None = None) -> None:
     """Clamp every gradient element to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
-    with _NoGrad():
+    with no_grad():
         for g in _grads(parameters):
             g.clamp_(-clip_value, clip_value)
 

@@ -9,25 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .. import dispatch
 from .. import dtypes as D
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor
-
-
-class _NoGrad:
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = False
-
-    def __exit__(self, *exc):
-        dispatch.grad_enabled = self.prev
-
-
-class _EnableGrad(_NoGrad):
-    def __enter__(self):
-        self.prev = dispatch.grad_enabled
-        dispatch.grad_enabled = True
 
 
 class _Required:
@@ -88,7 +73,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        with _NoGrad():
+        with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     g = p.grad
@@ -106,9 +91,9 @@ class Optimizer:
         """One update of every parameter that has a gradient; returns closure() if given."""
         loss = None
         if closure is not None:
-            with _EnableGrad():
+            with enable_grad():
                 loss = closure()
-        with _NoGrad():
+        with no_grad():
             for group in self.param_groups:
                 self._step_group(group)
         return loss
@@ -174,7 +159,7 @@ class Optimizer:
     def _load_value(p: Tensor, key: str, value):
         if type(value) is Tensor:
             # a copy on the parameter's device and dtype: updates never write into the dict
-            with _NoGrad():
+            with no_grad():
                 out = value.to(device=p.device, dtype=p.dtype if value._dtype.category ==
                                D.FLOAT else None)
                 return out.clone() if out is value else out
