@@ -12,7 +12,7 @@ from ..autograd.grad_mode import no_grad
 from ..device import Device
 from ..errors import EmberError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, zero_grads
 
 
 class StateDictError(EmberError, RuntimeError):
@@ -372,18 +372,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        with no_grad():
-            for p in self.parameters():
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._meta["grad"] = None
-                else:
-                    if g.grad_fn is not None:
-                        g = g.detach()
-                        p._meta["grad"] = g
-                    g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     # -- device and dtype ----------------------------------------------------------------
     def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:

@@ -39,6 +39,23 @@ class Parameter(metaclass=_ParameterMeta):
         return t
 
 
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Module.zero_grad and Optimizer.zero_grad: drop each gradient, or zero it in place."""
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        for p in params:
+            g = p.grad
+            if g is None:
+                continue
+            if set_to_none:
+                p._meta["grad"] = None
+            else:
+                if g.grad_fn is not None:
+                    g = g.detach()
+                    p._meta["grad"] = g
+                g.zero_()
+
+
 def is_parameter(x) -> bool:
     return isinstance(x, Parameter)
 

@@ -38,15 +38,8 @@ class Adam(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, amsgrad, maximize = (group["weight_decay"], group["amsgrad"],
-                                           group["maximize"])
-        for p in group["params"]:
-            g = p.grad
-            if g is None:
-                continue
-            if maximize:
-                g = -g
-            state = self._state(p)
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        for p, g, state in self._grads(group):
             if not state:
                 state["step"] = 0
                 state["exp_avg"] = ops.zeros_like(p)

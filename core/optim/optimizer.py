@@ -12,6 +12,7 @@ from typing import Any
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import EmberTypeError, EmberValueError
+from ..nn.parameter import zero_grads
 from ..tensor import Tensor
 
 
@@ -73,19 +74,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        with no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if set_to_none:
-                        p._meta["grad"] = None
-                    else:
-                        if g.grad_fn is not None:
-                            g = g.detach()
-                            p._meta["grad"] = g
-                        g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None):
         """One update of every parameter that has a gradient; returns closure() if given."""
@@ -100,6 +89,16 @@ class Optimizer:
 
     def _step_group(self, group: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _step_group")
+
+    def _grads(self, group: dict):
+        """(parameter, gradient, state) for each parameter of a group that has a gradient;
+        the gradient is negated for maximize=True."""
+        maximize = group.get("maximize", False)
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            yield p, (-g if maximize else g), self._state(p)
 
     def _state(self, p: Tensor) -> dict:
         state = self.state.get(p)

@@ -25,14 +25,8 @@ class RMSprop(Optimizer):
     def _step_group(self, group: dict) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         weight_decay, momentum = group["weight_decay"], group["momentum"]
-        centered, maximize = group["centered"], group["maximize"]
-        for p in group["params"]:
-            g = p.grad
-            if g is None:
-                continue
-            if maximize:
-                g = -g
-            state = self._state(p)
+        centered = group["centered"]
+        for p, g, state in self._grads(group):
             if not state:
                 state["step"] = 0
                 state["square_avg"] = ops.zeros_like(p)
@@ -81,14 +75,8 @@ class Adagrad(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        weight_decay, maximize = group["weight_decay"], group["maximize"]
-        for p in group["params"]:
-            g = p.grad
-            if g is None:
-                continue
-            if maximize:
-                g = -g
-            state = self._state(p)
+        weight_decay = group["weight_decay"]
+        for p, g, state in self._grads(group):
             if not state:
                 state.update(step=0, sum=ops.full_like(p, group["initial_accumulator_value"]))
             state["step"] = step = state["step"] + 1

@@ -29,14 +29,8 @@ class SGD(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov, maximize = (group["weight_decay"], group["nesterov"],
-                                            group["maximize"])
-        for p in group["params"]:
-            g = p.grad
-            if g is None:
-                continue
-            if maximize:
-                g = -g
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p, g, _ in self._grads(group):
             if weight_decay:
                 g = g + p * weight_decay
             if momentum:
