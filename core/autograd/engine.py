@@ -1,6 +1,7 @@
 """The graph node and the iterative backward engine (no recursion, frees what it used)."""
 from __future__ import annotations
 
+import sys
 import weakref
 
 from .. import dispatch
@@ -228,10 +229,13 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
                 t._set_meta("grad", g if t.grad is None else t.grad + g)
         if want is not None and id(node) in want:
             captured[id(node)] = g
-        grads = node.apply(g)
+        grads = list(node.apply(g))
         if anomaly:
             _check_anomaly(node, grads)
-        for edge, x, gi in zip(node.next, node.inputs, grads):
+        for i, (edge, x) in enumerate(zip(node.next, node.inputs)):
+            if i >= len(grads):
+                break
+            gi, grads[i] = grads[i], None   # the list lets go: see _unshared
             if edge is None or gi is None:
                 continue
             if type(gi) is not Tensor:
@@ -280,10 +284,29 @@ def _accumulate(leaf: Tensor, g: Tensor) -> None:
                 g = r
     old = leaf.grad
     if old is None:
-        # a fresh tensor, so later in-place accumulation cannot touch the graph's values
-        leaf._set_meta("grad", g.detach().clone() if not dispatch.grad_enabled else g)
+        if dispatch.grad_enabled:
+            leaf._set_meta("grad", g)
+        elif _unshared(g):
+            # nothing else can see this gradient or its memory: adopt it (PyTorch's
+            # AccumulateGrad steals such a gradient too) instead of copying it
+            leaf._set_meta("grad", g.detach())
+        else:
+            # shared with the graph or another tensor: a copy, so that in-place updates
+            # of .grad (optimizers, zero_grad) cannot reach anything else
+            leaf._set_meta("grad", g.detach().clone())
     else:
         leaf._set_meta("grad", old + g)
+
+
+# References to a gradient that nobody else holds when _accumulate looks at it: the
+# VJP's result tuple, _run's loop variable, _accumulate's argument and getrefcount's own.
+_OWN_REFS = 4
+
+
+def _unshared(g: Tensor) -> bool:
+    data = g._data
+    return (sys.getrefcount(g) <= _OWN_REFS and sys.getrefcount(data) <= 2
+            and getattr(data, "base", 0) is None and g._meta is None)
 
 
 def _check_anomaly(node, grads):

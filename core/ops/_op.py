@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import dtypes as D
+from ..tensor import Tensor
 
 OPS: dict[str, Op] = {}          # primitives: every backend implements these
 COMPOSITES: dict[str, Op] = {}   # composites a backend may run faster (else: decompose)
@@ -63,10 +64,19 @@ def _tensors(inputs, positions):
     return [inputs[i] for i in positions if i < len(inputs)]
 
 
+def _promoted(inputs, positions):
+    """result_type of the promoted inputs; two tensors of one dtype skip the table."""
+    if positions is None and len(inputs) == 2:
+        a, b = inputs
+        if type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype:
+            return a._dtype
+    return D.result_type(*_tensors(inputs, positions))
+
+
 def rule_same(op):
     """Output = promoted inputs (add, mul, maximum, ...)."""
     def rule(inputs, attrs):
-        d = D.result_type(*_tensors(inputs, op.promote))
+        d = _promoted(inputs, op.promote)
         return d, d
     return rule
 
@@ -74,7 +84,7 @@ def rule_same(op):
 def rule_float(op):
     """Promoted inputs, integers and bool computed in the default float (exp, div, ...)."""
     def rule(inputs, attrs):
-        d = D.result_type(*_tensors(inputs, op.promote))
+        d = _promoted(inputs, op.promote)
         if d.category != D.FLOAT:
             d = D.get_default_dtype()
         return d, d
@@ -84,7 +94,7 @@ def rule_float(op):
 def rule_bool(op):
     """Compared in the promoted dtype; the output is bool (eq, lt, isnan, ...)."""
     def rule(inputs, attrs):
-        return D.result_type(*_tensors(inputs, op.promote)), D.bool_
+        return _promoted(inputs, op.promote), D.bool_
     return rule
 
 

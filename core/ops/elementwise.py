@@ -128,6 +128,10 @@ def _binary_fn(op):
 
 
 def _check_broadcast(inputs, attrs, name=None):
+    if len(inputs) == 2:                       # the common case, without building lists
+        a, b = inputs
+        if type(a) is not Tensor or type(b) is not Tensor or a._data.shape == b._data.shape:
+            return
     shapes = [x._data.shape for x in inputs if type(x) is Tensor]
     if len(shapes) > 1 and any(s != shapes[0] for s in shapes):
         from ._util import broadcast_shapes

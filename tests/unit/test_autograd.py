@@ -275,3 +275,20 @@ def test_semantics_max_pool_ties_go_to_the_first_maximum():
 def test_max_pool_double_backward():
     x = f64(1, 2, 4, 4)
     assert gradgradcheck(lambda t: ember.nn.functional.max_pool2d(t, 2) ** 2, (x,))
+
+
+def test_leaf_gradients_never_alias_other_tensors():
+    """The engine adopts a fresh gradient instead of copying it, but never one that another
+    tensor can see: zeroing .grad in place must not touch anything else."""
+    g0 = ember.ones(3)
+    for make in (lambda t: t + 0.0, lambda t: t * 1.0, lambda t: t.reshape(3), lambda t: t):
+        x = ember.randn(3, requires_grad=True)
+        make(x).backward(g0)
+        x.grad.zero_()
+        assert g0.tolist() == [1.0, 1.0, 1.0]
+    a = ember.randn(3, requires_grad=True)
+    (a + a).sum().backward()                     # one gradient object reaches a twice
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+    w = ember.randn(4, 3, requires_grad=True)
+    ember.linear(ember.randn(5, 3), w).sum().backward()
+    assert w.grad.numpy().flags.c_contiguous    # the weight's own layout, ready to update
