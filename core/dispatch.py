@@ -199,45 +199,41 @@ def binary(op, a, b):
                     if _observers:
                         _observe(op.name, dev, t)
                     return t
-    elif (tb is float and a._dtype.category == D.FLOAT) or (
-            tb is int and a._dtype.category == D.INT):
-        out_dtype = op.fast.get(a._dtype)
-        if out_dtype is not None:
-            dev = a._device
-            kernel = (dev._kernels or dev.kernels).get(op.name)
-            if kernel is not None:
-                try:
-                    t = wrap(kernel(a._data, b), dev, out_dtype)
-                except Exception as exc:
-                    raise _kernel_error(op, dev, (a, b), {}, exc) from exc
-                if grad_enabled and a.requires_grad:
-                    record(op, t, (a, b), {})
-                if _observers:
-                    _observe(op.name, dev, t)
-                return t
+    elif tb is float or tb is int:
+        return _with_number(op, a, b, False)
     return run(op, a, b)
 
 
 def rbinary(op, a, b):
     """Fast path for a Python number on the left: 1 - x, 2 / x."""
     ta = type(a)
-    if (ta is float and b._dtype.category == D.FLOAT) or (ta is int and
-                                                          b._dtype.category == D.INT):
-        out_dtype = op.fast.get(b._dtype)
+    if ta is float or ta is int:
+        return _with_number(op, b, a, True)
+    return run(op, a, b)
+
+
+def _with_number(op, t, number, left: bool):
+    """t op number (or number op t): the number keeps t's dtype when its kind allows."""
+    tn = type(number)
+    if (tn is float and t._dtype.category == D.FLOAT) or (
+            tn is int and t._dtype.category == D.INT):
+        out_dtype = op.fast.get(t._dtype)
         if out_dtype is not None:
-            dev = b._device
+            dev = t._device
             kernel = (dev._kernels or dev.kernels).get(op.name)
             if kernel is not None:
+                inputs = (number, t) if left else (t, number)
                 try:
-                    t = wrap(kernel(a, b._data), dev, out_dtype)
+                    out = kernel(number, t._data) if left else kernel(t._data, number)
                 except Exception as exc:
-                    raise _kernel_error(op, dev, (a, b), {}, exc) from exc
-                if grad_enabled and b.requires_grad:
-                    record(op, t, (a, b), {})
+                    raise _kernel_error(op, dev, inputs, {}, exc) from exc
+                result = wrap(out, dev, out_dtype)
+                if grad_enabled and t.requires_grad:
+                    record(op, result, inputs, {})
                 if _observers:
-                    _observe(op.name, dev, t)
-                return t
-    return run(op, a, b)
+                    _observe(op.name, dev, result)
+                return result
+    return run(op, number, t) if left else run(op, t, number)
 
 
 def unary(op, a):
