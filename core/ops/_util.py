@@ -31,7 +31,27 @@ def norm_dims(dims, ndim: int, op: str) -> tuple:
     return (norm_dim(dims, ndim, op),) if ndim else ()
 
 
+def _broadcast2(a: tuple, b: tuple):
+    """The broadcast of two shapes, or None if they do not broadcast (the common case of
+    broadcast_shapes, without generators: it runs on every broadcasting op)."""
+    if len(a) < len(b):
+        a, b = b, a
+    out = list(a)
+    lead = len(a) - len(b)
+    for i, n in enumerate(b):
+        m = out[lead + i]
+        if m == 1:
+            out[lead + i] = n
+        elif n != 1 and n != m:
+            return None
+    return tuple(out)
+
+
 def broadcast_shapes(op: str, *shapes) -> tuple:
+    if len(shapes) == 2:
+        out = _broadcast2(shapes[0], shapes[1])
+        if out is not None:
+            return out
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

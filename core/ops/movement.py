@@ -84,7 +84,8 @@ def reshape(x: Tensor, *shape) -> Tensor:
     new = resolve_reshape("reshape", x._data.shape, as_shape(shape, "reshape"))
     if new == x._data.shape:
         return x
-    return _view_of(run(reshape_op, x, shape=new), x)
+    # validated above: the rest of the dispatcher's checks have nothing to add
+    return _view_of(direct(reshape_op, x._device, x._dtype, (x,), {"shape": new}), x)
 
 
 def permute(x: Tensor, *dims) -> Tensor:
@@ -104,7 +105,7 @@ def permute(x: Tensor, *dims) -> Tensor:
                          f"of 0..{x.ndim - 1}")
     if nd == tuple(range(x.ndim)):
         return x
-    return _view_of(run(permute_op, x, dims=nd), x)
+    return _view_of(direct(permute_op, x._device, x._dtype, (x,), {"dims": nd}), x)
 
 
 def expand(x: Tensor, *shape) -> Tensor:
@@ -129,12 +130,12 @@ def expand(x: Tensor, *shape) -> Tensor:
     new = tuple(new)
     if new == old:
         return x
-    return _view_of(run(expand_op, x, shape=new), x)
+    return _view_of(direct(expand_op, x._device, x._dtype, (x,), {"shape": new}), x)
 
 
 def slice_(x: Tensor, index: tuple) -> Tensor:
     """x[index] for a tuple of concrete slices, one per dim (a view where the backend can)."""
-    return _view_of(run(slice_op, x, index=index), x)
+    return _view_of(direct(slice_op, x._device, x._dtype, (x,), {"index": index}), x)
 
 
 def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
