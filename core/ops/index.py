@@ -277,6 +277,9 @@ def _linear_index(x: Tensor, key: tuple) -> Tensor:
 
 
 def getitem(x: Tensor, key) -> Tensor:
+    tk = type(key)
+    if (tk is int or tk is slice) and x._data.shape:
+        return _getitem_first_dim(x, key)
     if type(key) is Tensor or isinstance(key, list) or (
             isinstance(key, tuple) and not all(_is_basic(k) for k in key)):
         key = _expand_key(x, key)
@@ -298,6 +301,28 @@ def getitem(x: Tensor, key) -> Tensor:
         return out
     from .movement import reshape
     return reshape(out, shape)
+
+
+def _getitem_first_dim(x: Tensor, key) -> Tensor:
+    """x[i] and x[a:b:c], the most common keys, without the general planning."""
+    shape = x._data.shape
+    n = shape[0]
+    if type(key) is int:
+        if not -n <= key < n:
+            raise EmberIndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
+        i = key % n
+        first, out_shape = slice(i, i + 1, 1), shape[1:]
+    else:
+        start, stop, step = key.indices(n)
+        if (start, stop, step) == (0, n, 1):
+            return x
+        first = slice(start, None if stop < 0 else stop, step)
+        out_shape = (len(range(start, stop, step)),) + shape[1:]
+    from .movement import reshape
+    view = slice_view(x, (first,) + tuple(slice(0, m, 1) for m in shape[1:]))
+    out = reshape(view, out_shape)
+    out._set_meta("view_key", (x, (key,) + (slice(None),) * (len(shape) - 1)))
+    return out
 
 
 def slice_view(x, slices):
