@@ -138,9 +138,6 @@ def run(op, *inputs, **attrs):
             out = kernel(*natives, **attrs)
             if upcast and out_dtype is D.bfloat16:
                 out = device.kernels["cast"](out, dtype=out_dtype)
-            elif upcast and out_dtype is D.float32:
-                out_dtype = D.bfloat16
-                out = device.kernels["cast"](out, dtype=out_dtype)
     except EmberError:
         raise
     except Exception as exc:
