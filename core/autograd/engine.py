@@ -200,7 +200,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
         if fn is None:
             if out.requires_grad:          # a leaf as output: its gradient is g itself
                 leaf_grads[id(out)] = _add(leaf_grads.get(id(out)), g)
-                if accumulate:
+                if accumulate and want is None:      # autograd.grad leaves .grad alone
                     _accumulate(out, g)
                 continue
             nondiff = out._get_meta("nondiff")

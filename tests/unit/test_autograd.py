@@ -118,6 +118,8 @@ def test_autograd_grad_api():
     (ggx,) = ember.autograd.grad(gx.sum(), [w])
     np.testing.assert_allclose(ggx.numpy(), np.ones(3))
     assert x.grad is None                                       # grad() leaves .grad alone
+    (gl,) = ember.autograd.grad(x, [x], ember.ones(3))          # a leaf as the output
+    assert gl.tolist() == [1.0, 1.0, 1.0] and x.grad is None
     z = f64(2)
     with pytest.raises(AutogradError, match="allow_unused=True"):
         ember.autograd.grad((x * 2).sum(), [x, z])
