@@ -12,6 +12,7 @@ COMMANDS = {
     "devices": ("ember.tools.devices", "list the devices of every available backend"),
     "ops": ("ember.tools.ops", "op coverage: which ops each backend implements"),
     "compat": ("ember.tools.compat", "evaluate the compatibility matrix (check, explain)"),
+    "bench": ("ember.tools.bench", "per-op dispatcher overhead against NumPy and PyTorch"),
 }
 
 
@@ -39,7 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_missing", False):
         print(f"ember {args.command}: this command is not part of this build", file=sys.stderr)
         return 2
-    return int(importlib.import_module(args._module).run(args) or 0)
+    try:
+        return int(importlib.import_module(args._module).run(args) or 0)
+    except BrokenPipeError:
+        # `ember ... | head`: the reader left; exit quietly, as Unix tools do
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The evaluator: facts about a machine (collected, assumed or from a report) + matrix -> findings."""
+"""The evaluator: facts of a machine (collected, assumed or from a report) + matrix -> findings."""
 from __future__ import annotations
 
 import re
