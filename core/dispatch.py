@@ -177,6 +177,19 @@ def direct(op, device, out_dtype, inputs, attrs):
     return result
 
 
+def fused(name: str, composite, g: Tensor, *tensors: Tensor, **attrs) -> Tensor:
+    """A backend's fused gradient kernel kernel(g, *tensors, **attrs) when no graph of the
+    gradient is being built (create_graph=False) and every dtype and device agree; otherwise
+    composite(): the rule written with ops, which differentiates again."""
+    if not grad_enabled:
+        dev, dtype = g._device, g._dtype
+        if all(t._dtype is dtype and t._device is dev for t in tensors):
+            kernel = (dev._kernels or dev.kernels).get(name)
+            if kernel is not None:
+                return wrap(kernel(g._data, *[t._data for t in tensors], **attrs), dev, dtype)
+    return composite()
+
+
 def binary(op, a, b):
     """Fast path for binary elementwise ops: same device, dtype and shape, or a scalar."""
     tb = type(b)

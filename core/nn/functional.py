@@ -266,17 +266,14 @@ def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
 
 
 def _max_pool_vjp(g, out, x, **attrs):
-    kernel = x._device.kernels.get("max_pool2d_backward")
-    if kernel is not None and not dispatch.grad_enabled and g._dtype is x._dtype:
-        return (dispatch.wrap(kernel(g._data, x._data, out._data, **attrs), x._device,
-                              x._dtype),)
-    # otherwise the decomposition's own gradient (differentiable again: create_graph)
-    from ..autograd import grad
-    create = dispatch.grad_enabled
-    with enable_grad():
-        xd = x.detach().requires_grad_()
-        (gx,) = grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)
-    return (gx,)
+    def decomposed():
+        # the decomposition's own gradient (differentiable again: create_graph)
+        from ..autograd import grad
+        create = dispatch.grad_enabled
+        with enable_grad():
+            xd = x.detach().requires_grad_()
+            return grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)[0]
+    return (dispatch.fused("max_pool2d_backward", decomposed, g, x, out, **attrs),)
 
 
 # a composite with its own gradient rule: the CPU runs it as one kernel each way

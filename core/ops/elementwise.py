@@ -9,24 +9,13 @@ import math
 
 from .. import dtypes as D
 from ..dispatch import binary as _binary
-from ..dispatch import run
+from ..dispatch import fused, run
 from ..dispatch import unary as _unary
 from ..errors import EmberTypeError
 from ..tensor import Tensor
 from ._op import declare, rule_bool, rule_float, rule_same
 
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _fused(name, g, out, composite):
-    """A backend's fused gradient kernel when no graph of the gradient is being built
-    (create_graph=False); otherwise the rule written with ops, which differentiates again."""
-    from .. import dispatch
-    if not dispatch.grad_enabled and g._dtype is out._dtype and g._device is out._device:
-        kernel = g._device.kernels.get(name)
-        if kernel is not None:
-            return (dispatch.wrap(kernel(g._data, out._data), g._device, g._dtype),)
-    return (composite(),)
 
 
 def _zero(g, out, x):
@@ -77,10 +66,10 @@ _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,)
    save_out=True)
 _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),))
 _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),))
-_u("tanh", rule_float, "float", save_out=True, vjp=lambda g, out, x: _fused(
-    "tanh_backward", g, out, lambda: g * (1 - out * out)))
-_u("sigmoid", rule_float, "float", save_out=True, vjp=lambda g, out, x: _fused(
-    "sigmoid_backward", g, out, lambda: g * out * (1 - out)))
+_u("tanh", rule_float, "float", save_out=True, vjp=lambda g, out, x: (fused(
+    "tanh_backward", lambda: g * (1 - out * out), g, out),))
+_u("sigmoid", rule_float, "float", save_out=True, vjp=lambda g, out, x: (fused(
+    "sigmoid_backward", lambda: g * out * (1 - out), g, out),))
 _u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,))
 _u("floor", rule_same, "same_nobool", _zero)
 _u("ceil", rule_same, "same_nobool", _zero)
@@ -104,8 +93,8 @@ def _check_relu(inputs, attrs):
 # relu is a composite (where(x > 0, x, 0)) that backends may run as one kernel
 relu_op = declare("relu", "composite", rule_same, fast="same_nobool", save_out=True,
                   check=_check_relu, decompose=_relu_decompose,
-                  vjp=lambda g, out, x: _fused("relu_backward", g, out,
-                                               lambda: where(out > 0, g, 0.0)))
+                  vjp=lambda g, out, x: (fused("relu_backward",
+                                               lambda: where(out > 0, g, 0.0), g, out),))
 
 
 def relu(x):
@@ -190,13 +179,6 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
     _b(_name, rule_bool, "bool")
 
 
-def _where_rule(op):
-    def rule(inputs, attrs):
-        d = D.result_type(inputs[1], inputs[2])
-        return d, d
-    return rule
-
-
 def _where_check(inputs, attrs):
     cond = inputs[0]
     if type(cond) is not Tensor or cond._dtype is not D.bool_:
@@ -206,7 +188,7 @@ def _where_check(inputs, attrs):
     _check_broadcast(inputs, attrs, "where")
 
 
-where_op = declare("where", "ternary", _where_rule, promote=(1, 2), check=_where_check,
+where_op = declare("where", "ternary", rule_same, promote=(1, 2), check=_where_check,
                    vjp=lambda g, out, c, x, y: (None, lambda: where(c, g, 0.0),
                                                 lambda: where(c, 0.0, g)),
                    uses=(0,))

@@ -23,19 +23,13 @@ from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim
 
 
-def _take_rule(op):
-    def rule(inputs, attrs):
-        return None, inputs[0]._dtype
-    return rule
-
-
 def _check_index_dtype(name, index):
     if type(index) is not Tensor or index._dtype.category != D.INT:
         got = index._dtype.name if type(index) is Tensor else type(index).__name__
         raise EmberTypeError(f"{name}: expected an integer index tensor (int64), got {got}")
 
 
-take_op = declare("take", "index", _take_rule,
+take_op = declare("take", "index", rule_first,
                   vjp=lambda g, out, x, index, *, axis: (
                       _index_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 index_add_op = declare("index_add", "index", rule_first, promote=(0, 2),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_first
+from ._op import declare, rule_first, rule_same
 from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
 
 
@@ -64,16 +64,7 @@ def _concat_vjp(g, out, *xs, axis):
     return tuple(grads)
 
 
-def _concat_rule(op):
-    from .. import dtypes as D
-
-    def rule(inputs, attrs):
-        d = D.result_type(*inputs)
-        return d, d
-    return rule
-
-
-concatenate_op = declare("concatenate", "movement", _concat_rule, vjp=_concat_vjp, uses=())
+concatenate_op = declare("concatenate", "movement", rule_same, vjp=_concat_vjp, uses=())
 contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,), uses=())
 
 
