@@ -78,6 +78,32 @@ def unravel(index: str, shape: str, nd: str, targets) -> str:
     return "\n".join(lines)
 
 
+def grid_unravel(shape: str, nd: str, targets) -> str:
+    """C statements for a 3-D launch over a (right-aligned long8) shape: work-item
+    (g0, g1, g2) is element (..., g2, g1, g0) with g2 unravelled over the outer dims; adds
+    coordinate * stride to each (offset variable, strides long8) pair in targets. Returns
+    early for g0 past the last dim (global size 0 is rounded up to whole work-groups).
+
+    No division for the two inner dims (a flat index unravelled over every dim cost 15x a
+    dense kernel on PoCL: 64-bit division per dim and per element, never vectorised)."""
+    last, second = f"s{MAXDIM - 1:x}", f"s{MAXDIM - 2:x}"
+    lines = [f"long g0_ = get_global_id(0); if (g0_ >= {shape}.{last}) return;",
+             "long g1_ = get_global_id(1);"]
+    lines += [f"{off} += g0_ * {st}.{last} + g1_ * {st}.{second};" for off, st in targets]
+    third = f"s{MAXDIM - 3:x}"
+    lines.append("long g2_ = get_global_id(2);")
+    lines.append(f"if ({nd} <= 3) {{ "
+                 + " ".join(f"{off} += g2_ * {st}.{third};" for off, st in targets) + " }")
+    lines.append("else { long r_ = g2_;")
+    for k in range(2, MAXDIM):
+        slot = f"s{MAXDIM - 1 - k:x}"
+        body = [f"long c_ = r_ % {shape}.{slot}; r_ /= {shape}.{slot};"]
+        body += [f"{off} += c_ * {st}.{slot};" for off, st in targets]
+        lines.append(f"  if ({nd} > {k}) {{ {' '.join(body)} }}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
 # --- op expressions ---------------------------------------------------------------------
 
 def _sign(x, t, dt):

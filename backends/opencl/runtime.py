@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import collections
 import threading
+import weakref
 
 import numpy as np
 from ember.errors import EmberError, ShapeError
@@ -97,6 +98,12 @@ class Runtime:
         self._uploads: collections.deque = collections.deque()
         self._lock = threading.Lock()
         self.choices: dict = {}                 # per-device tuned variants (matmul)
+        from .fusion import enabled
+        self.fusion = enabled()                 # elementwise ops deferred and fused
+        self.fused_seen: set = set()            # fused tree shapes met once already
+        self._pending: list = []                # weak references to pending LazyArrays
+        self.materializing = 0                  # > 0 while fusion.materialize runs
+        self._prune_at = 512
         # Let queued kernels finish before the interpreter tears PyOpenCL down: exiting
         # with work in flight crashed PoCL at exit now and then.
         atexit.register(self._drain)
@@ -169,16 +176,41 @@ class Runtime:
                                           for a in args])
             self._typed_kernels.add(id(kernel))
 
+    def defer(self, lazy) -> None:
+        """Track a pending LazyArray until the next flush."""
+        pending = self._pending
+        pending.append(weakref.ref(lazy))
+        if len(pending) > self._prune_at:    # a long run of elementwise ops: drop the dead
+            pending[:] = [r for r in pending if (x := r()) is not None and x.node is not None]
+            self._prune_at = max(512, 2 * len(pending))
+
+    def flush(self) -> None:
+        """Compute every pending LazyArray still held (before a kernel that may write).
+
+        Newest first: a newer array may take an older pending one into its own kernel,
+        after which the older one is often held by nobody and never computed."""
+        from .fusion import materialize
+        while self._pending:
+            refs, self._pending = self._pending, []
+            for ref in reversed(refs):
+                x = ref()
+                if x is not None and x.node is not None:
+                    materialize(x)
+
     def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0) -> None:
         """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`."""
         if n <= 0:
             return
+        if self._pending and not self.materializing:
+            self.flush()
         self._typed(kernel, args)
         size = local or self.local_size
         kernel(self.queue, (-(-n // size) * size,), (size,), *args,
                global_offset=(offset,) if offset else None)
 
     def launch_nd(self, kernel, global_size, local_size, *args) -> None:
+        if self._pending and not self.materializing:
+            self.flush()
         self._typed(kernel, args)
         kernel(self.queue, global_size, local_size, *args)
 
@@ -189,6 +221,7 @@ class Runtime:
             pass
 
     def synchronize(self) -> None:
+        self.flush()
         self.queue.finish()
         self._uploads.clear()
 

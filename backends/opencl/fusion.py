@@ -1,0 +1,177 @@
+"""Lazy elementwise fusion: `a * b + c` runs as one kernel, not two.
+
+Elementwise kernels (unary, binary, where, cast) do not run when called: they return a
+`LazyArray` that records the op and its operands. An elementwise op whose operand is still
+pending takes that operand's recipe into its own, so a chain of elementwise ops becomes one
+expression tree. The tree runs, as one generated kernel, when its buffer is first needed:
+another kernel reads it, the host copies it, the queue is synchronised, or any kernel that
+is not a deferred elementwise one is enqueued (`Runtime.launch` flushes every pending array
+first, so a kernel that writes into memory, like `assign`, never runs before a pending
+array that reads that memory). A pending array nobody holds any more is never computed.
+
+The fused kernel computes every node as its own statement and rounds it to the node's
+storage type, so results are bit-identical to running the ops one by one (OpenCL C
+contracts `a*b + c` into an fma only within one expression). One tree shape is built into
+a program the second time it is met: one-off shapes (tests, the first training step) run op
+by op through the per-op programs instead of costing a build each. Trees are capped at
+MAX_LEAVES operands and MAX_NODES ops; past that a pending operand runs first.
+EMBER_OPENCL_FUSION=0 turns the deferral off (every op runs when called).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from .codegen import COMPUTE, CTYPE
+from .runtime import CLArray
+
+MAX_LEAVES = 8
+MAX_NODES = 16
+_BUFFER = CLArray.buffer          # the slot: LazyArray fronts it with a property
+_X = re.compile(r"\bx(\d+)\b")
+
+
+def enabled() -> bool:
+    return os.environ.get("EMBER_OPENCL_FUSION", "1").strip().lower() not in (
+        "0", "off", "false", "no")
+
+
+class Node:
+    """One deferred elementwise op: what `elementwise.launch` needs to run it alone."""
+
+    __slots__ = ("expr_fn", "in_dtypes", "key", "leaves", "nodes", "op", "operands", "sigs")
+
+    def __init__(self, op, key, expr_fn, operands, in_dtypes, sigs):
+        self.op, self.key, self.expr_fn = op, key, expr_fn
+        self.operands, self.in_dtypes, self.sigs = operands, tuple(in_dtypes), sigs
+        self.leaves, self.nodes = 0, 1
+        for v in operands:
+            child = v.node if isinstance(v, LazyArray) else None
+            if child is None:
+                self.leaves += 1
+            else:
+                self.leaves += child.leaves
+                self.nodes += child.nodes
+
+
+class LazyArray(CLArray):
+    """A CLArray whose buffer is computed on first use (see the module docstring)."""
+
+    __slots__ = ("__weakref__", "node")
+
+    def __init__(self, runtime, shape, dtype, node):
+        self.node = node
+        CLArray.__init__(self, runtime, None, shape, dtype)
+
+    def _get_buffer(self):
+        if self.node is not None:
+            materialize(self)
+        return _BUFFER.__get__(self)
+
+    def _set_buffer(self, value):
+        _BUFFER.__set__(self, value)
+
+    buffer = property(_get_buffer, _set_buffer)
+
+    @property
+    def pending(self) -> bool:
+        return self.node is not None
+
+    def __repr__(self) -> str:
+        state = f"pending {self.node.op}" if self.node is not None else "computed"
+        return f"<LazyArray ({state}) {self.dtype.name} shape={self.shape} " \
+               f"on opencl:{self.runtime.index}>"
+
+
+def _pending(v) -> bool:
+    return isinstance(v, LazyArray) and v.node is not None
+
+
+def defer(op, runtime, key, expr_fn, operands, in_dtypes, shape, dtype, sigs) -> CLArray:
+    """out = op(operands), as a pending LazyArray (or computed now where fusion is off)."""
+    from .elementwise import launch
+    if not runtime.fusion:
+        return launch(op, runtime, key, expr_fn, operands, in_dtypes,
+                      runtime.empty(shape, dtype), sigs)
+    node = Node(op, key, expr_fn, operands, in_dtypes, sigs)
+    while node.leaves > MAX_LEAVES or node.nodes > MAX_NODES:
+        # run the biggest pending operand now; it becomes a plain operand of this node
+        biggest = max((v for v in operands if _pending(v)), key=lambda v: v.node.nodes)
+        materialize(biggest)
+        node = Node(op, key, expr_fn, operands, in_dtypes, sigs)
+    out = LazyArray(runtime, shape, dtype, node)
+    runtime.defer(out)
+    return out
+
+
+def materialize(x: LazyArray) -> None:
+    """Compute x into a buffer of its own (one kernel for its whole pending tree)."""
+    if x.node is None:
+        return
+    rt = x.runtime
+    # kernels launched from here write only into new buffers: the runtime does not flush
+    # other pending arrays in between (that would run x's own tree twice)
+    rt.materializing += 1
+    try:
+        _materialize(x, rt)
+    finally:
+        rt.materializing -= 1
+
+
+def _materialize(x: LazyArray, rt) -> None:
+    from .elementwise import launch
+    node = x.node
+    out = rt.empty(x.shape, x.dtype)
+    if any(_pending(v) for v in node.operands):
+        leaves, in_dtypes, nodes = [], [], []
+        _walk(x, leaves, in_dtypes, nodes)
+        sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
+        key = ("fused", tuple(n[:4] for n in nodes), sig)
+        if key in rt.fused_seen:
+            launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, out, [sig])
+            _done(x, out)
+            return
+        # first time this tree shape is met: run it op by op (no build for a one-off shape)
+        rt.fused_seen.add(key)
+        for v in node.operands:
+            if _pending(v):
+                materialize(v)
+    launch(node.op, rt, node.key, node.expr_fn, node.operands, node.in_dtypes, out, node.sigs)
+    _done(x, out)
+
+
+def _done(x: LazyArray, out: CLArray) -> None:
+    _BUFFER.__set__(x, out.buffer)
+    x.node = None                     # drops the operands: their memory may be reused
+
+
+def _walk(x, leaves, in_dtypes, nodes) -> int:
+    """Append x's pending tree to `nodes` (children first) as (op key, operand dtypes,
+    dtype, args, expression); an arg is a node number, or -1-k for the k-th leaf operand.
+    Returns x's node number. No source text here: that is made only to build a program."""
+    node = x.node
+    args = []
+    for v, dt in zip(node.operands, node.in_dtypes):
+        if _pending(v):
+            args.append(_walk(v, leaves, in_dtypes, nodes))
+        else:
+            args.append(-1 - len(leaves))
+            leaves.append(v)
+            in_dtypes.append(dt)
+    nodes.append((node.key, node.in_dtypes, x.dtype.name, tuple(args), node.expr_fn))
+    return len(nodes) - 1
+
+
+def _source(nodes):
+    """(final expression, helper functions, statements) of a fused kernel."""
+    stmts, extras = [], {}
+    for i, (_, _, out_dt, args, expr_fn) in enumerate(nodes):
+        expr, extra = expr_fn()
+        if extra:
+            extras[extra] = None          # helper functions, once per program
+        names = [f"t{a}" if a >= 0 else f"x{-1 - a}" for a in args]
+        expr = _X.sub(lambda m, names=names: names[int(m.group(1))], expr)
+        c = COMPUTE[out_dt]
+        # stored and reloaded as the op alone would: same rounding, same results
+        stmts.append(f"{c} t{i} = ({c})({CTYPE[out_dt]})({expr});")
+    return f"t{len(nodes) - 1}", "".join(extras), stmts

@@ -1,0 +1,189 @@
+"""Lazy elementwise fusion on opencl:0 (backends/opencl/fusion.py) and the vector kernels.
+
+Fused chains must give the bit-identical results of running the ops one by one, run as one
+kernel once their shape has been met before, never read memory a later in-place op changed,
+and stay bounded in size."""
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rt(opencl_device):
+    return ember.device(opencl_device).concrete().backend.runtime(0)
+
+
+@pytest.fixture
+def launches(rt, monkeypatch):
+    """Names of the kernels enqueued from now on (the runtime's real launch still runs)."""
+    names = []
+    real, real_nd = rt.launch, rt.launch_nd
+
+    def launch(kernel, n, *args, **kw):
+        names.append(kernel.function_name)
+        return real(kernel, n, *args, **kw)
+
+    def launch_nd(kernel, *args):
+        names.append(kernel.function_name)
+        return real_nd(kernel, *args)
+    monkeypatch.setattr(rt, "launch", launch)
+    monkeypatch.setattr(rt, "launch_nd", launch_nd)
+    return names
+
+
+def rand(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def chain(a, b, c):
+    return ember.where(a > 0, a * b + c, ember.tanh(c) - 1.5) * 2
+
+
+def chain_np(a, b, c):
+    one = np.float32(1.5) if a.dtype == np.float32 else 1.5
+    return np.where(a > 0, a * b + c, np.tanh(c) - one) * a.dtype.type(2)
+
+
+def test_fused_chain_is_one_kernel_and_bit_identical(opencl_device, rt, launches):
+    a, b, c = rand((37, 61), seed=1), rand((61,), seed=2), rand((37, 61), seed=3)
+    ea, eb, ec = (ember.tensor(v, device=opencl_device) for v in (a, b, c))
+    rt.fusion = False
+    try:
+        eager = chain(ea, eb, ec).numpy()
+    finally:
+        rt.fusion = True
+    first = chain(ea, eb, ec).numpy()        # first meeting: op by op, no build
+    launches.clear()
+    fused = chain(ea, eb, ec).numpy()
+    assert [n for n in launches if not n.startswith("strided_")] == [], launches
+    assert len(launches) == 1, f"expected one fused kernel, ran {launches}"
+    np.testing.assert_array_equal(fused, eager)
+    np.testing.assert_array_equal(first, eager)
+    # no fma contraction across ops: the same float32 roundings as NumPy's two loops
+    np.testing.assert_array_equal((ea * eb + ec).numpy(), a * b + c)
+    np.testing.assert_allclose(fused, chain_np(a, b, c), rtol=1e-6, atol=1e-6)
+
+
+def test_unheld_results_are_never_computed(opencl_device, rt, launches):
+    ea = ember.tensor(rand(100), device=opencl_device)
+    for _ in range(3):
+        ea * 2 + 1
+    ember.synchronize(opencl_device)
+    assert launches == []
+    held = ea * 2 + 1
+    ember.synchronize(opencl_device)             # computes what is held: op by op the
+    assert len(launches) == 2                    # first time this tree shape is met,
+    assert not held._data.pending
+    launches.clear()
+    again = ea * 2 + 1
+    ember.synchronize(opencl_device)
+    assert len(launches) == 1                    # one fused kernel from then on
+    np.testing.assert_array_equal(again.numpy(), held.numpy())
+
+
+def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device):
+    a, b = rand(1000, seed=4), rand(1000, seed=5)
+    ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
+    t = ea * eb                        # pending: reads ea's memory when it runs
+    u = ember.exp(ea)
+    ea.add_(100.0)
+    ea[3] = -7.0
+    eb.mul_(0)
+    np.testing.assert_array_equal(t.numpy(), a * b)
+    np.testing.assert_allclose(u.numpy(), np.exp(a), rtol=1e-6)
+    np.testing.assert_array_equal(ea.numpy()[:3], a[:3] + 100)
+
+
+def test_held_intermediates_and_shared_subtrees(opencl_device):
+    a, b = rand(500, seed=6), rand(500, seed=7)
+    ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
+    for _ in range(2):                 # the second round runs the fused programs
+        p = ea * eb
+        q = p + ea
+        r = q * q - p                  # p and q appear twice in r's tree
+        np.testing.assert_array_equal(r.numpy(), (a * b + a) * (a * b + a) - a * b)
+        np.testing.assert_array_equal(q.numpy(), a * b + a)
+        np.testing.assert_array_equal(p.numpy(), a * b)
+
+
+def test_long_chains_and_doubling_trees_stay_bounded(opencl_device, rt):
+    from ember.backends.opencl import fusion
+    x = ember.tensor(np.ones(64, np.float32), device=opencl_device)
+    y = x
+    for _ in range(200):
+        y = y + 1
+    np.testing.assert_array_equal(y.numpy(), np.full(64, 201, np.float32))
+    z = x
+    for _ in range(30):                 # a tree of 2**30 leaves if nothing ran early
+        z = z * 0.5 + z * 0.5
+        assert z._data.node is None or z._data.node.leaves <= fusion.MAX_LEAVES
+        assert z._data.node is None or z._data.node.nodes <= fusion.MAX_NODES
+    np.testing.assert_array_equal(z.numpy(), np.ones(64, np.float32))
+    assert not [k for k in rt._programs if k[0] == "fused" and len(k[1]) > fusion.MAX_NODES]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "broadcast", "views"])
+def test_broadcasting_and_views_inside_a_tree(opencl_device, layout):
+    rng = np.random.default_rng(8)
+    if layout == "contiguous":
+        a, b, c = (rng.standard_normal((4, 5)).astype(np.float32) for _ in range(3))
+        parts = [ember.tensor(v, device=opencl_device) for v in (a, b, c)]
+    elif layout == "broadcast":
+        a = rng.standard_normal((3, 1)).astype(np.float32)
+        b = rng.standard_normal((4,)).astype(np.float32)
+        c = rng.standard_normal((2, 3, 4)).astype(np.float32)
+        parts = [ember.tensor(v, device=opencl_device) for v in (a, b, c)]
+    else:
+        base = rng.standard_normal((6, 9)).astype(np.float32)
+        eb = ember.tensor(base, device=opencl_device)
+        a, b, c = base[::2, 1::2], base.T[1:5, :3].T, base[1:4, ::-2][:, :4]
+        parts = [eb[::2, 1::2], eb.transpose(0, 1)[1:5, :3].transpose(0, 1),
+                 eb[1:4, ::-2][:, :4]]
+    for _ in range(2):
+        got = ((parts[0] * parts[1]).sigmoid() + parts[2] * 3).float()
+        want = 1 / (1 + np.exp(-(a * b))) + c * np.float32(3)
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-6, atol=1e-6)
+        assert tuple(got.shape) == want.shape
+
+
+def test_mixed_dtypes_in_one_tree(opencl_device):
+    x = np.arange(-20, 20, dtype=np.int32)
+    y = np.linspace(-3, 3, 40).astype(np.float32)
+    ex, ey = (ember.tensor(v, device=opencl_device) for v in (x, y))
+    for _ in range(2):
+        got = ember.where((ex % 3 == 0) & (ey > 0), (ey * 2).to(ember.int64) + ex, ex // 4)
+        want = np.where((x % 3 == 0) & (y > 0), (y * 2).astype(np.int64) + x, x // 4)
+        assert got.dtype is ember.int64
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_fusion_can_be_turned_off(monkeypatch):
+    from ember.backends.opencl import fusion
+    monkeypatch.setenv("EMBER_OPENCL_FUSION", "0")
+    assert not fusion.enabled()
+    monkeypatch.setenv("EMBER_OPENCL_FUSION", "1")
+    assert fusion.enabled()
+
+
+# -- the vector kernels (8 elements per work-item) and their edges --------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "bool", "float16"])
+@pytest.mark.parametrize("n, offset", [(2048, 0), (4096 + 13, 0), (4096 + 13, 3), (4100, 8)])
+def test_vector_kernels_sizes_and_offsets(opencl_device, rt, dtype, n, offset):
+    caps = ember.device(opencl_device).concrete().backend.capabilities(0)
+    if dtype not in caps.dtypes:
+        pytest.skip(f"{opencl_device} has no {dtype}")
+    npd = ember.dtypes.get_dtype(dtype).np
+    rng = np.random.default_rng(9)
+    a = (rng.integers(-3, 4, n + offset) if dtype != "bool" else rng.random(n + offset) < 0.5)
+    b = (rng.integers(-3, 4, n + offset) if dtype != "bool" else rng.random(n + offset) < 0.5)
+    a, b = a.astype(npd), b.astype(npd)
+    ea, eb = (ember.tensor(v, device=opencl_device)[offset:] for v in (a, b))
+    a, b = a[offset:], b[offset:]
+    for _ in range(2):
+        got = (ea * eb + ea).numpy()
+        want = (a * b + a) if dtype != "bool" else ((a & b) | a)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal((ea == eb).numpy(), a == b)
