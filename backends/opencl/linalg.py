@@ -222,10 +222,17 @@ VARIANTS.update({f"packed{r}x{c}": _packed_variant((r, c)) for r, c in PACKED_SH
 
 
 def _choose(rt) -> str:
-    """The fastest float32 structure on this device, timed once on a mid-size product."""
+    """The fastest float32 structure on this device, timed once on a mid-size product (and
+    saved: see tuning.py)."""
     choice = rt.choices.get("matmul")
     if choice is not None:
         return choice
+    from . import tuning
+    saved = tuning.load(rt.device, "matmul", VARIANTS)
+    if saved is not None:                   # timed by an earlier process on this device
+        rt.choices["matmul"], rt.choices["matmul_times"] = saved
+        rt.choices["matmul_source"] = "cache"
+        return saved[0]
     from ember import dtypes as D
     n = TUNE_SIZE
     rng = np.random.default_rng(0)
@@ -248,6 +255,8 @@ def _choose(rt) -> str:
     choice = min(times, key=times.get)
     rt.choices["matmul"] = choice
     rt.choices["matmul_times"] = times
+    rt.choices["matmul_source"] = "timed"
+    tuning.store(rt.device, "matmul", choice, times)
     return choice
 
 
