@@ -35,6 +35,18 @@ def is_tensor(x) -> bool:
     return type(x) is Tensor
 
 
+def synchronize(device=None) -> None:
+    """Wait until the work queued on `device` (default: the default device) has finished.
+
+    Backends that queue kernels (CUDA, ROCm, OpenCL) return from ops before the work is
+    done, and OpenCL defers elementwise ops until a result is needed: time a step with the
+    result held until after this call. On the CPU it returns at once."""
+    dev = (Device(device) if device is not None else get_default_device()).concrete()
+    sync = getattr(dev.backend, "synchronize", None)
+    if sync is not None:
+        sync(dev.index)
+
+
 def devices() -> list:
     """Every available device of every installed backend (loads all plugins)."""
     from . import plugins

@@ -175,3 +175,11 @@ def test_observer_hooks_cost_nothing_unless_set():
     assert seen == ["add", "exp", "sum"]
     ember.ones(2) + 1
     assert seen == ["add", "exp", "sum"]
+
+
+def test_synchronize_takes_any_device_form():
+    ember.synchronize()
+    ember.synchronize("cpu")
+    ember.synchronize(ember.device("cpu"))
+    with pytest.raises(ember.EmberError, match="unknown device type 'nosuchdev'"):
+        ember.synchronize("nosuchdev:0")
