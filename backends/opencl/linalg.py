@@ -280,7 +280,7 @@ def matmul(x: CLArray, y: CLArray) -> CLArray:
         if out.size and K == 0:
             assign(out, 0)
         elif out.size:
-            if x.dtype.name == "float32" and M * N * K >= SMALL:
+            if x.dtype.name == "float32" and numel(batch) * M * N * K >= SMALL:
                 VARIANTS[_choose(rt)](x, y, out, batch, M, N, K)
             elif (x.dtype.name != "float32" and not rt.is_cpu and M * N * K >= SMALL
                   and rt.device.max_work_group_size >= TILE * TILE):
