@@ -2,7 +2,9 @@
 
 One op (a + b, a @ b, a.sum()) on 1-element, 32x32 and 1000x1000 float32 tensors: raw
 NumPy, ember, ember with a graph recorded (requires_grad), and PyTorch eager CPU when it is
-installed; medians in microseconds and ratios, one run.  benchmarks/overhead.py runs it too.
+installed; medians in microseconds and ratios, one run.  On a device other than the CPU
+the ember figures include waiting for the kernels (results held, then a sync).
+benchmarks/overhead.py runs it too.
 """
 from __future__ import annotations
 
@@ -16,9 +18,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a twentieth of the iterations (a smoke run, rough figures)")
 
 
-def median_us(fn, number: int, repeat: int) -> float:
+def median_us(fn, number: int, repeat: int, sync=None) -> float:
+    """Median time of one call. With `sync` (a device that queues or defers work) a batch
+    of calls keeps every result and waits for the device before the clock stops: the
+    figure is then what an op costs including its kernel, not the time to queue it (and
+    OpenCL never computes a result nobody holds)."""
     import statistics
     import timeit
+    if sync is not None:
+        def batch(fn=fn):
+            keep = [fn() for _ in range(number)]
+            sync()
+            return keep
+        batch()
+        times = timeit.repeat(batch, number=1, repeat=repeat)
+        return statistics.median(times) / number * 1e6
     fn()
     times = timeit.repeat(fn, number=number, repeat=repeat)
     return statistics.median(times) / number * 1e6
@@ -44,13 +58,15 @@ def measure(rng, shape, number, args, torch) -> list[dict]:
         tops = {"a + b": (lambda: at + bt, lambda: atg + bt),
                 "a @ b": (lambda: at @ bt, lambda: atg @ bt),
                 "a.sum()": (lambda: at.sum(), lambda: atg.sum())}
+    dev = a.device
+    sync = None if dev.type == "cpu" else (lambda: ember.synchronize(dev))
     rows = []
     for name, (np_fn, em_fn, emg_fn) in ops.items():
         n = number if shape != (1000, 1000) or name != "a @ b" else 5
         row = {"op": name, "shape": "x".join(map(str, shape)),
                "numpy": median_us(np_fn, n, args.repeat),
-               "ember": median_us(em_fn, n, args.repeat),
-               "ember+grad": median_us(emg_fn, n, args.repeat)}
+               "ember": median_us(em_fn, n, args.repeat, sync),
+               "ember+grad": median_us(emg_fn, n, args.repeat, sync)}
         if torch is not None:
             row["torch"] = median_us(tops[name][0], n, args.repeat)
             row["torch+grad"] = median_us(tops[name][1], n, args.repeat)
