@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 
 from .codegen import COMPUTE, CTYPE
-from .runtime import CLArray
+from .runtime import CLArray, KernelBuildError
 
 MAX_LEAVES = 8
 MAX_NODES = 16
@@ -127,10 +128,19 @@ def _materialize(x: LazyArray, rt) -> None:
         _walk(x, leaves, in_dtypes, nodes)
         sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
         key = ("fused", tuple(n[:4] for n in nodes), sig)
-        if key in rt.fused_seen:
-            launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, out, [sig])
-            _done(x, out)
-            return
+        if key in rt.fused_seen and key not in rt.fused_failed:
+            try:
+                launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, out,
+                       [sig])
+            except KernelBuildError as exc:
+                # a compiler that rejects the fused program still has the per-op ones
+                rt.fused_failed.add(key)
+                warnings.warn(f"opencl:{rt.index}: fused elementwise kernel did not build; "
+                              f"running its ops one by one. {exc}", RuntimeWarning,
+                              stacklevel=2)
+            else:
+                _done(x, out)
+                return
         # first time this tree shape is met: run it op by op (no build for a one-off shape)
         rt.fused_seen.add(key)
         for v in node.operands:

@@ -101,6 +101,7 @@ class Runtime:
         from .fusion import enabled
         self.fusion = enabled()                 # elementwise ops deferred and fused
         self.fused_seen: set = set()            # fused tree shapes met once already
+        self.fused_failed: set = set()          # ... and those the compiler rejected
         self._pending: list = []                # weak references to pending LazyArrays
         self.materializing = 0                  # > 0 while fusion.materialize runs
         self._prune_at = 512
@@ -192,10 +193,16 @@ class Runtime:
         from .fusion import materialize
         while self._pending:
             refs, self._pending = self._pending, []
-            for ref in reversed(refs):
+            for done, ref in enumerate(reversed(refs)):
                 x = ref()
-                if x is not None and x.node is not None:
+                if x is None or x.node is None:
+                    continue
+                try:
                     materialize(x)
+                except BaseException:
+                    # the rest stay tracked: a later write must still wait for them
+                    self._pending[:0] = refs[:len(refs) - done]
+                    raise
 
     def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0) -> None:
         """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`."""

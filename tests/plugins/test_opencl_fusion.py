@@ -187,3 +187,41 @@ def test_vector_kernels_sizes_and_offsets(opencl_device, rt, dtype, n, offset):
         want = (a * b + a) if dtype != "bool" else ((a & b) | a)
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal((ea == eb).numpy(), a == b)
+
+
+def test_a_fused_program_the_compiler_rejects_runs_op_by_op(opencl_device, rt, monkeypatch):
+    from ember.backends.opencl.runtime import KernelBuildError
+    real_build = rt._build
+
+    def build(key, source):
+        if key[0][0] == "fused" and "sin" in repr(key):     # only this test's tree shape
+            raise KernelBuildError("injected: the compiler rejected the fused program")
+        return real_build(key, source)
+    monkeypatch.setattr(rt, "_build", build)
+    x = rand(300, seed=10)
+    ex = ember.tensor(x, device=opencl_device)
+    first = ember.sin(ex * 3 - 1).numpy()               # op by op: nothing fused yet
+    with pytest.warns(RuntimeWarning, match="did not build; running its ops one by one"):
+        second = ember.sin(ex * 3 - 1).numpy()
+    third = ember.sin(ex * 3 - 1).numpy()               # no second attempt, no warning
+    for got in (first, second, third):
+        np.testing.assert_allclose(got, np.sin(x * 3 - 1), rtol=1e-5, atol=1e-6)
+
+
+def test_an_error_while_flushing_keeps_the_rest_pending(opencl_device, rt, monkeypatch):
+    from ember.backends.opencl import fusion
+    a, b = rand(400, seed=11), rand(400, seed=12)
+    ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
+    p1, p2 = ea * eb, ea - eb
+    real = fusion.materialize
+
+    def failing(x):
+        raise MemoryError("injected")
+    monkeypatch.setattr(fusion, "materialize", failing)
+    with pytest.raises(MemoryError):
+        rt.flush()
+    monkeypatch.setattr(fusion, "materialize", real)
+    assert p1._data.pending and p2._data.pending
+    ea.add_(5.0)                        # flushes both before writing into ea
+    np.testing.assert_array_equal(p1.numpy(), a * b)
+    np.testing.assert_array_equal(p2.numpy(), a - b)
