@@ -6,6 +6,9 @@
 - matmul 512 and 1024 float32 (the hand kernel is the classic 16x16 local-memory tile);
 - program build time, reported separately (first build, then a cache hit).
 
+Every timed call starts from the same state (caches scrubbed, worker threads idle) and the
+sides are interleaved round by round: see settle() and side_by_side().
+
 Thread counts: NumPy's elementwise loops use one thread, its matmul the BLAS threads;
 `--threads N` sets PoCL's (POCL_MAX_PTHREAD_COUNT) and the BLAS's (OPENBLAS_NUM_THREADS,
 OMP_NUM_THREADS, MKL_NUM_THREADS) before anything loads, so both sides use N threads.
@@ -46,20 +49,35 @@ void mm(__global const float* a, __global const float* b, __global float* c, int
 }"""
 
 
-def median_ms(fn, sync=lambda: None, repeat=7) -> float:
-    # the result is held until after sync: ember computes elementwise results lazily and
-    # never computes one that nobody holds
-    result = fn()
-    sync()
-    del result
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def settle(scrub) -> None:
+    """The same start for every timed call: read a buffer larger than the caches (no dirty
+    lines of the previous candidate left to write back at the next one's expense), then
+    pause so that BLAS and PoCL worker threads stop spinning (OpenBLAS spins ~0.1 s after
+    a call: a PoCL kernel right after a 2-thread NumPy matmul ran at half speed)."""
+    scrub.sum()
+    time.sleep(0.15)
+
+
+def side_by_side(cands, scrub, repeat=9) -> list[float]:
+    """Median ms of each (fn, sync) candidate, timed in interleaved rounds (the order turns
+    each round), each call after settle(). A result is held until after its sync: ember
+    computes elementwise results lazily and never computes one that nobody holds."""
+    for fn, sync in cands:              # warm-up: builds, pools, caches
         result = fn()
         sync()
-        times.append(time.perf_counter() - start)
         del result
-    return statistics.median(times) * 1e3
+    times = [[] for _ in cands]
+    for r in range(repeat):
+        for k in range(len(cands)):
+            i = (k + r) % len(cands)
+            fn, sync = cands[i]
+            settle(scrub)
+            start = time.perf_counter()
+            result = fn()
+            sync()
+            times[i].append(time.perf_counter() - start)
+            del result
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 def main(argv=None) -> None:
@@ -112,8 +130,11 @@ def main(argv=None) -> None:
     cl.enqueue_copy(queue, check, dout)
     assert np.allclose(check, a * b + c, atol=1e-5)
     assert np.allclose((ea * eb + ec).numpy(), a * b + c, atol=1e-5)
-    rows.append(("a*b+c 4M float32", median_ms(lambda: a * b + c),
-                 median_ms(lambda: ea * eb + ec, sync), median_ms(hand, sync)))
+    nosync = lambda: None   # noqa: E731
+    scrub = np.ones(16 * 1024 * 1024, np.float32)      # 64 MiB
+    rows.append(("a*b+c 4M float32", *side_by_side(
+        [(lambda: a * b + c, nosync), (lambda: ea * eb + ec, sync), (hand, sync)], scrub,
+        15)))
 
     for m in (512, 1024):
         x, y = (rng.standard_normal((m, m), dtype=np.float32) for _ in range(2))
@@ -125,9 +146,10 @@ def main(argv=None) -> None:
 
         def hand_mm(dx=dx, dy=dy, dz=dz, m=m):
             mm(queue, (m, m), (16, 16), dx, dy, dz, np.int32(m))
-        rows.append((f"matmul {m} float32", median_ms(lambda x=x, y=y: x @ y),
-                     median_ms(lambda ex=ex, ey=ey: ex @ ey, sync),
-                     median_ms(hand_mm, sync, repeat=3)))
+        t_np, t_ember = side_by_side([(lambda x=x, y=y: x @ y, nosync),
+                                      (lambda ex=ex, ey=ey: ex @ ey, sync)], scrub)
+        rows.append((f"matmul {m} float32", t_np, t_ember,
+                     side_by_side([(hand_mm, sync)], scrub, repeat=3)[0]))
 
     print(f"{'':20s} {'NumPy':>10s} {'ember':>10s} {'hand':>10s} {'ember/NumPy':>12s} "
           f"{'hand/NumPy':>11s}")
