@@ -14,7 +14,7 @@ from ember import dtypes as D
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE
-from .fusion import defer
+from .fusion import LazyArray, assign_into, defer
 from .runtime import CLArray, max_dims_error, numel
 
 UNARY = ("neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
@@ -279,6 +279,8 @@ def cast(x: CLArray, *, dtype) -> CLArray:
 
 def assign(dst: CLArray, src) -> None:
     """dst[...] = src in place (src broadcast, or a scalar), converting dtypes."""
+    if isinstance(src, LazyArray) and src.node is not None and assign_into(dst, src):
+        return                         # src's pending ops ran as one kernel into dst
     if isinstance(src, CLArray) and src.buffer is dst.buffer:
         src = contiguous(src)          # overlapping views (x[1:] = x[:-1]): read, then write
     src_dt = src.dtype.name if isinstance(src, CLArray) else dst.dtype.name

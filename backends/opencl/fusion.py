@@ -67,7 +67,11 @@ class LazyArray(CLArray):
     def _get_buffer(self):
         if self.node is not None:
             materialize(self)
-        return _BUFFER.__get__(self)
+        buffer = _BUFFER.__get__(self)
+        if buffer is None:      # a kernel given no buffer crashes the process: say so here
+            raise RuntimeError(f"opencl:{self.runtime.index}: internal error: a deferred "
+                               "array has neither a recipe nor a buffer; please report it")
+        return buffer
 
     def _set_buffer(self, value):
         _BUFFER.__set__(self, value)
@@ -185,3 +189,80 @@ def _source(nodes):
         # stored and reloaded as the op alone would: same rounding, same results
         stmts.append(f"{c} t{i} = ({c})({CTYPE[out_dt]})({expr});")
     return f"t{len(nodes) - 1}", "".join(extras), stmts
+
+
+def _reads_below(x: LazyArray, target, memo: dict) -> bool:
+    """Whether x's pending tree reads buffer `target`; memo gets id -> that answer for
+    every pending array below x."""
+    reads = False
+    for v in x.node.operands:
+        if _pending(v):
+            if id(v) not in memo:
+                memo[id(v)] = _reads_below(v, target, memo)
+            reads = reads or memo[id(v)]
+        elif isinstance(v, CLArray) and v.buffer is target:
+            reads = True
+    return reads
+
+
+def _same_elements(v: CLArray, dst: CLArray) -> bool:
+    """Whether v, broadcast to dst's shape, reads exactly the element each work-item of dst
+    writes (then reading and writing the same memory in one kernel is safe)."""
+    if v.offset != dst.offset:
+        return False
+    lead = dst.ndim - v.ndim
+    for i, n in enumerate(dst.shape):
+        if n == 1:
+            continue
+        j = i - lead
+        if j < 0 or v.shape[j] == 1 or v.strides[j] != dst.strides[i]:
+            return False
+    return True
+
+
+def assign_into(dst: CLArray, src: LazyArray) -> bool:
+    """dst[...] = src as one kernel writing src's pending tree straight into dst (an in-place
+    op: compute then copy were two kernels). src then becomes a pending copy of dst, so it
+    still holds the values assigned whatever happens to dst later. Returns False where this
+    does not apply (the caller then copies): shapes or dtypes differ, a leaf reads dst's
+    memory through another layout, or the tree shape is met for the first time."""
+    from .elementwise import _cast_expr, launch
+    rt = dst.runtime
+    if (src.node is None or src.shape != dst.shape or src.dtype is not dst.dtype
+            or (isinstance(dst, LazyArray) and dst.node is not None)):
+        return False
+    leaves, in_dtypes, nodes = [], [], []
+    _walk(src, leaves, in_dtypes, nodes)
+    target = dst.buffer
+    for v in leaves:
+        if isinstance(v, CLArray) and v.buffer is target and not _same_elements(v, dst):
+            return False                      # x[1:] = x[:-1] * 2 and the like
+    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
+    key = ("fused", tuple(n[:4] for n in nodes), sig)
+    if key in rt.fused_failed:
+        return False
+    if key not in rt.fused_seen:
+        rt.fused_seen.add(key)                # built the next time this shape is met
+        return False
+    inner: dict = {}
+    _reads_below(src, target, inner)
+    try:
+        # every pending array that reads dst runs before the write, except src itself
+        # (that is this kernel) and those inside src's tree that do not read dst
+        rt.flush(keep=lambda x: x is src or inner.get(id(x)) is False)
+        rt.materializing += 1
+        try:
+            launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, dst, [sig])
+        finally:
+            rt.materializing -= 1
+    except KernelBuildError as exc:
+        rt.fused_failed.add(key)
+        warnings.warn(f"opencl:{rt.index}: fused elementwise kernel did not build; running "
+                      f"its ops one by one. {exc}", RuntimeWarning, stacklevel=3)
+        return False
+    dt = dst.dtype.name
+    # the same program as assign's own copy (key "copy", signatures A and S)
+    src.node = Node("copy", "copy", lambda: (_cast_expr(dt, dt), ""), [dst], [dt],
+                    ["A", "S"])
+    rt.defer(src)
+    return True

@@ -185,24 +185,30 @@ class Runtime:
             pending[:] = [r for r in pending if (x := r()) is not None and x.node is not None]
             self._prune_at = max(512, 2 * len(pending))
 
-    def flush(self) -> None:
-        """Compute every pending LazyArray still held (before a kernel that may write).
+    def flush(self, keep=None) -> None:
+        """Compute every pending LazyArray still held (before a kernel that may write),
+        except those `keep(x)` says may stay pending.
 
         Newest first: a newer array may take an older pending one into its own kernel,
         after which the older one is often held by nobody and never computed."""
         from .fusion import materialize
+        kept = []
         while self._pending:
             refs, self._pending = self._pending, []
             for done, ref in enumerate(reversed(refs)):
                 x = ref()
                 if x is None or x.node is None:
                     continue
+                if keep is not None and keep(x):
+                    kept.append(ref)
+                    continue
                 try:
                     materialize(x)
                 except BaseException:
                     # the rest stay tracked: a later write must still wait for them
-                    self._pending[:0] = refs[:len(refs) - done]
+                    self._pending[:0] = kept + refs[:len(refs) - done]
                     raise
+        self._pending[:0] = kept
 
     def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0) -> None:
         """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`."""
