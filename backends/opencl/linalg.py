@@ -90,6 +90,30 @@ __kernel void pack{r}(long rows, long K, int nb, long8 bshape, long8 bst, long s
 """
 
 
+def pack_rows_kernel(r: int) -> str:
+    """The same panels for a source whose panel rows are contiguous (s_row == 1) and
+    aligned to r floats: each work-item moves its r values as one vector (the kernel above
+    moves them one by one, which PoCL turns into gathers: 1.8 ms for B of a 1024 product)."""
+    return f"""
+__kernel void packv{r}(long rows, long K, int nb, long8 bshape, long8 bst, long s_row,
+                       long s_k, __global const float* x, long xo, __global float* p) {{
+  long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
+  if (k >= K) return;
+  long q = xo + k * s_k;
+  {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
+  __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * {r};
+  if (blk * {r} + {r} <= rows) {{
+    *(__global float{r}*)dst = *(__global const float{r}*)(x + q + blk * {r});
+  }} else {{
+    for (int e = 0; e < {r}; e++) {{
+      long row = blk * {r} + e;
+      dst[e] = row < rows ? x[q + row] : 0.0f;
+    }}
+  }}
+}}
+"""
+
+
 def _packed_source(rm: int, rn: int) -> str:
     nv = rn // 16
     acc = [f"c{r}_{v}" for r in range(rm) for v in range(nv)]
@@ -101,6 +125,7 @@ def _packed_source(rm: int, rn: int) -> str:
     return f"""
 {pack_kernel(rm)}
 {pack_kernel(rn) if rn != rm else ""}
+{pack_rows_kernel(rn) if rn in (4, 8, 16) else ""}
 __kernel void packed(long K, long ld, long apb, long bpb, long cpb,
                      __global const float* ap, __global const float* bpanels,
                      __global float* cp) {{
@@ -154,7 +179,8 @@ def _tiled(x, y, out, batch, M, N, K):
                  *_common(x, y, batch, M, N, K), out.buffer)
 
 
-def _pack(rt, kernel, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims):
+def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
+          vec_rows=0):
     """Panels of `a` ([batch][rows/R][K][R]); one copy when a is broadcast over the batch."""
     from ember import dtypes as D
     lead = len(batch) - lead_dims
@@ -165,7 +191,11 @@ def _pack(rt, kernel, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims):
     bshape, (bst,) = codegen.collapse(pbatch, [(0,) * len(pbatch) if shared else bst])
     nblk = -(-rows // R)
     panels = rt.empty((numel(pbatch), nblk, K, R), D.float32)
-    rt.launch_nd(kernel, (-(-K // 64) * 64, nblk, numel(pbatch)), (64, 1, 1), np.int64(rows),
+    vector = (R == vec_rows and s_row == 1 and a.offset % R == 0 and s_k % R == 0
+              and all(s % R == 0 for s in bst))
+    kernel = rt.kernel(key, make, f"packv{R}" if vector else f"pack{R}")
+    rt.launch_nd(kernel, (-(-K // 64) * 64, nblk, numel(pbatch)), (64, 1, 1),
+                 np.int64(rows),
                  np.int64(K), np.int32(len(bshape)), codegen.long8(bshape),
                  codegen.strides8(bst), np.int64(s_row), np.int64(s_k), a.buffer,
                  np.int64(a.offset), panels.buffer)
@@ -177,11 +207,12 @@ def _packed(x, y, out, batch, M, N, K, shape=(8, 32)):
     rm, rn = shape
     key = ("matmul-packed", rm, rn)
     make = lambda: _packed_source(rm, rn)
-    ap, apb = _pack(rt, rt.kernel(key, make, f"pack{rm}"), x, batch, M, K, rm,
+    ap, apb = _pack(rt, key, make, x, batch, M, K, rm,
                     x.strides[-2], x.strides[-1], x.ndim - 2)
     # B's panels run along columns: rows of the panel are y's columns
-    bp, bpb = _pack(rt, rt.kernel(key, make, f"pack{rn}"), y, batch, N, K, rn,
-                    y.strides[-1], y.strides[-2], y.ndim - 2)
+    bp, bpb = _pack(rt, key, make, y, batch, N, K, rn,
+                    y.strides[-1], y.strides[-2], y.ndim - 2,
+                    vec_rows=rn if rn in (4, 8, 16) else 0)
     mb, nbl = -(-M // rm), -(-N // rn)
     nbatch = numel(batch)
     exact = M % rm == 0 and N % rn == 0

@@ -354,6 +354,13 @@ def test_matmul(opencl_device, dtype):
     for a, b in shapes:
         check(opencl_device, ember.matmul, [host(kind, a, dtype, 1), host(kind, b, dtype, 2)],
               layouts=("contiguous", "transposed"), **tol)
+    if dtype == "float32":            # B's panels as vectors: aligned rows, a partial block
+        wide_a, wide_b = host(kind, (3, 96, 80), dtype, 3), host(kind, (3, 80, 64), dtype, 4)
+        for n in (64, 40, 7):
+            want = ember.tensor(wide_a) @ ember.tensor(wide_b)[..., :n]
+            got = (ember.tensor(wide_a, device=opencl_device)
+                   @ ember.tensor(wide_b, device=opencl_device)[..., :n])
+            same(got, want, where=f"B = wide[..., :{n}]", **tol)
 
 
 @pytest.mark.parametrize("params", [
