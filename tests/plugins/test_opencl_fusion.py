@@ -11,8 +11,11 @@ import pytest
 
 
 @pytest.fixture
-def rt(opencl_device):
-    return ember.device(opencl_device).concrete().backend.runtime(0)
+def rt(opencl_device, monkeypatch):
+    """opencl:0's runtime, deferring elementwise ops whatever EMBER_OPENCL_FUSION says."""
+    runtime = ember.device(opencl_device).concrete().backend.runtime(0)
+    monkeypatch.setattr(runtime, "fusion", True)
+    return runtime
 
 
 @pytest.fixture
@@ -83,7 +86,7 @@ def test_unheld_results_are_never_computed(opencl_device, rt, launches):
     np.testing.assert_array_equal(again.numpy(), held.numpy())
 
 
-def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device):
+def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device, rt):
     a, b = rand(1000, seed=4), rand(1000, seed=5)
     ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
     t = ea * eb                        # pending: reads ea's memory when it runs
@@ -96,7 +99,7 @@ def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device
     np.testing.assert_array_equal(ea.numpy()[:3], a[:3] + 100)
 
 
-def test_held_intermediates_and_shared_subtrees(opencl_device):
+def test_held_intermediates_and_shared_subtrees(opencl_device, rt):
     a, b = rand(500, seed=6), rand(500, seed=7)
     ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
     for _ in range(2):                 # the second round runs the fused programs
@@ -125,7 +128,7 @@ def test_long_chains_and_doubling_trees_stay_bounded(opencl_device, rt):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "broadcast", "views"])
-def test_broadcasting_and_views_inside_a_tree(opencl_device, layout):
+def test_broadcasting_and_views_inside_a_tree(opencl_device, rt, layout):
     rng = np.random.default_rng(8)
     if layout == "contiguous":
         a, b, c = (rng.standard_normal((4, 5)).astype(np.float32) for _ in range(3))
@@ -148,7 +151,7 @@ def test_broadcasting_and_views_inside_a_tree(opencl_device, layout):
         assert tuple(got.shape) == want.shape
 
 
-def test_mixed_dtypes_in_one_tree(opencl_device):
+def test_mixed_dtypes_in_one_tree(opencl_device, rt):
     x = np.arange(-20, 20, dtype=np.int32)
     y = np.linspace(-3, 3, 40).astype(np.float32)
     ex, ey = (ember.tensor(v, device=opencl_device) for v in (x, y))
@@ -241,7 +244,7 @@ def test_in_place_ops_write_their_tree_straight_into_the_target(opencl_device, l
         np.testing.assert_allclose(ea.numpy(), want, rtol=1e-6, atol=1e-6)
 
 
-def test_a_fused_in_place_source_keeps_the_assigned_values(opencl_device):
+def test_a_fused_in_place_source_keeps_the_assigned_values(opencl_device, rt):
     a = rand(500, seed=15)
     for _ in range(2):
         ea = ember.tensor(a, device=opencl_device)
@@ -252,7 +255,7 @@ def test_a_fused_in_place_source_keeps_the_assigned_values(opencl_device):
         np.testing.assert_allclose(ea.numpy(), np.exp(a) * 2 + 1, rtol=1e-6)
 
 
-def test_overlapping_in_place_assignment_reads_before_writing(opencl_device):
+def test_overlapping_in_place_assignment_reads_before_writing(opencl_device, rt):
     a = np.arange(20, dtype=np.float32)
     for _ in range(2):
         ex = ember.tensor(a, device=opencl_device)
@@ -266,7 +269,7 @@ def test_overlapping_in_place_assignment_reads_before_writing(opencl_device):
         np.testing.assert_array_equal(ey.numpy(), want)
 
 
-def test_pending_parts_of_an_in_place_source_keep_their_values(opencl_device):
+def test_pending_parts_of_an_in_place_source_keep_their_values(opencl_device, rt):
     a, b = rand(600, seed=16), rand(600, seed=17)
     for _ in range(2):
         ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
@@ -278,7 +281,7 @@ def test_pending_parts_of_an_in_place_source_keep_their_values(opencl_device):
         np.testing.assert_array_equal(ea.numpy(), a + (a * 2 + b * 3))
 
 
-def test_pending_arrays_built_on_an_in_place_source_keep_their_values(opencl_device):
+def test_pending_arrays_built_on_an_in_place_source_keep_their_values(opencl_device, rt):
     # z's tree holds y; writing y into x must not leave z reading a half-made y (this
     # crashed PoCL once: z's kernel got no buffer for y) or the new x
     a = rand(700, seed=18)
