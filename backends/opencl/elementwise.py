@@ -165,7 +165,7 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
     arrays = [v for v in operands if isinstance(v, CLArray)]
     strides = [out.strides] + [broadcast_strides(a, out.shape) for a in arrays]
     shape, collapsed = codegen.collapse(out.shape, strides)
-    flat = len(shape) == 1 and all(s[0] == 1 for s in collapsed)
+    flat = len(shape) == 1 and (shape[0] == 1 or all(s[0] == 1 for s in collapsed))
     if len(shape) > codegen.MAXDIM:
         raise max_dims_error(op, shape)
     kernel = runtime.kernel(full_key, make, f"{'strided' if not flat else 'flat'}_{sig}")

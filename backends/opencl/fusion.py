@@ -134,7 +134,7 @@ def _materialize(x: LazyArray, rt) -> None:
         key = ("fused", tuple(n[:4] for n in nodes), sig)
         if key in rt.fused_seen and key not in rt.fused_failed:
             try:
-                launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, out,
+                launch("fused", rt, key, lambda: source(nodes), leaves, in_dtypes, out,
                        [sig])
             except KernelBuildError as exc:
                 # a compiler that rejects the fused program still has the per-op ones
@@ -176,7 +176,7 @@ def _walk(x, leaves, in_dtypes, nodes) -> int:
     return len(nodes) - 1
 
 
-def _source(nodes):
+def source(nodes):
     """(final expression, helper functions, statements) of a fused kernel."""
     stmts, extras = [], {}
     for i, (_, _, out_dt, args, expr_fn) in enumerate(nodes):
@@ -252,7 +252,7 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
         rt.flush(keep=lambda x: x is src or inner.get(id(x)) is False)
         rt.materializing += 1
         try:
-            launch("fused", rt, key, lambda: _source(nodes), leaves, in_dtypes, dst, [sig])
+            launch("fused", rt, key, lambda: source(nodes), leaves, in_dtypes, dst, [sig])
         finally:
             rt.materializing -= 1
     except KernelBuildError as exc:
@@ -266,3 +266,22 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
                     ["A", "S"])
     rt.defer(src)
     return True
+
+
+def reduce_plan(x: CLArray, tag) -> tuple | None:
+    """(leaves, operand dtypes, nodes, signature, key) for a kernel that computes x's
+    pending tree and consumes it at once (a reduction), or None: x is not pending, or this
+    tree shape meets `tag` for the first time (x is then computed on its own as before)."""
+    if not _pending(x) or not x.runtime.fusion:
+        return None
+    rt = x.runtime
+    leaves, in_dtypes, nodes = [], [], []
+    _walk(x, leaves, in_dtypes, nodes)
+    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
+    key = (tag, tuple(n[:4] for n in nodes), sig)
+    if key in rt.fused_failed:
+        return None
+    if key not in rt.fused_seen:
+        rt.fused_seen.add(key)
+        return None
+    return leaves, in_dtypes, nodes, sig, key

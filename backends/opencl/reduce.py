@@ -7,13 +7,15 @@ busy and bounds the length of each serial floating-point sum.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from ember import dtypes as D
 from ember.errors import ShapeError
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE, FLOATS
-from .runtime import CLArray, numel
+from .runtime import CLArray, KernelBuildError, numel
 
 CHUNK = 4096          # longest serial run of one work-item
 TARGET_ITEMS = 4096   # work-items worth creating before chunking stops paying
@@ -121,13 +123,90 @@ def _out_shape(shape, axes, keepdims):
     return tuple(n for d, n in enumerate(shape) if d not in axes)
 
 
+def _fused_source(op: str, dt: str, out_dt: str, sig: str, in_dtypes, code) -> str:
+    """The reduce kernel reading a pending elementwise tree (fusion.py) instead of an
+    array: each array operand walks its own kept and reduced strides."""
+    final, extra, stmts = code
+    a, r = _acc_type(op, dt), CTYPE[out_dt]
+    init, combine = _rules(op, dt)
+    head, bases, steps, loads = [], [], [], []
+    for j, (kind, ldt) in enumerate(zip(sig, in_dtypes)):
+        c = COMPUTE[ldt]
+        if kind == "S":
+            head.append(f"{c} v{j}")
+            loads.append(f"{c} x{j} = v{j};")
+            continue
+        head += [f"__global const {CTYPE[ldt]}* p{j}", f"long f{j}", f"long8 k{j}",
+                 f"long8 r{j}"]
+        bases.append((f"b{j}", f"k{j}"))
+        steps.append((f"q{j}", f"r{j}"))
+        loads.append(f"{c} x{j} = ({c})p{j}[q{j}];")
+    value = " ".join(loads + list(stmts)) + f" {COMPUTE[dt]} v = {final}; {combine}"
+    return f"""{extra}
+__kernel void reduce(long n, long nred, long chunk, long nchunk, int ndk, long8 kshape,
+                     int ndr, long8 rshape, {", ".join(head)}, __global {r}* out) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long o = g / nchunk, c = g - o * nchunk;
+  {" ".join(f"long {b} = f{b[1:]};" for b, _ in bases)}
+  {codegen.unravel("o", "kshape", "ndk", bases)}
+  {a} acc = {init};
+  long j0 = c * chunk, j1 = min(nred, j0 + chunk);
+  if (ndr <= 1) {{
+    for (long j = j0; j < j1; j++) {{
+      {" ".join(f"long {q} = b{q[1:]} + j * {st}.s7;" for q, st in steps)}
+      {value}
+    }}
+  }} else {{
+    for (long j = j0; j < j1; j++) {{
+      {" ".join(f"long {q} = b{q[1:]};" for q, _ in steps)}
+      {codegen.unravel("j", "rshape", "ndr", steps)}
+      {value}
+    }}
+  }}
+  out[g] = ({r})acc;
+}}
+"""
+
+
+def _fused_args(x, plan, axes):
+    """Kernel arguments after ndr/rshape for a fused reduce, or None when the merged
+    layout needs more dims than a long8 holds (then x is computed first)."""
+    from .elementwise import _scalar, broadcast_strides
+    leaves, in_dtypes = plan[0], plan[1]
+    arrays = [v for v in leaves if isinstance(v, CLArray)]
+    strides = [broadcast_strides(v, x.shape) for v in arrays]
+    kept = [d for d in range(x.ndim) if d not in axes]
+    kshape, kst = codegen.collapse([x.shape[d] for d in kept],
+                                   [[st[d] for d in kept] for st in strides])
+    rshape, rst = codegen.collapse([x.shape[d] for d in axes],
+                                   [[st[d] for d in axes] for st in strides])
+    if len(kshape) > codegen.MAXDIM or len(rshape) > codegen.MAXDIM:
+        return None
+    args, k = [], 0
+    for v, dt in zip(leaves, in_dtypes):
+        if isinstance(v, CLArray):
+            args += [v.buffer, np.int64(v.offset), codegen.strides8(kst[k]),
+                     codegen.strides8(rst[k])]
+            k += 1
+        else:
+            args.append(_scalar(v, dt))
+    return kshape, rshape, args
+
+
 def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
+    from . import fusion
     rt = x.runtime
     nout = numel(out_shape)
     nred = numel([x.shape[d] for d in axes])
     if nout == 0:
         return rt.empty(out_shape, out_dtype)
-    kshape, kst, rshape, rst = _split(x, axes)
+    plan = fusion.reduce_plan(x, ("reduce", op)) if nred else None
+    fused = _fused_args(x, plan, axes) if plan is not None else None
+    if fused is not None:
+        kshape, rshape, leaf_args = fused
+    else:
+        kshape, kst, rshape, rst = _split(x, axes)
     chunk = CHUNK if nout >= TARGET_ITEMS else max(256, -(-nred * nout // TARGET_ITEMS))
     chunk = min(chunk, CHUNK)
     nchunk = max(1, -(-nred // chunk))
@@ -140,12 +219,30 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
         target = rt.empty((nout, nchunk), part_dt)
     else:
         target = rt.empty(out_shape, out_dtype)
-    kernel = rt.kernel(("reduce", op, dt, target.dtype.name),
-                       lambda: _source(op, dt, target.dtype.name), "reduce")
-    rt.launch(kernel, nout * nchunk, np.int64(nout * nchunk), np.int64(nred), np.int64(chunk),
-              np.int64(nchunk), np.int32(len(kshape)), codegen.long8(kshape),
-              codegen.strides8(kst), np.int32(len(rshape)), codegen.long8(rshape),
-              codegen.strides8(rst), x.buffer, np.int64(x.offset), target.buffer, local=64)
+    def head():
+        return [np.int64(nout * nchunk), np.int64(nred), np.int64(chunk), np.int64(nchunk),
+                np.int32(len(kshape)), codegen.long8(kshape)]
+    if fused is not None:
+        # one kernel computes the pending elementwise tree and reduces it (fusion.py)
+        leaves, in_dtypes, nodes, sig, key = plan
+        out_dt = target.dtype.name
+        try:
+            kernel = rt.kernel((key, out_dt), lambda: _fused_source(
+                op, dt, out_dt, sig, in_dtypes, fusion.source(nodes)), "reduce")
+            rt.launch(kernel, nout * nchunk, *head(), np.int32(len(rshape)),
+                      codegen.long8(rshape), *leaf_args, target.buffer, local=64, fresh=True)
+        except KernelBuildError as exc:
+            rt.fused_failed.add(key)
+            warnings.warn(f"opencl:{rt.index}: fused reduction did not build; computing its "
+                          f"input first. {exc}", RuntimeWarning, stacklevel=2)
+            fused = None
+            kshape, kst, rshape, rst = _split(x, axes)
+    if fused is None:
+        kernel = rt.kernel(("reduce", op, dt, target.dtype.name),
+                           lambda: _source(op, dt, target.dtype.name), "reduce")
+        rt.launch(kernel, nout * nchunk, *head(), codegen.strides8(kst), np.int32(len(rshape)),
+                  codegen.long8(rshape), codegen.strides8(rst), x.buffer, np.int64(x.offset),
+                  target.buffer, local=64, fresh=True)
     if nchunk > 1:
         # the partials reduce with the same op (a sum of sums, a max of maxes, ...)
         final = _reduce(op, target, (1,), (nout,), out_dtype)
@@ -181,7 +278,7 @@ def arg_reduction(op: str):
         rt.launch(k, nout, np.int64(nout), np.int64(numel([x.shape[d] for d in axes])),
                   np.int32(len(kshape)), codegen.long8(kshape), codegen.strides8(kst),
                   np.int32(len(rshape)), codegen.long8(rshape), codegen.strides8(rst),
-                  x.buffer, np.int64(x.offset), out.buffer, local=64)
+                  x.buffer, np.int64(x.offset), out.buffer, local=64, fresh=True)
         return out
     kernel.__name__ = op
     return kernel

@@ -210,19 +210,24 @@ class Runtime:
                     raise
         self._pending[:0] = kept
 
-    def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0) -> None:
-        """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`."""
+    def launch(self, kernel, n: int, *args, local: int | None = None, offset: int = 0,
+               fresh: bool = False) -> None:
+        """Run `kernel` over n work-items (rounded up to whole work-groups) from `offset`.
+
+        Pending (deferred) arrays are computed first, unless `fresh` says the kernel writes
+        only into memory allocated for its own result (then no pending read can be
+        overtaken by its writes)."""
         if n <= 0:
             return
-        if self._pending and not self.materializing:
+        if self._pending and not (fresh or self.materializing):
             self.flush()
         self._typed(kernel, args)
         size = local or self.local_size
         kernel(self.queue, (-(-n // size) * size,), (size,), *args,
                global_offset=(offset,) if offset else None)
 
-    def launch_nd(self, kernel, global_size, local_size, *args) -> None:
-        if self._pending and not self.materializing:
+    def launch_nd(self, kernel, global_size, local_size, *args, fresh: bool = False) -> None:
+        if self._pending and not (fresh or self.materializing):
             self.flush()
         self._typed(kernel, args)
         kernel(self.queue, global_size, local_size, *args)

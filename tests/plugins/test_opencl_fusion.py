@@ -294,3 +294,43 @@ def test_pending_arrays_built_on_an_in_place_source_keep_their_values(opencl_dev
         np.testing.assert_array_equal(z.numpy(), a * 2 + 1)
         np.testing.assert_array_equal(y.numpy(), a * 2)
         np.testing.assert_array_equal(ex.numpy(), a * 2 * np.float32(10))
+
+
+REDUCTIONS = [
+    ("sum over rows", lambda a, b, c: (a * b + c).sum(0)),
+    ("mean over both", lambda a, b, c: ember.tanh(a - c).mean((0, 1))),
+    ("amax keepdim", lambda a, b, c: (a * b).amax(1, keepdim=True)),
+    ("broadcast leaf", lambda a, b, c: (a * b[:7]).sum(1)),
+    ("any of a comparison", lambda a, b, c: ((a + c) > 2.5).any(0)),
+    ("int sum", lambda a, b, c: ((a * 4).to(ember.int64) + 1).sum(0)),
+    ("chunked", lambda a, b, c: (a.reshape(-1) * c.reshape(-1)).sum()),
+]
+
+
+@pytest.mark.parametrize("name,fn", REDUCTIONS, ids=[n for n, _ in REDUCTIONS])
+def test_reductions_take_their_pending_input_into_one_kernel(opencl_device, rt, launches,
+                                                              name, fn):
+    rng = np.random.default_rng(19)
+    a = rng.standard_normal((300, 41)).astype(np.float32)
+    b = rng.standard_normal((41,)).astype(np.float32)
+    c = rng.standard_normal((300, 41)).astype(np.float32)
+    if name == "broadcast leaf":
+        a = a[:, :7]
+    ea, eb, ec = (ember.tensor(v, device=opencl_device) for v in (a, b, c))
+    rt.fusion = False
+    eager = fn(ea, eb, ec).numpy()
+    rt.fusion = True
+    first = fn(ea, eb, ec).numpy()             # first meeting: input computed, then reduced
+    launches.clear()
+    fused = fn(ea, eb, ec)
+    ember.synchronize(opencl_device)
+    # no kernel computes the reduction's input first; at most a second pass over per-chunk
+    # partials, and mean's division after
+    assert launches[0] == "reduce", launches
+    assert len([n for n in launches if n == "reduce"]) <= 2, launches
+    assert len(launches) <= 3, launches
+    for got in (first, fused.numpy()):
+        np.testing.assert_array_equal(got, eager, err_msg=name)
+    with np.errstate(all="ignore"):
+        want = fn(*(ember.tensor(v) for v in (a, b, c))).numpy()
+    np.testing.assert_allclose(fused.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=name)
