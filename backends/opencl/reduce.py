@@ -7,6 +7,7 @@ busy and bounds the length of each serial floating-point sum.
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -51,10 +52,43 @@ def _rules(op: str, dt: str):
     raise KeyError(op)
 
 
+UNROLL = 8      # independent accumulators per work-item
+
+
+def _accumulate(a: str, init: str, combine: str, value, value_unit=None) -> str:
+    """C code reducing elements j0..j1 of one output into `acc`.
+
+    `value(j)` is C code declaring `v`, element j's value (a C expression for j); along a
+    single reduced dim the loop keeps UNROLL independent accumulators (one serial chain
+    of float adds ran at its latency: a 4M-element sum took 5x NumPy's time), combined in
+    a fixed order at the end. `value_unit`, if given, is the same for a stride of 1, taken
+    when the stride is 1 (contiguous loads the compiler can vectorise)."""
+    accs = [f"acc{u}" for u in range(UNROLL)]
+
+    def comb(target):
+        return re.sub(r"\bacc\b", target, combine)
+
+    def unrolled(val):
+        lanes = " ".join(f"{{ {val(f'j + {u}')} {comb(accs[u])} }}" for u in range(UNROLL))
+        return (f"for (; j + {UNROLL} <= j1; j += {UNROLL}) {{ {lanes} }}\n"
+                f"    for (; j < j1; j++) {{ {val('j')} {comb(accs[0])} }}")
+    body = unrolled(value)
+    if value_unit is not None:
+        body = f"if (s == 1) {{ {unrolled(value_unit)} }} else {{ {body} }}"
+    tail = " ".join(f"{{ {a} v = {acc}; {comb('acc')} }}" for acc in accs[1:])
+    return f"""{a} {", ".join(f"{acc} = {init}" for acc in accs)};
+  {{ long j = j0;
+    {body} }}
+  {a} acc = acc0;
+  {tail}"""
+
+
 def _source(op: str, dt: str, out_dt: str) -> str:
     t, c, a, r = CTYPE[dt], COMPUTE[dt], _acc_type(op, dt), CTYPE[out_dt]
     init, combine = _rules(op, dt)
     load = f"{c} v = ({c})x[{{p}}];"
+    inner = _accumulate(a, init, combine, lambda j: load.format(p=f"base + ({j}) * s"),
+                        lambda j: load.format(p=f"base + ({j})"))
     return f"""
 __kernel void reduce(long n, long nred, long chunk, long nchunk,
                      int ndk, long8 kshape, long8 kst, int ndr, long8 rshape, long8 rst,
@@ -64,17 +98,18 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk,
   long o = g / nchunk, c = g - o * nchunk;
   long base = xo;
   {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
-  {a} acc = {init};
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
+  {a} acc = {init};
   if (ndr <= 1) {{
     long s = rst.s7;
-    for (long j = j0; j < j1; j++) {{ {load.format(p="base + j * s")} {combine} }}
-  }} else {{
-    for (long j = j0; j < j1; j++) {{
-      long p = base;
-      {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
-      {load.format(p="p")} {combine}
-    }}
+    {inner}
+    out[g] = ({r})acc;
+    return;
+  }}
+  for (long j = j0; j < j1; j++) {{
+    long p = base;
+    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+    {load.format(p="p")} {combine}
   }}
   out[g] = ({r})acc;
 }}
@@ -141,7 +176,12 @@ def _fused_source(op: str, dt: str, out_dt: str, sig: str, in_dtypes, code) -> s
         bases.append((f"b{j}", f"k{j}"))
         steps.append((f"q{j}", f"r{j}"))
         loads.append(f"{c} x{j} = ({c})p{j}[q{j}];")
-    value = " ".join(loads + list(stmts)) + f" {COMPUTE[dt]} v = {final}; {combine}"
+    value = " ".join(loads + list(stmts)) + f" {COMPUTE[dt]} v = {final};"
+
+    def at(j):
+        return " ".join(f"long {q} = b{q[1:]} + ({j}) * {st}.s7;" for q, st in steps) \
+            + " " + value
+    inner = _accumulate(a, init, combine, at)
     return f"""{extra}
 __kernel void reduce(long n, long nred, long chunk, long nchunk, int ndk, long8 kshape,
                      int ndr, long8 rshape, {", ".join(head)}, __global {r}* out) {{
@@ -150,19 +190,17 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk, int ndk, long8 
   long o = g / nchunk, c = g - o * nchunk;
   {" ".join(f"long {b} = f{b[1:]};" for b, _ in bases)}
   {codegen.unravel("o", "kshape", "ndk", bases)}
-  {a} acc = {init};
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
+  {a} acc = {init};
   if (ndr <= 1) {{
-    for (long j = j0; j < j1; j++) {{
-      {" ".join(f"long {q} = b{q[1:]} + j * {st}.s7;" for q, st in steps)}
-      {value}
-    }}
-  }} else {{
-    for (long j = j0; j < j1; j++) {{
-      {" ".join(f"long {q} = b{q[1:]};" for q, _ in steps)}
-      {codegen.unravel("j", "rshape", "ndr", steps)}
-      {value}
-    }}
+    {inner}
+    out[g] = ({r})acc;
+    return;
+  }}
+  for (long j = j0; j < j1; j++) {{
+    {" ".join(f"long {q} = b{q[1:]};" for q, _ in steps)}
+    {codegen.unravel("j", "rshape", "ndr", steps)}
+    {value} {combine}
   }}
   out[g] = ({r})acc;
 }}

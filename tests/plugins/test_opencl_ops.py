@@ -243,6 +243,17 @@ def test_reduction_edges(opencl_device):
     for op in ("amax", "amin", "argmax", "argmin", "sum"):
         check(opencl_device, lambda t, o=op: getattr(ember, o)(t, 1), [nan],
               layouts=("contiguous",))
+    for n in (7, 8, 9, 23, 64):      # the unrolled accumulators: NaN and extremes in any lane
+        for pos in {0, 3, n - 1, n // 2}:
+            row = host("f", (3, n), "float32")
+            row[1, pos], row[2, pos] = np.nan, 1e30
+            for op in ("amax", "amin", "sum", "prod", "any", "all"):
+                check(opencl_device, lambda t, o=op: getattr(ember, o)(t, 1), [row],
+                      layouts=("contiguous", "transposed", "strided"), rtol=1e-5)
+    ints = host("i", (5, 37), "int32")
+    ints[2, 17] = np.iinfo(np.int32).max      # wraps, as on the CPU
+    check(opencl_device, lambda t: (t.sum(1), t.prod(1), t.amax(0), t.amin(1)), [ints],
+          layouts=("contiguous", "strided"))
     ties = np.array([[1, 3, 3, 0], [2, 2, 2, 2]], dtype=np.int64)
     check(opencl_device, lambda t: (t.argmax(1), t.argmin(1)), [ties], layouts=("contiguous",))
     empty = host("f", (0, 3), "float32")
