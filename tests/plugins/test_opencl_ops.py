@@ -377,11 +377,28 @@ def test_matmul(opencl_device, dtype):
 @pytest.mark.parametrize("params", [
     dict(kernel_size=3), dict(kernel_size=(2, 3), stride=2, padding=1),
     dict(kernel_size=2, dilation=2, padding=(0, 1), stride=(1, 2))])
-def test_unfold_fold(opencl_device, params):
+@pytest.mark.parametrize("kind", ["cpu-device kernels", "gpu-device kernels"])
+def test_unfold_fold(opencl_device, params, kind, monkeypatch):
+    if kind.startswith("gpu"):       # the per-element kernels GPUs get, run on PoCL
+        rt = ember.device(opencl_device).concrete().backend.runtime(0)
+        monkeypatch.setattr(rt, "is_cpu", False)
     x = host("f", (2, 3, 7, 8), "float32")
     check(opencl_device, lambda t: ember.ops.unfold(t, **params), [x])
     cols = ember.ops.unfold(ember.tensor(x), **params).numpy()
     check(opencl_device, lambda t: ember.ops.fold(t, (7, 8), **params), [cols])
+
+
+def test_gpu_device_variants_run_on_pocl(opencl_device, monkeypatch):
+    """Kernel choices made for GPU devices (no non-temporal stores, the local-memory
+    matmul tile for float64), exercised on PoCL by calling it a GPU."""
+    rt = ember.device(opencl_device).concrete().backend.runtime(0)
+    monkeypatch.setattr(rt, "is_cpu", False)
+    big = host("f", (1 << 20,), "float32")
+    check(opencl_device, lambda t: t * 2 + 1, [big], layouts=("contiguous",))
+    if "float64" in ember.device(opencl_device).backend.capabilities(0).dtypes:
+        a, b = host("f", (70, 65), "float64", 1), host("f", (65, 90), "float64", 2)
+        check(opencl_device, ember.matmul, [a, b], layouts=("contiguous", "transposed"),
+              rtol=1e-10, atol=1e-10)
 
 
 def test_creation(opencl_device):
