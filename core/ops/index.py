@@ -51,8 +51,16 @@ assign_op = declare("assign", "index", rule_first)
 
 
 def _bounds(name, index: Tensor, size: int):
-    """Indices must lie in [-size, size): checked here so no backend reads out of range."""
+    """Indices must lie in [-size, size): checked here so no backend reads out of range.
+
+    The check costs two reductions and a wait for the device, so an index tensor that
+    passed it keeps a mark (size, version): a gradient reusing its forward's index (gather
+    then scatter_add, take then index_add) is not checked again. A view's mark is not
+    trusted (writes through its base do not bump its version)."""
     if index.numel() == 0:
+        return index
+    if (index._get_meta("bounds") == (size, index._version)
+            and index._get_meta("base") is None):
         return index
     with no_grad():
         lo, hi = int(index.min().item()), int(index.max().item())
@@ -62,6 +70,7 @@ def _bounds(name, index: Tensor, size: int):
                               f"{size}; expected indices in [{-size}, {size - 1}]")
     if lo < 0:
         index = _wrap_negative(index, size)
+    index._set_meta("bounds", (size, index._version))
     return index
 
 

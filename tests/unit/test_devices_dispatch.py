@@ -183,3 +183,33 @@ def test_synchronize_takes_any_device_form():
     ember.synchronize(ember.device("cpu"))
     with pytest.raises(ember.EmberError, match="unknown device type 'nosuchdev'"):
         ember.synchronize("nosuchdev:0")
+
+
+def test_index_bounds_are_checked_once_per_index_version(monkeypatch):
+    checks = []
+    real_min = ember.Tensor.min
+
+    def counting_min(self, *args, **kwargs):
+        checks.append(tuple(self.shape))
+        return real_min(self, *args, **kwargs)
+    monkeypatch.setattr(ember.Tensor, "min", counting_min)
+    x = ember.randn(4, 5, requires_grad=True)
+    idx = ember.tensor([[0, 4, -1], [2, 2, 0], [1, 3, 3], [4, -5, 0]])
+    out = ember.gather(x, 1, idx)
+    assert len(checks) == 1
+    out.sum().backward()                 # scatter_add reuses the checked (wrapped) index
+    assert len(checks) == 1
+    np.testing.assert_array_equal(out.detach().numpy(),
+                                  np.take_along_axis(x.detach().numpy(),
+                                                     idx.numpy() % 5, 1))
+    good = ember.tensor([[0, 1, 2]] * 4)
+    ember.gather(x, 1, good)
+    ember.gather(x, 1, good)             # the same tensor, unchanged: checked once
+    assert len(checks) == 2
+    good.add_(5)                         # a new version: checked again, and out of range
+    with pytest.raises(ember.EmberError, match="out of bounds"):
+        ember.gather(x, 1, good)
+    view = ember.tensor([[0, 1, 2, 3, 4]] * 4)[:, :3]
+    ember.gather(x, 1, view)
+    ember.gather(x, 1, view)             # a view's mark is not trusted
+    assert len(checks) == 5
