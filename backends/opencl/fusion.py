@@ -4,10 +4,15 @@ Elementwise kernels (unary, binary, where, cast) do not run when called: they re
 `LazyArray` that records the op and its operands. An elementwise op whose operand is still
 pending takes that operand's recipe into its own, so a chain of elementwise ops becomes one
 expression tree. The tree runs, as one generated kernel, when its buffer is first needed:
-another kernel reads it, the host copies it, the queue is synchronised, or any kernel that
-is not a deferred elementwise one is enqueued (`Runtime.launch` flushes every pending array
-first, so a kernel that writes into memory, like `assign`, never runs before a pending
-array that reads that memory). A pending array nobody holds any more is never computed.
+another kernel reads it, the host copies it, the queue is synchronised, or a kernel that
+may write into existing memory is enqueued (`Runtime.launch` flushes every pending array
+first unless the caller says the kernel writes only its own new output, `fresh=True`; so
+a write like `assign` never runs before a pending array that reads that memory). A pending
+array nobody holds any more is never computed.
+
+Two consumers take a pending tree into their own kernel instead of computing it first:
+`assign` (in-place ops: the tree is written straight into the target, `assign_into`) and
+the reductions (`reduce_plan`: the reduce loop evaluates the tree per element).
 
 The fused kernel computes every node as its own statement and rounds it to the node's
 storage type, so results are bit-identical to running the ops one by one (OpenCL C
