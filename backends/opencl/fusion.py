@@ -133,25 +133,19 @@ def _materialize(x: LazyArray, rt) -> None:
     node = x.node
     out = rt.empty(x.shape, x.dtype)
     if any(_pending(v) for v in node.operands):
-        leaves, in_dtypes, nodes = [], [], []
-        _walk(x, leaves, in_dtypes, nodes)
-        sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
-        key = ("fused", tuple(n[:4] for n in nodes), sig)
-        if key in rt.fused_seen and key not in rt.fused_failed:
+        leaves, in_dtypes, nodes, sig, key = tree(x, "fused")
+        if ready(rt, key):
             try:
                 launch("fused", rt, key, lambda: source(nodes), leaves, in_dtypes, out,
                        [sig])
             except KernelBuildError as exc:
                 # a compiler that rejects the fused program still has the per-op ones
-                rt.fused_failed.add(key)
-                warnings.warn(f"opencl:{rt.index}: fused elementwise kernel did not build; "
-                              f"running its ops one by one. {exc}", RuntimeWarning,
-                              stacklevel=2)
+                rejected(rt, key, exc, "elementwise kernel", "running its ops one by one")
             else:
                 _done(x, out)
                 return
-        # first time this tree shape is met: run it op by op (no build for a one-off shape)
-        rt.fused_seen.add(key)
+        # a tree shape met for the first time (or rejected) runs op by op: no build for a
+        # one-off shape
         for v in node.operands:
             if _pending(v):
                 materialize(v)
@@ -179,6 +173,34 @@ def _walk(x, leaves, in_dtypes, nodes) -> int:
             in_dtypes.append(dt)
     nodes.append((node.key, node.in_dtypes, x.dtype.name, tuple(args), node.expr_fn))
     return len(nodes) - 1
+
+
+def tree(x: LazyArray, tag) -> tuple:
+    """(leaves, operand dtypes, nodes, signature, key) of x's pending tree; `tag` names
+    the kernel that will consume it ("fused", or a reduction), so the key says which
+    program computes it."""
+    leaves, in_dtypes, nodes = [], [], []
+    _walk(x, leaves, in_dtypes, nodes)
+    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
+    return leaves, in_dtypes, nodes, sig, (tag, tuple(n[:4] for n in nodes), sig)
+
+
+def ready(rt, key) -> bool:
+    """Whether to build (or use) the program for `key`: yes from the second time a tree
+    shape is met, never once the compiler has rejected it."""
+    if key in rt.fused_failed:
+        return False
+    if key in rt.fused_seen:
+        return True
+    rt.fused_seen.add(key)
+    return False
+
+
+def rejected(rt, key, exc, what: str, instead: str) -> None:
+    """Record that the compiler rejected the program for `key`, and say what runs instead."""
+    rt.fused_failed.add(key)
+    warnings.warn(f"opencl:{rt.index}: fused {what} did not build; {instead}. {exc}",
+                  RuntimeWarning, stacklevel=3)
 
 
 def source(nodes):
@@ -236,18 +258,12 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
     if (src.node is None or src.shape != dst.shape or src.dtype is not dst.dtype
             or (isinstance(dst, LazyArray) and dst.node is not None)):
         return False
-    leaves, in_dtypes, nodes = [], [], []
-    _walk(src, leaves, in_dtypes, nodes)
+    leaves, in_dtypes, nodes, sig, key = tree(src, "fused")
     target = dst.buffer
     for v in leaves:
         if isinstance(v, CLArray) and v.buffer is target and not _same_elements(v, dst):
             return False                      # x[1:] = x[:-1] * 2 and the like
-    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
-    key = ("fused", tuple(n[:4] for n in nodes), sig)
-    if key in rt.fused_failed:
-        return False
-    if key not in rt.fused_seen:
-        rt.fused_seen.add(key)                # built the next time this shape is met
+    if not ready(rt, key):
         return False
     inner: dict = {}
     _reads_below(src, target, inner)
@@ -261,9 +277,7 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
         finally:
             rt.materializing -= 1
     except KernelBuildError as exc:
-        rt.fused_failed.add(key)
-        warnings.warn(f"opencl:{rt.index}: fused elementwise kernel did not build; running "
-                      f"its ops one by one. {exc}", RuntimeWarning, stacklevel=3)
+        rejected(rt, key, exc, "elementwise kernel", "running its ops one by one")
         return False
     dt = dst.dtype.name
     # the same program as assign's own copy (key "copy", signatures A and S)
@@ -274,19 +288,10 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
 
 
 def reduce_plan(x: CLArray, tag) -> tuple | None:
-    """(leaves, operand dtypes, nodes, signature, key) for a kernel that computes x's
-    pending tree and consumes it at once (a reduction), or None: x is not pending, or this
-    tree shape meets `tag` for the first time (x is then computed on its own as before)."""
+    """tree(x, tag) for a kernel that computes x's pending tree and consumes it at once (a
+    reduction), or None: x is not pending, or this tree shape meets `tag` for the first
+    time or was rejected (x is then computed on its own as before)."""
     if not _pending(x) or not x.runtime.fusion:
         return None
-    rt = x.runtime
-    leaves, in_dtypes, nodes = [], [], []
-    _walk(x, leaves, in_dtypes, nodes)
-    sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
-    key = (tag, tuple(n[:4] for n in nodes), sig)
-    if key in rt.fused_failed:
-        return None
-    if key not in rt.fused_seen:
-        rt.fused_seen.add(key)
-        return None
-    return leaves, in_dtypes, nodes, sig, key
+    plan = tree(x, tag)
+    return plan if ready(x.runtime, plan[4]) else None

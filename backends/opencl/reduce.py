@@ -8,7 +8,6 @@ busy and bounds the length of each serial floating-point sum.
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 from ember import dtypes as D
@@ -270,9 +269,7 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
             rt.launch(kernel, nout * nchunk, *head(), np.int32(len(rshape)),
                       codegen.long8(rshape), *leaf_args, target.buffer, local=64, fresh=True)
         except KernelBuildError as exc:
-            rt.fused_failed.add(key)
-            warnings.warn(f"opencl:{rt.index}: fused reduction did not build; computing its "
-                          f"input first. {exc}", RuntimeWarning, stacklevel=2)
+            fusion.rejected(rt, key, exc, "reduction", "computing its input first")
             fused = None
             kshape, kst, rshape, rst = _split(x, axes)
     if fused is None:
