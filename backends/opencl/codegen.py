@@ -65,11 +65,12 @@ def collapse(shape, strides_list):
     return tuple(out_shape), [tuple(s) for s in out_strides]
 
 
-def unravel(index: str, shape: str, nd: str, targets) -> str:
+def unravel(index: str, shape: str, nd: str, targets, first: int = 0) -> str:
     """C statements adding, for flat `index` over `shape` (a long8), coordinate * stride to
-    each (offset variable, strides long8) pair in targets; nd dims are used."""
+    each (offset variable, strides long8) pair in targets; nd dims are used, counted from
+    the innermost; the `first` innermost ones are left out (a caller covers them)."""
     lines = [f"{{ long r_ = {index};"]
-    for k in range(MAXDIM):
+    for k in range(first, MAXDIM):
         slot = f"s{MAXDIM - 1 - k:x}"
         body = [f"long c_ = r_ % {shape}.{slot}; r_ /= {shape}.{slot};"]
         body += [f"{off} += c_ * {st}.{slot};" for off, st in targets]
@@ -94,13 +95,7 @@ def grid_unravel(shape: str, nd: str, targets) -> str:
     lines.append("long g2_ = get_global_id(2);")
     lines.append(f"if ({nd} <= 3) {{ "
                  + " ".join(f"{off} += g2_ * {st}.{third};" for off, st in targets) + " }")
-    lines.append("else { long r_ = g2_;")
-    for k in range(2, MAXDIM):
-        slot = f"s{MAXDIM - 1 - k:x}"
-        body = [f"long c_ = r_ % {shape}.{slot}; r_ /= {shape}.{slot};"]
-        body += [f"{off} += c_ * {st}.{slot};" for off, st in targets]
-        lines.append(f"  if ({nd} > {k}) {{ {' '.join(body)} }}")
-    lines.append("}")
+    lines.append("else " + unravel("g2_", shape, nd, targets, first=2))
     return "\n".join(lines)
 
 

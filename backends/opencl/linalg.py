@@ -22,6 +22,7 @@ TILE = 16
 # (rows, columns) of C per work-item for the packed kernel; columns are float16 vectors.
 # 8x32 suits 32 vector registers (AVX-512), 6x16 and 4x16 suit 16 (AVX2): timing decides.
 PACKED_SHAPES = ((8, 32), (4, 32), (8, 16), (6, 16), (4, 16))
+VECTOR_PACK = (4, 8, 16)   # panel widths with an OpenCL vector type: packv{r} exists
 SMALL = 64 ** 3            # below this many multiply-adds one plain launch is fastest
 TUNE_SIZE = 512
 
@@ -71,45 +72,29 @@ void tiled(long M, long N, long K, {_HEAD.format(t=t)}) {{
 """
 
 
-def pack_kernel(r: int) -> str:
+def pack_kernel(r: int, vector: bool = False) -> str:
     """Copy rows of x into panels [batch][row block][k][r], zero-padding the last block.
-    One work-item per (k, block): r values each, no division on the way."""
-    return f"""
-__kernel void pack{r}(long rows, long K, int nb, long8 bshape, long8 bst, long s_row,
-                      long s_k, __global const float* x, long xo, __global float* p) {{
-  long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
-  if (k >= K) return;
-  long q = xo + k * s_k;
-  {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
-  __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * {r};
-  for (int e = 0; e < {r}; e++) {{
+    One work-item per (k, block): r values each, no division on the way.
+
+    `vector` (kernel packv{r}): for a source whose panel rows are contiguous (s_row == 1)
+    and aligned to r floats, a whole block moves as one vector (one by one, PoCL turns the
+    moves into gathers: 1.8 ms for B of a 1024 product)."""
+    scalar = f"""for (int e = 0; e < {r}; e++) {{
     long row = blk * {r} + e;
     dst[e] = row < rows ? x[q + row * s_row] : 0.0f;
-  }}
-}}
-"""
-
-
-def pack_rows_kernel(r: int) -> str:
-    """The same panels for a source whose panel rows are contiguous (s_row == 1) and
-    aligned to r floats: each work-item moves its r values as one vector (the kernel above
-    moves them one by one, which PoCL turns into gathers: 1.8 ms for B of a 1024 product)."""
+  }}"""
+    copy = (f"""if (blk * {r} + {r} <= rows) {{
+    *(__global float{r}*)dst = *(__global const float{r}*)(x + q + blk * {r});
+  }} else {scalar}""" if vector else scalar)
     return f"""
-__kernel void packv{r}(long rows, long K, int nb, long8 bshape, long8 bst, long s_row,
-                       long s_k, __global const float* x, long xo, __global float* p) {{
+__kernel void pack{"v" if vector else ""}{r}(long rows, long K, int nb, long8 bshape,
+    long8 bst, long s_row, long s_k, __global const float* x, long xo, __global float* p) {{
   long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
   if (k >= K) return;
   long q = xo + k * s_k;
   {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
   __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * {r};
-  if (blk * {r} + {r} <= rows) {{
-    *(__global float{r}*)dst = *(__global const float{r}*)(x + q + blk * {r});
-  }} else {{
-    for (int e = 0; e < {r}; e++) {{
-      long row = blk * {r} + e;
-      dst[e] = row < rows ? x[q + row] : 0.0f;
-    }}
-  }}
+  {copy}
 }}
 """
 
@@ -125,7 +110,7 @@ def _packed_source(rm: int, rn: int) -> str:
     return f"""
 {pack_kernel(rm)}
 {pack_kernel(rn) if rn != rm else ""}
-{pack_rows_kernel(rn) if rn in (4, 8, 16) else ""}
+{pack_kernel(rn, vector=True) if rn in VECTOR_PACK else ""}
 __kernel void packed(long K, long ld, long apb, long bpb, long cpb,
                      __global const float* ap, __global const float* bpanels,
                      __global float* cp) {{
@@ -180,8 +165,9 @@ def _tiled(x, y, out, batch, M, N, K):
 
 
 def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
-          vec_rows=0):
-    """Panels of `a` ([batch][rows/R][K][R]); one copy when a is broadcast over the batch."""
+          vector_ok=False):
+    """Panels of `a` ([batch][rows/R][K][R]); one copy when a is broadcast over the batch.
+    `vector_ok`: the program has packv{R} (B's panels), used where the layout allows."""
     from ember import dtypes as D
     lead = len(batch) - lead_dims
     bst = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
@@ -191,12 +177,11 @@ def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
     bshape, (bst,) = codegen.collapse(pbatch, [(0,) * len(pbatch) if shared else bst])
     nblk = -(-rows // R)
     panels = rt.empty((numel(pbatch), nblk, K, R), D.float32)
-    vector = (R == vec_rows and s_row == 1 and a.offset % R == 0 and s_k % R == 0
-              and all(s % R == 0 for s in bst))
+    vector = (vector_ok and R in VECTOR_PACK and s_row == 1 and a.offset % R == 0
+              and s_k % R == 0 and all(s % R == 0 for s in bst))
     kernel = rt.kernel(key, make, f"packv{R}" if vector else f"pack{R}")
     rt.launch_nd(kernel, (-(-K // 64) * 64, nblk, numel(pbatch)), (64, 1, 1),
-                 np.int64(rows),
-                 np.int64(K), np.int32(len(bshape)), codegen.long8(bshape),
+                 np.int64(rows), np.int64(K), np.int32(len(bshape)), codegen.long8(bshape),
                  codegen.strides8(bst), np.int64(s_row), np.int64(s_k), a.buffer,
                  np.int64(a.offset), panels.buffer)
     return panels, (0 if shared else nblk * K * R)
@@ -211,8 +196,7 @@ def _packed(x, y, out, batch, M, N, K, shape=(8, 32)):
                     x.strides[-2], x.strides[-1], x.ndim - 2)
     # B's panels run along columns: rows of the panel are y's columns
     bp, bpb = _pack(rt, key, make, y, batch, N, K, rn,
-                    y.strides[-1], y.strides[-2], y.ndim - 2,
-                    vec_rows=rn if rn in (4, 8, 16) else 0)
+                    y.strides[-1], y.strides[-2], y.ndim - 2, vector_ok=True)
     mb, nbl = -(-M // rm), -(-N // rn)
     nbatch = numel(batch)
     exact = M % rm == 0 and N % rn == 0
