@@ -146,6 +146,23 @@ def _out_size(size, k, d, p, s):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _run(rt, name, dt, out, rows, planes, params, src: CLArray) -> None:
+    """Launch unfold or fold into `out`: on CPU devices one work-item per output row (rows
+    of a plane, planes), elsewhere one per output element."""
+    args = (np.int64(out.size), *params, _long4(src.strides), src.buffer,
+            np.int64(src.offset), out.buffer)
+    if rt.is_cpu:
+        # PoCL ran the element kernels at ~6 ns an element (index division per element);
+        # the row loops are ~3-10x faster
+        k = rt.kernel((f"{name}-rows", dt), lambda: _SOURCES[f"{name}_rows"](dt),
+                      f"{name}_rows")
+        local = min(16 if rows <= 16 else 64, rt.local_size)
+        rt.launch_nd(k, (-(-rows // local) * local, planes), (local, 1), *args, fresh=True)
+    else:
+        k = rt.kernel((name, dt), lambda: _SOURCES[name](dt), name)
+        rt.launch(k, out.size, *args, fresh=True)
+
+
 def unfold(x: CLArray, *, kernel_size, dilation, padding, stride) -> CLArray:
     rt = x.runtime
     n, c, h, w = x.shape
@@ -153,19 +170,8 @@ def unfold(x: CLArray, *, kernel_size, dilation, padding, stride) -> CLArray:
               for i in range(2))
     out = rt.empty((n, c * kernel_size[0] * kernel_size[1], oh * ow), x.dtype)
     if out.size:
-        dt = x.dtype.name
-        params = _params(c, h, w, kernel_size, dilation, padding, stride, oh, ow)
-        args = (*params, _long4(x.strides), x.buffer, np.int64(x.offset), out.buffer)
-        if rt.is_cpu:
-            # one work-item per output row: PoCL ran the element kernel at ~6 ns an element
-            # (index division per element), the row loop ~10x faster
-            k = rt.kernel(("unfold-rows", dt), lambda: _unfold_rows_source(dt), "unfold_rows")
-            local = min(16 if oh <= 16 else 64, rt.local_size)
-            rt.launch_nd(k, (-(-oh // local) * local, n * out.shape[1]), (local, 1),
-                         np.int64(out.size), *args, fresh=True)
-        else:
-            k = rt.kernel(("unfold", dt), lambda: _unfold_source(dt), "unfold")
-            rt.launch(k, out.size, np.int64(out.size), *args, fresh=True)
+        _run(rt, "unfold", x.dtype.name, out, oh, n * out.shape[1],
+             _params(c, h, w, kernel_size, dilation, padding, stride, oh, ow), x)
     return out
 
 
@@ -178,18 +184,13 @@ def fold(cols: CLArray, *, output_size, kernel_size, dilation, padding, stride) 
               for i in range(2))
     out = rt.empty((n, c, h, w), cols.dtype)
     if out.size:
-        dt = cols.dtype.name
-        params = _params(c, h, w, kernel_size, dilation, padding, stride, oh, ow)
-        args = (*params, _long4(cols.strides), cols.buffer, np.int64(cols.offset), out.buffer)
-        if rt.is_cpu:
-            k = rt.kernel(("fold-rows", dt), lambda: _fold_rows_source(dt), "fold_rows")
-            local = min(16 if h <= 16 else 64, rt.local_size)
-            rt.launch_nd(k, (-(-h // local) * local, n * c), (local, 1),
-                         np.int64(out.size), *args, fresh=True)
-        else:
-            k = rt.kernel(("fold", dt), lambda: _fold_source(dt), "fold")
-            rt.launch(k, out.size, np.int64(out.size), *args, fresh=True)
+        _run(rt, "fold", cols.dtype.name, out, h, n * c,
+             _params(c, h, w, kernel_size, dilation, padding, stride, oh, ow), cols)
     return out
+
+
+_SOURCES = {"unfold": _unfold_source, "unfold_rows": _unfold_rows_source,
+            "fold": _fold_source, "fold_rows": _fold_rows_source}
 
 
 def table() -> dict:
