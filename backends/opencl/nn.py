@@ -64,6 +64,29 @@ __kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, lo
 """
 
 
+def _fold_sum(c: str) -> str:
+    """C code summing into `acc` the patch entries covering output pixel (b, ch, y, z),
+    in the order the CPU backend adds them; `base` points at image b's columns."""
+    return f"""{c} acc = 0;
+    for (long i = 0; i < kh; i++) {{
+      long ty = y + ph - i * dh;
+      if (ty < 0 || ty % sh) continue;
+      long oy = ty / sh;
+      if (oy >= oh) continue;
+      for (long j = 0; j < kw; j++) {{
+        long tz = z + pw - j * dw;
+        if (tz < 0) continue;
+        long oz = tz;
+        if (sw != 1) {{
+          if (tz % sw) continue;
+          oz = tz / sw;
+        }}
+        if (oz >= ow) continue;
+        acc += ({c})base[((ch * kh + i) * kw + j) * st.s1 + (oy * ow + oz) * st.s2];
+      }}
+    }}"""
+
+
 def _fold_source(dt: str) -> str:
     t, c = CTYPE[dt], COMPUTE[dt]
     return f"""
@@ -74,21 +97,8 @@ __kernel void fold(long n, {_PARAMS}, long4 st, __global const {t}* cols, long c
   long z = g % W, r = g / W;
   long y = r % H; r /= H;
   long ch = r % C, b = r / C;
-  {c} acc = 0;
-  for (long i = 0; i < kh; i++) {{
-    long ty = y + ph - i * dh;
-    if (ty < 0 || ty % sh) continue;
-    long oy = ty / sh;
-    if (oy >= oh) continue;
-    for (long j = 0; j < kw; j++) {{
-      long tz = z + pw - j * dw;
-      if (tz < 0 || tz % sw) continue;
-      long oz = tz / sw;
-      if (oz >= ow) continue;
-      acc += ({c})cols[co + b * st.s0 + ((ch * kh + i) * kw + j) * st.s1
-                       + (oy * ow + oz) * st.s2];
-    }}
-  }}
+  __global const {t}* base = cols + co + b * st.s0;
+  {_fold_sum(c)}
   out[g] = ({t})acc;
 }}
 """
@@ -108,24 +118,7 @@ __kernel void fold_rows(long n, {_PARAMS}, long4 st, __global const {t}* cols, l
   __global {t}* dst = out + (r * H + y) * W;
   __global const {t}* base = cols + co + b * st.s0;
   for (long z = 0; z < W; z++) {{
-    {c} acc = 0;
-    for (long i = 0; i < kh; i++) {{
-      long ty = y + ph - i * dh;
-      if (ty < 0 || ty % sh) continue;
-      long oy = ty / sh;
-      if (oy >= oh) continue;
-      for (long j = 0; j < kw; j++) {{
-        long tz = z + pw - j * dw;
-        if (tz < 0) continue;
-        long oz = tz;
-        if (sw != 1) {{
-          if (tz % sw) continue;
-          oz = tz / sw;
-        }}
-        if (oz >= ow) continue;
-        acc += ({c})base[((ch * kh + i) * kw + j) * st.s1 + (oy * ow + oz) * st.s2];
-      }}
-    }}
+    {_fold_sum(c)}
     dst[z] = ({t})acc;
   }}
 }}
