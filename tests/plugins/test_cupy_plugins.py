@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import textwrap
@@ -38,9 +39,19 @@ def venv(tmp_path_factory) -> Path:
     """A throw-away venv over this interpreter's packages, with the three plugins installed:
     the shared environment other tests run in is left untouched."""
     root = tmp_path_factory.mktemp("cupy-plugins")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(root / "venv")], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
+                   check=True, timeout=120)
     python = root / "venv" / "bin" / "python"
+    # `--system-site-packages` would reach the base interpreter's packages, not those of
+    # the venv the tests run in (where ember, its dependencies and the build backend are):
+    # a .pth line adds this interpreter's site directories, their own .pth files included
+    # (ember's editable install is one), after the new venv's own
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    Path(site_packages, "_outer_env.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in outer) + "\n")
     sources = []
     for dist in PLUGINS.values():
         # build from a copy: an in-tree build would leave egg-info in the working tree

@@ -263,7 +263,7 @@ def test_semantics_boolean_mask_and_setitem():
 
 
 def test_semantics_max_pool_ties_go_to_the_first_maximum():
-    import torch
+    torch = pytest.importorskip("torch")
     a = np.array([[[[1.0, 1.0, 0.0, 2.0], [1.0, 0.5, 2.0, 2.0],
                     [3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]]], np.float32)
     _both(lambda x: (ember.nn.functional.max_pool2d(x, 2) * ember.arange(1.0, 5.0).reshape(

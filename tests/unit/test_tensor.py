@@ -158,13 +158,11 @@ def test_shape_functions():
 
 
 def test_import_is_light():
-    code = ("import sys, time; t = time.perf_counter(); import ember; "
-            "dt = time.perf_counter() - t; "
-            "bad = [m for m in ('ember.backends.cpu', 'cupy', 'pyopencl', 'torch', 'rich', "
-            "'ember.nn', 'safetensors') if m in sys.modules]; print(dt, bad)")
+    """`import ember` loads no plugin and no heavy library (its time is measured in
+    benchmarks/import_time.py, not asserted here)."""
+    code = ("import sys; import ember; "
+            "print([m for m in ('ember.backends.cpu', 'cupy', 'pyopencl', 'torch', 'rich', "
+            "'ember.nn', 'safetensors') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    seconds, bad = out.stdout.split(maxsplit=1)
-    assert bad.strip() == "[]"
-    # the budget is 0.25 s including NumPy; allow slack for a loaded 2-core CI machine
-    assert float(seconds) < 1.0
+    assert out.stdout.strip() == "[]"
