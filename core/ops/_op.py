@@ -131,3 +131,8 @@ def declare(name, kind, rule, *, fast=None, **kw) -> Op:
     op = Op(name, kind, None, fast=fast_table(fast) if isinstance(fast, str) else fast, **kw)
     op.dtype = rule(op)
     return op
+
+
+def declared_names() -> frozenset:
+    """Every kernel name a backend's table may hold: primitives and declared kernels."""
+    return frozenset(OPS) | frozenset(COMPOSITES)
