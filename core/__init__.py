@@ -1,5 +1,5 @@
 """ember: a PyTorch-style tensor library whose ops run on pluggable backends."""
-from __future__ import annotations
+# no `from __future__ import annotations` here: it would leak `annotations` into ember.*
 
 __version__ = "0.1.0"
 
@@ -10,11 +10,11 @@ from .dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, in
 from .dtypes import bool_ as bool  # noqa: A001  (ember.bool, as torch.bool)
 from .dtypes import DType as dtype
 from .errors import (AutogradError, CheckpointError, DeviceMismatchError,
-                     DeviceUnavailableError, DtypeNotSupportedError, EmberError,
+                     DeviceUnavailableError, DtypeNotSupportedError, EmberError, KernelError,
                      KernelNotFoundError, ShapeError)
 from .tensor import Size, Tensor
 from .ops import *  # noqa: F401,F403  (the op functions: ember.add, ember.exp, ...)
-from .ops import OPS
+from .ops import __all__ as _op_names
 from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, mean, min,
                          relu, silu, softmax, std, var, var_mean, linear, masked_fill, square)
 from . import _methods  # noqa: F401  (binds the ops onto Tensor)
@@ -29,6 +29,28 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 clip = clamp
+
+
+__all__ = [
+    # tensors, devices, dtypes
+    "Tensor", "Size", "Device", "device", "dtype", "get_default_device", "set_default_device",
+    "devices", "synchronize", "is_tensor",
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "float", "double", "half", "long", "int", "short",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
+    # modes
+    "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
+    "fallback",
+    # errors
+    "EmberError", "AutogradError", "CheckpointError", "DeviceMismatchError",
+    "DeviceUnavailableError", "DtypeNotSupportedError", "KernelError", "KernelNotFoundError",
+    "ShapeError",
+    # composites
+    "clamp", "clip", "gelu", "leaky_relu", "log_softmax", "logsumexp", "max", "mean", "min",
+    "silu", "softmax", "std", "var", "var_mean", "linear", "masked_fill", "square",
+    # the op functions, one per declaration (ember.ops.__all__)
+    *_op_names,
+]
 
 
 def is_tensor(x) -> bool:

@@ -1,4 +1,8 @@
-"""Binds ops and composites onto Tensor as methods and operators (PyTorch's names)."""
+"""Binds ops and composites onto Tensor as methods and operators (PyTorch's names).
+
+Elementwise methods, operators and in-place forms come from the op declarations (UNARY,
+BINARY, each Op's `operator` and `inplace`): a new elementwise primitive needs no line here.
+"""
 from __future__ import annotations
 
 from . import dispatch, ops
@@ -15,26 +19,23 @@ _B, _U = ops.BINARY, ops.UNARY
 _OPS = ops.OPS
 
 
-def _bin(name):
-    op = _OPS[name]
-
+def _bin(op):
     def method(self, other):
         return _binary(op, self, other)
 
     def reflected(self, other):
         return _rbinary(op, other, self)
-    method.__name__ = name
+    method.__name__ = op.name
     return method, reflected
 
 
-for _dunder, _name in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
-                       ("pow", "pow"), ("mod", "remainder"), ("floordiv", "floor_divide")]:
-    _m, _r = _bin(_name)
-    setattr(Tensor, f"__{_dunder}__", _m)
-    setattr(Tensor, f"__r{_dunder}__", _r)
-for _dunder, _name in [("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
-                       ("ge", "ge")]:
-    setattr(Tensor, f"__{_dunder}__", _bin(_name)[0])
+_REFLECTED = ("add", "sub", "mul", "truediv", "pow", "mod", "floordiv")
+for _op in _OPS.values():
+    if _op.kind == "binary" and _op.operator is not None:
+        _m, _r = _bin(_op)
+        setattr(Tensor, f"__{_op.operator}__", _m)
+        if _op.operator in _REFLECTED:
+            setattr(Tensor, f"__r{_op.operator}__", _r)
 
 
 def _and(self, other):
@@ -77,22 +78,16 @@ def _raise(exc):
 
 
 def _setitem(self, key, value):
-    if dispatch.grad_enabled and self.requires_grad and self.grad_fn is None:
+    if dispatch.is_grad_enabled() and self.requires_grad and self.grad_fn is None:
         _index.raise_leaf_inplace()
     _index.setitem(self, key, value)
 
 
 Tensor.__setitem__ = _setitem
 
-# plain methods: name -> function(self, ...)
-for _name in ("exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh",
-              "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "abs", "sign", "neg",
-              "logical_not", "isnan", "isinf", "isfinite"):
-    setattr(Tensor, _name, _U[_name])
-for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder",
-              "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-              "logical_or", "logical_xor"):
-    setattr(Tensor, _name, _B[_name])
+# plain methods: every elementwise primitive, by its name
+for _name, _fn in (*_U.items(), *_B.items()):
+    setattr(Tensor, _name, _fn)
 Tensor.subtract, Tensor.multiply, Tensor.divide, Tensor.true_divide = (
     Tensor.sub, Tensor.mul, Tensor.div, Tensor.div)
 Tensor.negative, Tensor.absolute = Tensor.neg, Tensor.abs
@@ -182,7 +177,7 @@ def _transfer(x: Tensor, dev) -> Tensor:
                 dispatch._check_dtype("to", dev, x._dtype)
             native = dev.backend.from_host(host, dev.index)
     out = wrap(native, dev, x._dtype)
-    if dispatch.grad_enabled and x.requires_grad:
+    if dispatch.is_grad_enabled() and x.requires_grad:
         dispatch.record(_TRANSFER, out, (x,), {"source": src})
     return out
 
@@ -255,7 +250,7 @@ Tensor.new_tensor = lambda self, data, dtype=None, device=None: ops.tensor(
 
 def _inplace(fn):
     def method(self, *args, **kwargs):
-        recording = dispatch.grad_enabled and (self.requires_grad or any(
+        recording = dispatch.is_grad_enabled() and (self.requires_grad or any(
             type(a) is Tensor and a.requires_grad for a in args))
         if recording:
             if self.grad_fn is None and self.requires_grad:
@@ -284,10 +279,10 @@ def _inplace(fn):
     return method
 
 
-for _name in ("add", "sub", "mul", "div", "pow", "remainder", "floor_divide", "maximum",
-              "minimum", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-              "abs", "neg", "floor", "ceil", "round", "reciprocal", "clamp", "relu",
-              "masked_fill", "sign", "erf", "log1p", "expm1"):
+for _op in _OPS.values():
+    if _op.inplace:
+        setattr(Tensor, _op.name + "_", _inplace(getattr(Tensor, _op.name)))
+for _name in ("clamp", "relu", "masked_fill"):
     setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
 Tensor.clip_ = Tensor.clamp_
 
@@ -305,46 +300,56 @@ Tensor.add = _add_scaled
 Tensor.sub = _sub_scaled
 
 
-def _direct_inplace(kernel_name: str, generic, floats_only: bool = False):
-    """x.add_(y) etc. through a backend's own in-place kernel (one pass, no temporary) when
-    no graph is recorded and no cast is needed; otherwise the generic out-of-place path.
-    Optimizer steps live here."""
+def _direct_inplace(op, generic, floats_only: bool = False):
+    """x.add_(y) etc. through a backend's own in-place kernel (one pass, no temporary; op
+    is its declaration) when no graph is recorded and no cast is needed; otherwise the
+    generic out-of-place path.  Optimizer steps live here."""
     def method(self, other, alpha=1):
-        if not (dispatch.grad_enabled and (self.requires_grad or (
+        if not (dispatch.is_grad_enabled() and (self.requires_grad or (
                 type(other) is Tensor and other.requires_grad))):
-            dev = self._device
-            kernel = (dev._kernels or dev.kernels).get(kernel_name)
             cat = self._dtype.category
-            if kernel is not None and self._dtype is not D.bfloat16 and (
-                    cat == D.FLOAT or not floats_only):
+            if self._dtype is not D.bfloat16 and (cat == D.FLOAT or not floats_only):
                 to = type(other)
-                if to is Tensor and other._dtype is self._dtype and other._device is dev:
-                    native = other._data if alpha == 1 else (other * alpha)._data
+                if to is Tensor and other._dtype is self._dtype and \
+                        other._device is self._device:
+                    value = other if alpha == 1 else other * alpha
                 elif (to is float and cat == D.FLOAT) or (to is int and cat != D.BOOL):
-                    native = other * alpha
+                    value = other * alpha
                 else:
-                    native = None
-                if native is not None:
-                    try:
-                        kernel(self._data, native)
-                    except (ValueError, TypeError):
-                        pass               # e.g. a broadcast that grows self: say so below
-                    else:
+                    value = None
+                if value is not None and (type(value) is not Tensor or _fits(
+                        value._data.shape, self._data.shape)) and _writable(self):
+                    if dispatch.inplace(op, self, value):
                         _index._bump(self)
                         return self
         return generic(self, other, alpha) if alpha != 1 else generic(self, other)
-    method.__name__ = kernel_name
+    method.__name__ = op.name
     return method
 
 
-Tensor.add_ = _direct_inplace("add_", _inplace(_add_scaled))
-Tensor.sub_ = _direct_inplace("sub_", _inplace(_sub_scaled))
-Tensor.mul_ = _direct_inplace("mul_", Tensor.mul_)
-Tensor.div_ = _direct_inplace("div_", Tensor.div_, floats_only=True)
-Tensor.__iadd__ = _direct_inplace("add_", _inplace(Tensor.__add__))
-Tensor.__isub__ = _direct_inplace("sub_", _inplace(Tensor.__sub__))
-Tensor.__imul__ = _direct_inplace("mul_", _inplace(Tensor.__mul__))
-Tensor.__itruediv__ = _direct_inplace("div_", _inplace(Tensor.__truediv__), floats_only=True)
+def _fits(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target` without growing it."""
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _writable(x: Tensor) -> bool:
+    """In-place kernels write x's own memory: only where a write through x reaches every
+    tensor that shares it (see _index.writes_through)."""
+    return _index.writes_through(x)
+
+
+_K = ops.KERNELS
+Tensor.add_ = _direct_inplace(_K["add_"], _inplace(_add_scaled))
+Tensor.sub_ = _direct_inplace(_K["sub_"], _inplace(_sub_scaled))
+Tensor.mul_ = _direct_inplace(_K["mul_"], Tensor.mul_)
+Tensor.div_ = _direct_inplace(_K["div_"], Tensor.div_, floats_only=True)
+Tensor.__iadd__ = _direct_inplace(_K["add_"], _inplace(Tensor.__add__))
+Tensor.__isub__ = _direct_inplace(_K["sub_"], _inplace(Tensor.__sub__))
+Tensor.__imul__ = _direct_inplace(_K["mul_"], _inplace(Tensor.__mul__))
+Tensor.__itruediv__ = _direct_inplace(_K["div_"], _inplace(Tensor.__truediv__),
+                                      floats_only=True)
 Tensor.__ipow__ = _inplace(Tensor.__pow__)
 Tensor.__imod__ = _inplace(Tensor.__mod__)
 Tensor.__ifloordiv__ = _inplace(Tensor.__floordiv__)
@@ -386,7 +391,7 @@ def copy_(self, src):
     src = src.to(self._device) if src._device is not self._device else src
     if src._data.shape != self._data.shape:
         src = ops.expand(src, as_shape(self.shape, "copy_"))
-    if dispatch.grad_enabled and (self.requires_grad or src.requires_grad):
+    if dispatch.is_grad_enabled() and (self.requires_grad or src.requires_grad):
         if self.grad_fn is None and self.requires_grad:
             _index.raise_leaf_inplace()
         _index._rebase(self, ops.contiguous(ops.cast(src, self._dtype)))

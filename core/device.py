@@ -18,7 +18,7 @@ class Device:
     Like torch.device it is also a context manager that makes itself the default device.
     """
 
-    __slots__ = ("type", "index", "_backend", "_kernels", "_prev")
+    __slots__ = ("type", "index", "_backend", "_kernels", "_strided")
     _interned: dict = {}
     _lock = threading.Lock()
 
@@ -35,8 +35,7 @@ class Device:
             if dev is None:
                 dev = object.__new__(cls)
                 dev.type, dev.index = dtype_, idx
-                dev._backend = dev._kernels = None
-                dev._prev = []
+                dev._backend = dev._kernels = dev._strided = None
                 cls._interned[(dtype_, idx)] = dev
             cls._interned[key] = dev
         return dev
@@ -88,6 +87,20 @@ class Device:
             self._kernels = k
         return k
 
+    @property
+    def strided_views(self) -> bool:
+        """Whether this backend's movement kernels return views whose writes reach the base
+        (Backend.views == "strided"); otherwise the core makes writes through views
+        functional (see ops.index.write)."""
+        s = self._strided
+        if s is None:
+            s = self._strided = getattr(self.backend, "views", "none") == "strided"
+        return s
+
+    def _unbind(self) -> None:
+        """Forget the backend (tests that reinstall plugins)."""
+        self._backend = self._kernels = self._strided = None
+
     def concrete(self) -> Device:
         """The device tensors live on: 'cuda' means 'cuda:0', 'auto' the best available."""
         if self.type == "auto":
@@ -111,12 +124,12 @@ class Device:
 
     # -- context manager: `with ember.device("opencl"):` -------------------------------
     def __enter__(self) -> Device:
-        self._prev.append(_state.default)
+        _state.stack.append(_state.default)       # per thread, as the default itself
         set_default_device(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _state.default = self._prev.pop()
+        _state.default = _state.stack.pop()
 
 
 def _parse(spec, index):
@@ -161,8 +174,12 @@ def _parse(spec, index):
 
 
 class _State(threading.local):
+    """The default device and the `with ember.device(...)` stack, per thread (PyTorch's
+    default device is per thread too)."""
+
     def __init__(self):
         self.default = None
+        self.stack = []
 
 
 _state = _State()

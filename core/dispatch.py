@@ -1,6 +1,12 @@
-"""run(op, *inputs): device check -> dtype promotion -> kernel -> autograd record -> hooks.
+"""One path for every op: device -> dtype -> kernel -> one tail (call, errors, wrap, autograd).
 
-The hot path is attribute lookups, one dict lookup for the kernel and one kernel call.
+`run(op, *inputs, **attrs)` is the full path.  The fast paths (same-dtype binary and unary
+ops, tensor-number ops, callers that validated their attributes, creation, in-place
+kernels) skip checks they do not need, and every one of them ends in `_tail`: the only
+place a kernel is called.  The tail wraps kernel errors (KernelError), wraps the result,
+records autograd and calls the hooks (plugin observers, EMBER_CHECK_KERNELS, capture).
+
+Grad mode and the fallback policy are per thread, as in PyTorch (`_modes`).
 """
 from __future__ import annotations
 
@@ -14,57 +20,296 @@ from .errors import (
     DeviceMismatchError,
     DtypeNotSupportedError,
     EmberError,
+    KernelError,
     KernelNotFoundError,
-    ShapeError,
 )
 from .tensor import Tensor, wrap
 
-# Grad mode is a module global read by every op (ember.autograd.grad_mode flips it).
-grad_enabled = True
-_observers: tuple = ()
 _FALLBACK_POLICIES = ("error", "warn", "allow")
-_fallback = os.environ.get("EMBER_FALLBACK", "error").strip().lower() or "error"
-if _fallback not in _FALLBACK_POLICIES:
-    warnings.warn(f"EMBER_FALLBACK={_fallback!r} is not one of error, warn, allow; "
-                  "using 'error'", stacklevel=1)
-    _fallback = "error"
+
+
+def _env_fallback() -> str:
+    policy = os.environ.get("EMBER_FALLBACK", "error").strip().lower() or "error"
+    if policy not in _FALLBACK_POLICIES:
+        warnings.warn(f"EMBER_FALLBACK={policy!r} is not one of error, warn, allow; "
+                      "using 'error'", stacklevel=3)
+        policy = "error"
+    return policy
+
+
+class _Modes(threading.local):
+    """Per-thread modes; the class attributes are every new thread's starting values."""
+
+    grad = True
+    fallback = _env_fallback()
+
+
+_modes = _Modes()
+_hooks: tuple = ()                    # hook(op, device, inputs, attrs, result), see _tail
+_observers: tuple = ()                # the plugins' ember_op_observer callables
+_checking = os.environ.get("EMBER_CHECK_KERNELS", "").strip() not in ("", "0")
 fallback_counts: dict = {}            # (op, device type) -> calls run on the CPU instead
 _warned: set = set()
 _lock = threading.Lock()
+_NOATTRS: dict = {}
 
 
 class FallbackWarning(UserWarning):
     """An op ran on the CPU because its device has no kernel for it."""
 
 
-def set_observers(observers) -> None:
-    global _observers
-    _observers = tuple(observers)
+# --- modes --------------------------------------------------------------------------------
+
+def is_grad_enabled() -> bool:
+    return _modes.grad
 
 
-def _observe(name, device, result) -> None:
-    for obs in _observers:
-        obs(name, device, result)
+def set_grad_enabled(mode: bool) -> bool:
+    """Set this thread's grad mode; returns the previous one."""
+    prev = _modes.grad
+    _modes.grad = bool(mode)
+    return prev
 
 
 def get_fallback() -> str:
-    return _fallback
+    return _modes.fallback
 
 
 @contextmanager
 def fallback(policy: str):
-    """Within the block, a missing kernel is an error, a warned CPU copy, or a quiet one."""
-    global _fallback
+    """Within the block (this thread), a missing kernel is an error, a warned CPU copy, or a
+    quiet one."""
     policy = policy.lower()
     if policy not in _FALLBACK_POLICIES:
         raise ValueError(f"fallback: expected one of {', '.join(_FALLBACK_POLICIES)}, "
                          f"got {policy!r}")
-    prev, _fallback = _fallback, policy
+    prev, _modes.fallback = _modes.fallback, policy
     try:
         yield
     finally:
-        _fallback = prev
+        _modes.fallback = prev
 
+
+# --- hooks --------------------------------------------------------------------------------
+
+def set_observers(observers) -> None:
+    """The plugins' per-op observers, called as observer(op_name, device, output)."""
+    global _observers
+    _observers = tuple(observers)
+    _rebuild_hooks()
+
+
+def check_kernels(enabled: bool) -> None:
+    """Check every kernel's output (EMBER_CHECK_KERNELS=1 turns it on at start-up)."""
+    global _checking
+    _checking = bool(enabled)
+    _rebuild_hooks()
+
+
+_extra_hooks: list = []               # (key, hook) pairs installed by add_hook
+
+
+def add_hook(key, hook) -> None:
+    """Install hook(op, device, inputs, attrs, result) after every kernel call (capture)."""
+    _extra_hooks.append((key, hook))
+    _rebuild_hooks()
+
+
+def remove_hook(key) -> None:
+    _extra_hooks[:] = [(k, h) for k, h in _extra_hooks if k != key]
+    _rebuild_hooks()
+
+
+def _rebuild_hooks() -> None:
+    global _hooks
+    hooks = []
+    if _checking:
+        from ._kernel_check import check_output
+        hooks.append(check_output)
+    if _observers:
+        hooks.append(_observe)
+    hooks.extend(h for _, h in _extra_hooks)
+    _hooks = tuple(hooks)
+
+
+def _observe(op, device, inputs, attrs, result) -> None:
+    # an in-place kernel's "result" is the tensor it wrote into
+    out = result if result is not None else inputs[0]
+    for obs in _observers:
+        obs(op.name, device, out)
+
+
+# --- the tail -------------------------------------------------------------------------------
+
+def _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track):
+    """Call the kernel; wrap its errors and its result; record autograd; call the hooks.
+
+    track: whether some input requires grad (the caller knows cheaply; the thread's grad
+    mode is read only then).  out_dtype None: an in-place kernel, which writes into its
+    first input (the tail returns None)."""
+    try:
+        out = kernel(*natives, **attrs) if attrs else kernel(*natives)
+    except EmberError:
+        raise
+    except Exception as exc:
+        raise _kernel_error(op, device, inputs, attrs, exc) from exc
+    if out_dtype is None:
+        result = None
+    else:
+        result = wrap(out, device, out_dtype)
+        if track and _modes.grad:
+            record(op, result, inputs, attrs)
+    if _hooks:
+        for hook in _hooks:
+            hook(op, device, inputs, attrs, result)
+    return result
+
+
+def run(op, *inputs, **attrs):
+    """Run one op on its inputs' device; record it for autograd when needed."""
+    device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
+    kernel = (device._kernels or device.kernels).get(op.name)
+    track = _any_requires_grad(inputs)
+    if op.decompose is not None and (kernel is None or (
+            op.vjp is None and track and _modes.grad)):
+        # a declared kernel this device lacks, or one with no gradient rule of its own
+        # while a graph is recorded: its decomposition records itself
+        return op.decompose(*inputs, **attrs)
+    if op.check is not None:
+        op.check(inputs, attrs)
+    compute, out_dtype = op.dtype(inputs, attrs)
+    upcast = compute is D.bfloat16 and getattr(device.backend, "upcast_bfloat16", False)
+    if upcast:
+        compute = D.float32      # the backend computes bfloat16 math in float32, then rounds
+    promote = op.promote
+    natives = []
+    for i, x in enumerate(inputs):
+        if type(x) is Tensor:
+            if x._device is not device:
+                x = x.to(device)
+            if compute is None or x._dtype is compute or (promote is not None and
+                                                          i not in promote):
+                natives.append(x._data)
+            else:
+                natives.append(_cast(x, compute, op.name))
+        else:
+            natives.append(x)
+    if device.type != "cpu":
+        if compute is not None:
+            _check_dtype(op.name, device, compute)
+        if out_dtype is not None:
+            _check_dtype(op.name, device, out_dtype)
+    if kernel is None:
+        kernel = _cpu_fallback(op, device)
+    if upcast and out_dtype is D.bfloat16:
+        kernel = _rounding(kernel, device.kernels["cast"], out_dtype)
+    return _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track)
+
+
+def _any_requires_grad(inputs) -> bool:
+    for x in inputs:
+        if type(x) is Tensor and x.requires_grad:
+            return True
+    return False
+
+
+def _rounding(kernel, cast, dtype):
+    def k(*args, **kwargs):
+        return cast(kernel(*args, **kwargs), dtype=dtype)
+    return k
+
+
+def direct(op, device, out_dtype, inputs, attrs):
+    """run() for callers that already validated: same device and dtype, no casts.  Fast
+    paths of ops with attributes (sum, permute, matmul) end here."""
+    kernel = (device._kernels or device.kernels).get(op.name)
+    if kernel is None:
+        return run(op, *inputs, **attrs)
+    if len(inputs) == 1:
+        x = inputs[0]
+        return _tail(op, device, kernel, (x._data,), attrs, inputs, out_dtype, x.requires_grad)
+    return _tail(op, device, kernel, [x._data for x in inputs], attrs, inputs, out_dtype,
+                 _any_requires_grad(inputs))
+
+
+def create(op, device, dtype, attrs):
+    """A creation op (full, arange): no tensor inputs, the output dtype given."""
+    kernel = device.kernels.get(op.name)
+    if kernel is None:
+        kernel = _cpu_fallback(op, device)
+    return _tail(op, device, kernel, (), attrs, (), dtype, False)
+
+
+def inplace(op, target: Tensor, other) -> bool:
+    """target op= other through the backend's in-place kernel (op declares which); False
+    when the backend has none, so the caller takes the out-of-place path."""
+    dev = target._device
+    kernel = (dev._kernels or dev.kernels).get(op.name)
+    if kernel is None:
+        return False
+    native = other._data if type(other) is Tensor else other
+    _tail(op, dev, kernel, (target._data, native), _NOATTRS, (target, other), None, False)
+    return True
+
+
+def binary(op, a, b):
+    """Fast path for binary elementwise ops: same device and dtype, or a scalar.  Shapes
+    are the kernel's to broadcast; only if it fails is the op's check run, for the message
+    (comparing two shapes up front cost more than the rest of this path)."""
+    tb = type(b)
+    if tb is Tensor:
+        if a._dtype is b._dtype and a._device is b._device:
+            out_dtype = op.fast.get(a._dtype)
+            if out_dtype is not None:
+                dev = a._device
+                kernel = (dev._kernels or dev.kernels).get(op.name)
+                if kernel is not None:
+                    return _tail(op, dev, kernel, (a._data, b._data), _NOATTRS, (a, b),
+                                 out_dtype, a.requires_grad or b.requires_grad)
+    elif tb is float or tb is int:
+        return _with_number(op, a, b, False)
+    return run(op, a, b)
+
+
+def rbinary(op, a, b):
+    """Fast path for a Python number on the left: 1 - x, 2 / x."""
+    ta = type(a)
+    if ta is float or ta is int:
+        return _with_number(op, b, a, True)
+    return run(op, a, b)
+
+
+def _with_number(op, t, number, left: bool):
+    """t op number (or number op t): the number keeps t's dtype when its kind allows."""
+    tn = type(number)
+    if (tn is float and t._dtype.category == D.FLOAT) or (
+            tn is int and t._dtype.category == D.INT):
+        out_dtype = op.fast.get(t._dtype)
+        if out_dtype is not None:
+            dev = t._device
+            kernel = (dev._kernels or dev.kernels).get(op.name)
+            if kernel is not None:
+                if left:
+                    return _tail(op, dev, kernel, (number, t._data), _NOATTRS, (number, t),
+                                 out_dtype, t.requires_grad)
+                return _tail(op, dev, kernel, (t._data, number), _NOATTRS, (t, number),
+                             out_dtype, t.requires_grad)
+    return run(op, number, t) if left else run(op, t, number)
+
+
+def unary(op, a):
+    """Fast path for unary elementwise ops."""
+    out_dtype = op.fast.get(a._dtype)
+    if out_dtype is not None:
+        dev = a._device
+        kernel = (dev._kernels or dev.kernels).get(op.name)
+        if kernel is not None:
+            return _tail(op, dev, kernel, (a._data,), _NOATTRS, (a,), out_dtype,
+                         a.requires_grad)
+    return run(op, a)
+
+
+# --- devices and dtypes ----------------------------------------------------------------------
 
 def _device_of(op, inputs):
     device = None
@@ -102,175 +347,18 @@ def _check_dtype(op, device, dtype):
             f"{', '.join(sorted(supported))}); cast first, e.g. x.to(ember.float32)")
 
 
-def run(op, *inputs, **attrs):
-    """Run one op on its inputs' device; record it for autograd when needed."""
-    device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
-    kernel = (device._kernels or device.kernels).get(op.name)
-    if kernel is None and op.decompose is not None:
-        return op.decompose(*inputs, **attrs)         # a composite this device lacks
-    if op.check is not None:
-        op.check(inputs, attrs)
-    compute, out_dtype = op.dtype(inputs, attrs)
-    upcast = compute is D.bfloat16 and getattr(device.backend, "upcast_bfloat16", False)
-    if upcast:
-        compute = D.float32      # the backend computes bfloat16 math in float32, then rounds
-    promote = op.promote
-    natives = []
-    for i, x in enumerate(inputs):
-        if type(x) is Tensor:
-            if x._device is not device:
-                x = x.to(device)
-            if compute is None or x._dtype is compute or (promote is not None and
-                                                          i not in promote):
-                natives.append(x._data)
-            else:
-                natives.append(_cast(x, compute, op.name))
-        else:
-            natives.append(x)
-    if device.type != "cpu":
-        if compute is not None:
-            _check_dtype(op.name, device, compute)
-        _check_dtype(op.name, device, out_dtype)
-    try:
-        if kernel is None:
-            out = _missing(op, device, natives, attrs)
-        else:
-            out = kernel(*natives, **attrs)
-            if upcast and out_dtype is D.bfloat16:
-                out = device.kernels["cast"](out, dtype=out_dtype)
-    except EmberError:
-        raise
-    except Exception as exc:
-        raise _kernel_error(op, device, inputs, attrs, exc) from exc
-    result = wrap(out, device, out_dtype)
-    if grad_enabled:
-        for x in inputs:
-            if type(x) is Tensor and x.requires_grad:
-                record(op, result, inputs, attrs)
-                break
-    if _observers:
-        _observe(op.name, device, result)
-    return result
-
-
-def direct(op, device, out_dtype, inputs, attrs):
-    """The tail of run() for callers that already validated: same device and dtype, no
-    casts.  Fast paths of ops with attributes (sum, permute, matmul) end here."""
-    kernel = (device._kernels or device.kernels).get(op.name)
-    if kernel is None:
-        return run(op, *inputs, **attrs)
-    try:
-        if len(inputs) == 1:
-            out = kernel(inputs[0]._data, **attrs)
-        else:
-            out = kernel(*[x._data for x in inputs], **attrs)
-    except Exception as exc:
-        raise _kernel_error(op, device, inputs, attrs, exc) from exc
-    result = wrap(out, device, out_dtype)
-    if grad_enabled:
-        for x in inputs:
-            if x.requires_grad:
-                record(op, result, inputs, attrs)
-                break
-    if _observers:
-        _observe(op.name, device, result)
-    return result
-
-
-def fused(name: str, composite, g: Tensor, *tensors: Tensor, **attrs) -> Tensor:
-    """A backend's fused gradient kernel kernel(g, *tensors, **attrs) when no graph of the
-    gradient is being built (create_graph=False) and every dtype and device agree; otherwise
-    composite(): the rule written with ops, which differentiates again."""
-    if not grad_enabled:
-        dev, dtype = g._device, g._dtype
-        if all(t._dtype is dtype and t._device is dev for t in tensors):
-            kernel = (dev._kernels or dev.kernels).get(name)
-            if kernel is not None:
-                return wrap(kernel(g._data, *[t._data for t in tensors], **attrs), dev, dtype)
-    return composite()
-
-
-def binary(op, a, b):
-    """Fast path for binary elementwise ops: same device, dtype and shape, or a scalar."""
-    tb = type(b)
-    if tb is Tensor:
-        if a._dtype is b._dtype and a._device is b._device and a._data.shape == b._data.shape:
-            out_dtype = op.fast.get(a._dtype)
-            if out_dtype is not None:
-                dev = a._device
-                kernel = (dev._kernels or dev.kernels).get(op.name)
-                if kernel is not None:
-                    try:        # zero-cost in Python 3.11 unless something raises
-                        t = wrap(kernel(a._data, b._data), dev, out_dtype)
-                    except Exception as exc:
-                        raise _kernel_error(op, dev, (a, b), {}, exc) from exc
-                    if grad_enabled and (a.requires_grad or b.requires_grad):
-                        record(op, t, (a, b), {})
-                    if _observers:
-                        _observe(op.name, dev, t)
-                    return t
-    elif tb is float or tb is int:
-        return _with_number(op, a, b, False)
-    return run(op, a, b)
-
-
-def rbinary(op, a, b):
-    """Fast path for a Python number on the left: 1 - x, 2 / x."""
-    ta = type(a)
-    if ta is float or ta is int:
-        return _with_number(op, b, a, True)
-    return run(op, a, b)
-
-
-def _with_number(op, t, number, left: bool):
-    """t op number (or number op t): the number keeps t's dtype when its kind allows."""
-    tn = type(number)
-    if (tn is float and t._dtype.category == D.FLOAT) or (
-            tn is int and t._dtype.category == D.INT):
-        out_dtype = op.fast.get(t._dtype)
-        if out_dtype is not None:
-            dev = t._device
-            kernel = (dev._kernels or dev.kernels).get(op.name)
-            if kernel is not None:
-                inputs = (number, t) if left else (t, number)
-                try:
-                    out = kernel(number, t._data) if left else kernel(t._data, number)
-                except Exception as exc:
-                    raise _kernel_error(op, dev, inputs, {}, exc) from exc
-                result = wrap(out, dev, out_dtype)
-                if grad_enabled and t.requires_grad:
-                    record(op, result, inputs, {})
-                if _observers:
-                    _observe(op.name, dev, result)
-                return result
-    return run(op, number, t) if left else run(op, t, number)
-
-
-def unary(op, a):
-    """Fast path for unary elementwise ops."""
-    out_dtype = op.fast.get(a._dtype)
-    if out_dtype is not None:
-        dev = a._device
-        kernel = (dev._kernels or dev.kernels).get(op.name)
-        if kernel is not None:
-            try:
-                t = wrap(kernel(a._data), dev, out_dtype)
-            except Exception as exc:
-                raise _kernel_error(op, dev, (a,), {}, exc) from exc
-            if grad_enabled and a.requires_grad:
-                record(op, t, (a,), {})
-            if _observers:
-                _observe(op.name, dev, t)
-            return t
-    return run(op, a)
-
-
 def _cast(x: Tensor, dtype, opname: str):
+    """A promoted input's native array (a step inside another op, not an op of its own)."""
     device = x._device
     if device.type != "cpu":
         _check_dtype(opname, device, dtype)
-    return device.kernels["cast"](x._data, dtype=dtype)
+    from .ops.elementwise import cast_op
+    # not tracked: the op that needs the cast records x itself, not this step
+    return _tail(cast_op, device, device.kernels["cast"], (x._data,), {"dtype": dtype},
+                 (x,), dtype, False)._data
 
+
+# --- autograd ----------------------------------------------------------------------------------
 
 def record(op, out, inputs, attrs):
     if op.vjp is None or out._dtype.category != D.FLOAT:
@@ -288,14 +376,22 @@ def _node(op, out, inputs, attrs):
     return Node(op, out, inputs, attrs)
 
 
+# --- missing kernels: the fallback policy ----------------------------------------------------
+
 def _where_available(name):
     from . import plugins
-    return sorted({b.name for b in plugins.loaded_backends().values()
-                   if name in getattr(b, "kernels", {})})
+    found = {b.name for b in plugins.loaded_backends().values()
+             if name in getattr(b, "kernels", {})}
+    from .device import Device
+    if name in Device("cpu").kernels:
+        found.add("cpu")
+    return sorted(found)
 
 
-def _missing(op, device, natives, attrs):
-    policy = _fallback
+def _cpu_fallback(op, device):
+    """A kernel that runs op on the CPU with host copies, if the policy allows; else the
+    KernelNotFoundError naming the op, the device and where the op is available."""
+    policy = _modes.fallback
     where = _where_available(op.name)
     if policy == "error" or "cpu" not in where or device.type == "cpu":
         raise KernelNotFoundError(
@@ -311,19 +407,39 @@ def _missing(op, device, natives, attrs):
     if policy == "warn" and first:
         warnings.warn(f"{op.name}: no kernel on {device.type}; ran on the CPU with host "
                       "copies (counted in ember.dispatch.fallback_counts)",
-                      FallbackWarning, stacklevel=4)
+                      FallbackWarning, stacklevel=5)
     from .device import Device
-    backend, cpu = device.backend, Device("cpu")
-    host = [backend.to_host(x) if not isinstance(x, (int, float, bool, type(None))) else x
-            for x in natives]
-    out = cpu.kernels[op.name](*host, **attrs)
-    return backend.from_host(out, device.index)
+    backend, cpu_kernel = device.backend, Device("cpu").kernels[op.name]
+
+    def kernel(*natives, **attrs):
+        host = [backend.to_host(x) if not isinstance(x, (int, float, bool, type(None)))
+                else x for x in natives]
+        return backend.from_host(cpu_kernel(*host, **attrs), device.index)
+    return kernel
 
 
 def _kernel_error(op, device, inputs, attrs, exc):
+    """One public class for a kernel's failure; a kernel's ValueError/TypeError/
+    IndexError/ZeroDivisionError/MemoryError keeps its kind (KernelValueError, ...)."""
+    if op.check is not None:
+        op.check(inputs, attrs)          # inputs the op itself refuses: its own clear error
     shapes = ", ".join(f"{tuple(x.shape)} {x._dtype.name}" if type(x) is Tensor else repr(x)
                        for x in inputs)
-    cls = ShapeError if isinstance(exc, ValueError) else type(
-        "KernelError", (EmberError, RuntimeError), {})
-    return cls(f"{op.name} failed on {device} for inputs ({shapes})"
+    message = (f"{op.name} failed on {device} for inputs ({shapes})"
                f"{' with ' + str(attrs) if attrs else ''}: {type(exc).__name__}: {exc}")
+    for builtin, cls in _KERNEL_ERRORS:
+        if isinstance(exc, builtin):
+            return cls(message)
+    return KernelError(message)
+
+
+def _kernel_error_classes():
+    from . import errors
+    return ((ValueError, errors.KernelValueError), (TypeError, errors.KernelTypeError),
+            (ZeroDivisionError, errors.KernelZeroDivisionError),
+            (IndexError, errors.KernelIndexError), (MemoryError, errors.KernelMemoryError))
+
+
+_KERNEL_ERRORS = _kernel_error_classes()
+if _checking:
+    _rebuild_hooks()

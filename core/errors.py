@@ -47,3 +47,35 @@ class AutogradError(EmberError, RuntimeError):
 
 class CheckpointError(EmberError, ValueError):
     """A checkpoint file that is truncated, corrupted or hostile."""
+
+
+class KernelError(EmberError, RuntimeError):
+    """A backend's kernel failed; the message names the op, the device and the inputs.
+
+    A kernel's own ValueError, TypeError, IndexError, ZeroDivisionError or MemoryError
+    arrives as the subclass that is also that builtin (KernelValueError, ...), so both
+    `except ember.KernelError` and `except TypeError` catch it."""
+
+
+class KernelValueError(KernelError, ValueError):
+    """A kernel raised ValueError (often a shape the kernel could not handle)."""
+
+
+class KernelTypeError(KernelError, TypeError):
+    """A kernel raised TypeError."""
+
+
+class KernelIndexError(KernelError, IndexError):
+    """A kernel raised IndexError."""
+
+
+class KernelZeroDivisionError(KernelError, ZeroDivisionError):
+    """A kernel raised ZeroDivisionError (integer division by zero)."""
+
+
+class KernelMemoryError(KernelError, MemoryError):
+    """A kernel could not allocate its output."""
+
+
+class EmberWarning(UserWarning):
+    """Base of every warning ember gives on purpose (PyTorch would warn there too)."""

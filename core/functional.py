@@ -1,7 +1,8 @@
 """Composites written only with ops: mean, var, softmax, logsumexp, clamp, activations, ...
 
-They get gradients and every backend for free; a backend may register a faster kernel under
-the same name, used when no gradient is being recorded.
+They get gradients and every backend for free.  The few a backend may accelerate (linear,
+softmax; relu in ops.elementwise, max_pool2d in nn.functional) are declared kernels: an Op of
+kind "composite" with a decomposition, run through dispatch.run like any op.
 """
 from __future__ import annotations
 
@@ -10,17 +11,10 @@ import math
 
 from . import dispatch, ops
 from . import dtypes as D
-from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
-from .ops._op import Op, rule_same
+from .errors import DtypeNotSupportedError, EmberValueError
 from .ops._util import norm_dims
+from .ops.nn import linear_op, softmax_op
 from .tensor import Tensor
-
-
-def _kernel(name: str, x: Tensor):
-    """A backend's own kernel for a composite, when it has one and no graph is recorded."""
-    if dispatch.grad_enabled and x.requires_grad:
-        return None
-    return x._device.kernels.get(name)
 
 
 def _need_float(name, x):
@@ -74,12 +68,7 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     _need_float("softmax", x)
-    k = _kernel("softmax", x)
-    if k is not None:
-        return dispatch.wrap(k(x._data, axis=norm_dims(dim, x.ndim, "softmax")[0]),
-                             x._device, x._dtype)
-    e = ops.exp(x - ops.amax(x, dim, keepdim=True).detach())
-    return e / ops.sum(e, dim, keepdim=True)
+    return dispatch.run(softmax_op, x, axis=norm_dims(dim, x.ndim, "softmax")[0])
 
 
 def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
@@ -129,39 +118,6 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 def square(x: Tensor) -> Tensor:
     return x * x
-
-
-def _linear_decompose(x, weight, bias=None):
-    out = x @ weight.mT
-    return out if bias is None else out + bias
-
-
-def _linear_vjp(g, out, x, weight, bias=None):
-    # the weight's gradient comes out in the weight's own (row-major) layout: an
-    # optimizer updating it then runs at full speed
-    def gw():
-        return g.reshape(-1, g._data.shape[-1]).mT @ x.reshape(-1, x._data.shape[-1])
-    grads = (lambda: g @ weight, gw)
-    return grads if bias is None else grads + (
-        lambda: g.reshape(-1, g._data.shape[-1]).sum(0),)
-
-
-def _linear_check(inputs, attrs):
-    x, weight = inputs[0], inputs[1]
-    if weight.ndim != 2 or x.ndim < 1 or x._data.shape[-1] != weight._data.shape[1]:
-        raise ShapeError(
-            f"linear: input {tuple(x.shape)} and weight {tuple(weight.shape)} do not fit: "
-            "expected weight (out_features, in_features) with in_features == the input's "
-            "last dim")
-    if len(inputs) > 2 and tuple(inputs[2].shape) != (weight._data.shape[0],):
-        raise ShapeError(f"linear: bias shape {tuple(inputs[2].shape)}, expected "
-                         f"({weight._data.shape[0]},)")
-
-
-# a composite with its own gradient rule; backends may give it one kernel
-linear_op = Op("linear", "composite", None, check=_linear_check, vjp=_linear_vjp,
-               decompose=_linear_decompose)
-linear_op.dtype = rule_same(linear_op)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

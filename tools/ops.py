@@ -1,13 +1,26 @@
-"""`ember ops`: which primitive ops each available backend implements (from the op registry)."""
+"""`ember ops`: every declared op and kernel, and which of them each available backend
+implements (from the op registry); `--json` prints the declarations themselves, with their
+signatures: the spec a backend author implements against."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", metavar="DEVICE",
                         help="only this device type (cpu, opencl, cuda:0 ...)")
+    parser.add_argument("--json", action="store_true",
+                        help="print every declaration (signature, dtype rule, doc) and each "
+                             "backend's kernels as JSON")
+
+
+def declarations() -> list[dict]:
+    """Every primitive and declared kernel, as data (ember.ops.describe)."""
+    from ember import ops
+    return [ops.describe(op) for op in sorted(ops.REGISTRY.values(),
+                                              key=lambda op: (not op.required, op.kind, op.name))]
 
 
 def coverage(kinds=None) -> dict:
@@ -41,6 +54,14 @@ def run(args: argparse.Namespace) -> int:
 
     kinds = None if not args.device else [args.device.split(":")[0]]
     found = coverage(kinds)
+    if args.json:
+        from ember import plugins
+        print(json.dumps({
+            "plugin_api": plugins.PLUGIN_API_VERSION, "declarations": declarations(),
+            "backends": {k: {"kernels": sorted(v["kernels"]), "dtypes": v["dtypes"]}
+                         for k, v in found["backends"].items()},
+            "unavailable": found["unavailable"]}, indent=1))
+        return 0 if found["backends"] or not kinds else 2
     if kinds and not found["backends"]:
         reason = found["unavailable"].get(kinds[0], "no installed plugin provides it")
         print(f"ember ops: device type {kinds[0]!r} is not available: {reason} "

@@ -111,10 +111,16 @@ def _sign(x, t, dt):
 
 def unary_expr(op: str, dt: str) -> str:
     """C expression of a unary op over x0 (compute type of dtype `dt`)."""
+    return _unary_table(dt)[op]
+
+
+def _unary_table(dt: str) -> dict:
+    """The backend's unary kernel table: op name -> C expression over x0.  A new unary
+    primitive is one row here (its name list, UNARY below, comes from these keys)."""
     t = COMPUTE[dt]
     flt = dt in FLOATS
     x = "x0"
-    table = {
+    return {
         "neg": f"({t})(-{x})",
         "abs": (f"fabs({x})" if flt else f"({t})({x} < 0 ? -{x} : {x})" if dt in SIGNED
                 else x),
@@ -132,36 +138,39 @@ def unary_expr(op: str, dt: str) -> str:
         "isinf": f"(uchar)isinf({x})" if flt else "(uchar)0",
         "isfinite": f"(uchar)isfinite({x})" if flt else "(uchar)1",
     }
-    return table[op]
 
 
 def binary_expr(op: str, dt: str) -> str:
     """C expression of a binary op over x0, x1 (both in the compute type of `dt`)."""
+    return _binary_table(dt)[op]
+
+
+def _binary_table(dt: str) -> dict:
+    """The backend's binary kernel table: op name -> C expression over x0, x1."""
     t = COMPUTE[dt]
     flt = dt in FLOATS
     b = dt == "bool"
-    cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-    if op in cmp:
-        return f"(uchar)(x0 {cmp[op]} x1)"
-    logic = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}
-    if op in logic:
-        return f"(uchar)((x0 != 0) {logic[op]} (x1 != 0))"
-    if op == "add":
-        return "(uchar)(x0 | x1)" if b else f"({t})(x0 + x1)"
-    if op == "sub":
-        return "(uchar)(x0 ^ x1)" if b else f"({t})(x0 - x1)"
-    if op == "mul":
-        return "(uchar)(x0 & x1)" if b else f"({t})(x0 * x1)"
-    if op == "div":
-        return "(x0 / x1)"
-    if op in ("maximum", "minimum"):
-        pick = ">" if op == "maximum" else "<"
-        if flt:   # NaN wins, as in NumPy and PyTorch (fmax/fmin would drop it)
-            return f"((x0 {pick} x1 || isnan(x0)) ? x0 : x1)"
-        return f"((x0 {pick} x1) ? x0 : x1)"
-    if op in ("pow", "remainder", "floor_divide"):
-        return f"{op}_{t}(x0, x1)"
-    raise KeyError(op)
+    table = {name: f"(uchar)(x0 {sym} x1)" for name, sym in (
+        ("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="))}
+    table.update({name: f"(uchar)((x0 != 0) {sym} (x1 != 0))" for name, sym in (
+        ("logical_and", "&&"), ("logical_or", "||"), ("logical_xor", "!="))})
+    table.update({
+        "add": "(uchar)(x0 | x1)" if b else f"({t})(x0 + x1)",
+        "sub": "(uchar)(x0 ^ x1)" if b else f"({t})(x0 - x1)",
+        "mul": "(uchar)(x0 & x1)" if b else f"({t})(x0 * x1)",
+        "div": "(x0 / x1)",
+    })
+    for name, pick in (("maximum", ">"), ("minimum", "<")):
+        # NaN wins, as in NumPy and PyTorch (fmax/fmin would drop it)
+        table[name] = (f"((x0 {pick} x1 || isnan(x0)) ? x0 : x1)" if flt
+                       else f"((x0 {pick} x1) ? x0 : x1)")
+    for name in ("pow", "remainder", "floor_divide"):
+        table[name] = f"{name}_{t}(x0, x1)"
+    return table
+
+
+UNARY = tuple(_unary_table("float32"))
+BINARY = tuple(_binary_table("float32"))
 
 
 def helpers(dt: str) -> str:

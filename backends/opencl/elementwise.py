@@ -11,20 +11,15 @@ import math
 
 import numpy as np
 from ember import dtypes as D
+from ember import ops
 
 from . import codegen
-from .codegen import COMPUTE, CTYPE
+from .codegen import BINARY, COMPUTE, CTYPE, UNARY  # the op names: codegen's table keys
 from .fusion import LazyArray, assign_into, defer
 from .runtime import CLArray, max_dims_error, numel
 
-UNARY = ("neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
-         "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not",
-         "isnan", "isinf", "isfinite")
-BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder",
-          "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-          "logical_xor")
-BOOL_OUT = {"logical_not", "isnan", "isinf", "isfinite", "eq", "ne", "lt", "le", "gt", "ge",
-            "logical_and", "logical_or", "logical_xor"}
+# which ops give bool results: from their declarations' dtype rule
+BOOL_OUT = frozenset(name for name in UNARY + BINARY if ops.REGISTRY[name].rule == "bool")
 
 
 VEC = 8     # elements per work-item in the vector variant

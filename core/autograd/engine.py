@@ -1,10 +1,9 @@
 """The graph node and the iterative backward engine (no recursion, frees what it used)."""
 from __future__ import annotations
 
-import sys
 import weakref
 
-from .. import dispatch
+from ..dispatch import is_grad_enabled, set_grad_enabled
 from ..errors import AutogradError
 from ..tensor import Tensor, wrap
 
@@ -178,15 +177,15 @@ def _toposort(roots):
 def run_backward(outputs, grad_outputs, *, retain_graph, create_graph, inputs=None,
                  allow_unused=False, accumulate=True):
     """Backpropagate from outputs; accumulate into leaves' .grad or return grads of inputs."""
-    prev = dispatch.grad_enabled
-    dispatch.grad_enabled = bool(create_graph)
+    prev = set_grad_enabled(bool(create_graph))     # this thread only
     try:
-        return _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate)
+        return _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate,
+                    bool(create_graph))
     finally:
-        dispatch.grad_enabled = prev
+        set_grad_enabled(prev)
 
 
-def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
+def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, create_graph):
     pending: dict[int, Tensor] = {}        # id(node or leaf) -> summed incoming gradient
     roots = []
     leaf_grads: dict[int, Tensor] = {}
@@ -201,7 +200,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
             if out.requires_grad:          # a leaf as output: its gradient is g itself
                 leaf_grads[id(out)] = _add(leaf_grads.get(id(out)), g)
                 if accumulate and want is None:      # autograd.grad leaves .grad alone
-                    _accumulate(out, g)
+                    _accumulate(out, g, False)
                 continue
             nondiff = out._get_meta("nondiff")
             raise AutogradError(
@@ -229,13 +228,17 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
                 t._set_meta("grad", g if t.grad is None else t.grad + g)
         if want is not None and id(node) in want:
             captured[id(node)] = g
-        grads = list(node.apply(g))
+        grads = node.apply(g)
         if anomaly:
             _check_anomaly(node, grads)
+        # which gradients this pass may hand to a leaf as they are (see _accumulate): the
+        # fresh results of the node's own rule, never g, a saved tensor or a view
+        fresh = not create_graph and getattr(node.op, "fresh_grads", True)
+        seen = []
         for i, (edge, x) in enumerate(zip(node.next, node.inputs)):
             if i >= len(grads):
                 break
-            gi, grads[i] = grads[i], None   # the list lets go: see _unshared
+            gi = grads[i]
             if edge is None or gi is None:
                 continue
             if type(gi) is not Tensor:
@@ -248,6 +251,9 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
                 gi = _unbroadcast(gi, x._data.shape)
             if gi._dtype is not x._dtype:
                 gi = gi.to(x._dtype)
+            owned = fresh and gi is not g and gi._meta is None and not any(
+                gi is t for t in seen) and not any(gi is t for t in node.inputs)
+            seen.append(gi)
             if type(edge) is Node:
                 key = id(edge)
                 prev = pending.get(key)
@@ -257,7 +263,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
                 if key in want:
                     leaf_grads[key] = _add(leaf_grads.get(key), gi)
             elif accumulate:
-                _accumulate(edge, gi)
+                _accumulate(edge, gi, owned)
         if not retain_graph:
             node.inputs = None
             node.out = None
@@ -275,38 +281,29 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate):
     return tuple(result)
 
 
-def _accumulate(leaf: Tensor, g: Tensor) -> None:
+def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
+    """Add g into leaf.grad.  A gradient the engine owns (a fresh result of a VJP that no
+    other tensor, graph node or leaf can see; see _run) is adopted as the leaf's .grad, as
+    PyTorch's AccumulateGrad steals an unshared gradient; any other is copied, so in-place
+    updates of .grad (optimizers, zero_grad) reach nothing else.  Kernels other than the
+    movement ops return new memory (the backend contract), so a fresh, unmarked result
+    shares none."""
     hooks = leaf._get_meta("hooks")
     if hooks:
         for hook in hooks:
             r = hook(g)
             if r is not None:
-                g = r
+                g, owned = r, False
     old = leaf.grad
     if old is None:
-        if dispatch.grad_enabled:
+        if is_grad_enabled():
             leaf._set_meta("grad", g)
-        elif _unshared(g):
-            # nothing else can see this gradient or its memory: adopt it (PyTorch's
-            # AccumulateGrad steals such a gradient too) instead of copying it
+        elif owned:
             leaf._set_meta("grad", g.detach())
         else:
-            # shared with the graph or another tensor: a copy, so that in-place updates
-            # of .grad (optimizers, zero_grad) cannot reach anything else
             leaf._set_meta("grad", g.detach().clone())
     else:
         leaf._set_meta("grad", old + g)
-
-
-# References to a gradient that nobody else holds when _accumulate looks at it: the
-# VJP's result tuple, _run's loop variable, _accumulate's argument and getrefcount's own.
-_OWN_REFS = 4
-
-
-def _unshared(g: Tensor) -> bool:
-    data = g._data
-    return (sys.getrefcount(g) <= _OWN_REFS and sys.getrefcount(data) <= 2
-            and getattr(data, "base", 0) is None and g._meta is None)
 
 
 def _check_anomaly(node, grads):

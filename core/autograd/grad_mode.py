@@ -1,9 +1,13 @@
-"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (also decorators)."""
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (also decorators).
+
+Grad mode is per thread, as in PyTorch: `no_grad` in one thread leaves others recording.
+"""
 from __future__ import annotations
 
 import functools
 
-from .. import dispatch
+from ..dispatch import is_grad_enabled
+from ..dispatch import set_grad_enabled as _set
 
 
 class _Mode:
@@ -12,11 +16,10 @@ class _Mode:
     _value = True
 
     def __enter__(self):
-        self._prev = dispatch.grad_enabled
-        dispatch.grad_enabled = self._value
+        self._prev = _set(self._value)
 
     def __exit__(self, *exc):
-        dispatch.grad_enabled = self._prev
+        _set(self._prev)
 
     def __call__(self, fn):
         @functools.wraps(fn)
@@ -38,8 +41,11 @@ def _decorate(fn, value: bool):
     """fn run with grad mode set to value on every call."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with set_grad_enabled(value):
+        prev = _set(value)
+        try:
             return fn(*args, **kwargs)
+        finally:
+            _set(prev)
     return wrapper
 
 
@@ -56,16 +62,14 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool):
         self._value = bool(mode)
-        self._prev = dispatch.grad_enabled
-        dispatch.grad_enabled = self._value
+        self._prev = _set(self._value)
 
     def __enter__(self):
         pass
 
     def __call__(self, fn):
-        dispatch.grad_enabled = self._prev          # used as a decorator: undo the call
+        _set(self._prev)          # used as a decorator: undo the call
         return _decorate(fn, self._value)
 
 
-def is_grad_enabled() -> bool:
-    return dispatch.grad_enabled
+__all__ = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled"]

@@ -12,7 +12,7 @@ import math
 
 from .. import dispatch, ops
 from .. import dtypes as D
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import (
     gelu,
@@ -26,9 +26,8 @@ from ..functional import (
     softplus,
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
-from ..ops._op import Op, rule_first
 from ..ops.creation import bernoulli_mask
-from ..ops.nn import out_size, pair
+from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
 from ..tensor import Tensor
 from .loss import (
     binary_cross_entropy,
@@ -249,39 +248,6 @@ def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
     return k, s, p, d, tuple(outs), tuple(extra)
 
 
-def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
-    """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
-    goes to the first maximum of each window, as in PyTorch."""
-    n, c, h, w = x._data.shape
-    (ph, pw), (eh, ew) = padding, extra
-    flat = x.reshape(n * c, 1, h, w)
-    if padding != (0, 0) or eh or ew:
-        low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
-        flat = pad(flat, (pw, pw + ew, ph, ph + eh), value=low)
-    cols = unfold(flat, kernel_size, dilation, 0, stride)          # (N*C, kh*kw, L)
-    idx = ops.argmax(cols, 1, keepdim=True)
-    oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
-    ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
-    return ops.gather(cols, 1, idx).reshape(n, c, oh, ow), idx
-
-
-def _max_pool_vjp(g, out, x, **attrs):
-    def decomposed():
-        # the decomposition's own gradient (differentiable again: create_graph)
-        from ..autograd import grad
-        create = dispatch.grad_enabled
-        with enable_grad():
-            xd = x.detach().requires_grad_()
-            return grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)[0]
-    return (dispatch.fused("max_pool2d_backward", decomposed, g, x, out, **attrs),)
-
-
-# a composite with its own gradient rule: the CPU runs it as one kernel each way
-max_pool2d_op = Op("max_pool2d", "composite", None, save_out=True, vjp=_max_pool_vjp,
-                   decompose=lambda x, **a: _max_pool_decomposed(x, **a)[0])
-max_pool2d_op.dtype = rule_first(max_pool2d_op)
-
-
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Max over windows; the gradient goes to the first maximum of each window, as in
@@ -300,11 +266,6 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     if not return_indices:
         return out
     return out, _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched)
-
-
-def _int_min(dtype):
-    import numpy as np
-    return int(np.iinfo(dtype.np).min) if dtype.category == D.INT else False
 
 
 def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
@@ -495,7 +456,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take_along(weight, input, 0)
-    if padding_idx is not None and weight.requires_grad and dispatch.grad_enabled:
+    if padding_idx is not None and weight.requires_grad and is_grad_enabled():
         keep = (input != padding_idx).unsqueeze(-1)
         out = ops.where(keep, out, out.detach())
     return out

@@ -1,4 +1,16 @@
-"""Op: one declaration per op (name, dtype rule, shape check, gradient rule) and the registry."""
+"""Op: one declaration per op (name, signature, dtype and shape rules, gradient) and the registry.
+
+Every name a backend's kernel table may hold is declared here, through `declare`:
+- primitives (kinds creation, unary, binary, ternary, reduce, movement, index, linalg, nn):
+  every backend implements them (registry OPS);
+- declared kernels (kinds composite, gradient, inplace): optional, a backend may register
+  one to run faster; without it the core runs the declaration's decomposition (registry
+  KERNELS).  A composite is a function of primitives with its own gradient rule; a
+  gradient kernel computes one op's VJP in one pass; an in-place kernel writes into its
+  first argument.
+`ember ops --json` prints every declaration (describe()); that is the spec a backend author
+implements against.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -6,35 +18,60 @@ from collections.abc import Callable
 from .. import dtypes as D
 from ..tensor import Tensor
 
+PRIMITIVE_KINDS = ("creation", "unary", "binary", "ternary", "reduce", "movement", "index",
+                   "linalg", "nn")
+OPTIONAL_KINDS = ("composite", "gradient", "inplace")
+
+REGISTRY: dict[str, Op] = {}     # every declaration, by kernel name
 OPS: dict[str, Op] = {}          # primitives: every backend implements these
-COMPOSITES: dict[str, Op] = {}   # composites a backend may run faster (else: decompose)
+KERNELS: dict[str, Op] = {}      # declared kernels a backend may implement (else: decompose)
 
 
 class Op:
-    """A primitive op: what every backend's kernel table implements under `name`.
+    """A declared op: what a backend's kernel table implements under `name`.
 
+    sig:    the kernel's signature, as text ("x, y", "x, *, axes: tuple[int], keepdims:
+            bool"): positional inputs (native arrays, or Python scalars where the doc says
+            so), then keyword-only attributes with their types.
     dtype:  rule(inputs, attrs) -> (compute dtype or None, output dtype); inputs whose
             position is in `promote` are cast to the compute dtype before the kernel.
+            `rule` names it (same, float, bool, first, fixed, ...).
+    shape:  shape(inputs, attrs) -> the output's shape (None: not declared; then the
+            output's shape is only checked against the CPU backend's).
     check:  check(inputs, attrs) raises a clear ShapeError/... before the kernel (or None).
-    vjp:    vjp(g, out, *inputs, **attrs) -> one gradient (or None) per input, written with
-            ember ops so it runs everywhere and differentiates again.  None: not
-            differentiable.
+    vjp:    vjp(g, out, *inputs, **attrs) -> one gradient (or None, or a thunk) per input,
+            written with ember ops so it runs everywhere and differentiates again.  None:
+            not differentiable.
     fast:   dtype -> output dtype for the same-dtype, same-shape fast path (binary/unary).
     uses:   positions of the inputs whose values the VJP reads (None: all).  Only those are
             checked against in-place modification; the others' shapes suffice.
-    decompose: for kind "composite" only: the same function written with primitives, run
-            when the device has no kernel of this name (its graph then records itself).
+    decompose: for declared kernels: the same function written with primitives, run when
+            the device has no kernel of this name (its graph then records itself).
+    serves: for gradient and in-place kernels: the op they serve.
+    operator: for binary ops, the Python operator they bind (`add` -> x + y, x += y).
+    inplace: whether Tensor gets an in-place method (`x.exp_()`).
     """
 
-    __slots__ = ("name", "kind", "dtype", "check", "vjp", "promote", "save_out", "fast",
-                 "doc", "uses", "decompose")
+    __slots__ = ("name", "kind", "dtype", "rule", "shape", "check", "vjp", "promote",
+                 "save_out", "fast", "doc", "uses", "decompose", "sig", "serves", "operator",
+                 "inplace")
 
-    def __init__(self, name: str, kind: str, dtype: Callable, *, check=None, vjp=None,
-                 promote=None, save_out: bool = False, fast: dict | None = None,
-                 doc: str = "", uses: tuple | None = None, decompose=None):
+    def __init__(self, name: str, kind: str, dtype: Callable | None, *, sig: str,
+                 doc: str, rule: str = "", shape=None, check=None, vjp=None, promote=None,
+                 save_out: bool = False, fast: dict | None = None, uses: tuple | None = None,
+                 decompose=None, serves: str | None = None, operator: str | None = None,
+                 inplace: bool = False):
+        if kind not in PRIMITIVE_KINDS and kind not in OPTIONAL_KINDS:
+            raise ValueError(f"op {name!r}: unknown kind {kind!r}")
+        if name in REGISTRY:
+            raise ValueError(f"op {name!r} declared twice")
+        if not doc:
+            raise ValueError(f"op {name!r}: a declaration needs a one-line doc")
         self.name = name
         self.kind = kind
         self.dtype = dtype
+        self.rule = rule
+        self.shape = shape
         self.check = check
         self.vjp = vjp
         self.promote = promote
@@ -43,17 +80,77 @@ class Op:
         self.doc = doc
         self.uses = uses
         self.decompose = decompose
-        registry = COMPOSITES if kind == "composite" else OPS
-        if name in OPS or name in COMPOSITES:
-            raise ValueError(f"op {name!r} declared twice")
-        registry[name] = self
+        self.sig = parse_signature(sig)
+        self.serves = serves
+        self.operator = operator
+        self.inplace = inplace
+        REGISTRY[name] = self
+        (OPS if kind in PRIMITIVE_KINDS else KERNELS)[name] = self
 
     @property
     def differentiable(self) -> bool:
         return self.vjp is not None
 
+    @property
+    def required(self) -> bool:
+        """Whether every backend must implement it (primitives) or may (declared kernels)."""
+        return self.kind in PRIMITIVE_KINDS
+
     def __repr__(self) -> str:
         return f"<ember op {self.name} ({self.kind})>"
+
+
+def parse_signature(sig: str) -> dict:
+    """'x, y' / '*xs, axis: int' / 'x, *, axes: tuple[int], keepdims: bool' ->
+    {'inputs': [...], 'variadic': bool, 'attrs': {name: type}}.  An input named `b?` may
+    be left out; one typed `array|scalar` may be a Python number."""
+    inputs, attrs, variadic, keyword = [], {}, False, False
+    for part in (p.strip() for p in _split(sig)):
+        if not part:
+            continue
+        if part == "*":
+            keyword = True
+            continue
+        name, _, kind = (s.strip() for s in part.partition(":"))
+        if name.startswith("*"):
+            variadic, name = True, name[1:]
+        if keyword:
+            if not kind:
+                raise ValueError(f"signature {sig!r}: attribute {name!r} needs a type")
+            attrs[name] = kind
+        else:
+            optional = name.endswith("?")
+            inputs.append({"name": name.rstrip("?"), "type": kind or "array",
+                           "optional": optional})
+    return {"text": sig, "inputs": inputs, "variadic": variadic, "attrs": attrs}
+
+
+def _split(sig: str):
+    """Split on commas outside brackets (types like tuple[int, int])."""
+    depth, start = 0, 0
+    for i, ch in enumerate(sig):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            yield sig[start:i]
+            start = i + 1
+    yield sig[start:]
+
+
+def declared_names() -> frozenset:
+    """Every kernel name a backend's table may hold: primitives and declared kernels."""
+    return frozenset(REGISTRY)
+
+
+def describe(op: Op) -> dict:
+    """The declaration as data (what `ember ops --json` prints)."""
+    return {"name": op.name, "kind": op.kind, "required": op.required, "doc": op.doc,
+            "signature": op.sig, "dtype_rule": op.rule, "promote": list(op.promote or ()),
+            "shape_rule": op.shape is not None, "differentiable": op.differentiable,
+            "serves": op.serves, "operator": op.operator, "inplace_method": op.inplace,
+            "has_decomposition": op.decompose is not None}
 
 
 # --- dtype rules ------------------------------------------------------------------------
@@ -105,11 +202,19 @@ def rule_first(op):
     return rule
 
 
+def rule_attr(op):
+    """Output dtype = the `dtype` attribute (creation, cast)."""
+    def rule(inputs, attrs):
+        return None, attrs["dtype"]
+    return rule
+
+
 def rule_fixed(dtype):
     def make(op):
         def rule(inputs, attrs):
             return None, dtype
         return rule
+    make.__name__ = f"rule_{dtype.name}"
     return make
 
 
@@ -127,12 +232,25 @@ def fast_table(kind: str) -> dict:
     return {}
 
 
-def declare(name, kind, rule, *, fast=None, **kw) -> Op:
-    op = Op(name, kind, None, fast=fast_table(fast) if isinstance(fast, str) else fast, **kw)
+def declare(name, kind, rule, *, sig: str, doc: str, fast=None, **kw) -> Op:
+    """Declare an op; `rule` is a dtype-rule maker (rule_same, rule_float, ...)."""
+    op = Op(name, kind, None, sig=sig, doc=doc, rule=rule.__name__.removeprefix("rule_"),
+            fast=fast_table(fast) if isinstance(fast, str) else fast, **kw)
     op.dtype = rule(op)
     return op
 
 
-def declared_names() -> frozenset:
-    """Every kernel name a backend's table may hold: primitives and declared kernels."""
-    return frozenset(OPS) | frozenset(COMPOSITES)
+# --- shape rules ------------------------------------------------------------------------
+
+def shape_broadcast(inputs, attrs) -> tuple:
+    """Elementwise ops: the broadcast of the tensor inputs' shapes."""
+    from ._util import broadcast_shapes
+    return broadcast_shapes("shape", *[x._data.shape for x in inputs if type(x) is Tensor])
+
+
+def shape_first(inputs, attrs) -> tuple:
+    return inputs[0]._data.shape
+
+
+def shape_attr(inputs, attrs) -> tuple:
+    return tuple(attrs["shape"])

@@ -10,13 +10,18 @@ import numpy as np
 
 from .. import dtypes as D
 from ..device import as_device
+from ..dispatch import create
 from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor, wrap
-from ._op import declare, rule_fixed
+from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape
 
-full_op = declare("full", "creation", rule_fixed(None))
-arange_op = declare("arange", "creation", rule_fixed(None))
+full_op = declare("full", "creation", rule_attr, shape=shape_attr,
+                  sig="*, shape: tuple[int], value: scalar, dtype: dtype",
+                  doc="a new array of shape filled with value")
+arange_op = declare("arange", "creation", rule_attr,
+                    sig="*, start: scalar, stop: scalar, step: scalar, dtype: dtype",
+                    doc="numpy.arange(start, stop, step) in dtype")
 
 
 def _check_device_dtype(device, dtype, what):
@@ -132,7 +137,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     dtype = _factory_dtype(dtype, fill_value)
     device = as_device(device)
     _check_device_dtype(device, dtype, "full")
-    t = wrap(device.kernels["full"](shape=shape, value=fill_value, dtype=dtype), device, dtype)
+    t = create(full_op, device, dtype, {"shape": shape, "value": fill_value, "dtype": dtype})
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -193,8 +198,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     dtype = D.get_dtype(dtype)
     device = as_device(device)
     _check_device_dtype(device, dtype, "arange")
-    t = wrap(device.kernels["arange"](start=start, stop=end, step=step, dtype=dtype), device,
-             dtype)
+    t = create(arange_op, device, dtype, {"start": start, "stop": end, "step": step,
+                                          "dtype": dtype})
     if requires_grad:
         t.requires_grad_(True)
     return t

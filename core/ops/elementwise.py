@@ -9,11 +9,11 @@ import math
 
 from .. import dtypes as D
 from ..dispatch import binary as _binary
-from ..dispatch import fused, run
+from ..dispatch import run
 from ..dispatch import unary as _unary
 from ..errors import EmberTypeError
 from ..tensor import Tensor
-from ._op import declare, rule_bool, rule_float, rule_same
+from ._op import declare, rule_attr, rule_bool, rule_float, rule_same, shape_broadcast, shape_first
 
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -46,39 +46,56 @@ def _check_neg(inputs, attrs):
 UNARY = {}
 
 
-def _u(name, rule, fast, vjp=None, save_out=False, doc="", check=None, uses=None):
-    op = declare(name, "unary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
-                 check=check, uses=uses)
+def _u(name, rule, fast, vjp=None, *, doc, save_out=False, check=None, uses=None):
+    op = declare(name, "unary", rule, sig="x", doc=doc, fast=fast, vjp=vjp, save_out=save_out,
+                 check=check, uses=uses, shape=shape_first, inplace=rule is not rule_bool)
     UNARY[name] = _unary_fn(op)
     return op
 
 
+def _grad_kernel(name, serves, sig, doc, decompose, **kw):
+    """A fused gradient kernel: one pass a backend may offer for `serves`'s VJP; without it
+    (or while a graph of the gradient is being built) its decomposition runs."""
+    return declare(name, "gradient", rule_same, sig=sig, doc=doc, serves=serves,
+                   decompose=decompose, shape=shape_first, **kw)
+
+
+tanh_backward_op = _grad_kernel("tanh_backward", "tanh", "g, out", "g * (1 - out * out)",
+                                lambda g, out: g * (1 - out * out))
+sigmoid_backward_op = _grad_kernel("sigmoid_backward", "sigmoid", "g, out",
+                                   "g * out * (1 - out)", lambda g, out: g * out * (1 - out))
+
 # name, dtype rule, fast-path table, gradient rule (g, out, x) -> (gx,)
-_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=())
-_u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),))
-_u("sign", rule_same, "same", _zero)
-_u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True)
-_u("log", rule_float, "float", lambda g, out, x: (g / x,))
-_u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),))
-_u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True)
-_u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True)
+_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=(),
+   doc="-x")
+_u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),), doc="|x|")
+_u("sign", rule_same, "same", _zero, doc="-1, 0 or 1 by the sign of x; nan stays nan")
+_u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, doc="e ** x")
+_u("log", rule_float, "float", lambda g, out, x: (g / x,), doc="natural logarithm")
+_u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),), doc="log(1 + x)")
+_u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True,
+   doc="exp(x) - 1")
+_u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True,
+   doc="square root")
 _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,),
-   save_out=True)
-_u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),))
-_u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),))
-_u("tanh", rule_float, "float", save_out=True, vjp=lambda g, out, x: (fused(
-    "tanh_backward", lambda: g * (1 - out * out), g, out),))
-_u("sigmoid", rule_float, "float", save_out=True, vjp=lambda g, out, x: (fused(
-    "sigmoid_backward", lambda: g * out * (1 - out), g, out),))
-_u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,))
-_u("floor", rule_same, "same_nobool", _zero)
-_u("ceil", rule_same, "same_nobool", _zero)
-_u("round", rule_same, "same_nobool", _zero)
-_u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,), save_out=True)
-_u("logical_not", rule_bool, "bool")
-_u("isnan", rule_bool, "bool")
-_u("isinf", rule_bool, "bool")
-_u("isfinite", rule_bool, "bool")
+   save_out=True, doc="1 / sqrt(x)")
+_u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine")
+_u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
+_u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
+   vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
+_u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",
+   vjp=lambda g, out, x: (run(sigmoid_backward_op, g, out),))
+_u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,),
+   doc="the error function")
+_u("floor", rule_same, "same_nobool", _zero, doc="largest integer <= x")
+_u("ceil", rule_same, "same_nobool", _zero, doc="smallest integer >= x")
+_u("round", rule_same, "same_nobool", _zero, doc="nearest integer, halves to even")
+_u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,), save_out=True,
+   doc="1 / x")
+_u("logical_not", rule_bool, "bool", doc="not x (nonzero is true)")
+_u("isnan", rule_bool, "bool", doc="x is nan")
+_u("isinf", rule_bool, "bool", doc="x is +inf or -inf")
+_u("isfinite", rule_bool, "bool", doc="x is neither nan nor infinite")
 
 
 def _relu_decompose(x):
@@ -90,11 +107,13 @@ def _check_relu(inputs, attrs):
         raise EmberTypeError("relu: bool tensors are not supported; cast to a number dtype")
 
 
+relu_backward_op = _grad_kernel("relu_backward", "relu", "g, out", "g where out > 0, else 0",
+                                lambda g, out: where(out > 0, g, 0.0))
 # relu is a composite (where(x > 0, x, 0)) that backends may run as one kernel
-relu_op = declare("relu", "composite", rule_same, fast="same_nobool", save_out=True,
-                  check=_check_relu, decompose=_relu_decompose,
-                  vjp=lambda g, out, x: (fused("relu_backward",
-                                               lambda: where(out > 0, g, 0.0), g, out),))
+relu_op = declare("relu", "composite", rule_same, sig="x", doc="max(x, 0)",
+                  fast="same_nobool", save_out=True, check=_check_relu,
+                  decompose=_relu_decompose, shape=shape_first,
+                  vjp=lambda g, out, x: (run(relu_backward_op, g, out),))
 
 
 def relu(x):
@@ -156,27 +175,48 @@ def _extreme_vjp(pick):
 
 
 BINARY = {}
+_SCALARS = "x: array|scalar, y: array|scalar"
 
 
-def _b(name, rule, fast, vjp=None, save_out=False, doc="", uses=None):
-    op = declare(name, "binary", rule, fast=fast, vjp=vjp, save_out=save_out, doc=doc,
-                 check=_bcheck(name), uses=uses)
+def _b(name, rule, fast, vjp=None, *, doc, save_out=False, uses=None, operator=None):
+    op = declare(name, "binary", rule, sig=_SCALARS, doc=doc, fast=fast, vjp=vjp,
+                 save_out=save_out, check=_bcheck(name), uses=uses, shape=shape_broadcast,
+                 operator=operator, inplace=rule is not rule_bool)
     BINARY[name] = _binary_fn(op)
     return op
 
 
-_b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=())
-_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=())
-_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x))
-_b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True)
-_b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True)
-_b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b))
-_b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b))
+def _inplace_kernel(name, serves):
+    """x op= y in one pass (no temporary): what optimizer steps use when no graph is
+    recorded; without it the out-of-place op runs and its result is written back."""
+    return declare(name, "inplace", rule_same, sig=_SCALARS, serves=serves,
+                   doc=f"x = {serves}(x, y) written into x (y broadcasts to x's shape)")
+
+
+_b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=(), operator="add", doc="x + y")
+_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=(), operator="sub",
+   doc="x - y")
+_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator="mul", doc="x * y")
+_b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True,
+   operator="truediv", doc="x / y (true division)")
+_b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y")
+_b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b),
+   doc="the larger of x and y (nan if either is nan)")
+_b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b),
+   doc="the smaller of x and y (nan if either is nan)")
 _b("remainder", rule_same, "same_nobool",
-   lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)))
-_b("floor_divide", rule_same, "same_nobool")
-for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
-    _b(_name, rule_bool, "bool")
+   lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)), operator="mod",
+   doc="x - floor(x / y) * y (the sign of y, as Python's %)")
+_b("floor_divide", rule_same, "same_nobool", operator="floordiv", doc="floor(x / y)")
+for _name, _doc in (("eq", "x == y"), ("ne", "x != y"), ("lt", "x < y"), ("le", "x <= y"),
+                    ("gt", "x > y"), ("ge", "x >= y")):
+    _b(_name, rule_bool, "bool", operator=_name, doc=_doc)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _b(_name, rule_bool, "bool", doc=f"x {_name[8:]} y (nonzero is true)")
+add_inplace_op = _inplace_kernel("add_", "add")
+sub_inplace_op = _inplace_kernel("sub_", "sub")
+mul_inplace_op = _inplace_kernel("mul_", "mul")
+div_inplace_op = _inplace_kernel("div_", "div")
 
 
 def _where_check(inputs, attrs):
@@ -189,6 +229,8 @@ def _where_check(inputs, attrs):
 
 
 where_op = declare("where", "ternary", rule_same, promote=(1, 2), check=_where_check,
+                   sig="condition, x: array|scalar, y: array|scalar", shape=shape_broadcast,
+                   doc="x where condition holds, else y (condition is bool)",
                    vjp=lambda g, out, c, x, y: (None, lambda: where(c, g, 0.0),
                                                 lambda: where(c, 0.0, g)),
                    uses=(0,))
@@ -203,13 +245,9 @@ def where(condition, input, other):
     return run(where_op, condition, input, other)
 
 
-def _cast_rule(op):
-    def rule(inputs, attrs):
-        return None, attrs["dtype"]
-    return rule
-
-
-cast_op = declare("cast", "unary", _cast_rule, vjp=lambda g, out, x, *, dtype: (g,), uses=())
+cast_op = declare("cast", "unary", rule_attr, sig="x, *, dtype: dtype", shape=shape_first,
+                  doc="x converted to dtype (float to int truncates toward zero)",
+                  vjp=lambda g, out, x, *, dtype: (g,), uses=())
 
 
 def cast(x: Tensor, dtype) -> Tensor:

@@ -17,9 +17,9 @@ from .. import dispatch
 from .. import dtypes as D
 from ..autograd.grad_mode import no_grad
 from ..dispatch import run
-from ..errors import EmberIndexError, EmberTypeError, ShapeError
+from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_first, rule_fixed
+from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import norm_dim
 
 
@@ -29,25 +29,46 @@ def _check_index_dtype(name, index):
         raise EmberTypeError(f"{name}: expected an integer index tensor (int64), got {got}")
 
 
-take_op = declare("take", "index", rule_first,
+def _take_shape(inputs, attrs):
+    x, index, axis = inputs[0], inputs[1], attrs["axis"]
+    shape = x._data.shape
+    return shape[:axis] + index._data.shape + shape[axis + 1:]
+
+
+take_op = declare("take", "index", rule_first, sig="x, index, *, axis: int", shape=_take_shape,
+                  doc="numpy.take(x, index, axis) with a 1-D int64 index in range",
                   vjp=lambda g, out, x, index, *, axis: (
                       _index_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 index_add_op = declare("index_add", "index", rule_first, promote=(0, 2),
+                       sig="x, index, src, *, axis: int", shape=shape_first,
+                       doc="a copy of x with src added at the 1-D int64 index along axis; "
+                           "repeated indices accumulate",
                        vjp=lambda g, out, x, index, src, *, axis: (
                            g, None, take_along(g, index, axis)), uses=(1,))
-gather_op = declare("gather", "index", rule_first,
+gather_op = declare("gather", "index", rule_first, sig="x, index, *, axis: int",
+                    shape=lambda inputs, attrs: inputs[1]._data.shape,
+                    doc="torch.gather: out[i][j] = x[index[i][j]][j] for axis 0, and so on",
                     vjp=lambda g, out, x, index, *, axis: (
                         _scatter_add(g.new_zeros(x._data.shape), index, g, axis), None), uses=(1,))
 scatter_add_op = declare("scatter_add", "index", rule_first, promote=(0, 2),
+                         sig="x, index, src, *, axis: int", shape=shape_first,
+                         doc="torch.scatter_add, out of place: a copy of x with src added at "
+                             "index along axis",
                          vjp=lambda g, out, x, index, src, *, axis: (
                              g, None, _gather(g, index, axis)), uses=(1,))
 index_put_op = declare("index_put", "index", rule_first, promote=(0, 2),
+                       sig="x, index, values: array|scalar", shape=shape_first,
+                       doc="a copy of flat x with x[index] = values (int64 index, values of "
+                           "index's shape; with repeated indices the last write wins)",
                        vjp=lambda g, out, x, index, values: (
                            run(index_put_op, g, index, 0.0),
                            take_along(g, index, 0) if type(values) is Tensor else None),
                        uses=(1,))
-nonzero_op = declare("nonzero", "index", rule_fixed(D.int64))
-assign_op = declare("assign", "index", rule_first)
+nonzero_op = declare("nonzero", "index", rule_fixed(D.int64), sig="x",
+                     doc="the int64 (count, ndim) coordinates of x's nonzero elements")
+assign_op = declare("assign", "index", rule_first, sig="dst, src: array|scalar",
+                    doc="writes src (broadcast, or a scalar) into dst's memory in place; "
+                        "returns None")
 
 
 def _bounds(name, index: Tensor, size: int):
@@ -342,7 +363,7 @@ def setitem(x: Tensor, key, value) -> None:
         value = value.to(x._device)
     if value._dtype is not x._dtype:
         value = value.to(x._dtype)
-    recording = dispatch.grad_enabled and (x.requires_grad or value.requires_grad)
+    recording = dispatch.is_grad_enabled() and (x.requires_grad or value.requires_grad)
     if isinstance(key, tuple) and all(_is_basic(k) for k in key) or _is_basic(key):
         key = _expand_key(x, key)
         slices, shape = _basic_plan(x, key)
@@ -383,15 +404,115 @@ def _fit(value: Tensor, shape, target_shape):
 
 
 def _assign(target: Tensor, value) -> None:
-    native = value._data if type(value) is Tensor else value
-    target._device.kernels["assign"](target._data, native)
+    """Write value (a tensor or a scalar) into target's memory, through the assign kernel;
+    where target is a view the backend made as a copy, the write goes to its base."""
+    chain = target._get_meta("chain")
+    if chain is not None:
+        _write_back(target, chain, value)
+        return
+    dispatch.inplace(assign_op, target, value) or _no_assign(target)
+
+
+def _no_assign(target):
+    from ..errors import KernelNotFoundError
+    raise KernelNotFoundError(f"assign: the {target._device.type} backend has no 'assign' "
+                              "kernel (a primitive every backend implements)")
 
 
 def _bump(x: Tensor) -> None:
+    """x was written: bump its version (and its base's), and refresh the views of the
+    base that a copying backend made (their copies would go stale)."""
     x._version += 1
     base = x._get_meta("base")
+    root = x if base is None else base
     if base is not None:
         base._version += 1
+    views = root._get_meta("views")
+    if views:
+        _refresh(root, views)
+
+
+def writes_through(x: Tensor) -> bool:
+    """Whether writing x's own memory reaches every tensor sharing its elements: true on
+    backends whose movement kernels make real views, and for any tensor that is no copied
+    view of another."""
+    return x._get_meta("chain") is None
+
+
+# --- views on backends whose movement kernels copy (Backend.views) -----------------------
+# Such a view keeps `chain`: the (op, attrs) steps from its base, which keeps weak
+# references to its views.  A write into the view is scattered back through the chain into
+# the base (slice_scatter for slices, the inverse permute/reshape), and after any write
+# into the base its views are recomputed from it: no write is lost, either way.
+
+def track_view(out: Tensor, x: Tensor, root: Tensor, op, attrs) -> None:
+    import weakref
+    chain = x._get_meta("chain") or ()
+    out._set_meta("chain", chain + ((op, attrs),))
+    views = root._get_meta("views")
+    if views is None:
+        views = []
+        root._set_meta("views", views)
+    views[:] = [r for r in views if r() is not None]
+    views.append(weakref.ref(out))
+
+
+def _derive(root: Tensor, chain) -> list:
+    """The tensors root, step 1 of chain applied to it, ... (the last step left out)."""
+    steps = [root]
+    for op, attrs in chain[:-1]:
+        steps.append(dispatch.direct(op, root._device, root._dtype, (steps[-1],), attrs))
+    return steps
+
+
+def _write_back(target: Tensor, chain, value) -> None:
+    from .creation import full
+    from .movement import expand_op, permute_op, reshape_op, slice_op, slice_scatter_op
+    root = target._get_meta("base")
+    with no_grad():
+        if type(value) is not Tensor:
+            value = full(target._data.shape, value, dtype=target._dtype,
+                         device=target._device)
+        elif value._data.shape != target._data.shape:
+            value = value.expand(target._data.shape)
+        steps = _derive(root, chain)
+        new = value
+        for (op, attrs), prev in zip(reversed(chain), reversed(steps)):
+            if op is slice_op:
+                new = run(slice_scatter_op, prev, new, **attrs)
+            elif op is permute_op:
+                from .movement import _inverse
+                new = dispatch.direct(permute_op, prev._device, prev._dtype, (new,),
+                                      {"dims": _inverse(attrs["dims"])})
+            elif op is reshape_op:
+                new = dispatch.direct(reshape_op, prev._device, prev._dtype, (new,),
+                                      {"shape": prev._data.shape})
+            elif op is expand_op:
+                raise EmberValueError(
+                    "in-place write into an expanded view: more than one element of the "
+                    "written-to tensor refers to a single element of its base; clone() it "
+                    "first (PyTorch refuses this too)")
+            else:
+                raise EmberValueError(f"in-place write through a {op.name} view is not "
+                                      "supported on this backend; clone() it first")
+        _assign(root, new)
+
+
+def _refresh(root: Tensor, views) -> None:
+    """Recompute every live copied view of root from root's current values."""
+    live = []
+    with no_grad():
+        for ref in views:
+            view = ref()
+            if view is None:
+                continue
+            live.append(ref)
+            chain = view._get_meta("chain")
+            steps = _derive(root, chain)
+            op, attrs = chain[-1]
+            view._data = dispatch.direct(op, root._device, root._dtype, (steps[-1],),
+                                         attrs)._data
+    views[:] = live
 
 
 def _rebase(x: Tensor, new: Tensor) -> None:

@@ -54,7 +54,22 @@ def _check(inputs, attrs):
             "matmul: bool tensors are not supported; cast to a number dtype first")
 
 
-matmul_op = declare("matmul", "linalg", rule_same, check=_check, vjp=_matmul_vjp)
+def _matmul_shape(inputs, attrs):
+    xs, ys = inputs[0]._data.shape, inputs[1]._data.shape
+    x2 = (1,) + xs if len(xs) == 1 else xs
+    y2 = ys + (1,) if len(ys) == 1 else ys
+    out = broadcast_shapes("matmul", x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
+    if len(xs) == 1:
+        out = out[:-2] + out[-1:]
+    if len(ys) == 1:
+        out = out[:-1]
+    return out
+
+
+matmul_op = declare("matmul", "linalg", rule_same, sig="x, y", check=_check, vjp=_matmul_vjp,
+                    shape=_matmul_shape,
+                    doc="numpy.matmul on two arrays of one dtype (batched, broadcasting, "
+                        "1-D operands as vectors)")
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:

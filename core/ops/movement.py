@@ -14,15 +14,38 @@ from __future__ import annotations
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_first, rule_same
+from ._op import declare, rule_first, rule_same, shape_attr, shape_first
 from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
 
 
-def _view_of(out: Tensor, x: Tensor) -> Tensor:
-    # remember the base so in-place writes through a view bump its version too
+def _view_of(out: Tensor, x: Tensor, op, attrs) -> Tensor:
+    """Mark out as a view of x's base: in-place writes through it bump the base's version,
+    and on a backend whose movement kernels may return copies (Backend.views), the view
+    remembers how it was made from the base, so that writes through it reach the base and
+    writes into the base reach it (index.write)."""
     base = x._get_meta("base")
-    out._set_meta("base", x if base is None else base)
+    root = x if base is None else base
+    out._set_meta("base", root)
+    if not x._device.strided_views:
+        from .index import track_view
+        track_view(out, x, root, op, attrs)
     return out
+
+
+def _slice_shape(inputs, attrs):
+    return tuple(len(range(*s.indices(n))) for s, n in zip(attrs["index"],
+                                                           inputs[0]._data.shape))
+
+
+def _pad_shape(inputs, attrs):
+    return tuple(n + lo + hi for n, (lo, hi) in zip(inputs[0]._data.shape, attrs["pads"]))
+
+
+def _concat_shape(inputs, attrs):
+    axis = attrs["axis"]
+    shape = list(inputs[0]._data.shape)
+    shape[axis] = sum(x._data.shape[axis] for x in inputs)
+    return tuple(shape)
 
 
 def _inverse(dims):
@@ -32,23 +55,39 @@ def _inverse(dims):
     return tuple(inv)
 
 
-reshape_op = declare("reshape", "movement", rule_first,
+_VIEW = " (a view of x where the backend can, see Backend.views)"
+reshape_op = declare("reshape", "movement", rule_first, sig="x, *, shape: tuple[int]",
+                     shape=shape_attr, doc="x's elements in row-major order, in a new shape"
+                     + _VIEW,
                      vjp=lambda g, out, x, *, shape: (g.reshape(x._data.shape),), uses=())
-permute_op = declare("permute", "movement", rule_first,
+permute_op = declare("permute", "movement", rule_first, sig="x, *, dims: tuple[int]",
+                     shape=lambda inputs, attrs: tuple(inputs[0]._data.shape[d]
+                                                       for d in attrs["dims"]),
+                     doc="x with its dims reordered" + _VIEW,
                      vjp=lambda g, out, x, *, dims: (g.permute(_inverse(dims)),), uses=())
 # the engine sums the gradient back to x's shape: expand's rule is the identity
-expand_op = declare("expand", "movement", rule_first, vjp=lambda g, out, x, *, shape: (g,), uses=())
-slice_op = declare("slice", "movement", rule_first,
+expand_op = declare("expand", "movement", rule_first, sig="x, *, shape: tuple[int]",
+                    shape=shape_attr, doc="x broadcast to shape (size-1 dims repeat)" + _VIEW,
+                    vjp=lambda g, out, x, *, shape: (g,), uses=())
+slice_op = declare("slice", "movement", rule_first, sig="x, *, index: tuple[slice]",
+                   shape=_slice_shape,
+                   doc="x[index]: one builtin slice per dim with int start/step (step may be "
+                       "negative, and then stop may be None)" + _VIEW,
                    vjp=lambda g, out, x, *, index: (
                        slice_scatter(g.new_zeros(x._data.shape), g, index),), uses=())
 slice_scatter_op = declare(
     "slice_scatter", "movement", rule_first, promote=(0, 1),
+    sig="base, src: array|scalar, *, index: tuple[slice]", shape=shape_first,
+    doc="a copy of base with base[index] = src (src broadcasts to the sliced shape)",
     vjp=lambda g, out, base, src, *, index: (
         slice_scatter(g, g.new_zeros(src._data.shape), index) if type(base) is Tensor
         else None, run(slice_op, g, index=index)), uses=())
-flip_op = declare("flip", "movement", rule_first,
+flip_op = declare("flip", "movement", rule_first, sig="x, *, axes: tuple[int]",
+                  shape=shape_first, doc="a copy of x reversed along axes (never a view)",
                   vjp=lambda g, out, x, *, axes: (run(flip_op, g, axes=axes),), uses=())
 pad_op = declare("pad", "movement", rule_first,
+                 sig="x, *, pads: tuple[tuple[int, int]], value: scalar", shape=_pad_shape,
+                 doc="x with (before, after) elements of value added around each dim",
                  vjp=lambda g, out, x, *, pads, value: (run(slice_op, g, index=tuple(
                      slice(lo, lo + n, 1) for (lo, hi), n in zip(pads, x._data.shape))),), uses=())
 
@@ -64,11 +103,16 @@ def _concat_vjp(g, out, *xs, axis):
     return tuple(grads)
 
 
-concatenate_op = declare("concatenate", "movement", rule_same, vjp=_concat_vjp, uses=())
-contiguous_op = declare("contiguous", "movement", rule_first, vjp=lambda g, out, x: (g,), uses=())
+concatenate_op = declare("concatenate", "movement", rule_same, sig="*xs, axis: int",
+                         shape=_concat_shape, vjp=_concat_vjp, uses=(),
+                         doc="the inputs joined along axis (same shape elsewhere)")
+contiguous_op = declare("contiguous", "movement", rule_first, sig="x", shape=shape_first,
+                        doc="a row-major copy of x (new memory, whatever x's layout)",
+                        vjp=lambda g, out, x: (g,), uses=())
 
 
 _SWAP = ((1, 0), (-1, -2), (1, -2), (-1, 0))
+_T = {"dims": (1, 0)}
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -76,16 +120,15 @@ def reshape(x: Tensor, *shape) -> Tensor:
     if new == x._data.shape:
         return x
     # validated above: the rest of the dispatcher's checks have nothing to add
-    return _view_of(direct(reshape_op, x._device, x._dtype, (x,), {"shape": new}), x)
+    attrs = {"shape": new}
+    return _view_of(direct(reshape_op, x._device, x._dtype, (x,), attrs), x, reshape_op, attrs)
 
 
 def permute(x: Tensor, *dims) -> Tensor:
     if len(dims) == 1 and type(dims[0]) is tuple:
         dims = dims[0]
     if len(dims) == 2 and len(x._data.shape) == 2 and dims in _SWAP:      # .T and .mT of matrices
-        out = direct(permute_op, x._device, x._dtype, (x,), {"dims": (1, 0)})
-        out._set_meta("base", x)
-        return out
+        return _view_of(direct(permute_op, x._device, x._dtype, (x,), _T), x, permute_op, _T)
     dims = as_shape(dims, "permute")
     if len(dims) != x.ndim:
         raise ShapeError(f"permute: expected {x.ndim} dims for a tensor of shape "
@@ -96,7 +139,8 @@ def permute(x: Tensor, *dims) -> Tensor:
                          f"of 0..{x.ndim - 1}")
     if nd == tuple(range(x.ndim)):
         return x
-    return _view_of(direct(permute_op, x._device, x._dtype, (x,), {"dims": nd}), x)
+    attrs = {"dims": nd}
+    return _view_of(direct(permute_op, x._device, x._dtype, (x,), attrs), x, permute_op, attrs)
 
 
 def expand(x: Tensor, *shape) -> Tensor:
@@ -121,12 +165,14 @@ def expand(x: Tensor, *shape) -> Tensor:
     new = tuple(new)
     if new == old:
         return x
-    return _view_of(direct(expand_op, x._device, x._dtype, (x,), {"shape": new}), x)
+    attrs = {"shape": new}
+    return _view_of(direct(expand_op, x._device, x._dtype, (x,), attrs), x, expand_op, attrs)
 
 
 def slice_(x: Tensor, index: tuple) -> Tensor:
     """x[index] for a tuple of concrete slices, one per dim (a view where the backend can)."""
-    return _view_of(direct(slice_op, x._device, x._dtype, (x,), {"index": index}), x)
+    attrs = {"index": index}
+    return _view_of(direct(slice_op, x._device, x._dtype, (x,), attrs), x, slice_op, attrs)
 
 
 def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:

@@ -1,4 +1,6 @@
-"""unfold (im2col) and fold (col2im) over NCHW tensors: convolution and pooling build on them.
+"""Neural-network ops: unfold (im2col) and fold (col2im) over NCHW tensors, the primitives
+convolution and pooling build on; and the declared kernels a backend may accelerate:
+linear, softmax, max_pool2d (with its gradient kernel).
 
 Kernels: unfold(x, *, kernel_size, dilation, padding, stride) -> (N, C*kh*kw, L);
 fold(cols, *, output_size, kernel_size, dilation, padding, stride) -> (N, C, H, W),
@@ -6,10 +8,15 @@ overlapping patches summing.  All parameters are (h, w) pairs of ints.
 """
 from __future__ import annotations
 
-from ..dispatch import run
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..dispatch import is_grad_enabled, run
 from ..errors import ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_first
+from ._op import declare, rule_first, rule_same, shape_first
 
 
 def pair(v, name="") -> tuple:
@@ -24,11 +31,16 @@ def out_size(size, k, d, p, s) -> int:
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+_GEOMETRY = ("kernel_size: tuple[int, int], dilation: tuple[int, int], "
+             "padding: tuple[int, int], stride: tuple[int, int]")
 unfold_op = declare(
-    "unfold", "nn", rule_first,
+    "unfold", "nn", rule_first, sig="x, *, " + _GEOMETRY,
+    doc="im2col of an (N, C, H, W) array: (N, C*kh*kw, L) patches",
     vjp=lambda g, out, x, **a: (run(fold_op, g, output_size=tuple(x._data.shape[-2:]), **a),),
     uses=())
 fold_op = declare("fold", "nn", rule_first,
+                  sig="cols, *, output_size: tuple[int, int], " + _GEOMETRY,
+                  doc="col2im: (N, C*kh*kw, L) patches summed into (N, C, H, W)",
                   vjp=lambda g, out, x, *, output_size, **a: (run(unfold_op, g, **a),), uses=())
 
 
@@ -70,3 +82,119 @@ def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1
                          f"output_size={osz} with kernel {(kh, kw)}: expected dim 1 divisible "
                          f"by {kh * kw} and dim 2 equal to {oh * ow}")
     return run(fold_op, cols, output_size=osz, **a)
+
+
+# --- declared kernels: composites a backend may run as one kernel ------------------------
+
+def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
+    """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
+    goes to the first maximum of each window, as in PyTorch."""
+    from .index import gather
+    from .movement import pad
+    from .reduce import argmax
+    n, c, h, w = x._data.shape
+    (ph, pw), (eh, ew) = padding, extra
+    flat = x.reshape(n * c, 1, h, w)
+    if padding != (0, 0) or eh or ew:
+        low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
+        flat = pad(flat, (pw, pw + ew, ph, ph + eh), value=low)
+    cols = unfold(flat, kernel_size, dilation, 0, stride)          # (N*C, kh*kw, L)
+    idx = argmax(cols, 1, keepdim=True)
+    oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
+    return gather(cols, 1, idx).reshape(n, c, oh, ow), idx
+
+
+_POOL = ("kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], "
+         "dilation: tuple[int, int], extra: tuple[int, int]")
+
+
+def _max_pool_grad_decomposed(g, x, out, **attrs):
+    """The decomposition's own gradient (differentiable again: create_graph)."""
+    from ..autograd import grad
+    from ..autograd.grad_mode import enable_grad
+    create = is_grad_enabled()
+    with enable_grad():
+        xd = x.detach().requires_grad_()
+        return grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)[0]
+
+
+max_pool2d_backward_op = declare(
+    "max_pool2d_backward", "gradient", rule_first, sig="g, x, out, *, " + _POOL,
+    serves="max_pool2d", decompose=_max_pool_grad_decomposed,
+    shape=lambda inputs, attrs: inputs[1]._data.shape,
+    doc="max_pool2d's gradient: g routed to the first maximum of each window")
+
+
+def _max_pool_vjp(g, out, x, **attrs):
+    return (run(max_pool2d_backward_op, g, x, out, **attrs),)
+
+
+# a composite with its own gradient rule: the CPU runs it as one kernel each way
+max_pool2d_op = declare("max_pool2d", "composite", rule_first, sig="x, *, " + _POOL,
+                        save_out=True, vjp=_max_pool_vjp,
+                        decompose=lambda x, **a: _max_pool_decomposed(x, **a)[0],
+                        doc="the max over each window of an (N, C, H, W) array; `extra` "
+                            "pads the far edges for ceil_mode (with -inf)")
+
+
+
+
+def _int_min(dtype):
+    return int(np.iinfo(dtype.np).min) if dtype.category == D.INT else False
+
+
+def _linear_decompose(x, weight, bias=None):
+    out = x @ weight.mT
+    return out if bias is None else out + bias
+
+
+def _linear_vjp(g, out, x, weight, bias=None):
+    # the weight's gradient comes out in the weight's own (row-major) layout: an
+    # optimizer updating it then runs at full speed
+    def gw():
+        return g.reshape(-1, g._data.shape[-1]).mT @ x.reshape(-1, x._data.shape[-1])
+    grads = (lambda: g @ weight, gw)
+    return grads if bias is None else grads + (
+        lambda: g.reshape(-1, g._data.shape[-1]).sum(0),)
+
+
+def _linear_check(inputs, attrs):
+    x, weight = inputs[0], inputs[1]
+    if weight.ndim != 2 or x.ndim < 1 or x._data.shape[-1] != weight._data.shape[1]:
+        raise ShapeError(
+            f"linear: input {tuple(x.shape)} and weight {tuple(weight.shape)} do not fit: "
+            "expected weight (out_features, in_features) with in_features == the input's "
+            "last dim")
+    if len(inputs) > 2 and tuple(inputs[2].shape) != (weight._data.shape[0],):
+        raise ShapeError(f"linear: bias shape {tuple(inputs[2].shape)}, expected "
+                         f"({weight._data.shape[0]},)")
+
+
+def _linear_shape(inputs, attrs):
+    return inputs[0]._data.shape[:-1] + inputs[1]._data.shape[:1]
+
+
+# a composite with its own gradient rule; backends may give it one kernel
+linear_op = declare("linear", "composite", rule_same, sig="x, weight, bias?", check=_linear_check,
+                    vjp=_linear_vjp, decompose=_linear_decompose, shape=_linear_shape,
+                    doc="x @ weight.T (+ bias): weight is (out_features, in_features)")
+
+
+def _softmax_decompose(x, *, axis):
+    from .elementwise import UNARY
+    from .reduce import amax
+    from .reduce import sum as sum_
+    e = UNARY["exp"](x - amax(x, axis, keepdim=True).detach())
+    return e / sum_(e, axis, keepdim=True)
+
+
+def _softmax_vjp(g, out, x, *, axis):
+    from .reduce import sum as sum_
+    return (out * (g - sum_(g * out, axis, keepdim=True)),)
+
+
+softmax_op = declare("softmax", "composite", rule_first, sig="x, *, axis: int",
+                     shape=shape_first, save_out=True, decompose=_softmax_decompose,
+                     vjp=_softmax_vjp,
+                     doc="exp(x) / sum(exp(x)) along axis (floating x; shifted by the max)")

@@ -53,15 +53,45 @@ def _extreme_vjp(g, out, x, *, axes, keepdims):
     return (_spread(g, x, axes, keepdims) * mask / count,)
 
 
-sum_op = declare("sum", "reduce", _sum_rule,
-                 vjp=lambda g, out, x, *, axes, keepdims: (_spread(g, x, axes, keepdims),), uses=())
-prod_op = declare("prod", "reduce", _sum_rule, vjp=_prod_vjp, save_out=True)
-max_op = declare("max", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
-min_op = declare("min", "reduce", rule_first, vjp=_extreme_vjp, save_out=True)
-any_op = declare("any", "reduce", rule_fixed(D.bool_))
-all_op = declare("all", "reduce", rule_fixed(D.bool_))
-argmax_op = declare("argmax", "reduce", rule_fixed(D.int64))
-argmin_op = declare("argmin", "reduce", rule_fixed(D.int64))
+def _reduced_shape(inputs, attrs):
+    axes, keep = attrs["axes"], attrs["keepdims"]
+    shape = inputs[0]._data.shape
+    return tuple(1 if i in axes else n for i, n in enumerate(shape) if keep or i not in axes)
+
+
+def _arg_shape(inputs, attrs):
+    axis, keep = attrs["axis"], attrs["keepdims"]
+    if axis is None:
+        return ()
+    shape = inputs[0]._data.shape
+    return tuple(1 if i == axis else n for i, n in enumerate(shape) if keep or i != axis)
+
+
+_AXES = "x, *, axes: tuple[int], keepdims: bool"
+_AXIS = "x, *, axis: int|None, keepdims: bool"
+
+
+def _r(name, rule, doc, sig=_AXES, shape=_reduced_shape, **kw):
+    return declare(name, "reduce", rule, sig=sig, shape=shape, doc=doc, **kw)
+
+
+sum_op = _r("sum", _sum_rule, "the sum over axes (sorted, distinct; empty only for 0-d x, "
+            "which is then returned as a copy); ints and bool arrive as int64",
+            vjp=lambda g, out, x, *, axes, keepdims: (_spread(g, x, axes, keepdims),), uses=())
+prod_op = _r("prod", _sum_rule, "the product over axes; ints and bool arrive as int64",
+             vjp=_prod_vjp, save_out=True)
+max_op = _r("max", rule_first, "the maximum over axes (nan if any is nan)", vjp=_extreme_vjp,
+            save_out=True)
+min_op = _r("min", rule_first, "the minimum over axes (nan if any is nan)", vjp=_extreme_vjp,
+            save_out=True)
+any_op = _r("any", rule_fixed(D.bool_), "whether any element over axes is nonzero")
+all_op = _r("all", rule_fixed(D.bool_), "whether every element over axes is nonzero")
+argmax_op = _r("argmax", rule_fixed(D.int64), "the int64 index of the first maximum along "
+               "axis (None: of the flattened x; nan counts as the maximum)", sig=_AXIS,
+               shape=_arg_shape)
+argmin_op = _r("argmin", rule_fixed(D.int64), "the int64 index of the first minimum along "
+               "axis (None: of the flattened x; nan counts as the minimum)", sig=_AXIS,
+               shape=_arg_shape)
 
 
 def _reduce(op, x: Tensor, dim, keepdim: bool):

@@ -415,7 +415,7 @@ def test_creation(opencl_device):
 
 def test_every_primitive_has_a_kernel(opencl_device):
     table = ember.device(opencl_device).kernels
-    missing = sorted(set(ember.OPS) - set(table))
+    missing = sorted(set(ember.ops.OPS) - set(table))
     assert not missing, f"the OpenCL backend has no kernel for {missing}"
 
 
