@@ -2,6 +2,7 @@
 through the plugin host, without importing CuPy until a GPU is really used."""
 from __future__ import annotations
 
+from .backend import optional
 from .errors import DeviceUnavailableError, EmberValueError
 
 __all__ = ["cuda", "rocm"]
@@ -53,7 +54,7 @@ class Accelerator:
         """Wait for the queued kernels on `device` (every device when None); with no GPU
         there is nothing queued, so this returns at once."""
         backend = self._backend()
-        sync = getattr(backend, "synchronize", None)
+        sync = optional(backend, "synchronize")
         if sync is not None and self._count(backend):
             sync(None if device is None else self._index(device))
 
@@ -67,13 +68,13 @@ class Accelerator:
 
     def empty_cache(self) -> None:
         """Return cached, unused pool memory to the driver (nothing to do with no GPU)."""
-        fn = getattr(self._backend(), "empty_cache", None)
+        fn = optional(self._backend(), "empty_cache")
         if fn is not None:
             fn()
 
     def _memory(self, what: str, device) -> int:
         backend = self._backend()
-        fn = getattr(backend, what, None)
+        fn = optional(backend, what)
         if fn is None or not self._count(backend):
             return 0
         return int(fn(self._index(device)))

@@ -1,9 +1,21 @@
-"""The backend contract: what a plugin's backend object provides (a Protocol) and its reports."""
+"""The backend contract: what a plugin's backend object provides (Protocols), its reports, and
+the check the plugin host runs on a backend when it loads."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+# What a backend's movement kernels (slice, reshape, permute, expand, diagonal) return:
+#   "strided"         NumPy-like views over the input's memory, negative steps included:
+#                     a write through the result reaches the input
+#   "positive-steps"  views for positive steps only; a negative step returns a copy
+#   "none"            every movement kernel returns a copy
+# Where a kernel may return a copy, the core makes setitem and in-place ops on a view
+# functional (slice_scatter into the base, written back), so a write is never lost.
+VIEWS = ("strided", "positive-steps", "none")
 
 
 @dataclass(frozen=True)
@@ -46,21 +58,175 @@ class Capabilities:
 
 @runtime_checkable
 class Backend(Protocol):
-    """A backend serves one device type.
+    """The members every backend has; the host refuses a backend that lacks one.
 
-    kernels: op name -> callable on native arrays (see ember.ops for each op's signature).
-    Natives never leave the backend except through to_host.
+    name: the device type it serves ('cpu', 'opencl', 'mydev': lowercase letters, digits
+        and '_', starting with a letter; not 'auto').
+    kernels: op name -> callable on native arrays.  Names are those `ember ops --json`
+        lists (primitives and declared kernels, each with its signature); an unknown name
+        is refused at load, with the closest declared name.  May be a property when the
+        table needs a library imported (it is then checked the first time it is used).
+    Natives never leave the backend except through to_host.  The optional members are in
+    OptionalMembers; read them with `optional(backend, name)`.
     """
 
     name: str
     kernels: dict[str, Callable[..., Any]]
 
-    def probe(self) -> Probe: ...
+    def probe(self) -> Probe:
+        """Whether the backend can run here; never raises (a failure is a Probe saying why
+        and what to install)."""
 
-    def devices(self) -> list[DeviceInfo]: ...
+    def devices(self) -> list[DeviceInfo]:
+        """The devices it serves, in a stable order (their index is `type:N`)."""
 
-    def from_host(self, array, index: int | None): ...
+    def from_host(self, array, index: int | None):
+        """A native copy of a NumPy array on device `index`."""
 
-    def to_host(self, native): ...
+    def to_host(self, native):
+        """A NumPy array with a native array's values."""
 
-    def capabilities(self, index: int | None) -> Capabilities: ...
+    def capabilities(self, index: int | None) -> Capabilities:
+        """The dtypes (and memory) of device `index`; checked before any kernel runs."""
+
+
+class OptionalMembers(Protocol):
+    """Members a backend may have; the host checks their type when it loads the backend.
+
+    aliases: further device types it answers to (a ROCm backend answers to 'cuda', as in
+        PyTorch); default ().
+    upcast_bfloat16: compute bfloat16 elementwise math in float32 and round the result
+        (the CPU backend: NumPy mixes ml_dtypes' bfloat16 with Python numbers in float32);
+        default False.
+    views: what its movement kernels return, one of VIEWS; default "none", the safe
+        assumption: a backend that returns views but says "none" pays for copies, one
+        that returns copies but claims views would lose writes.
+    """
+
+    aliases: tuple[str, ...]
+    upcast_bfloat16: bool
+    views: str
+
+    def kernels_for(self, index: int | None) -> dict[str, Callable[..., Any]]:
+        """The kernel table for device `index` (per-device tables: each kernel runs on that
+        device); without it every device uses `kernels`."""
+
+    def synchronize(self, index: int | None = None) -> None:
+        """Wait for the kernels queued on device `index` (every device when None)."""
+
+    def copy_to(self, native, index: int | None):
+        """A copy of `native` on device `index` of the same backend without the host
+        (peer copy); without it `tensor.to()` copies through the host."""
+
+    def empty_cache(self) -> None:
+        """Give cached, unused memory back to the driver (`ember.cuda.empty_cache()`)."""
+
+    def memory_allocated(self, index: int | None = None) -> int:
+        """Bytes held by arrays on device `index`."""
+
+    def memory_reserved(self, index: int | None = None) -> int:
+        """Bytes the backend's allocator holds on device `index`, in use or cached."""
+
+
+def _members(protocol) -> tuple[str, ...]:
+    """A Protocol's attributes and methods, in the order written."""
+    methods = [n for n, v in vars(protocol).items() if inspect.isfunction(v)
+               and not n.startswith("_")]
+    return (*protocol.__annotations__, *methods)
+
+
+REQUIRED = _members(Backend)
+OPTIONAL = _members(OptionalMembers)
+# what optional() answers for a member a backend lacks (None: a method it does not have)
+DEFAULTS: dict[str, Any] = {**dict.fromkeys(OPTIONAL), "aliases": (),
+                            "upcast_bfloat16": False, "views": "none"}
+METHODS = tuple(m for m in (*REQUIRED, *OPTIONAL) if DEFAULTS.get(m, None) is None
+                and m not in Backend.__annotations__)
+_DEVICE_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+_ABSENT = object()
+
+
+def optional(backend, name: str):
+    """An optional member of a backend (see OptionalMembers), or its default when the
+    backend lacks it: None for a method, so `fn = optional(b, "synchronize")` then
+    `if fn is not None: fn(index)`.  The one way core code reads an optional member."""
+    try:
+        default = DEFAULTS[name]
+    except KeyError:
+        from .errors import EmberValueError
+        raise EmberValueError(f"optional({name!r}): not an optional Backend member; "
+                              f"expected one of {', '.join(OPTIONAL)}") from None
+    return getattr(backend, name, default)
+
+
+def is_device_type(name) -> bool:
+    """Whether `name` can be a device type ('cpu', 'my_dev2'; never 'auto')."""
+    return isinstance(name, str) and name != "auto" and bool(_DEVICE_TYPE.fullmatch(name))
+
+
+def _closest(name: str, names: Collection[str], cutoff: float = 0.6) -> str:
+    import difflib       # only when a name is wrong: `import ember` stays light
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=cutoff)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_kernels(table, declared: Collection[str]) -> list[str]:
+    """What is wrong with a kernel table: not a dict, names that are not declared ops
+    (each with the closest declared name), values that are not callable."""
+    if not isinstance(table, dict):
+        return [f"kernels must be a dict of op name -> callable, got {type(table).__name__}"]
+    problems = []
+    for name, kernel in table.items():
+        if not isinstance(name, str) or name not in declared:
+            hint = _closest(name, declared) if isinstance(name, str) else ""
+            problems.append(f"kernel {name!r} is not a declared op or kernel{hint}; "
+                            "`ember ops --json` lists every name")
+        elif not callable(kernel):
+            problems.append(f"kernel {name!r} is not callable (got {type(kernel).__name__})")
+    return problems
+
+
+def _is_property(backend, name: str) -> bool:
+    return isinstance(inspect.getattr_static(type(backend), name, None), property)
+
+
+def validate(backend, declared: Collection[str]) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of a backend against the Protocols.
+
+    Problems make the host refuse it: a required member missing or not callable, a `name`
+    or alias that is not a device type, a kernel table that `check_kernels` faults, an
+    optional member of the wrong type.  Warnings: public names that look like a misspelt
+    member (`synchronise`), which ember would never call.  Reads no property but `name`,
+    so a `kernels` property that imports a library is checked later, on first use."""
+    problems, warnings = [], []
+    for member in REQUIRED:
+        if inspect.getattr_static(backend, member, _ABSENT) is _ABSENT:
+            problems.append(f"missing required member {member!r} (see ember.backend.Backend)")
+    for member in METHODS:
+        value = getattr(backend, member, None)
+        if value is not None and not callable(value):
+            problems.append(f"{member} must be a method, got {type(value).__name__}")
+    name = getattr(backend, "name", None)
+    if name is not None and not is_device_type(name):
+        problems.append(f"name must be a device type (lowercase letters, digits and '_', "
+                        f"starting with a letter, not 'auto'), got {name!r}")
+    aliases = optional(backend, "aliases")
+    if not isinstance(aliases, (tuple, list)) or not all(map(is_device_type, aliases)):
+        problems.append(f"aliases must be a tuple of device types, got {aliases!r}")
+    if not isinstance(optional(backend, "upcast_bfloat16"), bool):
+        problems.append("upcast_bfloat16 must be a bool, got "
+                        f"{optional(backend, 'upcast_bfloat16')!r}")
+    if optional(backend, "views") not in VIEWS:
+        problems.append(f"views must be one of {', '.join(map(repr, VIEWS))}, got "
+                        f"{optional(backend, 'views')!r}")
+    if (inspect.getattr_static(backend, "kernels", _ABSENT) is not _ABSENT
+            and not _is_property(backend, "kernels")):
+        problems += check_kernels(backend.kernels, declared)
+    members = set(REQUIRED) | set(OPTIONAL)
+    for attr in dir(backend):
+        if attr.startswith("_") or attr in members:
+            continue
+        hint = _closest(attr, members, cutoff=0.85)
+        if hint:
+            warnings.append(f"{attr!r} is not a Backend member, so ember never uses it{hint}")
+    return problems, warnings

@@ -12,6 +12,8 @@ from ember.plugins import hookimpl
 
 from .. import array_api
 
+PLUGIN_API = 1          # the ember plugin API these hookimpls implement
+
 # Kernels that meet log(0), x/0 or overflow in everyday use: PyTorch returns inf/nan
 # quietly, so these run with NumPy's floating-point warnings off.  The rest stay unwrapped
 # (errstate costs about 1 us per call, more than a small add).
@@ -146,6 +148,8 @@ class CPUBackend:
     # NumPy mixes ml_dtypes' bfloat16 with Python numbers in float32: compute bfloat16
     # elementwise math in float32 and round the result (the dispatcher does it)
     upcast_bfloat16 = True
+    # NumPy's slicing, reshape, transpose and broadcast_to return views, negative steps too
+    views = "strided"
 
     def __init__(self):
         table = array_api.kernels(np)

@@ -21,6 +21,10 @@ __all__ = ["CuPyBackend"]
 class CuPyBackend:
     """CuPy on NVIDIA (CUDA) or AMD (ROCm) GPUs; `distribution` names the plugin using it."""
 
+    # CuPy's slicing, reshape, transpose and broadcast_to return views like NumPy's,
+    # negative steps too
+    views = "strided"
+
     def __init__(self, distribution: str = "ember-cuda12"):
         if distribution not in FLAVOURS:
             from ember.errors import EmberValueError

@@ -12,6 +12,8 @@ import threading
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 
+PLUGIN_API = 1          # the ember plugin API these hookimpls implement
+
 # bfloat16 has no OpenCL C type; float16 needs cl_khr_fp16, float64 CL_DEVICE_DOUBLE_FP_CONFIG
 BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32")
 
@@ -38,6 +40,9 @@ class OpenCLBackend:
 
     name = "opencl"
     aliases = ()
+    # slice (negative steps too), permute and expand are strided views over the same
+    # buffer (movement.py); reshape of a non-contiguous input copies, as NumPy's does
+    views = "strided"
 
     def __init__(self):
         self._lock = threading.Lock()
