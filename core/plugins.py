@@ -1,20 +1,34 @@
-"""The plugin host: entry-point discovery, lazy loading, version gating, failure capture."""
+"""The plugin host: entry-point discovery, lazy loading, version and plugin-API gating,
+backend validation, failure capture, and messages that say why a device type is missing."""
 from __future__ import annotations
 
 import importlib
 import os
 import threading
 import traceback
+import warnings
 from dataclasses import dataclass, field
 
 import pluggy
 
 from . import hookspecs
+from .backend import check_kernels, optional, validate
 from .errors import DeviceUnavailableError
 
 GROUP = "ember.plugins"
+# The plugin API this ember speaks.  A plugin module declares the one it implements,
+# `PLUGIN_API = 1` beside its hookimpls; one that declares none was written before the
+# declaration existed, so it is taken to speak plugin API 1 (ASSUMED_PLUGIN_API).
 PLUGIN_API_VERSION = 1
+ASSUMED_PLUGIN_API = 1
+# The requirement on `ember` a plugin for plugin API 1 declares: every ember 0.x speaks it
+# (the next plugin API comes with ember 1.0).  README, compat_matrix/ember.toml and the
+# plugin pyprojects say the same (tests/plugins/test_contract.py checks them).
+PLUGIN_API_RANGE = ">=0.1,<1"
 hookimpl = pluggy.HookimplMarker("ember")
+
+# Statuses of a plugin that is installed but serves nothing.
+BROKEN = ("failed", "incompatible", "invalid", "disabled")
 
 # First-party plugins: what to install when a device type has no plugin here.
 INSTALL_HINTS = {
@@ -25,6 +39,10 @@ INSTALL_HINTS = {
 }
 
 
+class PluginWarning(UserWarning):
+    """Something about the installed plugins or EMBER_DISABLE_PLUGINS needs attention."""
+
+
 @dataclass
 class PluginRecord:
     """What the host knows about one entry point: its status and, when broken, why."""
@@ -33,15 +51,26 @@ class PluginRecord:
     value: str
     distribution: str = ""
     version: str = ""
-    requires_ember: str = ""        # the plugin-API range: its requirement on `ember`
-    status: str = "not loaded"      # loaded | failed | incompatible | disabled | not loaded
+    requires_ember: str = ""        # its requirement on `ember`, read before import
+    plugin_api: int | None = None   # the PLUGIN_API its module declares (None: none declared)
+    status: str = "not loaded"      # "loaded", "not loaded" or one of BROKEN
     error: str = ""                 # traceback or explanation
-    device_types: list = field(default_factory=list)
+    fix: str = ""                   # the next thing to do, for a broken plugin
+    warnings: list = field(default_factory=list)      # validation notes of a loaded backend
+    device_types: list = field(default_factory=list)  # served (or, when invalid, claimed)
+
+    @property
+    def label(self) -> str:
+        """'toy' (ember-toy 1.0): how messages name it."""
+        dist = " ".join(x for x in (self.distribution, self.version) if x)
+        return f"{self.name!r}" + (f" ({dist})" if dist else "")
 
 
 _lock = threading.RLock()
 _records: dict[str, PluginRecord] | None = None
 _backends: dict[str, object] = {}     # device type (and aliases) -> backend
+_checked: dict[int, dict] = {}        # kernel tables already validated (held: ids stay unique)
+_warned: set[str] = set()             # EMBER_DISABLE_PLUGINS names already warned about
 _pm: pluggy.PluginManager | None = None
 
 
@@ -85,29 +114,108 @@ def _discover() -> dict[str, PluginRecord]:
         rec = PluginRecord(name="cpu", value="ember.backends.cpu", distribution="ember")
         records["cpu"] = rec
     _records = records
+    _warn_unknown_disabled()
     return records
 
 
+# -- EMBER_DISABLE_PLUGINS --------------------------------------------------------------------
 def _disabled() -> set[str]:
     raw = os.environ.get("EMBER_DISABLE_PLUGINS", "")
     return {x.strip() for x in raw.split(",") if x.strip()}
 
 
-def _compatible(rec: PluginRecord) -> str:
-    """'' when the plugin's range on `ember` admits this ember, else the explanation."""
+def _disabled_by(rec: PluginRecord) -> str:
+    """The EMBER_DISABLE_PLUGINS name that blocks this plugin (its entry point or its
+    distribution), or ''."""
+    names = _disabled()
+    return next((n for n in (rec.name, rec.distribution) if n and n in names), "")
+
+
+def unknown_disabled() -> list[str]:
+    """EMBER_DISABLE_PLUGINS names that match no installed entry point or distribution."""
+    recs = _discover()
+    known = set(recs) | {r.distribution for r in recs.values() if r.distribution}
+    return sorted(_disabled() - known)
+
+
+def _warn_unknown_disabled() -> None:
+    new = [n for n in unknown_disabled() if n not in _warned]
+    if new:
+        _warned.update(new)
+        warnings.warn(
+            f"EMBER_DISABLE_PLUGINS names {', '.join(map(repr, new))}: no installed plugin "
+            "has that name, so nothing is disabled by it; the plugins here are "
+            f"{', '.join(sorted(_discover()))} (entry-point names; distribution names work too)",
+            PluginWarning, stacklevel=3)
+
+
+# -- gates before and after import ------------------------------------------------------------
+def _range_refusal(rec: PluginRecord) -> tuple[str, str]:
+    """('', '') when the plugin's range on `ember` admits this ember, else (why, fix)."""
     if not rec.requires_ember:
-        return ""
+        return "", ""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
     spec = rec.requires_ember.strip("()[] ")
+    here = _ember_version()
     try:
-        ok = SpecifierSet(spec).contains(_ember_version(), prereleases=True)
+        specs = SpecifierSet(spec)
     except InvalidSpecifier:
-        return f"its requirement on ember ({rec.requires_ember!r}) is not a valid range"
-    if ok:
-        return ""
-    return (f"{rec.distribution} {rec.version} supports ember{spec} (plugin API "
-            f"{PLUGIN_API_VERSION} is ember {_ember_version()}); install a release of "
-            f"{rec.distribution} made for this ember: pip install -U {rec.distribution}")
+        return (f"its requirement on ember ({rec.requires_ember!r}) is not a valid version "
+                "range", f"report this to the authors of {rec.distribution}")
+    if specs.contains(here, prereleases=True):
+        return "", ""
+    newer = False
+    for s in specs:
+        try:
+            newer |= s.operator in (">", ">=", "~=", "==", "===") and Version(
+                s.version.rstrip(".*")) > Version(here)
+        except InvalidVersion:
+            pass
+    why = (f"{rec.distribution} {rec.version} requires ember{spec}; this is ember {here} "
+           f"(plugin API {PLUGIN_API_VERSION})")
+    if newer:
+        return why, (f"upgrade ember to a release in ember{spec}, or install a release of "
+                     f"{rec.distribution} made for ember {here}: "
+                     f"pip install '{rec.distribution}<{rec.version}'")
+    return why, (f"install a release of {rec.distribution} made for ember {here}: "
+                 f"pip install -U {rec.distribution}")
+
+
+def _api_refusal(obj, rec: PluginRecord) -> tuple[str, str]:
+    """('', '') when the plugin module's PLUGIN_API is this ember's, else (why, fix)."""
+    declared = getattr(obj, "PLUGIN_API", None)
+    rec.plugin_api = declared
+    api = ASSUMED_PLUGIN_API if declared is None else declared
+    if type(api) is not int:
+        return (f"its PLUGIN_API must be an int, got {api!r}",
+                f"report this to the authors of {rec.distribution}")
+    if api == PLUGIN_API_VERSION:
+        return "", ""
+    said = (f"declares PLUGIN_API = {api}" if declared is not None
+            else f"declares no PLUGIN_API (taken as {ASSUMED_PLUGIN_API})")
+    why = (f"{rec.distribution} {rec.version} {said}; this ember ({_ember_version()}) "
+           f"speaks plugin API {PLUGIN_API_VERSION}")
+    if api > PLUGIN_API_VERSION:
+        return why, (f"upgrade ember to a release that speaks plugin API {api}, or install a "
+                     f"release of {rec.distribution} for plugin API {PLUGIN_API_VERSION}: "
+                     f"pip install '{rec.distribution}<{rec.version}'")
+    return why, (f"install a release of {rec.distribution} for plugin API "
+                 f"{PLUGIN_API_VERSION}: pip install -U {rec.distribution}")
+
+
+def _declared() -> frozenset:
+    from .ops._op import declared_names
+    return declared_names()
+
+
+def _refuse_backends(rec: PluginRecord, found: list, problems: list[str]) -> None:
+    rec.status = "invalid"
+    rec.device_types = [b.name for b in found if isinstance(getattr(b, "name", None), str)]
+    rec.error = "\n".join(problems)        # one line each; see ember.backend
+    rec.fix = (f"install a release of {rec.distribution or rec.name} that meets it "
+               f"(pip install -U {rec.distribution or rec.name}) or report this to its "
+               f"authors; EMBER_DISABLE_PLUGINS={rec.name} silences it")
 
 
 def load(name: str) -> PluginRecord:
@@ -118,40 +226,65 @@ def load(name: str) -> PluginRecord:
             raise KeyError(name)
         if rec.status != "not loaded":
             return rec
-        if name in _disabled():
-            rec.status, rec.error = "disabled", "blocked by EMBER_DISABLE_PLUGINS"
+        token = _disabled_by(rec)
+        if token:
+            rec.status = "disabled"
+            rec.error = (f"blocked by EMBER_DISABLE_PLUGINS="
+                         f"{os.environ.get('EMBER_DISABLE_PLUGINS', '')}")
+            rec.fix = f"remove {token!r} from EMBER_DISABLE_PLUGINS to use it"
+            if name == "cpu":
+                rec.fix += (" (ember needs the CPU backend for CPU tensors, the default "
+                            "device, and for the CPU fallback)")
             return rec
-        why = _compatible(rec)
+        why, fix = _range_refusal(rec)
         if why:
-            rec.status, rec.error = "incompatible", why
+            rec.status, rec.error, rec.fix = "incompatible", why, fix
             return rec
         try:
             ep = getattr(rec, "_ep", None)
             obj = ep.load() if ep is not None else importlib.import_module(rec.value)
+            why, fix = _api_refusal(obj, rec)
+            if why:
+                rec.status, rec.error, rec.fix = "incompatible", why, fix
+                return rec
             pm = manager()
             pm.register(obj, name=name)
             pm.check_pending()
-            found = []
-            for result in _call_one(pm, obj, "ember_backends"):
-                for backend in result or ():
-                    found.append(backend)
+            found = [b for result in _call_one(pm, obj, "ember_backends") for b in result or ()]
+            problems, notes = [], []
+            declared = _declared()
             for backend in found:
-                kinds = [backend.name, *getattr(backend, "aliases", ())]
+                bad, odd = validate(backend, declared)
+                label = f"backend {getattr(backend, 'name', '?')!r} ({type(backend).__name__})"
+                problems += [f"{label}: {p}" for p in bad]
+                notes += [f"{label}: {w}" for w in odd]
+            if problems:
+                _refuse_backends(rec, found, problems)
+                pm.unregister(name=name)
+                return rec
+            for backend in found:
+                kinds = [backend.name, *optional(backend, "aliases")]
                 for kind in kinds:
                     # the first plugin to claim a type keeps it; aliases never displace
                     _backends.setdefault(kind, backend)
                 rec.device_types.extend(kinds)
+            rec.warnings = notes
             rec.status = "loaded"
         except BaseException as exc:  # a broken plugin must never break ember
             if isinstance(exc, KeyboardInterrupt):
                 raise
             rec.status = "failed"
             rec.error = "".join(traceback.format_exception(exc))
+            dist = rec.distribution or rec.name
+            rec.fix = (f"reinstall it (pip install --force-reinstall {dist}) or remove it "
+                       f"(pip uninstall {dist}); if it persists, report the traceback "
+                       "(`ember doctor`) to its authors")
             try:
                 manager().unregister(name=name)
             except Exception:
                 pass
-        _reset_observers()
+        finally:
+            _reset_observers()
         return rec
 
 
@@ -204,6 +337,53 @@ def find_backend(kind: str):
     return None
 
 
+# -- kernel tables ----------------------------------------------------------------------------
+def kernel_table(backend, index: int | None = None) -> dict:
+    """The kernel table for device `index` of a backend (its `kernels_for(index)` where it
+    has per-device tables, else `kernels`), checked against the declared op names the
+    first time it is seen.  A faulty table makes the backend's plugin 'invalid' and raises
+    DeviceUnavailableError saying why."""
+    per_device = optional(backend, "kernels_for")
+    table = per_device(index) if per_device is not None else backend.kernels
+    if id(table) not in _checked:
+        problems = check_kernels(table, _declared())
+        with _lock:
+            if problems:
+                _refuse_loaded(backend, problems)
+                raise DeviceUnavailableError(unavailable_message(backend.name))
+            _checked[id(table)] = table
+    return table
+
+
+def _refuse_loaded(backend, problems: list[str]) -> None:
+    """A loaded backend whose table turned out faulty: its plugin becomes 'invalid'."""
+    label = f"backend {backend.name!r} ({type(backend).__name__})"
+    for kind in [k for k, b in _backends.items() if b is backend]:
+        del _backends[kind]
+    for rec in _discover().values():
+        if rec.status == "loaded" and backend.name in rec.device_types:
+            _refuse_backends(rec, [backend], [f"{label}: {p}" for p in problems])
+
+
+def available_kernel_sources(op_name: str) -> tuple[str, ...]:
+    """The device types that can run `op_name` here, 'cpu' first: backends that are loaded
+    (every plugin is loaded first, so the answer does not depend on what ran before),
+    available by their probe (probed once each), with a kernel of that name.  The CPU
+    fallback may run the op when 'cpu' is among them."""
+    load_all()
+    found = []
+    for kind, backend in list(_backends.items()):
+        if kind != backend.name or not _probe(backend).available:
+            continue          # an alias, or a backend that cannot run here
+        try:
+            if op_name in kernel_table(backend):
+                found.append(kind)
+        except DeviceUnavailableError:
+            continue          # refused just now: its record says why
+    return tuple(sorted(found, key=lambda k: (k != "cpu", k)))
+
+
+# -- availability and what to say when there is none ----------------------------------------
 def _probe(backend):
     probe = getattr(backend, "_ember_probe", None)
     if probe is None:
@@ -220,19 +400,53 @@ def _probe(backend):
     return probe
 
 
+STATE_WORDS = {
+    "failed": "is installed but failed to import",
+    "incompatible": "is installed but refused: it is made for another ember",
+    "invalid": "is installed but its backend was refused",
+    "disabled": "is installed but disabled",
+}
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def broken_for(kind: str) -> list[PluginRecord]:
+    """Installed plugins that would serve a device type but do not: failed, incompatible,
+    invalid or disabled ones claiming it, or named after it (a plugin that failed to
+    import never said which types it serves)."""
+    return [r for r in _discover().values() if r.status in BROKEN
+            and (kind in r.device_types or r.name.startswith(kind))]
+
+
+def unavailable_message(kind: str) -> str:
+    """Why no backend serves a device type, and the fix (DeviceUnavailableError's text)."""
+    mine = broken_for(kind)
+    tail = "\n  (`ember doctor` shows every backend and why it is or is not usable)"
+    if mine:
+        parts = []
+        for rec in mine:
+            if rec.status == "invalid":     # every problem, one line each
+                why = ":" + "".join(f"\n    - {line}" for line in rec.error.splitlines())
+            else:
+                why = ": " + _last_line(rec.error)
+            parts.append(f"\n  plugin {rec.label} {STATE_WORDS[rec.status]}{why}"
+                         f"\n  fix: {rec.fix}")
+        return f"device type '{kind}' is not available:{''.join(parts)}{tail}"
+    others = [r for r in _discover().values() if r.status in BROKEN]
+    notes = "".join(f"\n  plugin {r.label} {r.status}: {_last_line(r.error)}" for r in others)
+    hint = INSTALL_HINTS.get(kind, f"install the plugin that provides '{kind}' devices")
+    return (f"device type '{kind}' is not available: no installed plugin provides it."
+            f"{notes}\n  fix: {hint}{tail}")
+
+
 def backend_for(kind: str):
     """The available backend for a device type, or DeviceUnavailableError saying why not."""
     backend = find_backend(kind)
     if backend is None:
-        failed = [r for r in _discover().values() if r.status in ("failed", "incompatible",
-                                                                 "disabled")]
-        notes = "".join(f"\n  plugin {r.name!r} ({r.distribution or 'unknown'}) {r.status}: "
-                        f"{r.error.strip().splitlines()[-1] if r.error else ''}" for r in failed)
-        hint = INSTALL_HINTS.get(kind, f"install the plugin that provides '{kind}' devices")
-        raise DeviceUnavailableError(
-            f"device type '{kind}' is not available: no installed plugin provides it."
-            f"{notes}\n  fix: {hint}\n  (`ember doctor` shows every backend and why it is "
-            "or is not usable)")
+        raise DeviceUnavailableError(unavailable_message(kind))
     probe = _probe(backend)
     if not probe.available:
         raise DeviceUnavailableError(
@@ -252,6 +466,45 @@ def try_backend_for(kind: str):
 
 def loaded_backends() -> dict[str, object]:
     return dict(_backends)
+
+
+# -- what the doctor and the CLI ask ----------------------------------------------------------
+def host_findings() -> list[dict]:
+    """What the host itself found, as doctor findings (reference, severity, message, seen,
+    fix, detail): refused backends, validation warnings, EMBER_DISABLE_PLUGINS names that
+    match nothing, the CPU backend disabled.  Loads every plugin."""
+    recs = load_all()
+    raw = os.environ.get("EMBER_DISABLE_PLUGINS", "")
+    found = []
+    unknown = unknown_disabled()
+    if unknown:
+        found.append({"reference": "plugin-disable-unknown", "severity": "warning",
+                      "message": f"EMBER_DISABLE_PLUGINS names {', '.join(unknown)}: no "
+                                 "installed plugin has that name, so nothing is disabled by it",
+                      "seen": f"EMBER_DISABLE_PLUGINS={raw}; plugins here: "
+                              f"{', '.join(r.name for r in recs)}",
+                      "fix": "use an entry-point or distribution name from `ember doctor`'s "
+                             "plugin table, or unset EMBER_DISABLE_PLUGINS"})
+    for rec in recs:
+        if rec.status == "invalid":
+            found.append({"reference": "plugin-invalid", "severity": "problem",
+                          "message": f"plugin {rec.label}: its backend "
+                                     f"{', '.join(rec.device_types)} was refused: "
+                                     f"{rec.error.splitlines()[0]}",
+                          "seen": rec.error, "fix": rec.fix})
+        elif rec.status == "loaded" and rec.warnings:
+            found.append({"reference": "plugin-backend-unused-member", "severity": "warning",
+                          "message": f"plugin {rec.label}: {rec.warnings[0]}",
+                          "seen": "\n".join(rec.warnings[1:]),
+                          "fix": f"rename the member, or report it to the authors of "
+                                 f"{rec.distribution or rec.name}"})
+        elif rec.name == "cpu" and rec.status == "disabled":
+            found.append({"reference": "cpu-disabled", "severity": "problem",
+                          "message": "cpu: the CPU backend is disabled by "
+                                     "EMBER_DISABLE_PLUGINS: every CPU tensor (the default "
+                                     "device) fails with DeviceUnavailableError",
+                          "seen": f"EMBER_DISABLE_PLUGINS={raw}", "fix": rec.fix})
+    return found
 
 
 def compat_data() -> list:
@@ -279,6 +532,7 @@ def _reset_for_tests() -> None:
         _records = None
         _pm = None
         _backends.clear()
+        _checked.clear()
         importlib.invalidate_caches()
         from .device import Device
         for dev in list(Device._interned.values()):

@@ -21,7 +21,6 @@ HOST_COMPONENTS = ("python", "ember", "driver", "gpu-arch", "cuda", "rocm", "ope
 NVIDIA_PROC = "/proc/driver/nvidia/version"
 AMD_KFD = "/dev/kfd"
 ROCM_INFO = "/opt/rocm/.info/version"
-_CUPY_CUDA_WHEEL = re.compile(r"cupy-cuda(\d+)x")
 
 
 def scrub(text: str, home: str | None = None) -> str:
@@ -125,13 +124,7 @@ def components(matrix: Matrix, host_drivers: dict) -> Facts:
     facts.set("ember", ember.__version__, "ember.__version__")
     for name in sorted(matrix.components() - set(HOST_COMPONENTS)):
         facts.set(name, distribution_version(name), "installed distribution")
-    for name in sorted(facts.components):
-        if name.startswith("cupy-"):
-            facts.set("cupy", facts.components[name], name)
-            wheel = _CUPY_CUDA_WHEEL.fullmatch(name)
-            if wheel and "cuda" not in facts.components:
-                # the wheel fixes the CUDA major; a backend probe may later say the exact one
-                facts.set("cuda", wheel.group(1), f"{name} wheel name")
+    facts.derive()       # the CUDA major of a cupy-cudaNNx wheel; a probe may say more
     nvidia, amd = host_drivers["nvidia"], host_drivers["amd"]
     facts.set("driver", nvidia.get("version"), nvidia.get("origin", ""))
     facts.set("gpu-arch", nvidia.get("gpu_arch"), "nvidia-smi")
@@ -182,13 +175,14 @@ def backend_row(kind: str, backend, records, matrix: Matrix) -> dict:
            "fix": "", "reference": "", "details": {}, "devices": [], "detail": ""}
     if backend is None:
         first_party = {p["distribution"] for p in matrix.plugins_for(kind)}
-        broken = [r for r in records if r.status in ("failed", "incompatible", "disabled")
+        broken = [r for r in records
+                  if r.status in ("failed", "incompatible", "invalid", "disabled")
                   and (r.distribution in first_party or kind in r.device_types
                        or r.name == kind)]
         if broken:
             rec = broken[0]
             row.update(status=rec.status, plugin=rec.name, distribution=rec.distribution,
-                       reason=_last_line(rec.error), detail=scrub(rec.error))
+                       reason=_last_line(rec.error), fix=rec.fix, detail=scrub(rec.error))
         else:
             row.update(status="not installed", fix=matrix.install_hint(kind),
                        reason=f"no installed plugin provides '{kind}' devices")

@@ -72,7 +72,10 @@ def build_report(device: str | None = None, smoke: bool = True, timeout: float |
               "plugins": collect.plugin_rows(plugins.records()), "backends": rows,
               "smoke": runs}
     results, findings = diagnose.diagnose(report, matrix)
-    findings += notes + _plugin_checks()
+    # what the plugin host found itself: refused backends, EMBER_DISABLE_PLUGINS names
+    # that match nothing, the CPU backend disabled
+    findings += notes + _plugin_checks() + [Finding.from_dict(f)
+                                            for f in plugins.host_findings()]
     # plugin checks and probes write free text: scrub everything once more before it leaves
     findings = [Finding(**collect.scrub_all(f.to_dict())) for f in findings]
     return collect.scrub_all(report), findings, results

@@ -30,6 +30,11 @@ FAKES = {
             def devices(self):
                 return []
 
+            def from_host(self, array, index):
+                raise AssertionError("an unavailable backend gets no arrays")
+
+            to_host = capabilities = from_host
+
         @hookimpl
         def ember_backends():
             return [GadgetBackend()]
