@@ -1,0 +1,71 @@
+"""ember.distributed: process groups and collectives, as torch.distributed, on MPI (mpi4py)
+and NCCL (CuPy); communication backends are plugins (hook `ember_process_groups`).
+
+Start a job with `ember run -n 4 train.py` (or `mpiexec -n 4 python train.py`), then::
+
+    import ember.distributed as dist
+    dist.init_process_group()            # MPI, and NCCL for GPU tensors where it works
+    dist.all_reduce(t)                   # t: a tensor of any device, summed in place
+
+Every collective times out (init_process_group(timeout=...), EMBER_DISTRIBUTED_TIMEOUT,
+default 600 s) with the ranks that did not arrive; EMBER_DISTRIBUTED_DEBUG=1 compares each
+collective across the ranks first and names each rank's call site where they differ.
+"""
+from __future__ import annotations
+
+from .collectives import (
+    ReduceOp,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    all_to_all_single,
+    barrier,
+    broadcast,
+    gather,
+    irecv,
+    isend,
+    recv,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+    send,
+)
+from .errors import CollectiveMismatchError, DistributedError, DistributedTimeoutError
+from .group import (
+    GroupMember,
+    ProcessGroup,
+    destroy_process_group,
+    get_backend,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_initialized,
+    new_group,
+)
+from .work import Work
+
+__all__ = [
+    "init_process_group", "destroy_process_group", "is_initialized", "is_available",
+    "get_rank", "get_world_size", "get_backend", "get_process_group_ranks", "new_group",
+    "GroupMember", "ProcessGroup", "Work", "ReduceOp",
+    "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+    "reduce_scatter_tensor", "reduce", "gather", "scatter", "barrier", "send", "recv",
+    "isend", "irecv", "all_to_all", "all_to_all_single",
+    "check_equivalence", "EquivalenceReport",
+    "DistributedError", "DistributedTimeoutError", "CollectiveMismatchError",
+]
+
+
+def is_available() -> bool:
+    """True: ember.distributed is part of every ember (backends come from plugins)."""
+    return True
+
+
+def __getattr__(name: str):
+    if name in ("check_equivalence", "EquivalenceReport"):
+        from . import equivalence
+        return getattr(equivalence, name)
+    raise AttributeError(f"module 'ember.distributed' has no attribute {name!r}")
