@@ -21,6 +21,7 @@ HOST_COMPONENTS = ("python", "ember", "driver", "gpu-arch", "cuda", "rocm", "ope
 NVIDIA_PROC = "/proc/driver/nvidia/version"
 AMD_KFD = "/dev/kfd"
 ROCM_INFO = "/opt/rocm/.info/version"
+_CUPY_CUDA_WHEEL = re.compile(r"cupy-cuda(\d+)x")
 
 
 def scrub(text: str, home: str | None = None) -> str:
@@ -124,7 +125,13 @@ def components(matrix: Matrix, host_drivers: dict) -> Facts:
     facts.set("ember", ember.__version__, "ember.__version__")
     for name in sorted(matrix.components() - set(HOST_COMPONENTS)):
         facts.set(name, distribution_version(name), "installed distribution")
-    facts.derive()       # the CUDA major of a cupy-cudaNNx wheel; a probe may say more
+    for name in sorted(facts.components):
+        if name.startswith("cupy-"):
+            facts.set("cupy", facts.components[name], name)
+            wheel = _CUPY_CUDA_WHEEL.fullmatch(name)
+            if wheel and "cuda" not in facts.components:
+                # the wheel fixes the CUDA major; a backend probe may later say the exact one
+                facts.set("cuda", wheel.group(1), f"{name} wheel name")
     nvidia, amd = host_drivers["nvidia"], host_drivers["amd"]
     facts.set("driver", nvidia.get("version"), nvidia.get("origin", ""))
     facts.set("gpu-arch", nvidia.get("gpu_arch"), "nvidia-smi")
