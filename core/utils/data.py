@@ -541,3 +541,11 @@ class _SingleProcessIter:
     def __next__(self):
         indices = next(self._indices) if self._indices is not None else None
         return self._fetcher.fetch(indices)
+
+
+# torch's paths to the sampler: ember.utils.data.distributed.DistributedSampler (importable
+# too, though this module is no package) and ember.utils.data.DistributedSampler
+from . import distributed_sampler as distributed  # noqa: E402
+from .distributed_sampler import DistributedSampler  # noqa: E402, F401
+
+__import__("sys").modules[__name__ + ".distributed"] = distributed
