@@ -5,6 +5,7 @@ from ember.backends.cupy import CuPyBackend
 from ember.backends.cupy.compat import compat_data
 from ember.plugins import hookimpl
 
+PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 DISTRIBUTION = "ember-cuda13"
 
 

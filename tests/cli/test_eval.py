@@ -89,7 +89,7 @@ def test_plugin_outside_its_range_is_incompatible():
 
 
 def test_first_party_plugin_version_against_ember():
-    _, findings = compat_findings(facts("ember=0.2.0", "ember-opencl=0.1.3"), MATRIX)
+    _, findings = compat_findings(facts("ember=1.0.0", "ember-opencl=0.1.3"), MATRIX)
     assert by_reference(findings)["ember-opencl-ember-mismatch"].severity == "problem"
 
 
