@@ -23,7 +23,7 @@ PLUGIN_API_VERSION = 1
 ASSUMED_PLUGIN_API = 1
 # The requirement on `ember` a plugin for plugin API 1 declares: every ember 0.x speaks it
 # (the next plugin API comes with ember 1.0).  README, compat_matrix/ember.toml and the
-# plugin pyprojects say the same (tests/plugins/test_contract.py checks them).
+# plugin pyprojects say the same (tests/plugins/test_backend_contract.py checks them).
 PLUGIN_API_RANGE = ">=0.1,<1"
 hookimpl = pluggy.HookimplMarker("ember")
 
