@@ -27,10 +27,12 @@ def kernels(xp) -> dict:
         e = xp.exp(-xp.abs(x))
         return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
+    # kernels other than the movement ones return new memory (the backend contract): a
+    # reduction over no axis (a 0-d input) is a copy, never the input itself
     def reduce(fn):
         def k(x, *, axes, keepdims):
             if not axes:
-                return x if x.ndim == 0 or not keepdims else x
+                return xp.asarray(x, copy=True)
             return fn(x, axis=axes, keepdims=keepdims)
         return k
 
@@ -51,13 +53,13 @@ def kernels(xp) -> dict:
     def sum_(x, *, axes, keepdims):
         # the op casts integer inputs to int64 first, so the dtype is already right
         if not axes:
-            return x
+            return xp.asarray(x, copy=True)
         return xp.sum(x, axis=None if len(axes) == x.ndim and not keepdims else axes,
                       keepdims=keepdims)
 
     def prod_(x, *, axes, keepdims):
         if not axes:
-            return x
+            return xp.asarray(x, copy=True)
         return xp.prod(x, axis=axes, keepdims=keepdims)
 
     def slice_(x, *, index):
@@ -69,7 +71,7 @@ def kernels(xp) -> dict:
         return out
 
     def flip(x, *, axes):
-        return xp.flip(x, axis=axes)
+        return xp.asarray(xp.flip(x, axis=axes), copy=True)    # never a view (PyTorch)
 
     def pad(x, *, pads, value):
         shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pads))

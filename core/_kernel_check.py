@@ -51,6 +51,14 @@ def check_output(op, device, inputs, attrs, result) -> None:
     if tuple(getattr(native, "shape", host.shape)) != tuple(host.shape):
         raise KernelOutputError(f"{where}: the array's shape {tuple(native.shape)} differs from "
                                 f"what to_host gives, {tuple(host.shape)}")
+    if op.kind != "movement" and isinstance(native, np.ndarray):
+        for x in inputs:
+            if type(x) is Tensor and isinstance(x._data, np.ndarray) and \
+                    np.may_share_memory(native, x._data):
+                raise KernelOutputError(
+                    f"{where}: the kernel returned (a view of) an input's memory; only the "
+                    "movement kernels may return views, every other kernel new memory (an "
+                    "in-place write into the result would reach the input)")
 
 
 def _expected_shape(op, device, inputs, attrs):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from ember import ops
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 
@@ -140,6 +141,33 @@ def _ufunc_reduce(ufunc, general):
     return kernel
 
 
+_SCALAR_KINDS = ("unary", "binary", "reduce", "linalg", "composite", "gradient")
+
+
+def _arrays(fn, kind, ndarray=np.ndarray, asarray=np.asarray):
+    """fn, with a NumPy scalar result made a 0-d array.  One wrapper per arity (the
+    defaults bind the names): *args costs more than the rest of a small op's dispatch."""
+    if kind == "unary":
+        def kernel(x):
+            out = fn(x)
+            return out if out.__class__ is ndarray else asarray(out)
+    elif kind == "binary":
+        def kernel(x, y):
+            out = fn(x, y)
+            return out if out.__class__ is ndarray else asarray(out)
+    elif kind == "reduce":
+        def kernel(x, **attrs):
+            out = fn(x, **attrs)
+            return out if out.__class__ is ndarray else asarray(out)
+    else:
+        def kernel(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            return out if out.__class__ is ndarray else asarray(out)
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    kernel.__wrapped__ = fn
+    return kernel
+
+
 class CPUBackend:
     """NumPy on the host."""
 
@@ -181,6 +209,11 @@ class CPUBackend:
                             ("min", np.minimum), ("any", np.logical_or),
                             ("all", np.logical_and)):
             table[name] = _ufunc_reduce(ufunc, table[name])
+        # NumPy gives 0-d results as scalars, which nothing can write into (`loss += 1`,
+        # `t[...] = 0`) and which no view shares: the contract is an array from every kernel
+        for name, op in ops.REGISTRY.items():
+            if name in table and op.kind in _SCALAR_KINDS:
+                table[name] = _arrays(table[name], op.kind if name != "cast" else "")
         self.kernels = table
 
     def probe(self) -> Probe:

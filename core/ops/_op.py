@@ -112,8 +112,10 @@ def parse_signature(sig: str) -> dict:
             keyword = True
             continue
         name, _, kind = (s.strip() for s in part.partition(":"))
-        if name.startswith("*"):
-            variadic, name = True, name[1:]
+        if name.startswith("*"):          # *xs: any number of inputs; then keywords only
+            variadic = keyword = True
+            inputs.append({"name": name[1:], "type": kind or "array", "optional": True})
+            continue
         if keyword:
             if not kind:
                 raise ValueError(f"signature {sig!r}: attribute {name!r} needs a type")
