@@ -13,6 +13,7 @@ COMMANDS = {
     "ops": ("ember.tools.ops", "op coverage: which ops each backend implements"),
     "compat": ("ember.tools.compat", "evaluate the compatibility matrix (check, explain)"),
     "bench": ("ember.tools.bench", "per-op dispatcher overhead against NumPy and PyTorch"),
+    "run": ("ember.tools.run", "start a data-parallel job: ember run -n N script.py ..."),
 }
 
 

@@ -22,13 +22,15 @@ KINDS = ("init", "barrier", "all_reduce", "broadcast", "all_gather", "reduce_sca
 CODE = {k: i for i, k in enumerate(KINDS)}
 
 # Launchers and the variables each sets: rank, world size, local rank, local size.
+# MPI launchers first: `ember run` sets torchrun's variables too, for scripts that read
+# them; torchrun before Slurm, since torchrun often runs inside a Slurm allocation.
 LAUNCHERS = (
-    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
     ("MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
     ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_LOCAL_SIZE"),
     ("MVAPICH", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK",
      "MV2_COMM_WORLD_LOCAL_SIZE"),
+    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
     ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
 )
 
@@ -445,18 +447,25 @@ def _install_guards() -> None:
 
     def excepthook(kind, value, tb):
         previous(kind, value, tb)
-        group = _WORLD_STATE["group"]
-        if group is not None and group.size > 1:
-            group.board.state(FAILED)
-            print(f"ember.distributed: rank {group.rank} failed ({kind.__name__}); ending "
-                  f"the job's {group.size} processes", file=sys.stderr, flush=True)
-            # the launcher forwards each rank's output through a pipe: give it (and the
-            # other ranks' own errors) a moment to get out before the job is killed
-            time.sleep(0.5)
-            abort(1)
+        end_job(1, kind.__name__)
 
     sys.excepthook = excepthook
     atexit.register(_at_exit)
+
+
+def end_job(code: int, reason: str) -> None:
+    """After an uncaught error on this rank: say so and end every rank of the job (the
+    others would wait for their timeout).  Returns only when no group of >1 ranks exists."""
+    group = _WORLD_STATE["group"]
+    if group is None or group.size < 2:
+        return
+    group.board.state(FAILED)
+    print(f"ember.distributed: rank {group.rank} failed ({reason}); ending the job's "
+          f"{group.size} processes", file=sys.stderr, flush=True)
+    # the launcher forwards each rank's output through a pipe: give it (and the other
+    # ranks' own errors) a moment to get out before the job is killed
+    time.sleep(0.5)
+    abort(code)
 
 
 def abort(code: int = 1) -> None:
