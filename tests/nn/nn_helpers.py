@@ -51,3 +51,15 @@ def check_layer(torch, tmod, emod, *arrays, rtol=1e-7, atol=1e-9, kwargs=None,
             continue
         np.testing.assert_allclose(to_numpy(p.grad), to_numpy(q.grad), rtol=rtol, atol=atol,
                                    err_msg=f"grad of {name}")
+
+
+def device_params():
+    """pytest.param for every available device besides the CPU, with a skip mark where
+    none is available (or a device type is known but not usable here)."""
+    import pytest
+    from ember.testing import devices_under_test
+    params = [pytest.param(d, marks=[pytest.mark.skip(reason=reason)] if reason else [],
+                           id=d) for d, reason in devices_under_test()
+              if not d.startswith("cpu")]
+    return params or [pytest.param("none", marks=pytest.mark.skip(
+        reason="no device besides the CPU"), id="none")]
