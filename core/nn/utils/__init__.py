@@ -4,13 +4,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .. import dispatch, ops
-from ..autograd.grad_mode import no_grad
-from ..errors import EmberValueError
-from ..tensor import Tensor
+from ... import ops
+from ...autograd.grad_mode import no_grad
+from ...errors import EmberValueError
+from ...tensor import Tensor
+from . import rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "rnn"]
 
 
 def _grads(parameters) -> list[Tensor]:
@@ -74,13 +75,9 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     if vec.ndim != 1 or vec.numel() != total:
         raise EmberValueError(f"vector_to_parameters: expected a 1-D vector of {total} "
                               f"elements, got shape {tuple(vec.shape)}")
-    prev = dispatch.grad_enabled
-    dispatch.grad_enabled = False
-    try:
+    with no_grad():
         start = 0
         for p in params:
             n = p.numel()
             p.copy_(vec[start:start + n].reshape(p.shape))
             start += n
-    finally:
-        dispatch.grad_enabled = prev

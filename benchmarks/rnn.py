@@ -1,0 +1,102 @@
+"""Recurrent layers: forward + backward time of ember's LSTM/GRU against PyTorch's, side by side.
+
+The default shape is the PyTorch word language model's: sequence 35, batch 20, input and
+hidden 200, 2 layers.  Both start from the same weights and inputs; one pass of each is
+checked against the other before timing.  Medians in ms, and ember's time as a multiple of
+PyTorch's.
+
+    python benchmarks/rnn.py [--steps 20] [--threads 1] [--seq 35] [--batch 20]
+                             [--hidden 200] [--layers 2] [--profile]
+
+--threads sets the BLAS and PyTorch thread count (1 by default: it compares the
+implementations, not the thread pools).  --profile runs cProfile over ember's LSTM steps.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import time
+
+import ember
+import ember.nn as nn
+import numpy as np
+
+
+def median_ms(steps: dict, count: int) -> dict:
+    """Median ms per call of each step, timed round robin so load changes hit all alike."""
+    times: dict = {name: [] for name in steps}
+    for i in range(count + 2):                   # the first 2 rounds warm up
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            step()
+            if i >= 2:
+                times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
+def build(kind: str, torch, args, rng):
+    """(ember step, torch step): forward + backward of the same layer on the same data."""
+    t_layer = getattr(torch.nn, kind)(args.hidden, args.hidden, args.layers)
+    e_layer = getattr(nn, kind)(args.hidden, args.hidden, args.layers)
+    e_layer.load_state_dict({k: ember.tensor(v.detach().numpy())
+                             for k, v in t_layer.state_dict().items()})
+    x = rng.standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
+    g = rng.standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
+    tx, tg = torch.tensor(x, requires_grad=True), torch.tensor(g)
+    ex, eg = ember.tensor(x, requires_grad=True), ember.tensor(g)
+
+    def e_step():
+        out, _ = e_layer(ex)
+        out.backward(eg)
+        return out
+
+    def t_step():
+        out, _ = t_layer(tx)
+        out.backward(tg)
+        return out
+
+    got, want = e_step().detach().numpy(), t_step().detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    return e_step, t_step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20, help="timed passes per layer")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS and PyTorch threads")
+    parser.add_argument("--seq", type=int, default=35)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--hidden", type=int, default=200)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--profile", action="store_true", help="profile ember's LSTM")
+    args = parser.parse_args()
+    if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
+        # BLAS reads its thread count once, when NumPy loads it: start again with it set
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+    import torch
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(0)
+    print(f"forward + backward, seq {args.seq}, batch {args.batch}, hidden {args.hidden}, "
+          f"{args.layers} layers; median of {args.steps}, {args.threads} thread(s); "
+          f"ember {ember.__version__}, PyTorch {torch.__version__}")
+    print(f"{'layer':<8}{'ember ms':>10}{'torch ms':>10}{'ember/torch':>13}")
+    for kind in ("LSTM", "GRU"):
+        e_step, t_step = build(kind, torch, args, rng)
+        ms = median_ms({"ember": e_step, "torch": t_step}, args.steps)
+        print(f"{kind:<8}{ms['ember']:>10.2f}{ms['torch']:>10.2f}"
+              f"{ms['ember'] / ms['torch']:>13.2f}")
+        if args.profile and kind == "LSTM":
+            prof = cProfile.Profile()
+            for _ in range(args.steps):
+                prof.runcall(e_step)
+            pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()

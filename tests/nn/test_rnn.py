@@ -1,0 +1,353 @@
+"""RNN, LSTM, GRU, their cells and packed sequences against PyTorch (float64), and on devices."""
+from __future__ import annotations
+
+import zlib
+
+import ember
+import ember.nn as nn
+import numpy as np
+import pytest
+from ember.nn.utils import rnn as rnn_utils
+from nn_helpers import copy_weights, device_params, to_ember, to_numpy
+
+
+def rng(name: str):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def twin(torch, name, *args, **kwargs):
+    """The same layer from torch.nn and ember.nn, float64, ember's weights copied from
+    torch's."""
+    t = getattr(torch.nn, name)(*args, **kwargs).double()
+    e = getattr(nn, name)(*args, **kwargs, dtype=ember.float64)
+    copy_weights(t, e)
+    return t, e
+
+
+def close(e, t, what, rtol=1e-10, atol=1e-12):
+    np.testing.assert_allclose(to_numpy(e), to_numpy(t), rtol=rtol, atol=atol, err_msg=what)
+
+
+def pair(torch, array, requires_grad=True):
+    return (torch.tensor(array, requires_grad=requires_grad),
+            ember.tensor(array, requires_grad=requires_grad))
+
+
+def check_states(torch, t_out, e_out, t_leaves, e_leaves, t_mod, e_mod, r):
+    """Outputs agree; then a random upstream gradient on every output gives the same
+    gradients of the inputs and of every parameter."""
+    t_out, e_out = list(t_out), list(e_out)
+    for i, (a, b) in enumerate(zip(e_out, t_out)):
+        close(a, b, f"output {i}")
+    ups = [r.standard_normal(tuple(t.shape)) for t in t_out]
+    torch.autograd.backward(t_out, [torch.tensor(u) for u in ups])
+    ember.autograd.backward(e_out, [ember.tensor(u) for u in ups])
+    for i, (a, b) in enumerate(zip(e_leaves, t_leaves)):
+        close(a.grad, b.grad, f"grad of input {i}")
+    t_params = dict(t_mod.named_parameters())
+    for name, p in e_mod.named_parameters():
+        close(p.grad, t_params[name].grad, f"grad of {name}")
+
+
+LAYERS = [
+    ("LSTM", dict(num_layers=2, bidirectional=True)),
+    ("LSTM", dict(num_layers=2, batch_first=True, proj_size=3)),
+    ("LSTM", dict(bias=False, bidirectional=True, proj_size=2)),
+    ("GRU", dict(num_layers=2, bidirectional=True, batch_first=True)),
+    ("GRU", dict(bias=False)),
+    ("RNN", dict(num_layers=2, nonlinearity="relu", bidirectional=True)),
+    ("RNN", dict(num_layers=3, batch_first=True)),
+]
+
+
+@pytest.mark.parametrize("name,cfg", LAYERS,
+                         ids=[f"{n}-" + ",".join(f"{k}={v}" for k, v in c.items())
+                              for n, c in LAYERS])
+def test_layer_matches_torch(torch, name, cfg):
+    r = rng(f"{name}{cfg}")
+    t, e = twin(torch, name, 4, 5, **cfg)
+    assert [(k, tuple(v.shape)) for k, v in e.state_dict().items()] == [
+        (k, tuple(v.shape)) for k, v in t.state_dict().items()]
+    assert repr(e) == repr(t)
+    directions = 2 if cfg.get("bidirectional") else 1
+    layers = cfg.get("num_layers", 1) * directions
+    out_size = cfg.get("proj_size", 0) or 5
+    shape = (3, 6, 4) if cfg.get("batch_first") else (6, 3, 4)
+    tx, ex = pair(torch, r.standard_normal(shape))
+    th, eh = pair(torch, r.standard_normal((layers, 3, out_size)))
+    if name == "LSTM":
+        tc, ec = pair(torch, r.standard_normal((layers, 3, 5)))
+        t_out, (t_h, t_c) = t(tx, (th, tc))
+        e_out, (e_h, e_c) = e(ex, (eh, ec))
+        check_states(torch, (t_out, t_h, t_c), (e_out, e_h, e_c), (tx, th, tc),
+                     (ex, eh, ec), t, e, r)
+    else:
+        t_out, t_h = t(tx, th)
+        e_out, e_h = e(ex, eh)
+        check_states(torch, (t_out, t_h), (e_out, e_h), (tx, th), (ex, eh), t, e, r)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_unbatched_input_and_default_state(torch, name):
+    r = rng("unbatched" + name)
+    t, e = twin(torch, name, 3, 4, num_layers=2)
+    tx, ex = pair(torch, r.standard_normal((5, 3)))
+    t_out, t_hidden = t(tx)
+    e_out, e_hidden = e(ex)
+    t_states = t_hidden if name == "LSTM" else (t_hidden,)
+    e_states = e_hidden if name == "LSTM" else (e_hidden,)
+    assert tuple(e_out.shape) == (5, 4) and all(tuple(s.shape) == (2, 4) for s in e_states)
+    check_states(torch, (t_out, *t_states), (e_out, *e_states), (tx,), (ex,), t, e, r)
+
+
+def test_state_dicts_load_both_ways(torch):
+    t = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    e = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+    back = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    back.load_state_dict({k: torch.tensor(to_numpy(v)) for k, v in e.state_dict().items()})
+    for k, v in back.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), t.state_dict()[k].numpy(), err_msg=k)
+    assert e._flat_weights_names == t._flat_weights_names
+    assert [[tuple(w.shape) for w in ws] for ws in e.all_weights] == [
+        [tuple(w.shape) for w in ws] for ws in t.all_weights]
+    e.flatten_parameters()          # a no-op, as programs call it after .to(device)
+
+
+def test_init_is_torchs_uniform():
+    ember.manual_seed(0)
+    e = nn.GRU(3, 16, num_layers=2)
+    bound = 1 / 16 ** 0.5
+    for name, p in e.named_parameters():
+        values = to_numpy(p)
+        assert np.abs(values).max() <= bound and values.std() > bound / 4, name
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cells_match_torch(torch, name):
+    r = rng(name)
+    kwargs = dict(nonlinearity="relu") if name == "RNNCell" else {}
+    t, e = twin(torch, name, 3, 4, **kwargs)
+    assert repr(e) == repr(t)
+    tx, ex = pair(torch, r.standard_normal((2, 3)))
+    th, eh = pair(torch, r.standard_normal((2, 4)))
+    if name == "LSTMCell":
+        tc, ec = pair(torch, r.standard_normal((2, 4)))
+        check_states(torch, t(tx, (th, tc)), e(ex, (eh, ec)), (tx, th, tc), (ex, eh, ec),
+                     t, e, r)
+        t_one, e_one = t(tx[0]), e(ex[0])           # unbatched, zero state
+    else:
+        check_states(torch, (t(tx, th),), (e(ex, eh),), (tx, th), (ex, eh), t, e, r)
+        t_one, e_one = (t(tx[0]),), (e(ex[0]),)
+    for a, b in zip(e_one, t_one):
+        assert tuple(a.shape) == (4,)
+        close(a, b, "unbatched")
+
+
+def test_time_sequence_cells_train_like_torch(torch):
+    """time_sequence_prediction's model: two LSTMCells and a Linear over split steps,
+    trained a few steps with the same initial weights."""
+    r = rng("time sequence")
+    data = np.sin(np.arange(24).reshape(3, 8) / 3.0 + r.standard_normal((3, 1)))
+
+    def model(lib, mod):
+        return (mod.LSTMCell(1, 6), mod.LSTMCell(6, 6), mod.Linear(6, 1))
+
+    t_mods, e_mods = model(torch, torch.nn), model(ember, nn)
+    for t, e in zip(t_mods, e_mods):
+        t.double()
+        e.double()
+        copy_weights(t, e)
+
+    def run(lib, mods, x):
+        c1, c2, lin = mods
+        h = [lib.zeros(x.shape[0], 6, dtype=lib.float64) for _ in range(4)]
+        outs = []
+        for step in x.split(1, dim=1):
+            h[0], h[1] = c1(step, (h[0], h[1]))
+            h[2], h[3] = c2(h[0], (h[2], h[3]))
+            outs.append(lin(h[2]))
+        return lib.cat(outs, dim=1)
+
+    losses = {}
+    for lib, mods, opt_mod in ((torch, t_mods, torch.optim), (ember, e_mods, ember.optim)):
+        params = [p for m in mods for p in m.parameters()]
+        opt = opt_mod.SGD(params, lr=0.5)
+        x, y = lib.tensor(data[:, :-1]), lib.tensor(data[:, 1:])
+        losses[lib.__name__] = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = ((run(lib, mods, x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            losses[lib.__name__].append(float(loss.item()))
+    np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-10)
+
+
+def test_language_model_trains_like_torch(torch):
+    """The word language model's shape in miniature: Embedding, 2-layer LSTM, Linear,
+    cross-entropy, clipped SGD, the hidden state carried (detached) between batches."""
+    r = rng("language model")
+    tokens = r.integers(0, 11, size=(4, 7, 3))
+
+    def model(mod):
+        return mod.ModuleList([mod.Embedding(11, 5), mod.LSTM(5, 6, 2), mod.Linear(6, 11)])
+
+    t_model, e_model = model(torch.nn).double(), model(nn).double()
+    copy_weights(t_model, e_model)
+    losses = {}
+    for lib, m, mod in ((torch, t_model, torch.nn), (ember, e_model, nn)):
+        opt = (torch.optim if lib is torch else ember.optim).SGD(m.parameters(), lr=2.0)
+        hidden = None
+        losses[lib.__name__] = []
+        for batch in tokens:
+            data = lib.tensor(batch[:-1])
+            target = lib.tensor(batch[1:]).reshape(-1)
+            if hidden is not None:
+                hidden = tuple(h.detach() for h in hidden)
+            opt.zero_grad()
+            out, hidden = m[1](m[0](data), hidden)
+            loss = mod.functional.cross_entropy(m[2](out).reshape(-1, 11), target)
+            loss.backward()
+            mod.utils.clip_grad_norm_(m.parameters(), 0.25)
+            opt.step()
+            losses[lib.__name__].append(float(loss.item()))
+    np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-10)
+
+
+# -- packed sequences ----------------------------------------------------------------------
+
+def test_packed_bidirectional_lstm_matches_torch(torch):
+    r = rng("packed")
+    lengths = [3, 5, 2, 4]
+    t, e = twin(torch, "LSTM", 2, 3, num_layers=2, bidirectional=True, batch_first=True)
+    tx, ex = pair(torch, r.standard_normal((4, 5, 2)))
+    tp = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=True,
+                                                 enforce_sorted=False)
+    ep = nn.utils.rnn.pack_padded_sequence(ex, lengths, batch_first=True,
+                                           enforce_sorted=False)
+    close(ep.data, tp.data, "packed data")
+    assert ep.batch_sizes.tolist() == tp.batch_sizes.tolist()
+    assert ep.sorted_indices.tolist() == tp.sorted_indices.tolist()
+    assert ep.unsorted_indices.tolist() == tp.unsorted_indices.tolist()
+    t_out, (t_h, t_c) = t(tp)
+    e_out, (e_h, e_c) = e(ep)
+    assert isinstance(e_out, rnn_utils.PackedSequence)
+    t_pad, t_len = torch.nn.utils.rnn.pad_packed_sequence(t_out, batch_first=True,
+                                                          total_length=6)
+    e_pad, e_len = nn.utils.rnn.pad_packed_sequence(e_out, batch_first=True, total_length=6)
+    assert e_len.tolist() == t_len.tolist() == lengths
+    check_states(torch, (t_pad, t_h, t_c), (e_pad, e_h, e_c), (tx,), (ex,), t, e, r)
+
+
+@pytest.mark.parametrize("name", ["GRU", "RNN"])
+def test_packed_sorted_gru_rnn_with_state(torch, name):
+    r = rng("packed" + name)
+    t, e = twin(torch, name, 2, 3, bidirectional=True)
+    tx, ex = pair(torch, r.standard_normal((4, 3, 2)))
+    th, eh = pair(torch, r.standard_normal((2, 3, 3)))
+    tp = torch.nn.utils.rnn.pack_padded_sequence(tx, [4, 4, 1])
+    ep = nn.utils.rnn.pack_padded_sequence(ex, ember.tensor([4, 4, 1]))
+    t_out, t_h = t(tp, th)
+    e_out, e_h = e(ep, eh)
+    assert e_out.sorted_indices is None
+    t_pad, _ = torch.nn.utils.rnn.pad_packed_sequence(t_out, padding_value=-1.0)
+    e_pad, _ = nn.utils.rnn.pad_packed_sequence(e_out, padding_value=-1.0)
+    check_states(torch, (t_pad, t_h), (e_pad, e_h), (tx, th), (ex, eh), t, e, r)
+
+
+def test_pad_and_pack_sequence(torch):
+    r = rng("pad_sequence")
+    arrays = [r.standard_normal((n, 2)) for n in (2, 4, 3)]
+    t_seqs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    e_seqs = [ember.tensor(a, requires_grad=True) for a in arrays]
+    for kw in (dict(), dict(batch_first=True, padding_value=7.0),
+               dict(batch_first=True, padding_side="left")):
+        close(nn.utils.rnn.pad_sequence(e_seqs, **kw),
+              torch.nn.utils.rnn.pad_sequence(t_seqs, **kw), str(kw))
+    tp = torch.nn.utils.rnn.pack_sequence(t_seqs, enforce_sorted=False)
+    ep = nn.utils.rnn.pack_sequence(e_seqs, enforce_sorted=False)
+    close(ep.data, tp.data, "pack_sequence")
+    g = r.standard_normal(tuple(tp.data.shape))
+    tp.data.backward(torch.tensor(g))
+    ep.data.backward(ember.tensor(g))
+    for a, b in zip(e_seqs, t_seqs):
+        close(a.grad, b.grad, "grad through pack_sequence")
+    for a, b in zip(nn.utils.rnn.unpack_sequence(ep), torch.nn.utils.rnn.unpack_sequence(tp)):
+        close(a, b, "unpack_sequence")
+
+
+def test_packing_errors():
+    x = ember.zeros(4, 3, 2)
+    with pytest.raises(ember.EmberError, match="enforce_sorted"):
+        nn.utils.rnn.pack_padded_sequence(x, [1, 3, 2])
+    with pytest.raises(ember.EmberError, match="greater than 0"):
+        nn.utils.rnn.pack_padded_sequence(x, [3, 0, 0])
+    with pytest.raises(ember.EmberError, match="2 sequences"):
+        nn.utils.rnn.pack_padded_sequence(x, [3, 2])
+    packed = nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1])
+    with pytest.raises(ember.EmberError, match="total_length"):
+        nn.utils.rnn.pad_packed_sequence(packed, total_length=3)
+
+
+def test_layer_errors():
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    with pytest.raises(ember.ShapeError, match="Expected input to be 2D or 3D, got 4D"):
+        lstm(ember.zeros(1, 2, 3, 3))
+    with pytest.raises(ember.ShapeError, match="Expected 3, got 5"):
+        lstm(ember.zeros(2, 2, 5))
+    with pytest.raises(ember.ShapeError, match=r"Expected hidden\[1\] size \(2, 2, 4\)"):
+        lstm(ember.zeros(2, 2, 3), (ember.zeros(2, 2, 4), ember.zeros(2, 3, 4)))
+    with pytest.raises(ember.EmberError, match="tuple"):
+        lstm(ember.zeros(2, 2, 3), ember.zeros(2, 2, 4))
+    with pytest.raises(ember.ShapeError, match="hx should also be 2-D"):
+        nn.GRU(3, 4)(ember.zeros(2, 3), ember.zeros(1, 1, 4))
+    with pytest.raises(ember.EmberError, match="only supported for LSTM"):
+        nn.RNNBase("GRU", 3, 4, proj_size=2)
+    with pytest.raises(ember.EmberError, match="smaller than hidden_size"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ember.EmberError, match="Unknown nonlinearity 'gelu'"):
+        nn.RNN(3, 4, nonlinearity="gelu")
+    with pytest.raises(ember.EmberError, match="range"):
+        nn.LSTM(3, 4, 2, dropout=1.5)
+    with pytest.warns(ember.errors.EmberWarning, match="num_layers greater than 1"):
+        nn.LSTM(3, 4, dropout=0.5)
+    with pytest.raises(ember.ShapeError, match="1D or 2D"):
+        nn.LSTMCell(3, 4)(ember.zeros(1, 2, 3))
+
+
+def test_dropout_between_layers_only_in_training():
+    ember.manual_seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5)
+    x = ember.randn(5, 2, 3)
+    a, b = lstm(x)[0], lstm(x)[0]
+    assert not np.allclose(to_numpy(a), to_numpy(b))       # a fresh mask per call
+    lstm.eval()
+    np.testing.assert_array_equal(to_numpy(lstm(x)[0]), to_numpy(lstm(x)[0]))
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_recurrent_layers_on_device(device):
+    r = rng("device rnn")
+    x = r.standard_normal((5, 2, 3)).astype(np.float32)
+    g = r.standard_normal((5, 2, 8)).astype(np.float32)
+    for name in ("LSTM", "GRU", "RNN"):
+        ember.manual_seed(1)
+        cpu = getattr(nn, name)(3, 4, bidirectional=True)
+        dev = getattr(nn, name)(3, 4, bidirectional=True)
+        dev.load_state_dict(cpu.state_dict())
+        dev.to(device)
+        results = []
+        for m, where in ((cpu, "cpu"), (dev, device)):
+            xs = ember.tensor(x, device=where, requires_grad=True)
+            packed = nn.utils.rnn.pack_padded_sequence(xs, [5, 3])
+            out, _ = m(packed)
+            padded, _ = nn.utils.rnn.pad_packed_sequence(out)
+            assert str(padded.device) == where
+            padded.backward(ember.tensor(g, device=where))
+            results.append((padded, xs.grad, m.weight_hh_l0_reverse.grad))
+        for a, b in zip(*results):
+            np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-4,
+                                       atol=1e-5, err_msg=name)
+    cell = nn.GRUCell(3, 4).to(device)
+    assert str(cell(ember.tensor(x[0], device=device)).device) == device
