@@ -156,6 +156,8 @@ class Optimizer:
 
     @staticmethod
     def _load_value(p: Tensor, key: str, value):
+        if isinstance(value, (list, tuple)):        # LBFGS keeps lists of tensors
+            return type(value)(Optimizer._load_value(p, key, v) for v in value)
         if type(value) is Tensor:
             # a copy on the parameter's device and dtype: updates never write into the dict
             with no_grad():
