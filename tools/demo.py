@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue from --checkpoint (same seed, batch size and lr)")
     parser.add_argument("--compare", action="store_true",
                         help="train on every available device and compare them side by side")
+    parser.add_argument("--nproc", type=int, default=1, metavar="N",
+                        help="train data-parallel on N processes (through `ember run -n N`; "
+                             "--batch-size is the global batch, split over them)")
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
 
     reporter = reporter or Reporter()
     device = ember.device(device) if device is not None else ember.get_default_device()
+    parallel = _parallel(config)                 # (rank, size) in a data-parallel job
     images, labels = load_digits()
     train_idx, test_idx = _split(len(labels))
     x_train = ember.tensor(images[train_idx], device=device)
@@ -144,6 +148,10 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
 
     ember.manual_seed(config.seed)
     model = build_model().to(device)            # built on the CPU: the same start everywhere
+    net = model
+    if parallel:
+        from ember.nn.parallel import DistributedDataParallel
+        net = DistributedDataParallel(model)
     optimizer = ember.optim.Adam(model.parameters(), lr=config.lr)
     loss_fn = nn.CrossEntropyLoss()
     result = Result(str(device))
@@ -156,13 +164,20 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
     for epoch in range(result.resumed_from, config.epochs):
         start = time.perf_counter()
         order = ember.Generator().manual_seed(config.seed * 1_000_003 + epoch)
-        loader = DataLoader(train_set, batch_size=config.batch_size, shuffle=True,
-                            generator=order)
+        if parallel:
+            from ember.utils.data import DistributedSampler
+            sampler = DistributedSampler(train_set, seed=config.seed * 1_000_003)
+            sampler.set_epoch(epoch)
+            loader = DataLoader(train_set, batch_size=config.batch_size // parallel[1],
+                                sampler=sampler)
+        else:
+            loader = DataLoader(train_set, batch_size=config.batch_size, shuffle=True,
+                                generator=order)
         reporter.epoch_started(epoch + 1, config.epochs, len(loader))
         model.train()
         total_loss = correct = seen = 0
         for xb, yb in loader:
-            logits = model(xb)
+            logits = net(xb)
             loss = loss_fn(logits, yb)
             optimizer.zero_grad()
             loss.backward()
@@ -172,6 +187,8 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
             correct += int((logits.detach().argmax(1) == yb).sum().item())
             seen += len(yb)
             reporter.batch_done(value)
+        if parallel:                # the epoch's figures over every rank's share
+            total_loss, correct, seen = _summed(total_loss, correct, seen)
         model.eval()
         with ember.no_grad():
             test_correct = int((model(x_test).argmax(1) == y_test).sum().item())
@@ -179,7 +196,7 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
                            test_correct / len(y_test), time.perf_counter() - start)
         result.history.append(stats)
         result.test_correct, result.test_total = test_correct, len(y_test)
-        if checkpoint is not None:
+        if checkpoint is not None and (not parallel or parallel[0] == 0):
             ember.save({"kind": CHECKPOINT_KIND, "model": model.state_dict(),
                         "optimizer": optimizer.state_dict(), "epoch": epoch + 1,
                         "seed": config.seed, "batch_size": config.batch_size,
@@ -192,6 +209,42 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
             result.test_correct = int((model(x_test).argmax(1) == y_test).sum().item())
             result.test_total = len(y_test)
     return result
+
+
+def _parallel(config: Config):
+    """(rank, world size) when this process is a rank of a data-parallel job, else None."""
+    import ember.distributed as dist
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return None
+    size = dist.get_world_size()
+    if config.batch_size % size:
+        raise DemoError(f"--batch-size {config.batch_size} does not split over {size} "
+                        f"processes; pass a multiple of {size}")
+    return dist.get_rank(), size
+
+
+def _summed(*values: float) -> list:
+    import ember
+    import ember.distributed as dist
+    totals = ember.tensor([float(v) for v in values], dtype=ember.float64)
+    dist.all_reduce(totals)
+    return totals.tolist()
+
+
+def _launch(args: argparse.Namespace) -> int:
+    """`ember demo --nproc N` outside a job: start one (`ember run -n N`) running this."""
+    from . import run as launcher
+    argv = []
+    for flag in ("device", "epochs", "seed", "batch_size", "lr", "checkpoint"):
+        value = getattr(args, flag)
+        if value is not None:
+            argv += ["--" + flag.replace("_", "-"), str(value)]
+    argv += [f"--{flag}" for flag in ("no-checkpoint", "resume")
+             if getattr(args, flag.replace("-", "_"))]
+    job = argparse.Namespace(nproc=args.nproc, timeout=None, debug=False, hosts=None,
+                             mpiexec=None, module=True, target="ember.tools.demo",
+                             args=[*argv, "--nproc", str(args.nproc)])
+    return launcher.run(job)
 
 
 def resume_config(args: argparse.Namespace, path: str, device) -> tuple[Config, dict]:
@@ -281,6 +334,20 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, soft_wrap=True)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    nproc = getattr(args, "nproc", 1)
+    if nproc > 1:
+        import ember.distributed as dist
+        from ember.distributed.group import launch_env
+        launch = launch_env()
+        if launch is None or launch.size != nproc:
+            if args.compare:
+                errors.print("ember demo: --compare and --nproc do not go together",
+                             markup=False)
+                return 2
+            return _launch(args)
+        dist.init_process_group()
+        if dist.get_rank() != 0:                # rank 0 tells; the others train quietly
+            console = Console(quiet=True)
     try:
         if args.compare:
             if args.resume:
@@ -309,8 +376,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _single(config: Config, device, checkpoint, state, console) -> int:
     name = _device_name(device)
+    import ember.distributed as dist
+    procs = dist.get_world_size() if dist.is_initialized() else 1
     console.print(f"ember demo: a CNN on the UCI 8x8 digits, on {device}"
-                  f"{f' ({name})' if name else ''}; seed {config.seed}, batch size "
+                  f"{f' ({name})' if name else ''}"
+                  f"{f', data-parallel on {procs} processes' if procs > 1 else ''}; "
+                  f"seed {config.seed}, batch size "
                   f"{config.batch_size}, Adam lr {config.lr}, {_epochs(config.epochs)}")
     if state is not None:
         console.print(f"resuming from {checkpoint} after epoch {len(state['history'])}")
