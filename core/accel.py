@@ -33,6 +33,12 @@ class Accelerator:
         except Exception:  # noqa: BLE001  (same: availability questions must not raise)
             return 0
 
+    @property
+    def amp(self):
+        """torch.cuda.amp: autocast and GradScaler bound to this device type (ember.amp)."""
+        from .amp import device_namespace
+        return device_namespace(self._kind)
+
     def is_available(self) -> bool:
         """True when a plugin for this type is installed, its probe passes and it has a GPU."""
         backend = self._backend()
