@@ -87,12 +87,15 @@ def __getattr__(name):
     import importlib
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
-            "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io"}
+            "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
+            "amp": ".amp"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm"):
             return getattr(mod, name)
         return mod
+    if name == "autocast":
+        return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):
         return getattr(importlib.import_module(".io", __name__), name)
     if name == "dispatch":
