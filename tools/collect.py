@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+from . import guard, install
 from .compat_eval import Facts, Matrix
 
 # The only environment variables a report carries (values scrubbed of the home folder).
@@ -21,7 +22,6 @@ HOST_COMPONENTS = ("python", "ember", "driver", "gpu-arch", "cuda", "rocm", "ope
 NVIDIA_PROC = "/proc/driver/nvidia/version"
 AMD_KFD = "/dev/kfd"
 ROCM_INFO = "/opt/rocm/.info/version"
-_CUPY_CUDA_WHEEL = re.compile(r"cupy-cuda(\d+)x")
 
 
 def scrub(text: str, home: str | None = None) -> str:
@@ -125,13 +125,7 @@ def components(matrix: Matrix, host_drivers: dict) -> Facts:
     facts.set("ember", ember.__version__, "ember.__version__")
     for name in sorted(matrix.components() - set(HOST_COMPONENTS)):
         facts.set(name, distribution_version(name), "installed distribution")
-    for name in sorted(facts.components):
-        if name.startswith("cupy-"):
-            facts.set("cupy", facts.components[name], name)
-            wheel = _CUPY_CUDA_WHEEL.fullmatch(name)
-            if wheel and "cuda" not in facts.components:
-                # the wheel fixes the CUDA major; a backend probe may later say the exact one
-                facts.set("cuda", wheel.group(1), f"{name} wheel name")
+    facts.derive()       # the CUDA major of a cupy-cudaNNx wheel; a probe may say more
     nvidia, amd = host_drivers["nvidia"], host_drivers["amd"]
     facts.set("driver", nvidia.get("version"), nvidia.get("origin", ""))
     facts.set("gpu-arch", nvidia.get("gpu_arch"), "nvidia-smi")
@@ -139,11 +133,32 @@ def components(matrix: Matrix, host_drivers: dict) -> Facts:
     return facts
 
 
-def plugin_rows(records) -> list[dict]:
-    """What the plugin host knows about each entry point (without loading any)."""
-    return [{"name": r.name, "value": r.value, "distribution": r.distribution,
-             "version": r.version, "requires_ember": r.requires_ember, "status": r.status,
-             "error": scrub(r.error), "device_types": list(r.device_types)} for r in records]
+def plugin_rows(records, loads=None) -> list[dict]:
+    """What the plugin host knows about each entry point, with what loading it took and
+    printed (`loads` from loading.load_plugins); a plugin the doctor found hanging or
+    crashing is 'hung', and its error says so."""
+    rows = []
+    for r in records:
+        load = (loads or {}).get(r.name, {})
+        trouble = load.get("trouble", "")
+        row = {"name": r.name, "value": r.value, "distribution": r.distribution,
+               "version": r.version, "requires_ember": r.requires_ember, "status": r.status,
+               "error": scrub(r.error), "device_types": list(r.device_types),
+               "seconds": load.get("seconds", 0.0),
+               "output": scrub_all(load.get("output") or {"stdout": "", "stderr": ""})}
+        if trouble:
+            row.update(status="hung", error=trouble_text(trouble, load.get("timeout")))
+        rows.append(row)
+    return rows
+
+
+def trouble_text(trouble: str, timeout=None) -> str:
+    if trouble == "hung":
+        limit = f" within {timeout:g} s" if timeout else ""
+        return (f"its import (or the construction of its backends) did not finish{limit}; "
+                "it was not loaded")
+    return f"its import {trouble}; it was not loaded" if trouble.startswith("crashed") \
+        else trouble
 
 
 def _plain(value):
@@ -176,44 +191,84 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def backend_row(kind: str, backend, records, matrix: Matrix) -> dict:
-    """One device type: its status and the first failing step of why it is not usable."""
+def _claims(rec, kind: str, first_party: set) -> bool:
+    return rec.distribution in first_party or kind in rec.device_types or rec.name == kind
+
+
+def _probe_and_devices(kind: str, backend):
+    """(probe, devices, error): run in a guarded thread, so each step's failure is data."""
+    try:
+        probe = backend.probe()
+    except Exception as exc:  # noqa: BLE001  (probes must not raise; if one does, say so)
+        return None, [], f"the probe raised {type(exc).__name__}: {exc}"
+    if not probe.available:
+        return probe, [], ""
+    try:
+        return probe, _device_rows(kind, backend), ""
+    except Exception as exc:  # noqa: BLE001  (third-party code: report, do not crash)
+        return probe, [], f"devices() raised {type(exc).__name__}: {exc}"
+
+
+def backend_row(kind: str, backend, records, matrix: Matrix, loads=None,
+                timeout: float = guard.DEFAULT_TIMEOUT, capture=None) -> dict:
+    """One device type: its status and the first failing step of why it is not usable.
+    The probe runs under `timeout`; what it prints is captured into the row."""
     row = {"type": kind, "status": "", "plugin": "", "distribution": "", "reason": "",
-           "fix": "", "reference": "", "details": {}, "devices": [], "detail": ""}
+           "fix": "", "reference": "", "details": {}, "devices": [], "detail": "",
+           "seconds": 0.0, "output": guard.empty_output()}
     if backend is None:
         first_party = {p["distribution"] for p in matrix.plugins_for(kind)}
+        troubled = [r for r in records if (loads or {}).get(r.name, {}).get("trouble")
+                    and _claims(r, kind, first_party)]
         broken = [r for r in records
                   if r.status in ("failed", "incompatible", "invalid", "disabled")
-                  and (r.distribution in first_party or kind in r.device_types
-                       or r.name == kind)]
-        if broken:
+                  and _claims(r, kind, first_party)]
+        if troubled:
+            rec = troubled[0]
+            load = loads[rec.name]
+            row.update(status="hung", plugin=rec.name, distribution=rec.distribution,
+                       reason=trouble_text(load["trouble"], timeout),
+                       fix=install.here().uninstall(rec.distribution or rec.name),
+                       reference="plugin-hung")
+        elif broken:
             rec = broken[0]
             row.update(status=rec.status, plugin=rec.name, distribution=rec.distribution,
-                       reason=_last_line(rec.error), fix=rec.fix, detail=scrub(rec.error))
+                       reason=_last_line(rec.error), fix=install.here().localize_text(rec.fix),
+                       detail=scrub(rec.error))
         else:
-            row.update(status="not installed", fix=matrix.install_hint(kind),
+            row.update(status="not installed",
+                       fix=install.here().localize(matrix.install_hint(kind)),
                        reason=f"no installed plugin provides '{kind}' devices")
         return row
     rec = next((r for r in records if kind in r.device_types), None)
     if rec is not None:
         row.update(plugin=rec.name, distribution=rec.distribution)
-    try:
-        probe = backend.probe()
-    except Exception as exc:  # noqa: BLE001  (probes must not raise; if one does, say so)
-        row.update(status="unavailable", reason=f"the probe raised {type(exc).__name__}: {exc}",
-                   reference=f"{kind}-probe-raised")
+    # a second of grace: a probe that waits on a child (CuPy's) reports its own timeout
+    outcome = guard.call(_probe_and_devices, kind, backend, timeout=timeout + 1.0)
+    row["seconds"] = outcome.seconds
+    if capture is not None:
+        row["output"] = scrub_all(capture.take())
+    if not outcome.finished:
+        row.update(status="unavailable", reference=f"{kind}-probe-timeout",
+                   reason=f"the backend's probe did not answer within {timeout:g} s (a "
+                          "driver that hangs, or one slow to wake: `ember doctor --timeout "
+                          "60` waits longer)")
         return row
-    row.update(reason=scrub(probe.reason), fix=scrub(probe.fix), reference=probe.reference,
+    probe, devices, error = outcome.result if outcome.error is None else (
+        None, [], f"the probe failed: {type(outcome.error).__name__}: {outcome.error}")
+    if probe is None:
+        row.update(status="unavailable", reason=error, reference=f"{kind}-probe-raised")
+        return row
+    row.update(reason=scrub(probe.reason), fix=scrub(install.here().localize_text(probe.fix)),
+               reference=probe.reference,
                details=scrub_all(_plain(dict(probe.details))))
     if not probe.available:
         row["status"] = "unavailable"
         return row
-    try:
-        row["devices"] = scrub_all(_device_rows(kind, backend))
-    except Exception as exc:  # noqa: BLE001  (third-party code: report, do not crash)
-        row.update(status="unavailable", reason=f"devices() raised {type(exc).__name__}: {exc}",
-                   reference=f"{kind}-devices-raised")
+    if error:
+        row.update(status="unavailable", reason=error, reference=f"{kind}-devices-raised")
         return row
+    row["devices"] = scrub_all(devices)
     row["status"] = "ok" if row["devices"] else "unavailable"
     if not row["devices"]:
         row.update(reason="the backend is available but lists no device",
@@ -221,21 +276,25 @@ def backend_row(kind: str, backend, records, matrix: Matrix) -> dict:
     return row
 
 
-def backend_rows(matrix: Matrix, only: str | None = None) -> list[dict]:
+def backend_rows(matrix: Matrix, only: str | None = None, loads=None,
+                 timeout: float = guard.DEFAULT_TIMEOUT, capture=None) -> list[dict]:
     """Every known device type (first-party ones from the matrix, whether installed or not,
-    and every type a loaded plugin provides), after loading every plugin."""
+    and every type a loaded plugin provides).  Plugins are loaded first unless `loads`
+    says they were (loading.load_plugins)."""
     from ember import plugins
-    kinds = device_types(matrix)
+    kinds = device_types(matrix, load=loads is None)
     loaded = plugins.loaded_backends()
     records = plugins.records()
-    return [backend_row(kind, loaded.get(kind), records, matrix)
+    return [backend_row(kind, loaded.get(kind), records, matrix, loads, timeout, capture)
             for kind in kinds if only is None or kind == only]
 
 
-def device_types(matrix: Matrix) -> list[str]:
-    """cpu, the first-party types, then any type a loaded plugin provides (loads them all)."""
+def device_types(matrix: Matrix, load: bool = True) -> list[str]:
+    """cpu, the first-party types, then any type a loaded plugin provides (loading them all
+    first unless `load` is false: the CLI loads them itself, under deadlines)."""
     from ember import plugins
-    plugins.load_all()
+    if load:
+        plugins.load_all()
     loaded = plugins.loaded_backends()
     return list(dict.fromkeys(["cpu", *matrix.device_types(),
                                *(getattr(b, "name", k) for k, b in loaded.items())]))

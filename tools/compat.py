@@ -24,20 +24,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="facts from an `ember doctor --json` report instead of this machine")
     check.add_argument("--no-detect", action="store_true",
                        help="ignore this machine: only --assume (and --from) facts")
+    check.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                       help="limit for each plugin import (default 5)")
     explain = sub.add_parser("explain", help="decode a cryptic error message",
                              description="Explain a known cryptic error in plain words.")
     explain.add_argument("text", nargs="+", help="the error text ('-' reads standard input)")
 
 
-def _facts(args, matrix):
+def _read_report(path: str) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        report = json.load(fh)
+    if not isinstance(report, dict):
+        raise TypeError(f"{path} is not an ember doctor report")
+    return report
+
+
+def _facts(args, matrix, report):
     from ember import plugins
 
     from . import collect
     from .compat_eval import Facts
 
-    if args.report:
-        with open(args.report, encoding="utf-8") as fh:
-            facts = Facts.from_report(json.load(fh))
+    if report is not None:
+        facts = Facts.from_report(report)
     elif args.no_detect:
         facts = Facts()
     else:
@@ -50,19 +59,30 @@ def _facts(args, matrix):
 def check(args) -> int:
     from ember import plugins
 
-    from . import render
+    from . import guard, loading, render
     from .compat_eval import compat_findings, load_matrix
-    from .findings import exit_code
+    from .findings import Finding, exit_code
 
-    plugins.load_all()
-    matrix, notes = load_matrix(plugins.compat_data())
     try:
-        facts = _facts(args, matrix)
+        report = _read_report(args.report) if args.report else None
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"ember compat check: {exc}", file=sys.stderr)
+        return 2
+    carried = []
+    if report is not None:
+        # the other machine's plugins: their compat data and their doctor checks' findings
+        matrix, notes = load_matrix(report.get("plugin_compat", ()))
+        carried = [Finding.from_dict(f) for f in report.get("plugin_findings", ())]
+    else:
+        with guard.Capture() as capture, loading.guarded(args.timeout, capture):
+            matrix, notes = load_matrix(plugins.compat_data())
+    try:
+        facts = _facts(args, matrix, report)
     except (OSError, ValueError, TypeError) as exc:
         print(f"ember compat check: {exc}", file=sys.stderr)
         return 2
     results, findings = compat_findings(facts, matrix)
-    findings += notes
+    findings += notes + carried
     render.compat_check(facts, results, findings)
     return exit_code(findings)
 
@@ -75,7 +95,7 @@ def explain(args) -> int:
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     matrix, _ = load_matrix()
     matches = match(text, matrix)
-    render.explain(matches, matrix)
+    render.explain(matches, matrix, text=text)
     return 0 if matches else 1
 
 

@@ -11,6 +11,7 @@ from .findings import Finding
 ANY = "*"                    # a `when` spec that only asks for the component to be present
 SUPPORT_LEVELS = ("tested", "declared", "inferred")
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_CUPY_CUDA_WHEEL = re.compile(r"cupy-cuda(\d+)x")
 
 
 class MatrixError(EmberError, ValueError):
@@ -64,6 +65,7 @@ class Rule:
     fix: str
     when: dict = field(default_factory=dict)
     note: str = ""
+    commands: tuple = ()     # the fix as shell commands, written for the package index
 
     @classmethod
     def parse(cls, raw: dict) -> Rule:
@@ -72,6 +74,7 @@ class Rule:
             rule = cls(**{k: v for k, v in raw.items()})
         except TypeError as exc:
             raise MatrixError(f"{where}: {exc}") from None
+        object.__setattr__(rule, "commands", _commands(where, rule.commands))
         _check_specs(where + " when", rule.when)
         if not _check_specs(where + " require", rule.require):
             raise MatrixError(f"{where}: require is empty")
@@ -85,9 +88,27 @@ class Rule:
         return rule
 
 
+def _commands(where: str, commands) -> tuple:
+    if isinstance(commands, str) or not all(isinstance(c, str) and c for c in commands):
+        raise MatrixError(f"{where}: commands must be a list of shell commands")
+    return tuple(commands)
+
+
+def cuda_version_text(number) -> str:
+    """'11.4' from the integer CUDA reports (1000 * major + 10 * minor: 11040)."""
+    value = int(number)
+    return f"{value // 1000}.{value % 1000 // 10}"
+
+
+# Named groups in an error pattern that `seen` may use, decoded before formatting.
+DECODERS = {"cudaver": cuda_version_text}
+
+
 @dataclass(frozen=True)
 class KnownError:
-    """A cryptic error text and what it means."""
+    """A cryptic error text, what it means and the fix.  `seen` is a template over the
+    patterns' named groups (what this very message says: sizes, versions); an entry that
+    `supersedes` others is the more specific reading of the same text and hides them."""
 
     id: str
     patterns: tuple
@@ -96,18 +117,43 @@ class KnownError:
     fix: str
     source: str
     rules: tuple = ()
+    seen: str = ""
+    supersedes: tuple = ()
+    commands: tuple = ()
 
     @classmethod
     def parse(cls, raw: dict) -> KnownError:
+        where = f"error {raw.get('id', '?')!r}"
+        known = set(cls.__dataclass_fields__)
+        extra = sorted(set(raw) - known)
+        if extra:
+            raise MatrixError(f"{where}: unknown keys {extra}")
         try:
             patterns = tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"])
             return cls(raw["id"], patterns, raw["example"], raw["meaning"], raw["fix"],
-                       raw["source"], tuple(raw.get("rules", ())))
+                       raw["source"], tuple(raw.get("rules", ())), raw.get("seen", ""),
+                       tuple(raw.get("supersedes", ())),
+                       _commands(where, raw.get("commands", ())))
         except (KeyError, re.error) as exc:
-            raise MatrixError(f"error {raw.get('id', '?')!r}: {exc}") from None
+            raise MatrixError(f"{where}: {exc}") from None
 
     def matches(self, text: str) -> bool:
         return any(p.search(text) for p in self.patterns)
+
+    def seen_in(self, text: str) -> str:
+        """The `seen` template filled from the first match that has all its fields."""
+        if not self.seen:
+            return ""
+        for pattern in self.patterns:
+            for match in pattern.finditer(text):
+                values = {k: v for k, v in match.groupdict().items() if v is not None}
+                try:
+                    values = {k: DECODERS[k](v) if k in DECODERS else v.strip()
+                              for k, v in values.items()}
+                    return self.seen.format(**values)
+                except (KeyError, ValueError, IndexError):
+                    continue
+        return ""
 
 
 @dataclass
@@ -134,6 +180,11 @@ class Matrix:
         unknown = {r for e in matrix.errors for r in e.rules} - {r.id for r in matrix.rules}
         if unknown:
             raise MatrixError(f"error entries cite rules that do not exist: {sorted(unknown)}")
+        unknown = ({s for e in matrix.errors for s in e.supersedes}
+                   - {e.id for e in matrix.errors})
+        if unknown:
+            raise MatrixError(f"error entries supersede errors that do not exist: "
+                              f"{sorted(unknown)}")
         return matrix
 
     def rule(self, rule_id: str) -> Rule:
@@ -209,6 +260,19 @@ class Facts:
             if not sep or not name.strip() or not version.strip():
                 raise ValueError(f"--assume expects NAME=VERSION (e.g. cuda=12.4), got {item!r}")
             self.set(name.strip().lower(), version.strip(), "assumed")
+        self.derive()
+
+    def derive(self) -> None:
+        """Facts that follow from others: a CuPy wheel is CuPy, and a cupy-cudaNNx wheel
+        fixes the CUDA major when nothing more exact (a backend probe) says which."""
+        for name in sorted(self.components):
+            if not name.startswith("cupy-"):
+                continue
+            if "cupy" not in self.components:
+                self.set("cupy", self.components[name], name)
+            wheel = _CUPY_CUDA_WHEEL.fullmatch(name)
+            if wheel and "cuda" not in self.components:
+                self.set("cuda", wheel.group(1), f"{name} wheel name")
 
     def describe(self, name: str) -> str:
         origin = self.origins.get(name)
@@ -228,6 +292,7 @@ class Facts:
         for name, entry in components.items():
             facts.set(name, entry.get("version"), entry.get("origin") or "report")
         facts.plugins = [dict(p) for p in report.get("plugins", ())]
+        facts.derive()
         return facts
 
 
@@ -276,9 +341,45 @@ def rule_findings(results, facts: Facts) -> list[Finding]:
         rule = result.rule
         got = ", ".join(f"{n} {facts.components[n]}" for n in result.outside)
         found.append(Finding(rule.id, rule.severity, f"{rule.summary}; found {got}",
-                             seen=result.seen, fix=rule.fix,
-                             source=f"{rule.source} [{rule.support}, {rule.date}]"))
+                             seen=result.seen, fix=localize_text(rule.fix),
+                             source=f"{rule.source} [{rule.support}, {rule.date}]",
+                             commands=[localize(c) for c in rule.commands]))
     return found
+
+
+def localize(command: str) -> str:
+    """A package-index command of the matrix, as it runs for this ember's install."""
+    from . import install
+    return install.here().localize(command)
+
+
+def localize_text(text: str) -> str:
+    """Prose of the matrix with its pip commands localized."""
+    from . import install
+    return install.here().localize_text(text)
+
+
+def range_fix(dist: str, version: str, spec: str, ember: str) -> tuple[str, tuple]:
+    """(fix, commands) for a plugin whose range on ember excludes this ember: a plugin
+    made for a newer ember asks for a newer ember or an older plugin, one made for an
+    older ember for a newer plugin."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+    try:
+        specs, here = SpecifierSet(spec), Version(ember)
+        newer = any(s.operator in (">", ">=", "~=", "==", "===")
+                    and Version(s.version.removesuffix(".*")) > here for s in specs)
+    except (InvalidSpecifier, InvalidVersion):
+        return f"report this to the authors of {dist}", ()
+    if newer:
+        command = localize(f"pip install '{dist}<{version}'" if version
+                           else f"pip install {dist}")
+        return (f"{dist} {version} is made for a newer ember: upgrade ember "
+                f"(pip install -U 'ember{spec}'), or install the {dist} made for ember "
+                f"{ember} (a release older than {version}): {command}"), (command,)
+    command = localize(f"pip install -U {dist}")
+    return (f"{dist} {version} is made for an older ember: install the {dist} made for "
+            f"ember {ember}: {command}"), (command,)
 
 
 def plugin_api_findings(facts: Facts, matrix: Matrix) -> list[Finding]:
@@ -301,11 +402,11 @@ def plugin_api_findings(facts: Facts, matrix: Matrix) -> list[Finding]:
             continue
         if ok is False:
             api = matrix.plugin_api_for(ember)
+            fix, commands = range_fix(dist, plugin.get("version", ""), spec, ember)
             found.append(Finding(
                 "plugin-api-incompatible", "problem",
                 f"plugin {dist} is incompatible with this ember (plugin API {api}): "
-                "it is not imported",
-                seen=seen, fix=f"pip install -U {dist}   (a release made for ember {ember})"))
+                "it is not imported", seen=seen, fix=fix, commands=commands))
     return found
 
 
@@ -316,5 +417,8 @@ def compat_findings(facts: Facts, matrix: Matrix) -> tuple[list[RuleResult], lis
 
 
 def explain(text: str, matrix: Matrix) -> list[KnownError]:
-    """The known errors whose patterns occur in the text."""
-    return [e for e in matrix.errors if e.matches(text)]
+    """The known errors whose patterns occur in the text, less those a more specific
+    match supersedes."""
+    found = [e for e in matrix.errors if e.matches(text)]
+    hidden = {s for e in found for s in e.supersedes}
+    return [e for e in found if e.id not in hidden]

@@ -6,6 +6,8 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="write the backends as JSON")
+    parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="limit for each plugin import and backend probe (default 5)")
 
 
 def broken_rows(rows: list[dict], records) -> list[dict]:
@@ -30,12 +32,18 @@ def broken_rows(rows: list[dict], records) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     from ember import plugins
 
-    from . import collect, render
+    from . import collect, guard, loading, render
     from .compat_eval import load_matrix
 
     matrix, _ = load_matrix()
-    rows = collect.backend_rows(matrix)
-    rows += broken_rows(rows, plugins.records())
+    # plugin code runs under deadlines, its prints captured: a hang cannot stall the list
+    with guard.Capture() as capture, loading.guarded(args.timeout, capture) as loads:
+        rows = collect.backend_rows(matrix, loads=loads, timeout=args.timeout, capture=capture)
+        rows += broken_rows(rows, plugins.records())
+    for row in rows:
+        trouble = loads.get(row["plugin"], {}).get("trouble")
+        if trouble and row["status"] != "hung":
+            row.update(status="hung", reason=collect.trouble_text(trouble, args.timeout))
     if args.json:
         render.write_json({"backends": rows})
         return 0

@@ -1,4 +1,5 @@
-"""Findings: diagnostics as data (reference slug, severity, message, seen, fix, source)."""
+"""Findings: diagnostics as data (reference slug, severity, message, seen, fix, commands,
+source)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -18,14 +19,24 @@ class Finding:
     fix: str = ""           # the next command to run
     source: str = ""        # where the rule comes from (URL or document), for matrix rules
     detail: str = ""        # long text: a traceback, a log
+    # shell commands that, run in order, make this finding go away (for how this ember was
+    # installed: see tools/install.py); `fix` may name other ways in words
+    commands: tuple = ()
 
     def __post_init__(self):
         if self.severity not in SEVERITIES:
             raise ValueError(f"finding {self.reference!r}: severity must be one of "
                              f"{', '.join(SEVERITIES)}, got {self.severity!r}")
+        if isinstance(self.commands, str) or not all(isinstance(c, str)
+                                                     for c in self.commands):
+            raise ValueError(f"finding {self.reference!r}: commands must be a list of "
+                             f"shell commands, got {self.commands!r}")
+        object.__setattr__(self, "commands", tuple(self.commands))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data["commands"] = list(self.commands)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Finding:
@@ -34,7 +45,7 @@ class Finding:
         extra = sorted(set(data) - set(known))
         if extra:
             raise ValueError(f"finding {data.get('reference', '?')!r}: unknown keys {extra}")
-        return cls(**{k: str(v) for k, v in data.items()})
+        return cls(**{k: v if k == "commands" else str(v) for k, v in data.items()})
 
 
 def worst(findings) -> str:

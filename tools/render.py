@@ -11,7 +11,8 @@ from .findings import SEVERITIES, worst
 STYLE = {"ok": "green", "warning": "yellow", "problem": "bold red", "pass": "green",
          "fail": "bold red", "unknown": "yellow", "not installed": "dim",
          "unavailable": "yellow", "failed": "bold red", "incompatible": "bold red",
-         "disabled": "dim", "mismatch": "bold red", "error": "bold red", "timeout": "bold red"}
+         "disabled": "dim", "mismatch": "bold red", "error": "bold red", "timeout": "bold red",
+         "hung": "bold red", "invalid": "bold red"}
 
 
 @contextlib.contextmanager
@@ -71,6 +72,8 @@ def findings_block(out, findings, *, show_ok: bool = False) -> None:
         for label, value in lines:
             if value:
                 out.print(Padding(_text(label + value), (0, 0, 0, 2)))
+        for command in f.commands:
+            out.print(Padding(_text("$ " + command, "bold"), (0, 0, 0, 4)))
         if f.detail:
             out.print(Padding(_text(f.detail.rstrip(), "dim"), (0, 0, 0, 4)))
 
@@ -159,6 +162,9 @@ def doctor(report: dict, findings, results, file=None) -> None:
                         f"Python {version['python']}, NumPy {version['numpy']}, "
                         f"{report['platform']['system']} {report['platform']['machine']}",
                         "bold"))
+        from .envinfo import summary_lines
+        for line in summary_lines(report):
+            out.print(_text(line, "dim"))
         out.print()
         _section(out, "Backends", backends_table(report["backends"], report["drivers"]))
         if any(row["devices"] for row in report["backends"]):
@@ -197,8 +203,10 @@ def compat_check(facts, results, findings, file=None) -> None:
         summary(out, findings)
 
 
-def explain(matches, matrix, file=None) -> None:
+def explain(matches, matrix, file=None, text: str = "") -> None:
     from rich.padding import Padding
+
+    from .compat_eval import localize, localize_text
     with console(file) as out:
         if not matches:
             out.print(_text("No known error matched. `ember doctor` shows what works here; "
@@ -206,8 +214,13 @@ def explain(matches, matrix, file=None) -> None:
             return
         for known in matches:
             out.print(_text(known.id, "bold"))
+            seen = known.seen_in(text)
+            if seen:
+                out.print(Padding(_text("here: " + seen), (0, 0, 0, 2)))
             out.print(Padding(_text(known.meaning), (0, 0, 0, 2)))
-            out.print(Padding(_text("fix: " + known.fix), (0, 0, 0, 2)))
+            out.print(Padding(_text("fix: " + localize_text(known.fix)), (0, 0, 0, 2)))
+            for command in known.commands:
+                out.print(Padding(_text("$ " + localize(command), "bold"), (0, 0, 0, 4)))
             for rule_id in known.rules:
                 rule = matrix.rule(rule_id)
                 out.print(Padding(_text(f"{rule.summary} (source: {rule.source})"),

@@ -14,14 +14,25 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ember.backend import Probe
 
 from .compat import FLAVOURS, MIN_DRIVER, WHEEL_GUIDE, Flavour
 
 # A cold driver on a many-GPU machine takes seconds to initialise; a hung one never answers.
+# EMBER_PROBE_TIMEOUT (seconds) shortens the wait: `ember doctor --timeout` sets it.
 QUERY_TIMEOUT_S = 60.0
+TIMEOUT_VARIABLE = "EMBER_PROBE_TIMEOUT"
+
+
+def query_timeout() -> float:
+    """The seconds the driver query may take: EMBER_PROBE_TIMEOUT, else QUERY_TIMEOUT_S."""
+    try:
+        value = float(os.environ.get(TIMEOUT_VARIABLE, ""))
+    except ValueError:
+        return QUERY_TIMEOUT_S
+    return value if value > 0 else QUERY_TIMEOUT_S
 _QUERY_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_query.py")
 
 # The distributions that install the `cupy` module (not cupy-xarray and such helpers).
@@ -49,6 +60,8 @@ class Facts:
     device_error: str = ""                 # what getDeviceCount raised
     visible_devices: str | None = None     # e.g. "CUDA_VISIBLE_DEVICES=''" when set
     devices: tuple = ()                    # ({name, memory, arch, gcn_arch}, ...)
+    toolkit: dict = field(default_factory=dict)   # _query.toolkit(): CUDA root, libraries
+    plugins: tuple = ()                    # installed first-party CuPy plugin distributions
 
     @property
     def flavour(self) -> Flavour:
@@ -73,11 +86,13 @@ def decide(f: Facts) -> Probe:
         return Probe(False, reason, fix, reference, details)
 
     if len(f.cupy_dists) > 1:
-        names = " ".join(n for n, _ in f.cupy_dists)
+        # each wheel writes the same `cupy` folder: removing one deletes files of the
+        # other, so all of them go (with the plugins that would bring them back) first
+        names = " ".join(dict.fromkeys([*f.plugins, *(n for n, _ in f.cupy_dists)]))
         seen = ", ".join(f"{n} {v}" for n, v in f.cupy_dists)
         return no(f"more than one CuPy package is installed ({seen}); each installs the same "
                   "`cupy` module over the others, so which one runs is an accident",
-                  f"pip uninstall -y {names} && pip install {fl.wheel}",
+                  f"pip uninstall -y {names} && pip install {fl.distribution}",
                   "cupy-multiple-packages")
     if f.import_error:
         if not f.cupy_dists:
@@ -94,7 +109,9 @@ def decide(f: Facts) -> Probe:
         tool = "nvidia-smi" if fl.kind == "cuda" else "rocminfo"
         return no(f"the GPU query did not complete: {f.query_error}",
                   f"check that `{tool}` answers; a hung or crashed query usually means the "
-                  "driver needs a reload or the machine a reboot",
+                  "driver needs a reload or the machine a reboot (a driver only slow to wake "
+                  f"answers with more time: {TIMEOUT_VARIABLE}=60, or `ember doctor "
+                  "--timeout 60`)",
                   f"{fl.kind}-query-failed")
     built_for = "rocm" if f.is_hip else "cuda"
     if built_for != fl.kind:
@@ -164,6 +181,15 @@ def _decide_cuda(f: Facts, no) -> Probe:
                   f"`ember compat explain '{_last_line(f.device_error)}'` decodes known CUDA "
                   "errors; check that `nvidia-smi` lists the GPU",
                   "cuda-device-query-failed")
+    nvrtc = f.toolkit.get("libraries", {}).get("nvrtc", {})
+    fl = f.flavour
+    if nvrtc and not nvrtc.get("available"):
+        # CuPy compiles every elementwise kernel with NVRTC: without it nothing runs
+        return no(f"CuPy finds the GPU but not NVRTC, the CUDA compiler every kernel needs: "
+                  f"{_last_line(nvrtc.get('error', ''))}",
+                  f"pip install '{fl.wheel}[ctk]'   (the CUDA {fl.major} libraries from pip), "
+                  f"or a CUDA {fl.major} toolkit with CUDA_PATH pointing at it",
+                  "cuda-nvrtc-missing")
     return Probe(True, details=_details(f))
 
 
@@ -211,6 +237,8 @@ def _details(f: Facts) -> dict:
         d["driver"] = f.driver_release
     if f.driver_version and not f.is_hip:
         d["driver-cuda"] = runtime_text(f.driver_version, False)
+    if f.toolkit and not f.is_hip:
+        d["toolkit"] = _toolkit(f)
     if f.devices:
         d["devices"] = len(f.devices)
         first = f.devices[0]
@@ -219,6 +247,23 @@ def _details(f: Facts) -> dict:
         else:
             d["gpu-arch"] = first.get("arch", "")     # compute capability, e.g. "9.0"
     return d
+
+
+def _toolkit(f: Facts) -> dict:
+    """cupy.show_config's facts for the report: runtimes linked and local, libraries."""
+    t = f.toolkit
+    local = t.get("local_runtime_version")
+    out = {"cuda_root": t.get("cuda_root") or "", "nvcc": t.get("nvcc") or "",
+           "runtime": runtime_text(f.runtime_version or t.get("build_version") or 0, False),
+           "local_runtime": runtime_text(local, False) if isinstance(local, int) else "",
+           "libraries": {}}
+    for name, lib in t.get("libraries", {}).items():
+        entry = {"available": bool(lib.get("available"))}
+        for key in ("version", "path", "error"):
+            if lib.get(key) not in (None, ""):
+                entry[key] = str(lib[key])
+        out["libraries"][name] = entry
+    return out
 
 
 # -- gathering the facts (the real machine) ------------------------------------------------
@@ -255,14 +300,15 @@ def _visible(kind: str) -> str | None:
     return None
 
 
-def query(timeout: float = QUERY_TIMEOUT_S) -> dict:
+def query(timeout: float | None = None) -> dict:
     """Run _query.py in a child process; its facts, or {'query_error': why}."""
+    timeout = query_timeout() if timeout is None else timeout
     try:
         done = subprocess.run([sys.executable, _QUERY_SCRIPT], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired:
         return {"query_error": f"importing CuPy and asking the driver for its GPUs took more "
-                               f"than {timeout:.0f} s (the child process was stopped)"}
+                               f"than {timeout:g} s (the child process was stopped)"}
     except OSError as exc:
         return {"query_error": f"could not start {sys.executable}: {exc}"}
     lines = done.stdout.strip().splitlines()
@@ -278,7 +324,7 @@ def query(timeout: float = QUERY_TIMEOUT_S) -> dict:
     return facts
 
 
-def gather(distribution: str, timeout: float = QUERY_TIMEOUT_S) -> Facts:
+def gather(distribution: str, timeout: float | None = None) -> Facts:
     """The facts on this machine, for the plugin `distribution`; never raises."""
     kind = FLAVOURS[distribution].kind
     dists = installed_cupy()
@@ -291,5 +337,15 @@ def gather(distribution: str, timeout: float = QUERY_TIMEOUT_S) -> Facts:
     fields = Facts.__dataclass_fields__
     raw = {k: v for k, v in raw.items() if k in fields}
     raw["devices"] = tuple(raw.get("devices", ()))
+    raw["toolkit"] = raw.get("toolkit") if isinstance(raw.get("toolkit"), dict) else {}
+    mine = tuple(sorted(d for d in FLAVOURS if _installed(d)))
     return Facts(distribution=distribution, cupy_dists=dists, driver_files=present,
-                 driver_release=release, visible_devices=_visible(kind), **raw)
+                 driver_release=release, visible_devices=_visible(kind), plugins=mine, **raw)
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True

@@ -5,15 +5,19 @@ DATA = {
     "meta": {"title": "ember-opencl: what the OpenCL plugin needs", "checked": "2026-11-30"},
     "rule": [
         {
+            # 2024.2.7 is the first pyopencl whose wheels are built against NumPy 2, which
+            # ember needs (inducer/pyopencl#769): an older one fails to import
             "id": "ember-opencl-pyopencl-floor",
-            "summary": "ember-opencl needs pyopencl >= 2024.1",
+            "summary": "ember-opencl needs pyopencl >= 2024.2.7 (the first built for NumPy 2)",
             "when": {"ember-opencl": "*"},
-            "require": {"pyopencl": ">=2024.1"},
+            "require": {"pyopencl": ">=2024.2.7"},
             "severity": "problem",
             "support": "declared",
-            "source": "plugins/ember-opencl/pyproject.toml (dependencies: pyopencl>=2024.1)",
-            "date": "2026-11-30",
-            "fix": "pip install -U pyopencl",
+            "source": "plugins/ember-opencl/pyproject.toml (dependencies: pyopencl>=2024.2.7); "
+                      "https://github.com/inducer/pyopencl/issues/769",
+            "date": "2026-12-01",
+            "fix": "pip install -U 'pyopencl>=2024.2.7'",
+            "commands": ["pip install -U 'pyopencl>=2024.2.7'"],
         },
         {
             "id": "ember-opencl-pocl-tested",

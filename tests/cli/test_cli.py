@@ -10,6 +10,7 @@ import sys
 import jsonschema
 import pytest
 from ember import compat_matrix
+from ember.tools import install
 from ember.tools.cli import main
 from ember.tools.compat_eval import load_matrix
 
@@ -55,11 +56,12 @@ def test_doctor_on_this_machine(capsys):
     assert {"device": "cpu", "status": "ok"}.items() <= report["smoke"][0].items()
     for kind, row in rows.items():
         if row["status"] == "not installed":
-            assert row["fix"] == MATRIX.install_hint(kind)
+            # the published command, as it runs for how this ember was installed
+            assert row["fix"] == install.here().localize(MATRIX.install_hint(kind))
         if row["status"] == "ok":
             assert {r["device"] for r in report["smoke"]} >= {d["device"] for d in row["devices"]}
     if rows["cuda"]["status"] == "not installed":
-        assert rows["cuda"]["fix"] == "pip install ember-cuda12"
+        assert rows["cuda"]["fix"] == install.here().localize("pip install ember-cuda12")
     finding = {f["reference"]: f for f in report["findings"]}
     if NO_NVIDIA:
         assert not report["drivers"]["nvidia"]["found"]
@@ -77,7 +79,7 @@ def test_doctor_text_is_readable_at_80_columns(capsys):
     flat = " ".join(out.split())
     assert "Backends" in out and "cpu ok" in flat
     # cuda: not installed (the pip command), unavailable (the reason), or ok
-    assert ("pip install ember-cuda12" in flat or "cuda ok" in flat
+    assert (install.here().localize("pip install ember-cuda12") in flat or "cuda ok" in flat
             or "cuda unavailable" in flat)
     if NO_NVIDIA:
         assert "no NVIDIA driver was found" in flat

@@ -60,9 +60,58 @@ def test_rules_whose_when_does_not_hold_are_not_applicable():
     assert all(r.status == "pass" for r in results)
 
 
-def test_numpy_and_python_mismatch():
-    _, findings = compat_findings(facts("python=3.10.14", "numpy=2.3.0"), MATRIX)
-    assert "numpy23-python-unsupported" in by_reference(findings)
+@pytest.mark.parametrize("python, numpy, reference, command", [
+    ("3.10.14", "2.3.0", "numpy23-python-too-old", "'numpy>=2.0,<2.3'"),
+    ("3.10.14", "2.4.1", "numpy232-python-too-old", "'numpy>=2.0,<2.3'"),
+    ("3.14.0", "2.3.1", "numpy23-python-too-new", "-U numpy"),
+    ("3.14.0", "2.2.6", "numpy21-python-unsupported", "-U numpy"),
+])
+def test_numpy_and_python_mismatch_fix_points_the_right_way(python, numpy, reference, command):
+    # below a NumPy line's Python window `pip install -U numpy` finds nothing newer for that
+    # Python: the fix is the last NumPy that supports it
+    _, findings = compat_findings(facts(f"python={python}", f"numpy={numpy}"), MATRIX)
+    found = by_reference(findings)
+    assert list(found) == [reference]
+    assert found[reference].commands and found[reference].commands[-1].endswith(command)
+    assert ("-U numpy" in found[reference].commands[-1]) == (command == "-U numpy")
+
+
+def test_cupy_wheel_fixes_the_cuda_major_of_assumed_facts():
+    # `--assume cupy-cuda12x=14.2.0 driver=470.82.01`: CUDA 12 follows from the wheel
+    f = facts("cupy-cuda12x=14.2.0", "driver=470.82.01")
+    assert f.components["cuda"] == "12" and f.origins["cuda"] == "cupy-cuda12x wheel name"
+    assert f.components["cupy"] == "14.2.0"
+    _, findings = compat_findings(f, MATRIX)
+    assert by_reference(findings)["cuda12-driver-too-old"].severity == "problem"
+    assert exit_code(findings) == 2
+    exact = facts("cupy-cuda12x=14.2.0", "cuda=12.9", "driver=575.57")
+    assert exact.components["cuda"] == "12.9"
+
+
+def test_cupy142_supports_numpy_2_4():
+    results, findings = compat_findings(facts("cupy=14.2.0", "driver=580.65", "numpy=2.4.1"),
+                                        MATRIX)
+    assert {r.rule.id: r.status for r in results}["cupy142-numpy-untested"] == "pass"
+    assert not findings
+    _, findings = compat_findings(facts("cupy=14.1.0", "driver=580.65", "numpy=2.4.1"), MATRIX)
+    assert [f.reference for f in findings] == ["cupy14-numpy-untested"]
+
+
+def test_blackwell_needs_cuda_12_8_and_a_570_driver():
+    _, findings = compat_findings(facts("cuda=12.8", "driver=525.60.13", "gpu-arch=12.0"),
+                                  MATRIX)
+    assert set(by_reference(findings)) == {"blackwell-driver-too-old"}
+    _, findings = compat_findings(facts("cuda=12.6", "driver=575.57", "gpu-arch=10.0"), MATRIX)
+    assert set(by_reference(findings)) == {"blackwell-needs-cuda-12-8"}
+    _, findings = compat_findings(facts("cuda=12.8", "driver=570.86", "gpu-arch=12.0"), MATRIX)
+    assert not findings
+
+
+def test_rocm_wheel_needs_rocm_7_0():
+    _, findings = compat_findings(facts("cupy-rocm-7-0=14.2.0", "rocm=7.1.0"), MATRIX)
+    assert "cupy-rocm-7-0-rocm-mismatch" in by_reference(findings)
+    _, findings = compat_findings(facts("cupy-rocm-7-0=14.2.0", "rocm=7.0.2"), MATRIX)
+    assert "cupy-rocm-7-0-rocm-mismatch" not in by_reference(findings)
 
 
 def test_cupy_wheel_against_the_cuda_it_finds():
@@ -77,12 +126,19 @@ def test_unreadable_version_is_unknown():
 
 
 def test_plugin_outside_its_range_is_incompatible():
-    plugin = {"name": "cuda", "distribution": "ember-cuda12", "version": "0.2.0",
+    plugin = {"name": "cuda", "distribution": "acme-cuda", "version": "0.2.0",
               "requires_ember": ">=0.2,<0.3"}
     _, findings = compat_findings(facts("ember=0.1.0", plugins=[plugin]), MATRIX)
     finding = by_reference(findings)["plugin-api-incompatible"]
-    assert finding.severity == "problem" and "ember-cuda12" in finding.message
+    assert finding.severity == "problem" and "acme-cuda" in finding.message
     assert "plugin API 1" in finding.message and ">=0.2,<0.3" in finding.seen
+    # a plugin made for a newer ember: upgrade ember, or take an older plugin (not -U it)
+    assert "upgrade ember" in finding.fix and "pip install -U acme-cuda" not in finding.fix
+    assert finding.commands[-1].endswith("install 'acme-cuda<0.2.0'")
+    old = dict(plugin, requires_ember="<0.1")
+    _, findings = compat_findings(facts("ember=0.1.0", plugins=[old]), MATRIX)
+    assert by_reference(findings)["plugin-api-incompatible"].commands[-1].endswith(
+        "install -U acme-cuda")
     ok = dict(plugin, requires_ember=">=0.1,<0.2")
     _, findings = compat_findings(facts("ember=0.1.0", plugins=[ok]), MATRIX)
     assert not findings

@@ -47,7 +47,7 @@ CASES = [
      ["pip install cupy-rocm-7-0"]),
     ("two-cupys", cuda_facts(cupy_dists=(("cupy-cuda12x", "14.2.0"), ("cupy-cuda13x", "14.1.0"))),
      "cupy-multiple-packages", ["more than one CuPy", "cupy-cuda12x 14.2.0", "cupy-cuda13x 14.1.0"],
-     ["pip uninstall -y cupy-cuda12x cupy-cuda13x", "pip install cupy-cuda12x"]),
+     ["pip uninstall -y cupy-cuda12x cupy-cuda13x", "pip install ember-cuda12"]),
     ("two-cupys-beats-import-error",
      cuda_facts(cupy_dists=(("cupy", "14.0.0"), ("cupy-cuda12x", "14.2.0")),
                 import_error="ImportError: cannot import name 'core'"),
