@@ -22,7 +22,7 @@ from .activation import (
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .dropout import Dropout, Dropout2d
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
                          BCELoss,
@@ -38,6 +38,7 @@ from .loss import (
 from .module import IncompatibleKeys, Module, RemovableHandle, StateDictError
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Buffer, Parameter
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
@@ -54,7 +55,8 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict",
     "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-    "GroupNorm", "Embedding", "Dropout", "Dropout2d", "MultiheadAttention",
+    "GroupNorm", "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "MultiheadAttention", "PixelShuffle", "PixelUnshuffle",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",

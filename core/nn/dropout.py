@@ -27,8 +27,24 @@ class Dropout(_DropoutNd):
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) with probability p during training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
 class Dropout2d(_DropoutNd):
-    """Zero whole channels with probability p during training."""
+    """Zero whole channels of (N, C, H, W) with probability p during training; other
+    shapes as PyTorch takes them (3-D as (N, C, L); see F.dropout2d), with a warning."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p during
+    training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)

@@ -9,11 +9,12 @@ one reduction: no Python loop over batch or channels.
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import dispatch, ops
 from .. import dtypes as D
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import (
     gelu,
     leaky_relu,
@@ -40,13 +41,15 @@ from .loss import (
     nll_loss,
     smooth_l1_loss,
 )
+from .pixelshuffle import pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
     "sigmoid", "tanh", "hardtanh", "softmax", "softmin", "log_softmax", "logsumexp",
     "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad",
     "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
-    "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout2d",
+    "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout1d", "dropout2d",
+    "dropout3d", "pixel_shuffle", "pixel_unshuffle",
     "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
@@ -494,17 +497,65 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     return _apply_mask(input, keep, p, inplace)
 
 
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) (or unbatched (C, L)) with probability p."""
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                         "input. Note that dropout1d exists to provide channel-wise dropout on "
+                         "inputs with 1 spatial dimension, a channel dimension, and an "
+                         "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout("dropout1d", input, p, training, inplace, input.ndim == 3)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) (or (C, H, W)) with probability p."""
+    """Zero whole channels of (N, C, H, W) with probability p.
+
+    As in PyTorch, a 3-D input is taken as (N, C, L) (1-D channel dropout, not as an
+    unbatched image) and a 2-D one as (N, C) (plain dropout), each with an EmberWarning."""
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim (as PyTorch does). To "
+                      "silence this warning, use dropout1d for (N, C, L) inputs.",
+                      EmberWarning, stacklevel=2)
+    elif input.ndim != 4:
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d; as PyTorch "
+                      "does, each of its first two dims is treated as batch and channel. "
+                      "dropout2d is meant for (N, C, H, W) or (C, H, W) inputs; use dropout "
+                      "for element-wise dropout and to silence this warning.",
+                      EmberWarning, stacklevel=2)
+    return _channel_dropout("dropout2d", input, p, training, inplace, True)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) (or unbatched (C, D, H, W)) with
+    probability p."""
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d; as PyTorch "
+                      "does, it is treated as unbatched with channels in dim 0. dropout3d is "
+                      "meant for (N, C, D, H, W) or (C, D, H, W) inputs; use dropout for "
+                      "element-wise dropout and to silence this warning.",
+                      EmberWarning, stacklevel=2)
+    return _channel_dropout("dropout3d", input, p, training, inplace, input.ndim == 5)
+
+
+def _channel_dropout(name, input, p, training, inplace, batched):
+    """One mask draw per (sample, channel), broadcast over the remaining dims."""
     if not 0.0 <= p <= 1.0:
-        raise EmberValueError(f"dropout2d: probability has to be between 0 and 1, but got {p}")
-    if input.ndim not in (3, 4):
-        raise ShapeError(f"dropout2d: expected a 3-D or 4-D input, got {tuple(input.shape)}")
+        raise EmberValueError(f"{name}: dropout probability has to be between 0 and 1, but "
+                              f"got {p}")
+    lead = 2 if batched else 1
+    if input.ndim < lead:
+        raise ShapeError(f"{name}: feature dropout requires at least {lead} dimensions in the "
+                         f"input, got shape {tuple(input.shape)}")
     if not training or p == 0.0:
         return input
-    shape = input._data.shape[:-2] + (1, 1)
-    keep = bernoulli_mask(shape, 1.0 - p, input._dtype, input.device)
+    shape = input._data.shape
+    keep = bernoulli_mask(shape[:lead] + (1,) * (len(shape) - lead), 1.0 - p, input._dtype,
+                          input.device)
     return _apply_mask(input, keep, p, inplace)
 
 

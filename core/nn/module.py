@@ -426,6 +426,12 @@ class Module:
     def cpu(self) -> Module:
         return self.to("cpu")
 
+    def share_memory(self) -> Module:
+        """Returns self, changing nothing.  torch moves parameters into shared memory so
+        that worker processes (Hogwild training) update one copy; ember has no shared
+        tensors: another process gets its own copy of the model and trains that."""
+        return self
+
     def cuda(self, device: int | None = None) -> Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 

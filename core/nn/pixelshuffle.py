@@ -1,0 +1,74 @@
+"""PixelShuffle and PixelUnshuffle: channels to space and back (sub-pixel convolution)."""
+from __future__ import annotations
+
+from ..errors import EmberValueError, ShapeError
+from ..tensor import Tensor
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle", "pixel_shuffle", "pixel_unshuffle"]
+
+
+def _check(name: str, input: Tensor, factor: int, what: str) -> None:
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor <= 0:
+        raise EmberValueError(f"{name}: expected {what} to be a positive int, got {factor!r}")
+    if input.ndim < 3:
+        raise ShapeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                         f"with {input.ndim} dimension(s)")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
+    block of pixels (torch.nn.functional.pixel_shuffle)."""
+    _check("pixel_shuffle", input, upscale_factor, "upscale_factor")
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ShapeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                         f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                         f"is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    _check("pixel_unshuffle", input, downscale_factor, "downscale_factor")
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ShapeError(f"pixel_unshuffle expects height ({h}) and width ({w}) to be "
+                         f"divisible by downscale_factor ({r})")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+class PixelShuffle(Module):
+    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """Rearrange (*, C, H r, W r) into (*, C r^2, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
