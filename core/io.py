@@ -22,53 +22,63 @@ buffer share one name).  Tensor names are the dotted path to the first use
 each tensor in name order, by its name, dtype, shape and bytes; any change to the content
 makes loading fail.
 
-Loading never executes anything from the file.  Before the safetensors library sees a
-file, the header is checked here: its length against the file size and a 100 MB bound,
-the JSON (no duplicate keys, bounded nesting), every dtype, every shape against its byte
-count, the offsets (contiguous from 0 to the end of the file), then the structure and
-the checksum.  Every failure is a CheckpointError saying what was expected and found.
+Loading never executes anything from the file and never needs much more memory than the
+file's own size: the header is parsed to its schema only (_safetensors.py), every size and
+offset is checked before anything is read, the checksum is verified before the structure
+is parsed, and the structure's element count is bounded by its length before json parses
+it.  Every failure is a CheckpointError saying what was expected and found.  `load` also
+reads plain safetensors files (a dict of tensors) and PyTorch zip checkpoints
+(_torch_zip.py: a restricted pickle interpreter, no torch, no unpickling).
 
-Saving is atomic: the file is written to a temporary name in the same folder, flushed
-to disk (fsync) and renamed over the target, so a crash leaves the old checkpoint (and
-perhaps a stray `.NAME.*.tmp` file), never a half-written one.
+Saving writes `.NAME.<pid>-<random>.tmp` in the target's folder, fsyncs it and renames it
+over the target, so a crash leaves the old checkpoint, never a half-written one; the next
+save of the same target removes temporary files whose writer is gone.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
 import os
+import re
 import secrets
 import stat
-import struct
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from . import _safetensors as S
 from . import dtypes as D
 from .device import Device, as_device
 from .errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError
 from .tensor import Tensor
 
-__all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "load", "save"]
+__all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "load", "save"]
 
 FORMAT_VERSION = "1"
-MAX_HEADER_BYTES = 100_000_000     # the safetensors library's own bound
+MAX_HEADER_BYTES = S.MAX_HEADER_BYTES
 MAX_DEPTH = 100                    # nesting of the saved structure
-MAX_NDIM = 64                      # NumPy's limit
-_MAX_DIM = 2**62
+# the structure's json.loads may build at most this many bytes of Python objects per byte
+# of its text (legit structures need ~2), plus a floor for small ones
+_STRUCTURE_RATIO, _STRUCTURE_FLOOR = 4, 64 << 20
 
 # ember dtype name <-> safetensors dtype code
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
           "int64": "I64", "float16": "F16", "bfloat16": "BF16", "float32": "F32",
           "float64": "F64"}
-_DTYPES = {code: D.get_dtype(name) for name, code in _CODES.items()}
 _TAGS = ("$dict", "$odict", "$tuple", "$float", "$dtype", "$ndarray", "$tensor")
+_TENSOR_KEYS = {"$tensor", "device", "requires_grad", "parameter"}
 
 PathLike = str | os.PathLike
+
+
+class CheckpointDeviceError(CheckpointError, DeviceUnavailableError):
+    """A tensor in the file was saved on a device this machine cannot use (or names no
+    device at all); map_location places it elsewhere."""
 
 
 # --- saving --------------------------------------------------------------------------------
@@ -116,11 +126,18 @@ class _Encoder:
         if isinstance(obj, (list, tuple)):
             values = [self.encode(v, _join(path, i), depth + 1) for i, v in enumerate(obj)]
             return {"$tuple": values} if isinstance(obj, tuple) else values
+        what = path or "the object"
+        if callable(getattr(obj, "state_dict", None)):
+            # a Module or an Optimizer: its code cannot be saved, only its state
+            raise EmberTypeError(
+                f"ember.save: {what} is a whole {type(obj).__name__}; ember checkpoints hold "
+                "data, never code, so save its state_dict() instead: "
+                "ember.save(model.state_dict(), path), then rebuild the object and call "
+                ".load_state_dict(ember.load(path))")
         raise EmberTypeError(
-            f"ember.save: cannot save {path or 'the object'} of type {type(obj).__name__}; "
-            "a checkpoint holds tensors, NumPy arrays, dtypes, numbers, strings, None and "
-            "dicts, lists and tuples of them (save a module or optimizer as its "
-            ".state_dict())")
+            f"ember.save: cannot save {what} of type {type(obj).__name__}; a checkpoint holds "
+            "tensors, NumPy arrays, dtypes, numbers, strings, None and dicts, lists and "
+            "tuples of them (save a module or optimizer as its .state_dict())")
 
     def _tensor(self, t: Tensor, path: str) -> dict:
         name = self._array(t._data, t, path)
@@ -133,10 +150,10 @@ class _Encoder:
         if name is None:
             host = value.detach().numpy() if isinstance(value, Tensor) else value
             # the file is little-endian; from_numpy_dtype names the dtypes it supports
-            host = np.asarray(host, dtype=host.dtype.newbyteorder("="), order="C")
+            host = np.asarray(host, dtype=host.dtype.newbyteorder("<"), order="C")
             D.from_numpy_dtype(host.dtype)
             name = path or "tensor"
-            while name in self.arrays:
+            while name in self.arrays or name == "__metadata__":
                 name += "'"
             self.arrays[name] = host
             self._names[id(native)] = name
@@ -149,7 +166,9 @@ def _join(path: str, key) -> str:
 
 
 def _digest(structure: str, arrays: dict[str, np.ndarray], codes: dict[str, str]) -> str:
-    h = hashlib.sha256(structure.encode())
+    h = hashlib.sha256()
+    for i in range(0, len(structure), 1 << 20):     # no second copy of a large structure
+        h.update(structure[i:i + (1 << 20)].encode())
     for name in sorted(arrays):
         a = arrays[name]
         h.update(json.dumps([name, codes[name], list(a.shape)]).encode())
@@ -157,44 +176,127 @@ def _digest(structure: str, arrays: dict[str, np.ndarray], codes: dict[str, str]
     return h.hexdigest()
 
 
-def _write_tensors(path: str, arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    from safetensors.numpy import save_file
-    save_file(arrays, path, metadata=metadata)
+def save(obj: Any, f: PathLike | Any) -> None:
+    """Save tensors, state dicts, optimizer state, numbers and strings to f: a path, or a
+    binary file object open for writing (open(p, "wb"), io.BytesIO()).
 
-
-def save(obj: Any, f: PathLike) -> None:
-    """Save tensors, state dicts, optimizer state, numbers and strings to the file f.
-
-    The write is atomic: f holds either its previous content or the whole new checkpoint.
+    To a path the write is atomic: f holds either its previous content or the whole new
+    checkpoint.  A new file's mode follows the umask; a replaced file keeps its mode.
     """
-    path = _path(f, "save")
     encoder = _Encoder()
     structure = json.dumps(encoder.encode(obj, ""), allow_nan=False, separators=(",", ":"))
     arrays = encoder.arrays
     codes = {name: _CODES[D.from_numpy_dtype(a.dtype).name] for name, a in arrays.items()}
     metadata = {"format": "ember", "ember_format_version": FORMAT_VERSION,
                 "ember_structure": structure, "ember_sha256": _digest(structure, arrays, codes)}
+    head, ordered, size = S.layout(arrays, codes, metadata)
+    if hasattr(f, "write"):
+        name = getattr(f, "name", None)
+        with _disk_full(name if isinstance(name, str) else repr(f), size, None):
+            S.write(f, head, ordered)
+            if hasattr(f, "flush"):      # a full disk shows at the flush of buffered files
+                f.flush()
+        return
+    _save_atomic(_path(f, "save"), head, ordered, size)
+
+
+def _save_atomic(path: str, head: bytes, arrays: list, size: int) -> None:
     directory, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
-    # O_EXCL: never write through someone else's file; mode 0o666 lets the umask decide
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    _remove_stale(directory, base)
     try:
-        _write_tensors(tmp, arrays, metadata)
-        _fsync(tmp)
+        info = os.stat(path)
+        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+    except OSError:
+        mode = None
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    # O_EXCL: never write through someone else's file; mode 0o666 lets the umask decide
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    try:
+        _lock(fd)          # tells _remove_stale in other processes that this one is alive
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with _disk_full(path, size, directory), open(fd, "wb", closefd=False) as fh:
+            S.write(fh, head, arrays)
+            fh.flush()
+            os.fsync(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(fd)
     _fsync_dir(directory)
 
 
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+@contextlib.contextmanager
+def _disk_full(target: str, size: int, directory: str | None):
+    """A full disk (or quota, or file size limit) as a CheckpointError with the numbers."""
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        free, kept = "", ""
+        if directory is not None:
+            kept = "; the previous checkpoint, if any, is untouched"
+            with contextlib.suppress(OSError, AttributeError):
+                st = os.statvfs(directory)
+                free = f", {st.f_bavail * st.f_frsize} bytes are free there"
+        raise CheckpointError(
+            f"ember.save: could not write {target}: {exc.strerror}; the checkpoint needs "
+            f"{size} bytes{free} (free some space, or save elsewhere){kept}") from exc
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:        # Windows: stale files are then left for the user
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _remove_stale(directory: str, base: str) -> None:
+    """Delete temporary files of earlier saves of this target whose writer died (kill -9,
+    power loss): its pid is gone and nobody holds the file's lock."""
+    if os.name != "posix":
+        return
+    import fcntl
+    pattern = re.compile(re.escape(f".{base}.") + r"(\d+)-[0-9a-f]{8}\.tmp")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        candidate = os.path.join(directory, name)
+        try:
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.unlink(candidate)
+        except OSError:
+            pass                    # locked: its writer is alive after all
+        finally:
+            os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _fsync_dir(directory: str) -> None:
@@ -213,234 +315,306 @@ def _fsync_dir(directory: str) -> None:
 
 def _path(f, what: str) -> str:
     if not isinstance(f, (str, os.PathLike)):
-        raise EmberTypeError(f"ember.{what}: expected a file path (str or os.PathLike), got "
-                             f"{type(f).__name__}")
+        raise EmberTypeError(f"ember.{what}: expected a file path (str or os.PathLike) or a "
+                             f"binary file object, got {type(f).__name__}")
     return os.fspath(f)
 
 
 # --- loading -------------------------------------------------------------------------------
 
-def _bad(path: str, problem: str) -> CheckpointError:
-    return CheckpointError(f"ember.load: {path} is not a valid ember checkpoint: {problem}")
+class Saved:
+    """A tensor read from a file and checked, not yet placed on a device."""
+
+    __slots__ = ("array", "device", "requires_grad", "parameter", "key")
+
+    def __init__(self, array: np.ndarray, device: str, requires_grad: bool, parameter: bool,
+                 key):
+        self.array, self.device, self.key = array, device, key
+        self.requires_grad, self.parameter = requires_grad, parameter
+
+
+def _bad(name: str, problem: str) -> CheckpointError:
+    return CheckpointError(f"ember.load: {name} is not a valid checkpoint: {problem}")
+
+
+def load(f: PathLike | Any, map_location: str | Device | dict | Callable | None = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None) -> Any:
+    """Load what ember.save wrote, a safetensors file (a dict of tensors) or a PyTorch zip
+    checkpoint (torch.save); tensors go to map_location.
+
+    f: a path or a binary file object open for reading.  map_location: None (each tensor
+    to the device it was saved from), a device ('cpu', 'opencl:0', a Device) for all, a
+    dict {saved device: device}, or a callable fn(cpu_tensor, saved_device_str) returning
+    the tensor to use (or None for the default).  weights_only and mmap are accepted for
+    PyTorch programs: ember never runs code from a file, whatever weights_only says.
+    """
+    del weights_only, mmap
+    with _open(f) as (fh, start, size, name):
+        fh.seek(start)
+        prefix = fh.read(9)
+        if prefix[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+            from . import _torch_zip
+            obj = _torch_zip.load(fh, start, size, name)
+        else:
+            obj = _load_safetensors(fh, start, size, name, prefix)
+    return _Placer(name, map_location).fill(obj, {}, 0)
+
+
+@contextlib.contextmanager
+def _open(f):
+    """(a seekable binary file, where the checkpoint starts in it, its size, its name)."""
+    if hasattr(f, "read"):
+        name = getattr(f, "name", None)
+        name = name if isinstance(name, str) else type(f).__name__
+        try:
+            seekable = f.seekable()
+        except (AttributeError, OSError, ValueError):
+            seekable = False
+        if not seekable:               # a pipe or socket: read it all
+            import io
+            f = io.BytesIO(f.read())
+        start = f.tell()
+        size = f.seek(0, os.SEEK_END) - start
+        if f.read(0) != b"":
+            raise EmberTypeError(f"ember.load: {name} is open in text mode; open it in "
+                                 "binary mode ('rb')")
+        yield f, start, size, name
+        return
+    path = _path(f, "load")
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise CheckpointError(f"ember.load: no file at {path}; check the path") from None
+    except OSError as exc:     # a symlink loop, a permission, a folder on Windows ...
+        raise CheckpointError(f"ember.load: cannot open {path}: {exc.strerror or exc}") \
+            from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _bad(path, "it is not a regular file")
+        fh = open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh, 0, info.st_size, path
+
+
+def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes):
+    if len(prefix) >= 9 and prefix[0] == 0x80 and 2 <= prefix[1] <= 5 and prefix[8] != 0x7B:
+        raise _bad(name, "it is a pickle file, and ember never unpickles (a pickle can run "
+                         "any code); save it as a PyTorch zip checkpoint (torch.save) or "
+                         "with safetensors, which ember reads safely")
+    try:
+        header = S.read_header(fh, start, size)
+    except S.HeaderError as exc:
+        raise _bad(name, str(exc)) from None
+    meta = header.metadata
+    if meta is None or meta.get("format") != "ember":
+        return _plain(fh, start, name, header)
+    version = meta.get("ember_format_version")
+    if version != FORMAT_VERSION:
+        raise _bad(name, f"format version {version!r:.40}; this ember reads version "
+                         f"{FORMAT_VERSION!r} (a newer ember wrote it? upgrade ember)")
+    for key in ("ember_structure", "ember_sha256"):
+        if key not in meta:
+            raise _bad(name, f"the metadata lacks {key!r}")
+    arrays = _read_arrays(fh, start, name, header)
+    structure_text = meta["ember_structure"]
+    codes = {e.name: e.code for e in header.entries}
+    if _digest(structure_text, arrays, codes) != meta["ember_sha256"]:
+        raise _bad(name, "its content does not match its SHA-256 checksum (the file was "
+                         "corrupted after it was written)")
+    structure = _parse_structure(structure_text, name)
+    return _Decoder(name, arrays).decode(structure, 0)
+
+
+def _read_arrays(fh, start: int, name: str, header: S.Header) -> dict[str, np.ndarray]:
+    try:
+        return {e.name: S.read_array(fh, start + header.data_start, e)
+                for e in sorted(header.entries, key=lambda e: e.begin)}
+    except S.HeaderError as exc:
+        raise _bad(name, str(exc)) from None
+
+
+def _plain(fh, start: int, name: str, header: S.Header) -> OrderedDict:
+    """A safetensors file without ember metadata: {name: tensor} in the file's order."""
+    arrays = _read_arrays(fh, start, name, header)
+    return OrderedDict((e.name, Saved(arrays[e.name], "cpu", False, False, e.name))
+                       for e in header.entries)
+
+
+def _parse_structure(text: str, name: str):
+    # json.loads builds ~60 bytes of objects per container: bound that by the text's
+    # length first (brackets inside strings are counted too, which only errs on the safe
+    # side), so that `[[],[],...]` is refused before it is built
+    containers = text.count("[") + text.count("{")
+    cost = 64 * containers + 16 * text.count(",") + 32 * text.count('"')
+    if cost > max(_STRUCTURE_RATIO * len(text), _STRUCTURE_FLOOR):
+        raise _bad(name, f"the structure holds {containers} containers in {len(text)} "
+                         "characters, more than a saved object can (a hostile file?)")
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_constant,
+                          parse_float=_finite)
+    except RecursionError:
+        raise _bad(name, "the structure nests too deeply") from None
+    except ValueError as exc:    # JSONDecodeError, duplicates, huge ints, NaN
+        raise _bad(name, f"the structure is not valid JSON ({exc})") from None
 
 
 def _no_duplicates(pairs):
     out = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {key!r:.100}")
         out[key] = value
     return out
 
 
-def _parse_json(text: str | bytes, what: str, path: str):
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    except RecursionError:
-        raise _bad(path, f"the {what} nests too deeply") from None
-    except ValueError as exc:    # JSONDecodeError, UnicodeDecodeError, duplicates, huge ints
-        raise _bad(path, f"the {what} is not valid JSON ({exc})") from None
+def _constant(text: str):
+    raise ValueError(f"{text} is not JSON (non-finite floats are saved as $float)")
 
 
-def _read_header(path: str) -> tuple[dict, dict]:
-    """Validate everything about the file but the tensor bytes; return (metadata, entries)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise CheckpointError(f"ember.load: no file at {path}; check the path") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise _bad(path, "it is not a regular file")
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size < 8:
-            raise _bad(path, f"it is {size} bytes long, too short for the 8-byte header "
-                             "length (truncated?)")
-        (n,) = struct.unpack("<Q", fh.read(8))
-        if n > MAX_HEADER_BYTES or n > size - 8:
-            raise _bad(path, f"the header claims {n} bytes but the file has {size - 8} after "
-                             f"the length field (at most {MAX_HEADER_BYTES} allowed); the "
-                             "file is truncated or corrupted")
-        raw = fh.read(n)
-    if len(raw) != n:
-        raise _bad(path, "the file changed while it was read")
-    if not raw.startswith(b"{"):
-        raise _bad(path, "the header is not a JSON object")
-    header = _parse_json(raw, "header", path)
-    if not isinstance(header, dict):
-        raise _bad(path, "the header is not a JSON object")
-    meta = header.pop("__metadata__", None)
-    if not isinstance(meta, dict) or meta.get("format") != "ember":
-        raise _bad(path, "it has no ember metadata (a plain safetensors file? read it with "
-                         "safetensors.numpy.load_file)")
-    if any(not isinstance(v, str) for v in meta.values()):
-        raise _bad(path, "metadata values must be strings")
-    version = meta.get("ember_format_version")
-    if version != FORMAT_VERSION:
-        raise _bad(path, f"format version {version!r}; this ember reads version "
-                         f"{FORMAT_VERSION!r} (a newer ember wrote it? upgrade ember)")
-    for key in ("ember_structure", "ember_sha256"):
-        if key not in meta:
-            raise _bad(path, f"the metadata lacks {key!r}")
-    _check_entries(path, header, size - 8 - n)
-    return meta, header
-
-
-def _check_entries(path: str, entries: dict, buffer_size: int) -> None:
-    spans = []
-    for name, entry in entries.items():
-        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
-            raise _bad(path, f"tensor {name!r}: expected exactly dtype, shape and "
-                             f"data_offsets, got {entry!r:.200}")
-        code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if code not in _DTYPES:
-            raise _bad(path, f"tensor {name!r}: unknown dtype {code!r:.40}; expected one of "
-                             f"{', '.join(_DTYPES)}")
-        if (not isinstance(shape, list) or len(shape) > MAX_NDIM
-                or any(type(s) is not int or not 0 <= s < _MAX_DIM for s in shape)):
-            raise _bad(path, f"tensor {name!r}: shape {shape!r:.200} is not a list of at "
-                             f"most {MAX_NDIM} non-negative sizes")
-        if (not isinstance(offsets, list) or len(offsets) != 2
-                or any(type(o) is not int for o in offsets)
-                or not 0 <= offsets[0] <= offsets[1] <= buffer_size):
-            raise _bad(path, f"tensor {name!r}: data_offsets {offsets!r:.200} are not "
-                             f"[begin, end] with 0 <= begin <= end <= {buffer_size}, the size "
-                             "of the data section (is the file truncated?)")
-        # Python ints cannot overflow: a shape whose product is huge simply fails here
-        expected = math.prod(shape) * _DTYPES[code].itemsize
-        if expected != offsets[1] - offsets[0]:
-            raise _bad(path, f"tensor {name!r}: shape {shape} of {code} needs {expected} "
-                             f"bytes but its data_offsets span {offsets[1] - offsets[0]}")
-        spans.append((offsets[0], offsets[1], name))
-    end = 0
-    for begin, stop, name in sorted(spans):
-        if begin != end:
-            raise _bad(path, f"tensor {name!r} starts at byte {begin} of the data but the "
-                             f"previous one ends at {end}; tensors must be contiguous")
-        end = stop
-    if end != buffer_size:
-        raise _bad(path, f"the tensors cover {end} bytes but the data section has "
-                         f"{buffer_size} (truncated, or trailing bytes)")
-
-
-def load(f: PathLike, map_location: str | Device | dict | Callable | None = None) -> Any:
-    """Load what ember.save wrote; tensors go to map_location.
-
-    map_location: None (each tensor to the device it was saved from), a device ('cpu',
-    'opencl:0', a Device) for all, a dict {saved device: device}, or a callable
-    fn(cpu_tensor, saved_device_str) returning the tensor to use (or None for the default).
-    """
-    path = _path(f, "load")
-    meta, entries = _read_header(path)
-    structure_text = meta["ember_structure"]
-    structure = _parse_json(structure_text, "structure", path)
-    arrays = _read_arrays(path, meta, entries)
-    codes = {name: entry["dtype"] for name, entry in entries.items()}
-    if _digest(structure_text, arrays, codes) != meta["ember_sha256"]:
-        raise _bad(path, "its content does not match its SHA-256 checksum (the file was "
-                         "corrupted after it was written)")
-    return _Decoder(path, arrays, map_location).decode(structure, 0)
-
-
-def _read_arrays(path: str, meta: dict, entries: dict) -> dict[str, np.ndarray]:
-    import ml_dtypes  # noqa: F401  (registers bfloat16, which the reader asks NumPy for)
-    from safetensors import SafetensorError, safe_open
-    try:
-        with safe_open(path, framework="numpy") as fh:
-            if fh.metadata() != meta or set(fh.keys()) != set(entries):
-                raise _bad(path, "the file changed while it was read")
-            return {name: fh.get_tensor(name) for name in entries}
-    except (SafetensorError, OSError, TypeError, ValueError) as exc:
-        raise _bad(path, f"the safetensors reader refused it ({exc})") from None
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text:.40} overflows a float")
+    return value
 
 
 class _Decoder:
-    """Rebuilds the saved object from the tagged JSON, placing tensors per map_location."""
+    """Rebuilds the saved object from the tagged JSON; tensors stay Saved until placed."""
 
-    def __init__(self, path: str, arrays: dict, map_location):
-        self.path, self.arrays, self.map_location = path, arrays, map_location
-        self._placed: dict[tuple, Tensor] = {}     # (name, saved device) -> tensor
-        self._tensors: dict[tuple, Tensor] = {}    # ... and its autograd flags -> tensor
+    def __init__(self, name: str, arrays: dict):
+        self.name, self.arrays = name, arrays
+
+    def bad(self, problem: str) -> CheckpointError:
+        return _bad(self.name, problem)
 
     def decode(self, node, depth: int):
         if depth > MAX_DEPTH:
-            raise _bad(self.path, f"the structure nests deeper than {MAX_DEPTH} levels")
+            raise self.bad(f"the structure nests deeper than {MAX_DEPTH} levels")
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
         if isinstance(node, list):
             return [self.decode(v, depth + 1) for v in node]
-        if not isinstance(node, dict) or len(node.keys() & set(_TAGS)) != 1:
-            raise _bad(self.path, f"unexpected structure node {node!r:.200}")
-        (tag,) = node.keys() & set(_TAGS)
+        tag = next(iter(node), None)
+        if tag == "$tensor":
+            return self._tensor(node)
+        if tag not in _TAGS or len(node) != 1:
+            raise self.bad(f"unexpected structure node {node!r:.200}; expected a value or "
+                           "an object with exactly one tag key")
         value = node[tag]
         if tag in ("$dict", "$odict"):
-            out = OrderedDict() if tag == "$odict" else {}
-            if not isinstance(value, list):
-                raise _bad(self.path, f"{tag} holds {type(value).__name__}, expected a list")
-            for pair in value:
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise _bad(self.path, f"{tag} entry {pair!r:.100} is not a [key, value] pair")
-                key = self.decode(pair[0], depth + 1)
-                if not (key is None or isinstance(key, (str, int, float, bool))):
-                    raise _bad(self.path, f"dict key {key!r:.100} has an unsupported type")
-                out[key] = self.decode(pair[1], depth + 1)
-            return out
+            return self._dict(tag, value, depth)
         if tag == "$tuple" and isinstance(value, list):
             return tuple(self.decode(v, depth + 1) for v in value)
         if tag == "$float" and value in ("nan", "inf", "-inf"):
             return float(value)
         if tag == "$dtype" and isinstance(value, str) and value in _CODES:
             return D.get_dtype(value)
-        if tag == "$ndarray" and value in self.arrays:
+        if tag == "$ndarray" and isinstance(value, str) and value in self.arrays:
             return np.array(self.arrays[value])
-        if tag == "$tensor" and value in self.arrays:
-            return self._tensor(node)
-        raise _bad(self.path, f"bad {tag} node {node!r:.200}")
+        raise self.bad(f"bad {tag} node {node!r:.200}")
 
-    def _tensor(self, node: dict) -> Tensor:
+    def _dict(self, tag: str, value, depth: int) -> dict:
+        out = OrderedDict() if tag == "$odict" else {}
+        if not isinstance(value, list):
+            raise self.bad(f"{tag} holds {type(value).__name__}, expected a list")
+        for pair in value:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise self.bad(f"{tag} entry {pair!r:.100} is not a [key, value] pair")
+            key = self.decode(pair[0], depth + 1)
+            if not (key is None or isinstance(key, (str, int, float, bool))):
+                raise self.bad(f"dict key {key!r:.100} has an unsupported type")
+            if key in out:
+                raise self.bad(f"{tag} has the key {key!r:.100} twice")
+            out[key] = self.decode(pair[1], depth + 1)
+        return out
+
+    def _tensor(self, node: dict) -> Saved:
         name, saved = node["$tensor"], node.get("device")
         requires_grad, parameter = node.get("requires_grad"), node.get("parameter")
-        if (set(node) != {"$tensor", "device", "requires_grad", "parameter"}
+        if (set(node) != _TENSOR_KEYS or not isinstance(name, str) or name not in self.arrays
                 or not isinstance(saved, str) or not isinstance(requires_grad, bool)
                 or not isinstance(parameter, bool)):
-            raise _bad(self.path, f"bad tensor node {node!r:.200}")
-        key = (name, saved, requires_grad, parameter)
+            raise self.bad(f"bad tensor node {node!r:.200}; expected {{'$tensor': a stored "
+                           "tensor's name, 'device': str, 'requires_grad': bool, "
+                           "'parameter': bool}")
+        return Saved(self.arrays[name], saved, requires_grad, parameter, name)
+
+
+class _Placer:
+    """Turns Saved tensors into tensors on their devices, once the whole file is checked."""
+
+    def __init__(self, name: str, map_location):
+        self.name, self.map_location = name, map_location
+        self._placed: dict[tuple, Tensor] = {}     # (key, saved device) -> tensor
+        self._tensors: dict[tuple, Tensor] = {}    # ... and its autograd flags -> tensor
+
+    def fill(self, obj, memo: dict, depth: int):
+        if isinstance(obj, Saved):
+            return self._tensor(obj)
+        kind = type(obj)
+        if kind not in (list, tuple, dict, OrderedDict):
+            return obj
+        if id(obj) in memo:
+            return memo[id(obj)]
+        if depth > MAX_DEPTH:
+            raise _bad(self.name, f"the saved object nests deeper than {MAX_DEPTH} levels")
+        if kind is tuple:
+            out = memo[id(obj)] = tuple(self.fill(v, memo, depth + 1) for v in obj)
+        elif kind is list:
+            out = memo[id(obj)] = []
+            out.extend(self.fill(v, memo, depth + 1) for v in obj)
+        else:
+            out = memo[id(obj)] = kind()
+            for key, value in obj.items():
+                out[key] = self.fill(value, memo, depth + 1)
+        return out
+
+    def _tensor(self, saved: Saved) -> Tensor:
+        key = (saved.key, saved.device, saved.requires_grad, saved.parameter)
         t = self._tensors.get(key)
         if t is None:
-            placed = self._placed.get((name, saved))
+            placed = self._placed.get(key[:2])
             if placed is None:   # one buffer saved once loads as one shared buffer
-                placed = self._placed[name, saved] = self._place(name, saved)
-            if requires_grad and placed.dtype.category != D.FLOAT:
-                raise _bad(self.path, f"tensor {name!r} of {placed.dtype.name} is marked "
-                                      "requires_grad, which only floating tensors can be")
-            if parameter:
+                placed = self._placed[key[:2]] = self._place(saved)
+            if saved.requires_grad and placed.dtype.category != D.FLOAT:
+                raise _bad(self.name, f"tensor {saved.key!r:.100} of {placed.dtype.name} is "
+                                      "marked requires_grad, which only floating tensors "
+                                      "can be")
+            if saved.parameter:
                 from .nn.parameter import Parameter
-                t = Parameter(placed, requires_grad=requires_grad)
+                t = Parameter(placed, requires_grad=saved.requires_grad)
             else:
-                t = placed.detach().requires_grad_(True) if requires_grad else placed
+                t = placed.detach().requires_grad_(True) if saved.requires_grad else placed
             self._tensors[key] = t
         return t
 
-    def _place(self, name: str, saved: str) -> Tensor:
+    def _place(self, saved: Saved) -> Tensor:
         from .ops.creation import from_host
-        host = from_host(self.arrays[name], "cpu")
+        host = from_host(saved.array, "cpu")      # arrays read from a file are fresh
         target = self.map_location
         if callable(target) and not isinstance(target, (str, Device)):
-            out = target(host, saved)
+            out = target(host, saved.device)
             if out is None:
                 target = None
             elif isinstance(out, Tensor):
                 return out
             else:
                 raise EmberTypeError(f"ember.load: map_location returned a "
-                                     f"{type(out).__name__} for tensor {name!r}; it must "
-                                     "return a Tensor or None")
+                                     f"{type(out).__name__} for tensor {saved.key!r:.100}; it "
+                                     "must return a Tensor or None")
         if isinstance(target, dict):
-            target = target.get(saved, saved)
+            target = target.get(saved.device, saved.device)
         try:
-            device = as_device(saved if target is None else target)
+            device = as_device(saved.device if target is None else target)
         except EmberError as exc:
-            raise DeviceUnavailableError(
-                f"ember.load: {self.path} holds tensor {name!r} saved on {saved}, which is "
-                f"not usable here ({exc}); pass map_location='cpu' (or another device) to "
-                "load it elsewhere") from None
+            raise CheckpointDeviceError(
+                f"ember.load: {self.name} holds tensor {saved.key!r:.100} saved on "
+                f"{saved.device!r:.40}, which is not usable here ({exc}); pass "
+                "map_location='cpu' (or another device) to load it elsewhere") from None
         return host if device.type == "cpu" else host.to(device)

@@ -11,7 +11,7 @@ from collections import OrderedDict
 import ember
 import numpy as np
 import pytest
-from ember.errors import DeviceUnavailableError, EmberError
+from ember.errors import CheckpointError, DeviceUnavailableError, EmberError
 
 DEVICES = [str(d) for d in ember.devices()]
 
@@ -168,16 +168,16 @@ def test_failed_write_keeps_the_old_checkpoint(tmp_path, monkeypatch):
     target = tmp_path / "ckpt"
     ember.save({"epoch": 1, "w": ember.ones(1000)}, target)
     before = target.read_bytes()
-    real = io._write_tensors
+    real = io.S.write
 
-    def crash_half_way(path, arrays, metadata):
-        real(path, arrays, metadata)
-        with open(path, "r+b") as f:          # as if the disk filled up mid-write
-            f.truncate(os.path.getsize(path) // 2)
+    def crash_half_way(fh, head, arrays):
+        real(fh, head, arrays)
+        fh.flush()
+        fh.truncate(fh.tell() // 2)           # as if the disk filled up mid-write
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(io, "_write_tensors", crash_half_way)
-    with pytest.raises(OSError, match="No space left"):
+    monkeypatch.setattr(io.S, "write", crash_half_way)
+    with pytest.raises(CheckpointError, match="No space left on device; the checkpoint needs"):
         ember.save({"epoch": 2, "w": ember.zeros(1000)}, target)
     assert target.read_bytes() == before
     assert os.listdir(tmp_path) == ["ckpt"]       # the temporary file was removed
@@ -188,16 +188,16 @@ _KILLED_WRITER = textwrap.dedent("""
     import os, sys, time
     import ember
     from ember import io
-    real = io._write_tensors
+    real = io.S.write
 
-    def stall(path, arrays, metadata):
-        real(path, arrays, metadata)
-        with open(path, "r+b") as f:
-            f.truncate(os.path.getsize(path) // 3)
+    def stall(fh, head, arrays):
+        real(fh, head, arrays)
+        fh.flush()
+        fh.truncate(fh.tell() // 3)
         print("writing", flush=True)
         time.sleep(60)
 
-    io._write_tensors = stall
+    io.S.write = stall
     ember.save({"epoch": 2, "w": ember.zeros(100000)}, sys.argv[1])
 """)
 
