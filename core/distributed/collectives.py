@@ -8,7 +8,6 @@ back into the tensor in place (`copy_` under no_grad) when the collective comple
 from __future__ import annotations
 
 import enum
-import os
 
 import numpy as np
 
@@ -37,10 +36,6 @@ class ReduceOp(enum.Enum):
 # bool tensors are reduced as uint8 0/1: sum and max are `or`, product and min are `and`
 _BOOL_OP = {"sum": "max", "max": "max", "bor": "max", "prod": "min", "min": "min",
             "band": "min", "bxor": "bxor"}
-
-
-def _debug_on() -> bool:
-    return os.environ.get("EMBER_DISTRIBUTED_DEBUG", "") not in ("", "0")
 
 
 # --- tensors as native buffers -----------------------------------------------------------
@@ -141,20 +136,22 @@ def _run(work: Work, async_op: bool):
     return None
 
 
-def _begin(group, kind: str, device_type: str, signature: tuple):
-    """(group, communicator, sequence number) for a collective, after the debug check."""
+def _begin(group, kind: str, device_type: str, signature, *extra):
+    """(group, communicator, sequence number) for a collective, after the debug check.
+
+    signature: a tensor (its dtype and shape, then `extra`) or a tuple; what the ranks'
+    calls must agree on, built only in debug mode."""
     g = resolve(group)
     if g is None:
         return None, None, 0
     comm = g.comm_for(device_type)
     seq = g.start(kind)
-    if _debug_on():
+    if g.debug:
+        if type(signature) is Tensor:
+            signature = (signature._dtype.name, tuple(signature.shape),
+                         *(x.name if isinstance(x, ReduceOp) else x for x in extra))
         debug.check(g, seq, kind, signature)
     return g, comm, seq
-
-
-def _signature(t: Tensor, *extra) -> tuple:
-    return (t._dtype.name, tuple(t.shape), *extra)
 
 
 # --- the collectives -----------------------------------------------------------------------
@@ -162,7 +159,7 @@ def _signature(t: Tensor, *extra) -> tuple:
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Every rank's tensor becomes op over all ranks' tensors, in place."""
     g, comm, seq = _begin(group, "all_reduce", tensor._device.type,
-                          _signature(tensor, ReduceOp(op).name))
+                          tensor, op)
     if g is None:
         return None
     wire, name, average = _reduction(tensor, op, comm, "all_reduce")
@@ -178,7 +175,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 
 def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
     """Every rank's tensor becomes rank `src`'s (a global rank), in place."""
-    g, comm, seq = _begin(group, "broadcast", tensor._device.type, _signature(tensor, src))
+    g, comm, seq = _begin(group, "broadcast", tensor._device.type, tensor, src)
     if g is None:
         return None
     root = g.group_rank(src, "broadcast")
@@ -215,7 +212,7 @@ class _Slices:
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """tensor_list[i] becomes rank i's tensor, on every rank."""
-    g, comm, seq = _begin(group, "all_gather", tensor._device.type, _signature(tensor))
+    g, comm, seq = _begin(group, "all_gather", tensor._device.type, tensor)
     if g is None:
         return None
     outputs = _check_list("all_gather", tensor_list, g.size, tensor, "tensor_list")
@@ -239,7 +236,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
     """output_tensor (size x input, stacked or concatenated on dim 0) gets every rank's
     input, in rank order."""
     g, comm, seq = _begin(group, "all_gather", input_tensor._device.type,
-                          _signature(input_tensor))
+                          input_tensor)
     if g is None:
         return None
     _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size)
@@ -254,7 +251,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=
                           async_op: bool = False):
     """output = chunk `rank` (on dim 0) of op over every rank's input."""
     g, comm, seq = _begin(group, "reduce_scatter", input._device.type,
-                          _signature(input, ReduceOp(op).name))
+                          input, op)
     if g is None:
         return None
     _check_total("reduce_scatter_tensor", input, output, g.size)
@@ -286,7 +283,7 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
 def reduce(tensor: Tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Rank `dst`'s tensor becomes op over all ranks' tensors (the others keep theirs)."""
     g, comm, seq = _begin(group, "reduce", tensor._device.type,
-                          _signature(tensor, dst, ReduceOp(op).name))
+                          tensor, dst, op)
     if g is None:
         return None
     root = g.group_rank(dst, "reduce")
@@ -305,7 +302,7 @@ def reduce(tensor: Tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool
 def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=None,
            async_op: bool = False):
     """On rank `dst`, gather_list[i] becomes rank i's tensor."""
-    g, comm, seq = _begin(group, "gather", tensor._device.type, _signature(tensor, dst))
+    g, comm, seq = _begin(group, "gather", tensor._device.type, tensor, dst)
     if g is None:
         return None
     root = g.group_rank(dst, "gather")
@@ -326,7 +323,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, grou
             async_op: bool = False):
     """Every rank's tensor becomes scatter_list[rank] of rank `src`."""
     from ..ops.movement import cat
-    g, comm, seq = _begin(group, "scatter", tensor._device.type, _signature(tensor, src))
+    g, comm, seq = _begin(group, "scatter", tensor._device.type, tensor, src)
     if g is None:
         return None
     root = g.group_rank(src, "scatter")

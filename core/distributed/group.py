@@ -93,6 +93,7 @@ class ProcessGroup:
         self.comms, self.control = comms, control
         self.timeout, self.board, self.hosts, self.name = timeout, board, hosts, name
         self.seq = 0
+        self.debug = os.environ.get("EMBER_DISTRIBUTED_DEBUG", "") not in ("", "0")
         self.broken = ""
         self.lazy: dict = {}          # device type -> callable making its communicator
         self.nccl = self.device_id = None

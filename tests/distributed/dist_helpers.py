@@ -14,7 +14,7 @@ JOBS = str(Path(__file__).with_name("jobs.py"))
 
 
 def _env(extra: dict | None) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("EMBER_DISTRIBUTED_DEBUG", None)
     env.update(extra or {})
     return env

@@ -1,6 +1,7 @@
 """Every collective on cpu and opencl:0 tensors, on 2 and 4 processes, against NumPy."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -12,9 +13,9 @@ from dist_helpers import JOBS, job, run_job
 def test_every_collective_matches_numpy(n):
     done = job(n, "collectives", "cpu", "opencl:0")
     assert done.returncode == 0, done.stderr
-    checked = [line for line in done.stdout.splitlines() if " checked " in line]
-    assert len(checked) == n, done.stdout
-    assert all(int(line.split()[-1]) > 50 for line in checked), checked
+    checked = dict(re.findall(r"rank (\d+) checked (\d+)", done.stdout))
+    assert sorted(checked) == [str(r) for r in range(n)], done.stdout
+    assert all(int(count) > 50 for count in checked.values()), checked
 
 
 def test_one_process_without_a_launcher():

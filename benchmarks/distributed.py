@@ -1,0 +1,174 @@
+"""ember.distributed on 2 local processes: all_reduce against raw mpi4py, and a DDP step.
+
+1. all_reduce of 4 KB, 4 MB and 64 MB of float32: ember's `all_reduce` (nonblocking
+   Iallreduce, polled against the timeout) against mpi4py's blocking `Allreduce`, on the
+   same NumPy buffer, in interleaved rounds; the best round of each, as algorithm
+   bandwidth (bytes / time) and the ratio ember / raw.
+2. A training step (forward, cross-entropy, backward, SGD) of an MLP 784-1024-1024-10 on
+   a global batch of 128: one process on the whole batch, against DDP on 2 processes with
+   64 each.  Overlap: backward with DDP (its buckets all-reduced while backward runs)
+   against the same backward without communication (no_sync), and the time the same
+   gradients take to all-reduce on their own after backward: the part of that time
+   backward hides is the overlap.
+
+    python benchmarks/distributed.py [--rounds 5]      (starts itself with ember run -n 2)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+SIZES = {"4 KB": 1024, "4 MB": 1 << 20, "64 MB": 16 << 20}
+REPEATS = {"4 KB": 2000, "4 MB": 40, "64 MB": 4}
+
+
+def allreduce_rounds(rounds: int) -> list:
+    import ember
+    import ember.distributed as dist
+    import numpy as np
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rows = []
+    for label, n in SIZES.items():
+        buf = np.ones(n, dtype=np.float32)
+        t = ember.from_numpy(buf)          # the same memory: both reduce it in place
+        best = {"raw": float("inf"), "ember": float("inf")}
+        for _ in range(rounds):
+            for side in ("raw", "ember"):
+                comm.Barrier()
+                start = time.perf_counter()
+                for _ in range(REPEATS[label]):
+                    if side == "raw":
+                        comm.Allreduce(MPI.IN_PLACE, buf)
+                    else:
+                        dist.all_reduce(t)
+                best[side] = min(best[side], (time.perf_counter() - start) / REPEATS[label])
+        rows.append((label, n * 4, best["raw"], best["ember"]))
+    return rows
+
+
+def ddp_rounds(rounds: int, steps: int) -> dict:
+    import ember
+    import ember.distributed as dist
+    import ember.nn as nn
+    import ember.optim
+    import numpy as np
+    from ember.nn.parallel import DistributedDataParallel
+    rank, size = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((128, 784)).astype(np.float32))
+    y = ember.tensor(rng.integers(0, 10, 128))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def mlp():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                             nn.Linear(1024, 10))
+
+    single, local = mlp(), mlp()
+    ddp = DistributedDataParallel(mlp())
+    opt_single = ember.optim.SGD(single.parameters(), lr=0.01)
+    opt_ddp = ember.optim.SGD(ddp.parameters(), lr=0.01)
+    b = 128 // size
+    xs, ys = x[rank * b:(rank + 1) * b], y[rank * b:(rank + 1) * b]
+    grads = [p for p in local.parameters()]
+    times: dict = {k: [] for k in ("single", "ddp", "bwd_ddp", "bwd_local", "comm")}
+
+    def timed(fn):
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+
+    def step_single():
+        loss = loss_fn(single(x), y)
+        opt_single.zero_grad()
+        loss.backward()
+        opt_single.step()
+
+    def step_ddp():
+        loss = loss_fn(ddp(xs), ys)
+        opt_ddp.zero_grad()
+        loss.backward()
+        opt_ddp.step()
+
+    def backward_ddp():
+        loss = loss_fn(ddp(xs), ys)
+        ddp.zero_grad()
+        return timed(loss.backward)
+
+    def backward_local():
+        with ddp.no_sync():
+            loss = loss_fn(ddp(xs), ys)
+        ddp.zero_grad()
+        return timed(loss.backward)
+
+    def communicate():
+        flat = ember.cat([p.detach().reshape(-1) for p in grads])
+        dist.all_reduce(flat)
+
+    for _ in range(rounds):
+        for _ in range(steps):
+            dist.barrier()
+            times["ddp"].append(timed(step_ddp))
+            dist.barrier()
+            times["bwd_ddp"].append(backward_ddp())
+            dist.barrier()
+            times["bwd_local"].append(backward_local())
+            dist.barrier()
+            times["comm"].append(timed(communicate))
+            dist.barrier()
+            if rank == 0:                       # one process on the whole batch, alone
+                times["single"].append(timed(step_single))
+            dist.barrier()
+    return {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
+
+
+def report(rows, ddp) -> None:
+    print("ember.distributed on 2 processes (MPICH over shared memory), 1 BLAS thread each")
+    print(f"{'all_reduce':>12} {'raw mpi4py':>16} {'ember':>16} {'ember/raw':>10}")
+    def rate(nbytes, s):
+        return f"{nbytes / s / 1e9:7.2f} GB/s" if nbytes >= 1 << 20 else f"{s * 1e6:7.1f} us"
+    for label, nbytes, raw, ours in rows:
+        print(f"{label:>12} {rate(nbytes, raw):>16} {rate(nbytes, ours):>16} {raw / ours:9.2f}x")
+    print("(throughput ratio: 1.00x is raw MPI's speed; for 4 KB the time per call)")
+    print()
+    ms = {k: v * 1e3 for k, v in ddp.items()}
+    hidden = ms["comm"] - (ms["bwd_ddp"] - ms["bwd_local"])
+    share = max(0.0, min(1.0, hidden / ms["comm"])) if ms["comm"] > 0 else float("nan")
+    print("DDP step, MLP 784-1024-1024-10 (1.86 M parameters, 7.4 MB of gradients), "
+          "global batch 128")
+    print(f"  1 process, batch 128:          {ms['single']:8.2f} ms/step")
+    print(f"  2 processes (DDP), 64 each:     {ms['ddp']:8.2f} ms/step "
+          f"({ms['single'] / ms['ddp']:.2f}x the single process's speed)")
+    print(f"  backward without communication: {ms['bwd_local']:8.2f} ms")
+    print(f"  backward with DDP's all-reduce: {ms['bwd_ddp']:8.2f} ms")
+    print(f"  the same gradients all-reduced after backward: {ms['comm']:6.2f} ms; "
+          f"hidden by backward: {share:.0%}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=5, help="DDP steps per round")
+    args = parser.parse_args()
+    from ember.distributed.group import launch_env
+    if launch_env() is None:
+        import subprocess
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        return subprocess.call([sys.executable, "-m", "ember.tools.cli", "run", "-n", "2",
+                                __file__, *sys.argv[1:]], env=env)
+    import ember.distributed as dist
+    dist.init_process_group(timeout=300)
+    rows = allreduce_rounds(args.rounds)
+    ddp = ddp_rounds(args.rounds, args.steps)
+    if dist.get_rank() == 0:
+        report(rows, ddp)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
