@@ -49,6 +49,7 @@ from .transformer import (
                          TransformerEncoder,
                          TransformerEncoderLayer,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module", "Parameter", "Buffer", "StateDictError", "IncompatibleKeys", "RemovableHandle",
@@ -56,7 +57,8 @@ __all__ = [
     "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "GroupNorm", "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "MultiheadAttention", "PixelShuffle", "PixelUnshuffle",
+    "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",

@@ -42,6 +42,7 @@ from .loss import (
     smooth_l1_loss,
 )
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .upsampling import interpolate, upsample
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
@@ -49,7 +50,7 @@ __all__ = [
     "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad",
     "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
     "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout1d", "dropout2d",
-    "dropout3d", "pixel_shuffle", "pixel_unshuffle",
+    "dropout3d", "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample",
     "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
