@@ -2,7 +2,7 @@
 each with the commands that fix it for how this ember was installed (pure data)."""
 from __future__ import annotations
 
-from .compat_eval import Facts, Matrix, evaluate, range_fix, rule_findings
+from .compat_eval import Facts, Matrix, evaluate, explain, localize, range_fix, rule_findings
 from .findings import Finding
 
 DRIVER_OF = {"cuda": "nvidia", "rocm": "amd"}     # device type -> key in report["drivers"]
@@ -227,6 +227,32 @@ def conflict_findings(report: dict, matrix: Matrix) -> list[Finding]:
     return found
 
 
+# Findings that carry a library's own error text (a traceback, a probe's error) rather
+# than ember's explanation of it.
+RAW_ERRORS = ("plugin-failed", "smoke-error", "smoke-timeout", "cupy-import-failed",
+              "opencl-pyopencl-broken", "cuda-device-query-failed", "opencl-build-failed",
+              "cuda-query-failed", "rocm-query-failed")
+
+
+def decode(findings: list[Finding], matrix: Matrix) -> list[Finding]:
+    """Tracebacks and error texts in findings that `ember compat explain` knows: the
+    finding says what they mean, and takes the known fix's commands when it has none."""
+    out = []
+    for f in findings:
+        text = "\n".join((f.message, f.detail))
+        known = explain(text, matrix) if f.reference in RAW_ERRORS else []
+        if known:
+            k = known[0]
+            here = k.seen_in(text)
+            f = Finding(f.reference, f.severity, f.message,
+                        seen="; ".join(x for x in (f.seen, f"known error {k.id}: {k.meaning}"
+                                                   + (f" ({here})" if here else "")) if x),
+                        fix=f.fix or k.fix, source=f.source, detail=f.detail,
+                        commands=f.commands or [localize(c) for c in k.commands])
+        out.append(f)
+    return out
+
+
 def root_causes(findings: list[Finding]) -> list[Finding]:
     """A failed plugin on an environment ember does not support (NumPy too old...) gets
     that rule's explanation and commands: fixing the environment fixes the plugin."""
@@ -277,4 +303,4 @@ def diagnose(report: dict, matrix: Matrix) -> tuple[list, list[Finding]]:
         findings = [f for f in findings if f.reference != "cupy-multiple-packages"]
     findings += conflicts + plugin_findings(report) + output_findings(report)
     findings += smoke_findings(report) + rule_findings(results, facts)
-    return results, root_causes(findings)
+    return results, root_causes(decode(findings, matrix))
