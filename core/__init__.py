@@ -88,7 +88,7 @@ def __getattr__(name):
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
-            "amp": ".amp"}
+            "amp": ".amp", "multiprocessing": ".multiprocessing"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm"):

@@ -142,8 +142,21 @@ class Tensor:
         return h.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        h = self.detach()._host()
-        return h if dtype is None else h.astype(dtype)
+        # NumPy's protocol (with NumPy 2's copy=): a CPU tensor is seen without a copy; a
+        # device tensor is refused as in PyTorch, so that no transfer happens unasked
+        if self._device.type != "cpu":
+            raise EmberTypeError(
+                f"np.asarray(tensor): the tensor is on {self._device}, whose memory NumPy "
+                "cannot read; copy it to the host first with tensor.cpu() (or use "
+                "tensor.numpy(), which copies)")
+        host = self._host()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            if copy is False:
+                raise EmberValueError(f"np.asarray(tensor, dtype={np.dtype(dtype)}, "
+                                      f"copy=False): the tensor is {self._dtype.name}, so a "
+                                      "copy is needed; drop copy=False")
+            return host.astype(dtype)
+        return host.copy() if copy else host
 
     def __len__(self) -> int:
         if not self._data.shape:
@@ -177,7 +190,10 @@ class Tensor:
         return id(self)
 
     def __reduce__(self):
-        raise EmberTypeError("ember tensors do not pickle; use ember.save (a safe format)")
+        # by value (dtype, shape, bytes, device), for ember.multiprocessing and copy;
+        # checkpoints never pickle: ember.save writes a safe format
+        from .multiprocessing import reduce_tensor
+        return reduce_tensor(self)
 
     def __repr__(self) -> str:
         from ._format import format_tensor

@@ -1,0 +1,195 @@
+"""ember.multiprocessing: the standard library's multiprocessing, with tensors that travel.
+
+As torch.multiprocessing: `Process`, `Queue`, `Pool`, `get_context`, ... are the standard
+library's, and `spawn(fn, args, nprocs)` starts `fn(i, *args)` in nprocs processes and
+raises, in the parent, the first error of any of them.  A tensor sent to another process
+(a Queue item, a Process argument under 'spawn') pickles by value: its dtype, shape,
+bytes and device, rebuilt by `_rebuild_tensor` on the same device in the receiver.  There
+is no shared memory: a tensor changed in a child is not changed in the parent (PyTorch
+shares CPU tensors; ember copies them).  Only ember's own processes exchange pickles this
+way; ember.save and ember.load never pickle anything.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import time
+import traceback
+from multiprocessing import (
+    Array,
+    Barrier,
+    Condition,
+    Event,
+    JoinableQueue,
+    Lock,
+    Manager,
+    Pipe,
+    Pool,
+    Process,
+    Queue,
+    RLock,
+    Semaphore,
+    SimpleQueue,
+    Value,
+    active_children,
+    cpu_count,
+    current_process,
+    get_all_start_methods,
+    get_context,
+    get_start_method,
+    set_start_method,
+)
+from multiprocessing.connection import wait as _wait
+
+from . import dtypes as D
+from .errors import EmberError, EmberValueError
+
+__all__ = [
+    "Array", "Barrier", "Condition", "Event", "JoinableQueue", "Lock", "Manager", "Pipe",
+    "Pool", "Process", "ProcessContext", "ProcessExitedException", "ProcessRaisedException",
+    "Queue", "RLock", "Semaphore", "SimpleQueue", "Value", "active_children", "cpu_count",
+    "current_process", "get_all_start_methods", "get_context", "get_start_method",
+    "set_start_method", "spawn", "start_processes",
+]
+
+
+# --- tensors by value ----------------------------------------------------------------------
+
+def reduce_tensor(t) -> tuple:
+    """What Tensor.__reduce__ returns: the rebuild function and the tensor's value."""
+    from .nn.parameter import Parameter
+    host = t.detach()._host()
+    data = host.reshape(-1).view("uint8").tobytes() if host.size else b""
+    return (_rebuild_tensor, (t.dtype.name, tuple(host.shape), data, str(t.device),
+                              bool(t.requires_grad), isinstance(t, Parameter)))
+
+
+def _rebuild_tensor(dtype: str, shape: tuple, data: bytes, device: str,
+                    requires_grad: bool = False, parameter: bool = False):
+    import math
+
+    import numpy as np
+
+    from .ops.creation import from_host
+    kind = D.get_dtype(dtype)
+    if (not isinstance(shape, tuple) or any(type(s) is not int or s < 0 for s in shape)
+            or not isinstance(data, bytes) or len(data) != math.prod(shape) * kind.itemsize):
+        raise EmberValueError(f"ember.multiprocessing: a pickled tensor of {dtype} and shape "
+                              f"{shape!r:.100} carries {len(data)} bytes; it was not "
+                              "written by Tensor.__reduce__")
+    host = np.frombuffer(data, dtype=kind.np).reshape(shape).copy()
+    t = from_host(host, device)
+    if parameter:
+        from .nn.parameter import Parameter
+        return Parameter(t, requires_grad=requires_grad)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# --- spawn ---------------------------------------------------------------------------------
+
+class ProcessRaisedException(EmberError, RuntimeError):
+    """A process started by spawn() raised; the message holds its traceback."""
+
+    def __init__(self, msg: str, error_index: int, error_pid: int):
+        super().__init__(msg)
+        self.error_index, self.pid = error_index, error_pid
+
+
+class ProcessExitedException(EmberError, RuntimeError):
+    """A process started by spawn() exited with a non-zero code or a signal."""
+
+    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int,
+                 signal_name: str | None = None):
+        super().__init__(msg)
+        self.error_index, self.pid = error_index, error_pid
+        self.exit_code, self.signal_name = exit_code, signal_name
+
+
+def _wrap(fn, i: int, args: tuple, errors) -> None:
+    try:
+        fn(i, *args)
+    except KeyboardInterrupt:
+        pass                                   # the parent is stopping everyone
+    except BaseException:                      # noqa: B036  (sent to the parent, then exit 1)
+        errors.put(traceback.format_exc())
+        sys.exit(1)
+
+
+class ProcessContext:
+    """The processes of one spawn(); join() until they end, raising the first failure."""
+
+    def __init__(self, processes: list, error_queues: list):
+        self.processes, self.error_queues = processes, error_queues
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+    def join(self, timeout: float | None = None) -> bool:
+        """True once every process exited cleanly; raises if one failed (after stopping the
+        others); False if `timeout` seconds passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            alive = [p for p in self.processes if p.exitcode is None]
+            failed = [i for i, p in enumerate(self.processes) if p.exitcode not in (None, 0)]
+            if failed:
+                self._stop()
+                self._raise(failed[0])
+            if not alive:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            _wait([p.sentinel for p in alive], timeout=0.1)
+
+    def _stop(self) -> None:
+        for p in self.processes:
+            if p.exitcode is None:
+                p.terminate()
+        for p in self.processes:
+            p.join(timeout=5)
+            if p.exitcode is None:
+                p.kill()
+                p.join()
+
+    def _raise(self, i: int):
+        p = self.processes[i]
+        if not self.error_queues[i].empty():
+            text = self.error_queues[i].get()
+            raise ProcessRaisedException(
+                f"\n\n-- Process {i} terminated with the following error:\n{text}", i, p.pid)
+        code = p.exitcode
+        if code < 0:
+            name = signal.Signals(-code).name
+            raise ProcessExitedException(f"process {i} terminated with signal {name}", i,
+                                         p.pid, code, name)
+        raise ProcessExitedException(f"process {i} terminated with exit code {code}", i, p.pid,
+                                     code)
+
+
+def start_processes(fn, args: tuple = (), nprocs: int = 1, join: bool = True,
+                    daemon: bool = False, start_method: str = "spawn"):
+    """Start fn(i, *args) for i in range(nprocs) with `start_method`."""
+    if not isinstance(nprocs, int) or isinstance(nprocs, bool) or nprocs < 1:
+        raise EmberValueError(f"spawn: nprocs must be an int >= 1, got {nprocs!r}")
+    ctx = get_context(start_method)
+    processes, queues = [], []
+    for i in range(nprocs):
+        errors = ctx.SimpleQueue()
+        p = ctx.Process(target=_wrap, args=(fn, i, tuple(args), errors), daemon=daemon)
+        p.start()
+        processes.append(p)
+        queues.append(errors)
+    context = ProcessContext(processes, queues)
+    if not join:
+        return context
+    try:
+        context.join()
+    except BaseException:
+        context._stop()
+        raise
+    return None
+
+
+def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+          start_method: str = "spawn"):
+    """As torch.multiprocessing.spawn: fn(i, *args) in nprocs fresh processes."""
+    return start_processes(fn, args, nprocs, join, daemon, start_method)
