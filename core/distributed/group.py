@@ -307,9 +307,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = "en
         rank_, size = host_comm.rank, host_comm.size
         control = HostControl(host_comm.split(list(range(size))))
         comms = {"*": host_comm} if backend != "nccl" else {}
+        # backend=None: NCCL is probed at the first GPU collective (importing CuPy here
+        # would slow every job down), and GPU tensors go through MPI if it does not work
         nccl = backends.get("nccl") if backend is None else _available(backends, "nccl")
-        if nccl is not None and backend is None and not nccl.probe().available:
-            nccl = None
     hosts, token = _meet(control, rank_, size, seconds)
     board = Board(f"{token}-0", size, rank_)
     group = ProcessGroup(backend or "mpi", list(range(size)), rank_, comms, control,
@@ -362,6 +362,8 @@ def _add_nccl(group: ProcessGroup, nccl, device_id) -> None:
         return
 
     def make():
+        if "*" in group.comms and not nccl.probe().available:
+            return group.comms["*"]
         index = getattr(device_id, "index", device_id)
         if index is None:
             launch = launch_env()
