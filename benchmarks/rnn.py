@@ -17,25 +17,12 @@ import argparse
 import cProfile
 import os
 import pstats
-import statistics
 import sys
-import time
 
 import ember
 import ember.nn as nn
 import numpy as np
-
-
-def median_ms(steps: dict, count: int) -> dict:
-    """Median ms per call of each step, timed round robin so load changes hit all alike."""
-    times: dict = {name: [] for name in steps}
-    for i in range(count + 2):                   # the first 2 rounds warm up
-        for name, step in steps.items():
-            t0 = time.perf_counter()
-            step()
-            if i >= 2:
-                times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+from train_step import median_ms  # round-robin medians, shared with train_step.py
 
 
 def build(kind: str, torch, args, rng):

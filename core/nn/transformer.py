@@ -50,19 +50,43 @@ def _square_subsequent_mask(size: int, device=None, dtype=None) -> Tensor:
     return ops.where(cols > rows, -math.inf, zero)
 
 
-class _FeedForwardLayer(Module):
-    """What the two layer kinds share: the feed-forward block and the activation."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: their submodules, made in torch's order
+    (self_attn, [multihead_attn,] linear1, dropout, linear2, norm1.., dropout1..), and the
+    self-attention and feed-forward blocks."""
 
-    def _init_feed_forward(self, d_model, dim_feedforward, dropout, bias, kw) -> None:
+    def __init__(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                 batch_first, norm_first, bias, device, dtype, cross_attention: bool) -> None:
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+
+        def attention():
+            return MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                      batch_first=batch_first, **kw)
+        self.self_attn = attention()
+        if cross_attention:
+            self.multihead_attn = attention()
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        blocks = 3 if cross_attention else 2
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
 
     def _ff_block(self, x: Tensor, dropout: Dropout) -> Tensor:
         return dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-class TransformerEncoderLayer(_FeedForwardLayer):
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention and a feed-forward block, each with a residual connection and a
     LayerNorm (after each block, or before with norm_first=True)."""
 
@@ -71,17 +95,8 @@ class TransformerEncoderLayer(_FeedForwardLayer):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__()
-        kw = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self._init_feed_forward(d_model, dim_feedforward, dropout, bias, kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, bias, device, dtype, cross_attention=False)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -92,13 +107,8 @@ class TransformerEncoderLayer(_FeedForwardLayer):
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._ff_block(x, self.dropout2))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
 
-
-class TransformerDecoderLayer(_FeedForwardLayer):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's memory, and a feed-forward block,
     each with a residual connection and a LayerNorm."""
 
@@ -107,21 +117,8 @@ class TransformerDecoderLayer(_FeedForwardLayer):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
-        super().__init__()
-        kw = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, bias=bias, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, **kw)
-        self._init_feed_forward(d_model, dim_feedforward, dropout, bias, kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, bias, device, dtype, cross_attention=True)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None,
@@ -139,11 +136,6 @@ class TransformerDecoderLayer(_FeedForwardLayer):
         x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
                                            memory_is_causal))
         return self.norm3(x + self._ff_block(x, self.dropout3))
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
         x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask,

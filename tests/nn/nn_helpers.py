@@ -1,6 +1,8 @@
 """Helpers for the nn/optim tests: conversion between ember and PyTorch tensors."""
 from __future__ import annotations
 
+import zlib
+
 import ember
 import numpy as np
 
@@ -63,3 +65,37 @@ def device_params():
               if not d.startswith("cpu")]
     return params or [pytest.param("none", marks=pytest.mark.skip(
         reason="no device besides the CPU"), id="none")]
+
+
+def rng(name: str) -> np.random.Generator:
+    """A generator seeded from a test's own name (a stable hash)."""
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def twin64(torch, name: str, *args, **kwargs):
+    """The same layer from torch.nn and ember.nn in float64, ember's weights copied from
+    torch's."""
+    t = getattr(torch.nn, name)(*args, **kwargs).double()
+    e = getattr(ember.nn, name)(*args, **kwargs, dtype=ember.float64)
+    copy_weights(t, e)
+    return t, e
+
+
+def train_side_by_side(torch, models, optimizer: str, batches, loss_fn, clip=None,
+                       **opt_kwargs) -> dict:
+    """The losses of training (torch model, ember model) on the same batches with the
+    named optimizer: {"torch": [...], "ember": [...]}.  loss_fn(lib, model, batch) gives
+    the loss; clip (a max norm) clips the gradients before each step."""
+    losses = {}
+    for lib, model in zip((torch, ember), models):
+        opt = getattr(lib.optim, optimizer)(model.parameters(), **opt_kwargs)
+        log = losses[lib.__name__] = []
+        for batch in batches:
+            opt.zero_grad()
+            loss = loss_fn(lib, model, batch)
+            loss.backward()
+            if clip is not None:
+                lib.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            opt.step()
+            log.append(float(loss.item()))
+    return losses

@@ -1,16 +1,10 @@
 """ember.autograd.Function against torch.autograd.Function: the same classes, both libraries."""
 from __future__ import annotations
 
-import zlib
-
 import ember
 import numpy as np
 import pytest
-from nn_helpers import device_params, to_numpy
-
-
-def rng(name: str):
-    return np.random.default_rng(zlib.crc32(name.encode()))
+from nn_helpers import device_params, rng, to_numpy
 
 
 def functions(lib):

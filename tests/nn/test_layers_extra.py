@@ -8,11 +8,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 import numpy as np
 import pytest
-from nn_helpers import check_layer, copy_weights, device_params, to_numpy
-
-
-def rng(name: str):
-    return np.random.default_rng(zlib.crc32(name.encode()))
+from nn_helpers import check_layer, copy_weights, device_params, rng, to_numpy, train_side_by_side
 
 
 @pytest.mark.parametrize("shape,factor", [((2, 8, 3, 2), 2), ((2, 1, 9, 2, 3), 3),
@@ -92,16 +88,10 @@ def test_super_resolution_net_trains_like_torch(torch):
     torch.nn.init.orthogonal_(t_net[0].weight, torch.nn.init.calculate_gain("relu"))
     copy_weights(t_net, e_net)
     x, y = r.standard_normal((2, 1, 6, 6)), r.standard_normal((2, 1, 12, 12))
-    losses = {}
-    for lib, model in ((torch, t_net), (ember, e_net)):
-        opt = lib.optim.Adam(model.parameters(), lr=0.01)
-        losses[lib.__name__] = []
-        for _ in range(3):
-            opt.zero_grad()
-            loss = lib.nn.functional.mse_loss(model(lib.tensor(x)), lib.tensor(y))
-            loss.backward()
-            opt.step()
-            losses[lib.__name__].append(float(loss.item()))
+
+    def loss_fn(lib, model, batch):
+        return lib.nn.functional.mse_loss(model(lib.tensor(x)), lib.tensor(y))
+    losses = train_side_by_side(torch, (t_net, e_net), "Adam", range(3), loss_fn, lr=0.01)
     np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-10)
 
 
@@ -175,16 +165,12 @@ def test_mnist_rnn_net_trains_like_torch(torch):
     t_net, e_net = build(torch.nn), build(nn)
     copy_weights(t_net, e_net)
     x, y = r.standard_normal((3, 5, 1, 6, 6)), r.integers(0, 3, (3, 5))
-    losses = {}
-    for lib, model in ((torch, t_net), (ember, e_net)):
-        opt = lib.optim.Adadelta(model.parameters(), lr=0.5)
-        losses[lib.__name__] = []
-        for data, target in zip(x, y):
-            opt.zero_grad()
-            loss = lib.nn.functional.nll_loss(model(lib.tensor(data)), lib.tensor(target))
-            loss.backward()
-            opt.step()
-            losses[lib.__name__].append(float(loss.item()))
+
+    def loss_fn(lib, model, batch):
+        data, target = batch
+        return lib.nn.functional.nll_loss(model(lib.tensor(data)), lib.tensor(target))
+    losses = train_side_by_side(torch, (t_net, e_net), "Adadelta", list(zip(x, y)), loss_fn,
+                                lr=0.5)
     np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-10)
     for k, v in t_net.state_dict().items():
         np.testing.assert_allclose(to_numpy(e_net.state_dict()[k]), v.numpy(), rtol=1e-9,

@@ -1,17 +1,11 @@
 """Adadelta, Adagrad and LBFGS against torch.optim, step for step from the same weights."""
 from __future__ import annotations
 
-import zlib
-
 import ember
 import ember.optim as optim
 import numpy as np
 import pytest
-from nn_helpers import device_params, to_numpy
-
-
-def rng(name: str):
-    return np.random.default_rng(zlib.crc32(name.encode()))
+from nn_helpers import device_params, rng, to_numpy
 
 
 def problem(name: str):

@@ -1,27 +1,13 @@
 """RNN, LSTM, GRU, their cells and packed sequences against PyTorch (float64), and on devices."""
 from __future__ import annotations
 
-import zlib
-
 import ember
 import ember.nn as nn
 import numpy as np
 import pytest
 from ember.nn.utils import rnn as rnn_utils
-from nn_helpers import copy_weights, device_params, to_ember, to_numpy
-
-
-def rng(name: str):
-    return np.random.default_rng(zlib.crc32(name.encode()))
-
-
-def twin(torch, name, *args, **kwargs):
-    """The same layer from torch.nn and ember.nn, float64, ember's weights copied from
-    torch's."""
-    t = getattr(torch.nn, name)(*args, **kwargs).double()
-    e = getattr(nn, name)(*args, **kwargs, dtype=ember.float64)
-    copy_weights(t, e)
-    return t, e
+from nn_helpers import copy_weights, device_params, rng, to_ember, to_numpy, train_side_by_side
+from nn_helpers import twin64 as twin
 
 
 def close(e, t, what, rtol=1e-10, atol=1e-12):
@@ -198,23 +184,16 @@ def test_language_model_trains_like_torch(torch):
 
     t_model, e_model = model(torch.nn).double(), model(nn).double()
     copy_weights(t_model, e_model)
-    losses = {}
-    for lib, m, mod in ((torch, t_model, torch.nn), (ember, e_model, nn)):
-        opt = (torch.optim if lib is torch else ember.optim).SGD(m.parameters(), lr=2.0)
-        hidden = None
-        losses[lib.__name__] = []
-        for batch in tokens:
-            data = lib.tensor(batch[:-1])
-            target = lib.tensor(batch[1:]).reshape(-1)
-            if hidden is not None:
-                hidden = tuple(h.detach() for h in hidden)
-            opt.zero_grad()
-            out, hidden = m[1](m[0](data), hidden)
-            loss = mod.functional.cross_entropy(m[2](out).reshape(-1, 11), target)
-            loss.backward()
-            mod.utils.clip_grad_norm_(m.parameters(), 0.25)
-            opt.step()
-            losses[lib.__name__].append(float(loss.item()))
+
+    def loss_fn(lib, m, batch):
+        hidden = getattr(m, "hidden", None)
+        if hidden is not None:
+            hidden = tuple(h.detach() for h in hidden)
+        out, m.hidden = m[1](m[0](lib.tensor(batch[:-1])), hidden)
+        return lib.nn.functional.cross_entropy(m[2](out).reshape(-1, 11),
+                                               lib.tensor(batch[1:]).reshape(-1))
+    losses = train_side_by_side(torch, (t_model, e_model), "SGD", tokens, loss_fn, clip=0.25,
+                                lr=2.0)
     np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-10)
 
 

@@ -2,28 +2,17 @@
 from __future__ import annotations
 
 import math
-import zlib
 
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
 import numpy as np
 import pytest
-from nn_helpers import copy_weights, device_params, to_ember, to_numpy
+from nn_helpers import device_params, rng, to_ember, to_numpy, train_side_by_side
+from nn_helpers import twin64 as twin
 
 # torch warns that its nested-tensor fast path is off for batch_first=False encoders
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
-
-
-def rng(name: str):
-    return np.random.default_rng(zlib.crc32(name.encode()))
-
-
-def twin(torch, name, *args, **kwargs):
-    t = getattr(torch.nn, name)(*args, **kwargs).double()
-    e = getattr(nn, name)(*args, **kwargs, dtype=ember.float64)
-    copy_weights(t, e)
-    return t, e
 
 
 def close(e, t, what, rtol=1e-9, atol=1e-11):
@@ -221,17 +210,11 @@ def test_word_language_model_transformer_trains_like_torch(torch):
     t_model, e_model = build(torch), build(ember)
     e_model.load_state_dict({k: to_ember(v) for k, v in t_model.state_dict().items()})
     tokens = r.integers(0, 13, size=(3, 6, 2))
-    losses = {}
-    for lib, model in ((torch, t_model), (ember, e_model)):
-        opt = lib.optim.SGD(model.parameters(), lr=0.5)
-        losses[lib.__name__] = []
-        for batch in tokens:
-            data, target = lib.tensor(batch[:-1]), lib.tensor(batch[1:]).reshape(-1)
-            opt.zero_grad()
-            loss = lib.nn.functional.nll_loss(model(data).reshape(-1, 13), target)
-            loss.backward()
-            opt.step()
-            losses[lib.__name__].append(float(loss.item()))
+
+    def loss_fn(lib, model, batch):
+        out = model(lib.tensor(batch[:-1])).reshape(-1, 13)
+        return lib.nn.functional.nll_loss(out, lib.tensor(batch[1:]).reshape(-1))
+    losses = train_side_by_side(torch, (t_model, e_model), "SGD", tokens, loss_fn, lr=0.5)
     np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-9)
 
 
