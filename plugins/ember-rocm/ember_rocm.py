@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ember.backends.cupy import CuPyBackend
 from ember.backends.cupy.compat import compat_data
+from ember.backends.cupy.nccl import ember_doctor_checks, ember_process_groups  # noqa: F401  (NCCL: ember.distributed)
 from ember.plugins import hookimpl
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
