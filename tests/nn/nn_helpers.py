@@ -99,3 +99,30 @@ def train_side_by_side(torch, models, optimizer: str, batches, loss_fn, clip=Non
             opt.step()
             log.append(float(loss.item()))
     return losses
+
+
+def check_outputs_and_grads(torch, t_outs, e_outs, t_inputs, e_inputs, t_mod, e_mod, r,
+                            rtol=1e-9, atol=1e-11) -> None:
+    """Every output (None ones skipped) agrees; then one random upstream gradient per
+    output gives the same gradients of the inputs and of every parameter."""
+    t_outs = [o for o in t_outs if o is not None]
+    e_outs = [o for o in e_outs if o is not None]
+    assert len(t_outs) == len(e_outs)
+
+    def close(a, b, what):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol,
+                                   err_msg=what)
+    for i, (a, b) in enumerate(zip(e_outs, t_outs)):
+        close(a, b, f"output {i}")
+    ups = [r.standard_normal(tuple(o.shape)) for o in t_outs]
+    torch.autograd.backward(t_outs, [torch.tensor(u) for u in ups])
+    ember.autograd.backward(e_outs, [ember.tensor(u) for u in ups])
+    for i, (a, b) in enumerate(zip(e_inputs, t_inputs)):
+        close(a.grad, b.grad, f"grad of input {i}")
+    t_params = dict(t_mod.named_parameters())
+    assert [n for n, _ in e_mod.named_parameters()] == list(t_params)
+    for name, p in e_mod.named_parameters():
+        if t_params[name].grad is None:
+            assert p.grad is None or not np.any(to_numpy(p.grad)), name
+        else:
+            close(p.grad, t_params[name].grad, f"grad of {name}")

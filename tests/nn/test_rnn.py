@@ -6,6 +6,7 @@ import ember.nn as nn
 import numpy as np
 import pytest
 from ember.nn.utils import rnn as rnn_utils
+from nn_helpers import check_outputs_and_grads as check_states
 from nn_helpers import copy_weights, device_params, rng, to_ember, to_numpy, train_side_by_side
 from nn_helpers import twin64 as twin
 
@@ -17,22 +18,6 @@ def close(e, t, what, rtol=1e-10, atol=1e-12):
 def pair(torch, array, requires_grad=True):
     return (torch.tensor(array, requires_grad=requires_grad),
             ember.tensor(array, requires_grad=requires_grad))
-
-
-def check_states(torch, t_out, e_out, t_leaves, e_leaves, t_mod, e_mod, r):
-    """Outputs agree; then a random upstream gradient on every output gives the same
-    gradients of the inputs and of every parameter."""
-    t_out, e_out = list(t_out), list(e_out)
-    for i, (a, b) in enumerate(zip(e_out, t_out)):
-        close(a, b, f"output {i}")
-    ups = [r.standard_normal(tuple(t.shape)) for t in t_out]
-    torch.autograd.backward(t_out, [torch.tensor(u) for u in ups])
-    ember.autograd.backward(e_out, [ember.tensor(u) for u in ups])
-    for i, (a, b) in enumerate(zip(e_leaves, t_leaves)):
-        close(a.grad, b.grad, f"grad of input {i}")
-    t_params = dict(t_mod.named_parameters())
-    for name, p in e_mod.named_parameters():
-        close(p.grad, t_params[name].grad, f"grad of {name}")
 
 
 LAYERS = [

@@ -8,6 +8,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 import numpy as np
 import pytest
+from nn_helpers import check_outputs_and_grads as check
 from nn_helpers import device_params, rng, to_ember, to_numpy, train_side_by_side
 from nn_helpers import twin64 as twin
 
@@ -23,28 +24,6 @@ def inputs(torch, r, *shapes):
     arrays = [r.standard_normal(s) for s in shapes]
     return ([torch.tensor(a, requires_grad=True) for a in arrays],
             [ember.tensor(a, requires_grad=True) for a in arrays])
-
-
-def check(torch, t_outs, e_outs, t_in, e_in, t_mod, e_mod, r):
-    """Every output agrees; a random upstream gradient on all of them gives the same input
-    and parameter gradients."""
-    t_outs = [o for o in t_outs if o is not None]
-    e_outs = [o for o in e_outs if o is not None]
-    assert len(t_outs) == len(e_outs)
-    for i, (a, b) in enumerate(zip(e_outs, t_outs)):
-        close(a, b, f"output {i}")
-    ups = [r.standard_normal(tuple(o.shape)) for o in t_outs]
-    torch.autograd.backward(t_outs, [torch.tensor(u) for u in ups])
-    ember.autograd.backward(e_outs, [ember.tensor(u) for u in ups])
-    for i, (a, b) in enumerate(zip(e_in, t_in)):
-        close(a.grad, b.grad, f"grad of input {i}")
-    t_params = dict(t_mod.named_parameters())
-    assert [n for n, _ in e_mod.named_parameters()] == list(t_params)
-    for name, p in e_mod.named_parameters():
-        if t_params[name].grad is None:
-            assert p.grad is None or not np.any(to_numpy(p.grad)), name
-        else:
-            close(p.grad, t_params[name].grad, f"grad of {name}")
 
 
 MHA = [
