@@ -1,4 +1,4 @@
-"""Time per training step: ember CPU vs PyTorch CPU vs hand-written NumPy, side by side.
+"""Time per training step: ember (eager and ember.compile) vs PyTorch vs hand-written NumPy.
 
 Two models, each one step = forward, cross-entropy, backward, SGD (momentum 0.9) update:
 - MLP 784-256-256-10, batch 128;
@@ -8,7 +8,11 @@ The NumPy version is the practical floor: the same math with a manual backward, 
 no dispatch.  All three start from the same weights and data, and one step of each is
 checked against the others before timing.  Medians in ms and ratios to NumPy.
 
-    python benchmarks/train_step.py [--steps 50] [--threads 1] [--profile]
+    python benchmarks/train_step.py [--steps 50] [--threads 1] [--profile] [--torch-compile]
+
+"compiled" is the same ember step through ember.compile (captured, then replayed without
+Python dispatch); --torch-compile adds torch.compile's step (inductor; its first calls
+compile C++ and take a while).
 
 --threads sets the BLAS (and PyTorch) thread count for all three; 1 by default, which
 compares the implementations rather than the thread pools and stays steady on a busy
@@ -174,7 +178,7 @@ def _cnn(lib):
                         n.Flatten(), n.Linear(128, 10))
 
 
-def _framework_step(lib, model, x, y):
+def _framework_step(lib, model, x, y, wrap=None):
     optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     loss_fn = lib.nn.CrossEntropyLoss()
 
@@ -183,8 +187,8 @@ def _framework_step(lib, model, x, y):
         loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
-        return loss
-    return step
+        return loss.detach()
+    return step if wrap is None else wrap(step)
 
 
 def _host_params(model):
@@ -197,7 +201,7 @@ def _load(lib, model, params):
             p.copy_(lib.tensor(host))
 
 
-def build(name: str, rng, torch):
+def build(name: str, rng, torch, torch_compile=False):
     """(steps by implementation, check values) for one model, all from the same weights."""
     ember.manual_seed(0)
     if name == "mlp":
@@ -211,15 +215,29 @@ def build(name: str, rng, torch):
     y = rng.integers(0, 10, batch)
     params = _host_params(model)
     floor = numpy_model(params)
+    compiled = _mlp(ember) if name == "mlp" else _cnn(ember)
+    _load(ember, compiled, params)
     steps = {"numpy": lambda: floor.step(x, y),
-             "ember": _framework_step(ember, model, ember.tensor(x), ember.tensor(y))}
-    models = {"numpy": floor, "ember": model}
+             "ember": _framework_step(ember, model, ember.tensor(x), ember.tensor(y)),
+             "compiled": _compiled_step(compiled, ember.tensor(x), ember.tensor(y))}
+    models = {"numpy": floor, "ember": model, "compiled": compiled}
     if torch is not None:
         tmodel = _mlp(torch) if name == "mlp" else _cnn(torch)
         _load(torch, tmodel, params)
         steps["torch"] = _framework_step(torch, tmodel, torch.tensor(x), torch.tensor(y))
         models["torch"] = tmodel
+        if torch_compile:
+            cmodel = _mlp(torch) if name == "mlp" else _cnn(torch)
+            _load(torch, cmodel, params)
+            steps["torch.compile"] = _framework_step(torch, cmodel, torch.tensor(x),
+                                                     torch.tensor(y), torch.compile)
+            models["torch.compile"] = cmodel
     return steps, models
+
+
+def _compiled_step(model, x, y):
+    step = ember.compile(_framework_step(ember, model, x, y))
+    return step
 
 
 def check(name, steps, models):
@@ -298,6 +316,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile ember's steps")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS and PyTorch threads (default 1)")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time torch.compile's step")
     args = parser.parse_args()
     if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
         # BLAS reads its thread count once, when NumPy loads it: start again with it set
@@ -313,15 +333,13 @@ def main() -> None:
     print(f"train step, median of {args.steps} (CNN: {args.steps * 4}), {args.threads} "
           f"thread(s); NumPy {np.__version__}, ember {ember.__version__}, "
           + (f"PyTorch {torch.__version__}" if torch else "PyTorch not installed"))
-    print(f"{'model':<28}{'numpy ms':>10}{'ember ms':>10}{'torch ms':>10}"
-          f"{'ember/numpy':>13}{'torch/numpy':>13}")
     for name, title in (("mlp", "MLP 784-256-256-10, b=128"), ("cnn", "demo CNN, b=32")):
-        steps, models = build(name, rng, torch)
+        steps, models = build(name, rng, torch, args.torch_compile)
         check(name, steps, models)
         ms = median_ms(steps, args.steps * (4 if name == "cnn" else 1))
-        torch_ms = ms.get("torch", float("nan"))
-        print(f"{title:<28}{ms['numpy']:>10.3f}{ms['ember']:>10.3f}{torch_ms:>10.3f}"
-              f"{ms['ember'] / ms['numpy']:>12.2f}x{torch_ms / ms['numpy']:>12.2f}x")
+        print(f"{title}: ms per step (ratio to the NumPy floor)")
+        for impl, t in ms.items():
+            print(f"  {impl:<14}{t:>9.3f} ms {t / ms['numpy']:>7.2f}x")
         if args.profile:
             profile(steps["ember"], args.steps, 12)
 

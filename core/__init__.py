@@ -100,4 +100,6 @@ def __getattr__(name):
         return getattr(importlib.import_module(".io", __name__), name)
     if name == "dispatch":
         return importlib.import_module(".dispatch", __name__)
+    if name == "compile":
+        return importlib.import_module(".graph", __name__).compile
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

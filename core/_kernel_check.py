@@ -28,7 +28,7 @@ def _native_type(device):
     return kind
 
 
-def check_output(op, device, inputs, attrs, result) -> None:
+def check_output(op, device, kernel, natives, attrs, inputs, result) -> None:
     if result is None:                      # an in-place kernel: it returns nothing
         return
     native = result._data

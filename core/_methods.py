@@ -163,23 +163,35 @@ def _is_dtype_name(s: str) -> bool:
 
 def _transfer(x: Tensor, dev) -> Tensor:
     src = x._device
-    # a backend that can copy directly between its own devices does (CuPy peer copy)
-    direct = getattr(src.backend, "copy_to", None) if src.type == dev.type else None
-    if direct is not None:
-        native = direct(x._data, dev.index)
-    else:
-        host = x._host()
-        if dev.type == "cpu":
-            import numpy as np
-            native = np.array(host, copy=True) if src.type == "cpu" else host
-        else:
-            if dev.type != "cpu":
-                dispatch._check_dtype("to", dev, x._dtype)
-            native = dev.backend.from_host(host, dev.index)
+    if dev.type != "cpu":
+        dispatch._check_dtype("to", dev, x._dtype)
+    move = _mover(src, dev)
+    tracer = None
+    if Tensor._capture is not None:
+        from .graph.capture import current
+        tracer = current()
+    native = move(x._data) if tracer is None else tracer.transfer(x, dev, move)
     out = wrap(native, dev, x._dtype)
     if dispatch.is_grad_enabled() and x.requires_grad:
         dispatch.record(_TRANSFER, out, (x,), {"source": src})
     return out
+
+
+def _mover(src, dev):
+    """native on src -> a copy on dev: a backend that can copy directly between its own
+    devices does (CuPy peer copy); otherwise through the host."""
+    direct = getattr(src.backend, "copy_to", None) if src.type == dev.type else None
+    if direct is not None:
+        return lambda native: direct(native, dev.index)
+    to_host = src.backend.to_host
+
+    def move(native):
+        host = to_host(native)
+        if dev.type == "cpu":
+            import numpy as np
+            return np.array(host, copy=True) if src.type == "cpu" else host
+        return dev.backend.from_host(host, dev.index)
+    return move
 
 
 class _Transfer:

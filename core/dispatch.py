@@ -45,7 +45,7 @@ class _Modes(threading.local):
 
 
 _modes = _Modes()
-_hooks: tuple = ()                    # hook(op, device, inputs, attrs, result), see _tail
+_hooks: tuple = ()          # hook(op, device, kernel, natives, attrs, inputs, result): _tail
 _observers: tuple = ()                # the plugins' ember_op_observer callables
 _checking = os.environ.get("EMBER_CHECK_KERNELS", "").strip() not in ("", "0")
 fallback_counts: dict = {}            # (op, device type) -> calls run on the CPU instead
@@ -110,7 +110,8 @@ _extra_hooks: list = []               # (key, hook) pairs installed by add_hook
 
 
 def add_hook(key, hook) -> None:
-    """Install hook(op, device, inputs, attrs, result) after every kernel call (capture)."""
+    """Install hook(op, device, kernel, natives, attrs, inputs, result), called after every
+    kernel call (graph capture uses it; ember.graph)."""
     _extra_hooks.append((key, hook))
     _rebuild_hooks()
 
@@ -132,7 +133,7 @@ def _rebuild_hooks() -> None:
     _hooks = tuple(hooks)
 
 
-def _observe(op, device, inputs, attrs, result) -> None:
+def _observe(op, device, kernel, natives, attrs, inputs, result) -> None:
     # an in-place kernel's "result" is the tensor it wrote into
     out = result if result is not None else inputs[0]
     for obs in _observers:
@@ -161,7 +162,7 @@ def _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track):
             record(op, result, inputs, attrs)
     if _hooks:
         for hook in _hooks:
-            hook(op, device, inputs, attrs, result)
+            hook(op, device, kernel, natives, attrs, inputs, result)
     return result
 
 

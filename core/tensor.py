@@ -18,6 +18,9 @@ class Tensor:
     __slots__ = ("_data", "_device", "_dtype", "requires_grad", "grad_fn", "_version",
                  "_meta", "__weakref__")
     __array_priority__ = 1000     # numpy scalars defer to our reflected operators
+    # the active graph capture (ember.graph sets it while any thread captures): gradient
+    # reads and writes, host reads and the few places arrays are born report to it
+    _capture = None
 
     def __init__(self, *args, **kwargs):
         raise EmberTypeError(
@@ -79,7 +82,10 @@ class Tensor:
     @property
     def grad(self):
         m = self._meta
-        return None if m is None else m.get("grad")
+        g = None if m is None else m.get("grad")
+        if Tensor._capture is not None and g is not None:
+            Tensor._capture.grad_read(self, g)
+        return g
 
     @grad.setter
     def grad(self, value):
@@ -91,7 +97,17 @@ class Tensor:
                 raise EmberValueError(
                     f"assigned grad has shape {tuple(value.shape)} but the tensor has shape "
                     f"{tuple(self.shape)}")
-        self._set_meta("grad", value)
+        self._set_grad(value)
+
+    def _set_grad(self, value) -> None:
+        """Bind .grad (every write of a gradient in ember passes here: graph capture sees
+        them all)."""
+        m = self._meta
+        if m is None:
+            m = self._meta = {}
+        m["grad"] = value
+        if Tensor._capture is not None:
+            Tensor._capture.grad_set(self, value)
 
     def _set_meta(self, key, value):
         m = self._meta
@@ -118,12 +134,12 @@ class Tensor:
             raise EmberTypeError(
                 "numpy(): can't call numpy() on a tensor that requires grad; "
                 "use tensor.detach().numpy()")
-        dev = self._device
-        if dev.type == "cpu":
-            return self._data
-        return dev.backend.to_host(self._data)
+        return self._host()
 
     def _host(self) -> np.ndarray:
+        """The values on the host: where data reaches Python (a graph break in capture)."""
+        if Tensor._capture is not None:
+            Tensor._capture.host_read(self)
         dev = self._device
         return self._data if dev.type == "cpu" else dev.backend.to_host(self._data)
 

@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue from --checkpoint (same seed, batch size and lr)")
     parser.add_argument("--compare", action="store_true",
                         help="train on every available device and compare them side by side")
+    parser.add_argument("--compile", action="store_true",
+                        help="train with the step compiled by ember.compile (captured once, "
+                             "then replayed without Python dispatch; Adam capturable)")
     parser.add_argument("--nproc", type=int, default=1, metavar="N",
                         help="train data-parallel on N processes (through `ember run -n N`; "
                              "--batch-size is the global batch, split over them)")
@@ -128,7 +131,7 @@ class Reporter:
 
 
 def train(config: Config, device, *, checkpoint: str | None = None, state: dict | None = None,
-          reporter: Reporter | None = None) -> Result:
+          reporter: Reporter | None = None, compiled: bool = False) -> Result:
     """Train (or continue training from a loaded checkpoint `state`) to config.epochs."""
     import ember
     import ember.nn as nn
@@ -152,8 +155,19 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
     if parallel:
         from ember.nn.parallel import DistributedDataParallel
         net = DistributedDataParallel(model)
-    optimizer = ember.optim.Adam(model.parameters(), lr=config.lr)
+    # capturable: the step count lives in a tensor, so a compiled step replays it right
+    optimizer = ember.optim.Adam(model.parameters(), lr=config.lr, capturable=compiled)
     loss_fn = nn.CrossEntropyLoss()
+
+    def step(xb, yb):
+        logits = net(xb)
+        loss = loss_fn(logits, yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.detach(), (logits.detach().argmax(1) == yb).sum()
+    if compiled:
+        step = ember.compile(step)
     result = Result(str(device))
     if state is not None:
         model.load_state_dict(state["model"])
@@ -177,14 +191,10 @@ def train(config: Config, device, *, checkpoint: str | None = None, state: dict 
         model.train()
         total_loss = correct = seen = 0
         for xb, yb in loader:
-            logits = net(xb)
-            loss = loss_fn(logits, yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss, right = step(xb, yb)
             value = loss.item()
             total_loss += value * len(yb)
-            correct += int((logits.detach().argmax(1) == yb).sum().item())
+            correct += int(right.item())
             seen += len(yb)
             reporter.batch_done(value)
         if parallel:                # the epoch's figures over every rank's share
@@ -363,7 +373,10 @@ def run(args: argparse.Namespace) -> int:
             config, state = resume_config(args, checkpoint, device)
         else:
             config = _config(args)
-        return _single(config, device, checkpoint, state, console)
+        if args.compile and nproc > 1:
+            raise DemoError("--compile and --nproc do not go together yet: a captured step "
+                            "cannot replay the collectives")
+        return _single(config, device, checkpoint, state, console, args.compile)
     except (DemoError, EmberError) as exc:
         errors.print(f"ember demo: {exc}", markup=False)
         return 2
@@ -374,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
-def _single(config: Config, device, checkpoint, state, console) -> int:
+def _single(config: Config, device, checkpoint, state, console, compiled=False) -> int:
     name = _device_name(device)
     import ember.distributed as dist
     procs = dist.get_world_size() if dist.is_initialized() else 1
@@ -382,13 +395,14 @@ def _single(config: Config, device, checkpoint, state, console) -> int:
                   f"{f' ({name})' if name else ''}"
                   f"{f', data-parallel on {procs} processes' if procs > 1 else ''}; "
                   f"seed {config.seed}, batch size "
-                  f"{config.batch_size}, Adam lr {config.lr}, {_epochs(config.epochs)}")
+                  f"{config.batch_size}, Adam lr {config.lr}, {_epochs(config.epochs)}"
+                  f"{', compiled (ember.compile)' if compiled else ''}")
     if state is not None:
         console.print(f"resuming from {checkpoint} after epoch {len(state['history'])}")
     start = time.perf_counter()
     with _progress(console) as progress:
         result = train(config, device, checkpoint=checkpoint, state=state,
-                       reporter=_RichReporter(progress, console))
+                       reporter=_RichReporter(progress, console), compiled=compiled)
     total = time.perf_counter() - start
     ran = len(result.history) - result.resumed_from
     console.print(

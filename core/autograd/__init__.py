@@ -56,7 +56,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
                                     allow_unused=True)
         for x, g in zip(inputs, found):
             if g is not None:
-                x._set_meta("grad", g if x.grad is None else x.grad + g)
+                x._set_grad(g if x.grad is None else x.grad + g)
         return
     engine.run_backward(tensors, grads, retain_graph=retain_graph, create_graph=create_graph)
 

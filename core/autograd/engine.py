@@ -177,6 +177,9 @@ def _toposort(roots):
 def run_backward(outputs, grad_outputs, *, retain_graph, create_graph, inputs=None,
                  allow_unused=False, accumulate=True):
     """Backpropagate from outputs; accumulate into leaves' .grad or return grads of inputs."""
+    if Tensor._capture is not None:
+        from ..graph.capture import notice_backward
+        notice_backward()
     prev = set_grad_enabled(bool(create_graph))     # this thread only
     try:
         return _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate,
@@ -225,7 +228,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
             retained = meta.get("retained")
             t = retained() if retained is not None else None
             if t is not None:
-                t._set_meta("grad", g if t.grad is None else t.grad + g)
+                t._set_grad(g if t.grad is None else t.grad + g)
         if want is not None and id(node) in want:
             captured[id(node)] = g
         grads = node.apply(g)
@@ -297,13 +300,13 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
     old = leaf.grad
     if old is None:
         if is_grad_enabled():
-            leaf._set_meta("grad", g)
+            leaf._set_grad(g)
         elif owned:
-            leaf._set_meta("grad", g.detach())
+            leaf._set_grad(g.detach())
         else:
-            leaf._set_meta("grad", g.detach().clone())
+            leaf._set_grad(g.detach().clone())
     else:
-        leaf._set_meta("grad", old + g)
+        leaf._set_grad(old + g)
 
 
 def _check_anomaly(node, grads):

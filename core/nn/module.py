@@ -90,6 +90,9 @@ class Module:
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if Tensor._capture is not None:      # a graph capture guards on `training`
+            from ..graph.capture import notice_module
+            notice_module(self)
         if self._forward_pre_hooks or self._forward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
@@ -386,7 +389,7 @@ class Module:
                 p.data = fn(p)
                 g = p.grad
                 if g is not None:
-                    p._meta["grad"] = fn(g)
+                    p._set_grad(fn(g))
             buffers = self._buffers
             for name, b in buffers.items():
                 if b is not None:
@@ -534,7 +537,7 @@ class Module:
                 if isinstance(t, Parameter):
                     c = Parameter(c, t.requires_grad)
                 if t.grad is not None:
-                    c._set_meta("grad", t.grad.detach().clone())
+                    c._set_grad(t.grad.detach().clone())
                 memo[id(t)] = c
         new = object.__new__(type(self))
         memo[id(self)] = new

@@ -48,11 +48,11 @@ def zero_grads(params, set_to_none: bool = True) -> None:
             if g is None:
                 continue
             if set_to_none:
-                p._meta["grad"] = None
+                p._set_grad(None)
             else:
                 if g.grad_fn is not None:
                     g = g.detach()
-                    p._meta["grad"] = g
+                    p._set_grad(g)
                 g.zero_()
 
 

@@ -247,7 +247,8 @@ def declare(name, kind, rule, *, sig: str, doc: str, fast=None, **kw) -> Op:
 def shape_broadcast(inputs, attrs) -> tuple:
     """Elementwise ops: the broadcast of the tensor inputs' shapes."""
     from ._util import broadcast_shapes
-    return broadcast_shapes("shape", *[x._data.shape for x in inputs if type(x) is Tensor])
+    # anything holding an array (tensors, or the graph verifier's stand-ins); not scalars
+    return broadcast_shapes("shape", *[x._data.shape for x in inputs if hasattr(x, "_data")])
 
 
 def shape_first(inputs, attrs) -> tuple:

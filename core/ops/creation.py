@@ -37,7 +37,27 @@ def c_order(array: np.ndarray) -> np.ndarray:
 
 def from_host(array: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor on `device` holding a copy of (or, on the CPU, the same) NumPy array."""
+    return _made(lambda: array, device, requires_grad, random=False, name="constant")
+
+
+def _made(make, device, requires_grad: bool, *, random: bool, name: str) -> Tensor:
+    """A tensor from make() -> a host array, moved to device.  Under graph capture this
+    is a node that calls make again at every replay: a random draw advances the stream as
+    eager would; a constant is copied afresh (nothing written into it persists)."""
     device = as_device(device)
+    if Tensor._capture is not None:
+        from ..graph.capture import current
+        tracer = current()
+        if tracer is not None:
+            array = c_order(make())           # the one draw eager makes now
+            dtype = D.from_numpy_dtype(array.dtype)
+            _check_device_dtype(device, dtype, "to")
+            kept = None if random else array.copy()
+            again = (lambda: c_order(make())) if random else (lambda: kept.copy())
+            native = tracer.host(array, again, device, dtype, random, name)
+            t = wrap(native, device, dtype)
+            return t.requires_grad_(True) if requires_grad else t
+    array = make()
     dtype = D.from_numpy_dtype(array.dtype)
     if device.type == "cpu":
         native = array
@@ -277,8 +297,8 @@ def _random(name, size, dtype, device, requires_grad, draw):
     if dtype.category != D.FLOAT:
         raise EmberTypeError(f"{name}: expected a floating dtype, got {dtype.name}; use "
                              "randint for integers")
-    host = draw(shape).astype(dtype.np)
-    return from_host(host, device, requires_grad)
+    return _made(lambda: draw(shape).astype(dtype.np), device, requires_grad, random=True,
+                 name=name)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
@@ -309,18 +329,19 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None)
     if high <= low:
         raise EmberValueError(f"randint: expected low < high, got low={low}, high={high}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
-    host = _gen(generator).integers(low, high, size=tuple(size)).astype(dtype.np)
-    return from_host(host, device)
+    return _made(lambda: _gen(generator).integers(low, high, size=tuple(size)).astype(
+        dtype.np), device, False, random=True, name="randint")
 
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
-    return from_host(_gen(generator).permutation(n).astype(dtype.np), device)
+    return _made(lambda: _gen(generator).permutation(n).astype(dtype.np), device, False,
+                 random=True, name="randperm")
 
 
 def bernoulli_mask(shape, p: float, dtype, device, generator=None) -> Tensor:
     """A {0, 1} mask with P(1) = p (dropout)."""
-    host = (_gen(generator).random(shape) < p).astype(dtype.np)
-    return from_host(host, device)
+    return _made(lambda: (_gen(generator).random(shape) < p).astype(dtype.np), device, False,
+                 random=True, name="bernoulli")
 
 

@@ -80,19 +80,43 @@ def _bounds(name, index: Tensor, size: int):
     trusted (writes through its base do not bump its version)."""
     if index.numel() == 0:
         return index
+    if Tensor._capture is not None:
+        from ..graph.capture import current
+        tracer = current()
+        if tracer is not None:
+            # in a graph the check is a node of its own (it runs at every replay) and the
+            # wrap of negative indices is unconditional: what follows must not depend on data
+            tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,))
+            return _wrap_negative(index, size)
     if (index._get_meta("bounds") == (size, index._version)
             and index._get_meta("base") is None):
         return index
     with no_grad():
         lo, hi = int(index.min().item()), int(index.max().item())
-    if lo < -size or hi >= size:
-        bad = hi if hi >= size else lo
-        raise EmberIndexError(f"{name}: index {bad} is out of bounds for a dimension of size "
-                              f"{size}; expected indices in [{-size}, {size - 1}]")
+    _raise_out_of_bounds(name, lo, hi, size)
     if lo < 0:
         index = _wrap_negative(index, size)
     index._set_meta("bounds", (size, index._version))
     return index
+
+
+def _raise_out_of_bounds(name, lo, hi, size):
+    if lo < -size or hi >= size:
+        bad = hi if hi >= size else lo
+        raise EmberIndexError(f"{name}: index {bad} is out of bounds for a dimension of size "
+                              f"{size}; expected indices in [{-size}, {size - 1}]")
+
+
+def _bounds_check(name, device, size):
+    """The bounds check on a native index array, with the device's own reductions."""
+    kmin, kmax, to_host = device.kernels["min"], device.kernels["max"], device.backend.to_host
+
+    def check(native):
+        axes = tuple(range(len(native.shape)))
+        lo = int(np.asarray(to_host(kmin(native, axes=axes, keepdims=False))))
+        hi = int(np.asarray(to_host(kmax(native, axes=axes, keepdims=False))))
+        _raise_out_of_bounds(name, lo, hi, size)
+    return check
 
 
 def _wrap_negative(index, size):

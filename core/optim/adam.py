@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from .. import ops
 from ..errors import EmberValueError
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 
@@ -30,23 +31,35 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, capturable: bool = False) -> None:
         _check(type(self).__name__, lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize, capturable=capturable))
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        capturable = group.get("capturable", False)
         for p, g, state in self._grads(group):
             if not state:
-                state["step"] = 0
+                # capturable (as torch's): the step count is a tensor on p's device and the
+                # bias corrections are computed from it with tensor ops, so a captured step
+                # (ember.compile) replays with the right count; otherwise a Python number
+                state["step"] = ops.zeros((), device=p.device) if capturable else 0
                 state["exp_avg"] = ops.zeros_like(p)
                 state["exp_avg_sq"] = ops.zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = ops.zeros_like(p)
-            state["step"] = step = state["step"] + 1
+            step = state["step"]
+            if capturable:
+                if type(step) is not Tensor:           # a state saved without capturable
+                    step = state["step"] = ops.full((), float(step), device=p.device)
+                step.add_(1.0)
+            else:
+                if type(step) is Tensor:
+                    step = int(step.item())
+                state["step"] = step = step + 1
             if weight_decay:
                 if self._decoupled:
                     p.mul_(1 - lr * weight_decay)
@@ -55,8 +68,12 @@ class Adam(Optimizer):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.lerp_(g, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            if capturable:
+                step_size = (1 - beta1 ** step).reciprocal() * lr
+                bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+            else:
+                step_size = lr / (1 - beta1 ** step)
+                bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
             if amsgrad:
                 second = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
             else:
@@ -72,5 +89,6 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 maximize: bool = False, capturable: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         capturable=capturable)

@@ -78,6 +78,9 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None):
         """One update of every parameter that has a gradient; returns closure() if given."""
+        if Tensor._capture is not None:      # a graph capture guards on the hyperparameters
+            from ..graph.capture import notice_optimizer
+            notice_optimizer(self)
         loss = None
         if closure is not None:
             with enable_grad():

@@ -1,0 +1,313 @@
+"""ember.compile: capture a function once, replay it without Python dispatch after that.
+
+The first calls run eagerly and capture (graph/capture.py).  Two consecutive captures with
+the same signature that record the same program (ops, attributes, Python scalars baked in,
+the tensors read, the gradients bound) make the graph trusted; later calls check the
+guards and replay it (graph/replay.py).  Guards: the arguments' shapes, dtypes and devices
+and every non-tensor argument, grad mode, the `training` flag of every module called, the
+hyperparameters of every optimizer stepped, and that each tensor read live still holds the
+same memory.  A guard that fails means a new signature: capture again (at most
+`cache_limit` signatures, then a warning and eager calls).
+
+Data-dependent Python (`.item()`, `.numpy()`, `bool(t)`, printing a tensor) is a graph
+break: that signature runs eagerly from then on (with fullgraph=True it is an error naming
+the op and the line).  Like jax.jit, Python side effects of the function (appending to a
+list, a counter) happen only when it runs eagerly; what it does to tensors (in-place
+updates, gradients) replays.  Outputs of a replay carry no autograd history.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+from .. import dispatch
+from ..errors import EmberError, EmberWarning
+from ..tensor import Tensor, wrap
+from .capture import Trace, capture
+from .ir import Const, Value, flatten
+from .replay import build
+
+TRACES_TO_SETTLE = 4          # captures of one signature before it is given up as unstable
+
+
+class RecompileWarning(EmberWarning):
+    """A compiled function reached its cache limit, or will run eagerly."""
+
+
+@dataclass
+class Entry:
+    signature: tuple
+    trace: Trace
+    replay: object = None
+    calls: int = 0
+
+
+@dataclass
+class Stats:
+    captures: int = 0
+    replays: int = 0
+    eager_calls: int = 0
+    capture_seconds: float = 0.0
+    signatures: int = 0
+    reasons: dict = field(default_factory=dict)       # signature -> why it runs eagerly
+
+
+class CompiledFunction:
+    """What ember.compile returns: call it like the function (or module) it wraps."""
+
+    def __init__(self, fn, *, fullgraph: bool = False, dynamic: bool = False,
+                 cache_limit: int = 8):
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._dynamic = dynamic
+        self._cache_limit = cache_limit
+        self._entries: dict = {}           # signature -> Entry (trusted graph)
+        self._last: dict = {}              # signature -> latest Trace, not yet trusted
+        self._tries: dict = {}             # signature -> captures so far
+        self._eager: dict = {}             # signature -> reason
+        self.stats = Stats()
+
+    # -- calling -----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        leaves = flatten(list(args) + list(kwargs.values()))
+        sig = _signature(leaves, kwargs)
+        entry = self._entries.get(sig)
+        if entry is not None:
+            natives = _guarded_inputs(entry.trace.graph, leaves)
+            if natives is not None:
+                self.stats.replays += 1
+                entry.calls += 1
+                return _finish(entry, leaves, entry.replay(natives))
+            # a live tensor changed under the graph: capture again, under the same signature
+            del self._entries[sig]
+            self._tries[sig] = 0
+        if sig in self._eager:
+            self.stats.eager_calls += 1
+            return self._fn(*args, **kwargs)
+        if sig not in self._tries and len(self._tries) >= self._cache_limit:
+            warnings.warn(f"ember.compile: {_name(self._fn)} met {self._cache_limit} different "
+                          "call signatures (shapes, dtypes, devices, non-tensor arguments, "
+                          "grad mode); new ones run eagerly (raise cache_limit=)",
+                          RecompileWarning, stacklevel=2)
+            self._eager[sig] = "cache limit reached"
+            self.stats.eager_calls += 1
+            return self._fn(*args, **kwargs)
+        return self._capture(sig, args, kwargs)
+
+    def _capture(self, sig, args, kwargs):
+        trace = capture(self._fn, args, kwargs, fullgraph=self._fullgraph)
+        self.stats.captures += 1
+        self.stats.capture_seconds += trace.seconds
+        self._tries[sig] = self._tries.get(sig, 0) + 1
+        self.stats.signatures = len(self._tries)
+        if not trace.replayable:
+            self._give_up(sig, _why(trace))
+            return trace.result
+        previous = self._last.get(sig)
+        self._last[sig] = trace
+        if previous is not None and previous.fingerprint == trace.fingerprint:
+            trace.graph.verify()
+            self._entries[sig] = Entry(sig, trace, build(trace.graph))
+            del self._last[sig]
+        elif self._tries[sig] >= TRACES_TO_SETTLE:
+            self._give_up(sig, "the recorded program changes from call to call (Python "
+                               "scalars that change each call, such as a step count, are "
+                               "baked into a graph: keep them in tensors, e.g. "
+                               "ember.optim.Adam(..., capturable=True))")
+        return trace.result
+
+    def _give_up(self, sig, reason: str) -> None:
+        self._eager[sig] = reason
+        self.stats.reasons[sig] = reason
+        self._last.pop(sig, None)
+
+    # -- the wrapped module, if any ----------------------------------------------------------
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+    def explain(self, *args, **kwargs):
+        return explain(self._fn, *args, **kwargs)
+
+    @property
+    def graphs(self) -> list:
+        """The trusted graphs, one per signature."""
+        return [e.trace.graph for e in self._entries.values()]
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", type(fn).__name__)
+
+
+def _why(trace: Trace) -> str:
+    if trace.breaks:
+        what, where = trace.breaks[0]
+        return f"graph break: {what} at {where}"
+    return trace.unsupported[0]
+
+
+def _signature(leaves, kwargs) -> tuple:
+    parts = [dispatch.is_grad_enabled(), tuple(kwargs)]
+    for x in leaves:
+        if type(x) is Tensor:
+            parts.append((x._data.shape, x._dtype, x._device))
+        else:
+            parts.append(("py", type(x).__name__, _hashable(x)))
+    return tuple(parts)
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return repr(x)
+
+
+def _guarded_inputs(graph, leaves):
+    """The input natives for a replay, or None where a guard fails."""
+    for module, training in graph.guards.get("modules", ()):
+        if module.training != training:
+            return None
+    for optimizer, snapshot in graph.guards.get("optimizers", ()):
+        from .capture import _freeze
+        now = tuple(tuple(sorted((k, _freeze(v)) for k, v in g.items() if k != "params"))
+                    for g in optimizer.param_groups)
+        if now != snapshot:
+            return None
+    natives = []
+    for i in graph.inputs:
+        if i.kind == "arg":
+            natives.append(leaves[i.index]._data)
+        elif i.kind == "live":
+            native = i.tensor._data
+            if native.shape != i.value.shape and tuple(native.shape) != i.value.shape:
+                return None
+            natives.append(native)
+        else:
+            g = (i.tensor._meta or {}).get("grad")
+            if g is None or tuple(g._data.shape) != i.value.shape or g._dtype is not \
+                    i.value.dtype:
+                return None
+            natives.append(g._data)
+    for kind, tensor, native in graph.guards.get("live", ()):
+        if kind == "live" and tensor._data is not native:
+            return None        # its memory was replaced (x.data = ...): the graph is stale
+    return natives
+
+
+def _finish(entry, leaves, result):
+    graph = entry.trace.graph
+    outs, grads = result
+    made = {}
+    for v, native in zip(graph.output_values(), outs):
+        made[id(v)] = native
+    for (tensor, v), native in zip(graph.grads, grads):
+        tensor._meta = tensor._meta or {}
+        tensor._meta["grad"] = None if v is None else wrap(native, v.device, v.dtype)
+    written = entry.__dict__.get("_written")
+    if written is None:
+        written = entry._written = _written_inputs(graph)
+    for i in written:
+        _bump(i, leaves)
+    return _rebuild(graph.outputs, made, graph, leaves)
+
+
+def _written_inputs(graph) -> list:
+    targets = {id(n.args[0]) for n in graph.nodes if n.inplace and isinstance(n.args[0], Value)}
+    return [i for i in graph.inputs if id(i.value) in targets]
+
+
+def _bump(inp, leaves) -> None:
+    t = leaves[inp.index] if inp.kind == "arg" else (
+        inp.tensor if inp.kind == "live" else inp.tensor.grad)
+    if t is not None:
+        t._version += 1
+
+
+def _rebuild(structure, made, graph, leaves):
+    if isinstance(structure, tuple):
+        return tuple(_rebuild(s, made, graph, leaves) for s in structure)
+    if isinstance(structure, list):
+        return [_rebuild(s, made, graph, leaves) for s in structure]
+    if isinstance(structure, dict):
+        return {k: _rebuild(s, made, graph, leaves) for k, s in structure.items()}
+    if isinstance(structure, Const):
+        return structure.value
+    if structure.producer is None:             # an input returned as it is
+        inp = next(i for i in graph.inputs if i.value is structure)
+        if inp.kind == "arg":
+            return leaves[inp.index]
+        if inp.kind == "live":
+            return inp.tensor
+        return inp.tensor.grad
+    return wrap(made[id(structure)], structure.device, structure.dtype)
+
+
+def compile(fn=None, *, fullgraph: bool = False, dynamic: bool = False, backend=None,
+            mode=None, cache_limit: int = 8):
+    """Compile fn (a function or a Module): see this module's docstring.
+
+    Usable as a decorator (`@ember.compile` or `@ember.compile(fullgraph=True)`).  `backend`
+    and `mode` are accepted for torch.compile's signature; the device decides the backend.
+    `dynamic=True` is accepted too: ember captures one graph per input shape (cached)."""
+    if fn is None:
+        return lambda f: compile(f, fullgraph=fullgraph, dynamic=dynamic, cache_limit=cache_limit)
+    if isinstance(fn, CompiledFunction):
+        return fn
+    if not callable(fn):
+        raise EmberError(f"ember.compile: expected a function or a Module, got "
+                         f"{type(fn).__name__}")
+    return CompiledFunction(fn, fullgraph=fullgraph, dynamic=dynamic, cache_limit=cache_limit)
+
+
+@dataclass
+class Explanation:
+    """What ember.compile.explain found: graph breaks, reasons, guards, node counts."""
+
+    graph: object
+    breaks: list
+    unsupported: list
+    op_counts: dict
+    nodes: int
+    replayed_nodes: int
+    capture_seconds: float
+    guards: list
+
+    def __str__(self) -> str:
+        lines = [f"captured {self.nodes} nodes ({self.replayed_nodes} after dead-code "
+                 f"elimination) in {self.capture_seconds * 1e3:.1f} ms"]
+        if self.breaks:
+            lines.append(f"{len(self.breaks)} graph break(s):")
+            lines += [f"  - {what} at {where}" for what, where in self.breaks]
+        if self.unsupported:
+            lines.append("cannot replay:")
+            lines += [f"  - {why}" for why in self.unsupported]
+        if not self.breaks and not self.unsupported:
+            lines.append("no graph breaks: the function compiles whole")
+        lines.append("guards: " + "; ".join(self.guards))
+        lines.append("ops: " + ", ".join(f"{k} x{v}" for k, v in sorted(
+            self.op_counts.items(), key=lambda kv: -kv[1])))
+        return "\n".join(lines)
+
+
+def explain(fn, *args, **kwargs) -> Explanation:
+    """Run fn once, capturing, and say what ember.compile would make of it."""
+    if isinstance(fn, CompiledFunction):
+        fn = fn._fn
+    start = time.perf_counter()
+    trace = capture(fn, args, kwargs)
+    from .replay import needed
+    graph = trace.graph
+    guards = [f"grad mode {graph.guards.get('grad')}",
+              f"{sum(1 for i in graph.inputs if i.kind == 'arg')} tensor argument(s): shape, "
+              "dtype, device",
+              f"{sum(1 for i in graph.inputs if i.kind != 'arg')} live tensor(s): same memory",
+              f"{len(graph.guards.get('modules', ()))} module training flag(s)",
+              f"{len(graph.guards.get('optimizers', ()))} optimizer(s): hyperparameters"]
+    return Explanation(graph, trace.breaks, trace.unsupported, graph.op_counts(),
+                       len(graph.nodes), len(needed(graph)) if trace.replayable else 0,
+                       time.perf_counter() - start, guards)
+
+
+compile.explain = explain

@@ -1,0 +1,97 @@
+"""Replay: a captured graph as one generated Python function that calls the recorded kernels.
+
+No dispatch, no autograd bookkeeping, no Tensor objects in between: each node is one line
+`v7 = k7(v3, v5)` over native arrays.  Nodes whose results nobody needs are left out
+(their effects, in-place writes, checks and random draws, always run); each array is
+released (`del`) right after its last use, so the allocator reuses its memory as eager
+would.  A backend may replace all this for its device with `compile_graph(graph)`
+(ember.backend documents it).
+"""
+from __future__ import annotations
+
+import functools
+
+from .ir import Const, Graph, Value
+
+
+def needed(graph: Graph) -> list:
+    """The nodes that replay must run, in order (dead-code elimination)."""
+    live = {id(v) for v in graph.output_values()}
+    live |= {id(v) for _, v in graph.grads if isinstance(v, Value)}
+    keep = []
+    for node in reversed(graph.nodes):
+        if node.effect or (node.out is not None and id(node.out) in live):
+            keep.append(node)
+            live |= {id(a) for a in node.args if isinstance(a, Value)}
+    keep.reverse()
+    return keep
+
+
+def build(graph: Graph):
+    """fn(inputs: list of natives, in graph.inputs order) -> (outputs, grads) natives."""
+    backend = _single_backend(graph)
+    custom = getattr(backend, "compile_graph", None) if backend is not None else None
+    if custom is not None:
+        fn = custom(graph)
+        if fn is not None:
+            return fn
+    return generate(graph)
+
+
+def _single_backend(graph):
+    devices = {v.device for v in graph.values()}
+    if len(devices) != 1:
+        return None
+    return next(iter(devices)).backend
+
+
+def generate(graph: Graph):
+    nodes = needed(graph)
+    results = graph.output_values() + [v for _, v in graph.grads if isinstance(v, Value)]
+    keep_to_end = {id(v) for v in results}
+    last_use: dict = {}
+    for k, node in enumerate(nodes):
+        for a in node.args:
+            if isinstance(a, Value):
+                last_use[id(a)] = k
+    env: dict = {}
+    lines = ["def replay(inputs):"]
+    names = [f"v{i.value.index}" for i in graph.inputs]
+    if names:
+        lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = inputs")
+    for k, node in enumerate(nodes):
+        fn = node.fn
+        if node.kind == "kernel" and node.attrs:
+            fn = functools.partial(fn, **node.attrs)
+        env[f"f{k}"] = fn
+        args = []
+        for j, a in enumerate(node.args):
+            if isinstance(a, Value):
+                args.append(f"v{a.index}")
+            else:
+                env[f"c{k}_{j}"] = a.value
+                args.append(f"c{k}_{j}")
+        call = f"f{k}({', '.join(args)})"
+        lines.append(f"    v{node.out.index} = {call}" if node.out is not None else f"    {call}")
+        dead = sorted({a.index for a in node.args if isinstance(a, Value)
+                       and last_use.get(id(a)) == k and id(a) not in keep_to_end})
+        if node.out is not None and id(node.out) not in last_use and \
+                id(node.out) not in keep_to_end:
+            dead.append(node.out.index)
+        if dead:
+            lines.append(f"    del {', '.join(f'v{i}' for i in dead)}")
+    outs = [f"v{v.index}" for v in graph.output_values()]
+    grads = [f"v{v.index}" if isinstance(v, Value) else "None" for _, v in graph.grads]
+    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
+                 f"({', '.join(grads)}{',' if len(grads) == 1 else ''})")
+    source = "\n".join(lines)
+    code = compile(source, "<ember.compile replay>", "exec")
+    namespace: dict = dict(env)
+    exec(code, namespace)            # noqa: S102  (code we generated, calling our kernels)
+    replay = namespace["replay"]
+    replay.source = source
+    replay.nodes = len(nodes)
+    return replay
+
+
+__all__ = ["build", "generate", "needed", "Const"]
