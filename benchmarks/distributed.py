@@ -50,7 +50,7 @@ def allreduce_rounds(rounds: int) -> list:
     return rows
 
 
-def ddp_rounds(rounds: int, steps: int) -> dict:
+def ddp_rounds(rounds: int, steps: int, bucket_mb: float) -> dict:
     import ember
     import ember.distributed as dist
     import ember.nn as nn
@@ -69,7 +69,7 @@ def ddp_rounds(rounds: int, steps: int) -> dict:
                              nn.Linear(1024, 10))
 
     single, local = mlp(), mlp()
-    ddp = DistributedDataParallel(mlp())
+    ddp = DistributedDataParallel(mlp(), bucket_cap_mb=bucket_mb)
     opt_single = ember.optim.SGD(single.parameters(), lr=0.01)
     opt_ddp = ember.optim.SGD(ddp.parameters(), lr=0.01)
     b = 128 // size
@@ -126,7 +126,7 @@ def ddp_rounds(rounds: int, steps: int) -> dict:
     return {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
 
 
-def report(rows, ddp) -> None:
+def report(rows, ddp, bucket_mb: float) -> None:
     print("ember.distributed on 2 processes (MPICH over shared memory), 1 BLAS thread each")
     print(f"{'all_reduce':>12} {'raw mpi4py':>16} {'ember':>16} {'ember/raw':>10}")
     def rate(nbytes, s):
@@ -139,7 +139,7 @@ def report(rows, ddp) -> None:
     hidden = ms["comm"] - (ms["bwd_ddp"] - ms["bwd_local"])
     share = max(0.0, min(1.0, hidden / ms["comm"])) if ms["comm"] > 0 else float("nan")
     print("DDP step, MLP 784-1024-1024-10 (1.86 M parameters, 7.4 MB of gradients), "
-          "global batch 128")
+          f"global batch 128, buckets of {bucket_mb:g} MB")
     print(f"  1 process, batch 128:          {ms['single']:8.2f} ms/step")
     print(f"  2 processes (DDP), 64 each:     {ms['ddp']:8.2f} ms/step "
           f"({ms['single'] / ms['ddp']:.2f}x the single process's speed)")
@@ -153,6 +153,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=5, help="DDP steps per round")
+    parser.add_argument("--bucket-mb", type=float, default=25.0,
+                        help="DDP's bucket_cap_mb (default 25, as PyTorch)")
     args = parser.parse_args()
     from ember.distributed.group import launch_env
     if launch_env() is None:
@@ -163,9 +165,9 @@ def main() -> int:
     import ember.distributed as dist
     dist.init_process_group(timeout=300)
     rows = allreduce_rounds(args.rounds)
-    ddp = ddp_rounds(args.rounds, args.steps)
+    ddp = ddp_rounds(args.rounds, args.steps, args.bucket_mb)
     if dist.get_rank() == 0:
-        report(rows, ddp)
+        report(rows, ddp, args.bucket_mb)
     dist.destroy_process_group()
     return 0
 
