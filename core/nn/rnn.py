@@ -73,11 +73,7 @@ class _SplitRows(Function):
 
     @staticmethod
     def forward(ctx, x, sizes):
-        pieces, start = [], 0
-        for n in sizes:
-            pieces.append(x[start:start + n])
-            start += n
-        return tuple(pieces)
+        return tuple(ops.split(x, sizes, 0))
 
     @staticmethod
     def backward(ctx, *grads):
@@ -249,6 +245,9 @@ class RNNBase(Module):
             elif self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input._data.shape[:2]
+            if steps == 0:
+                raise ShapeError(f"{self._name()}: Expected sequence length to be larger "
+                                 f"than 0, got input of shape {tuple(input.shape)}")
             sizes = [batch] * steps
             x = input.reshape(steps * batch, input._data.shape[2])
             sorted_indices = unsorted_indices = None
@@ -438,7 +437,7 @@ class RNNCellBase(Module):
             zeros = ops.zeros((batch, self.hidden_size), dtype=input.dtype,
                               device=input.device)
             return input, [zeros] * count, unbatched
-        states = list(hx) if count == 2 else [hx]
+        states = list(hx) if count == 2 and isinstance(hx, (tuple, list)) else [hx]
         if len(states) != count or any(type(s) is not Tensor for s in states):
             raise EmberTypeError(f"{name}: expected hx to be "
                                  f"{'a tuple (h_0, c_0)' if count == 2 else 'a Tensor'}")

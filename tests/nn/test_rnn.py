@@ -261,6 +261,8 @@ def test_layer_errors():
     lstm = nn.LSTM(3, 4, num_layers=2)
     with pytest.raises(ember.ShapeError, match="Expected input to be 2D or 3D, got 4D"):
         lstm(ember.zeros(1, 2, 3, 3))
+    with pytest.raises(ember.ShapeError, match="sequence length to be larger than 0"):
+        lstm(ember.zeros(0, 2, 3))
     with pytest.raises(ember.ShapeError, match="Expected 3, got 5"):
         lstm(ember.zeros(2, 2, 5))
     with pytest.raises(ember.ShapeError, match=r"Expected hidden\[1\] size \(2, 2, 4\)"):
@@ -281,6 +283,8 @@ def test_layer_errors():
         nn.LSTM(3, 4, dropout=0.5)
     with pytest.raises(ember.ShapeError, match="1D or 2D"):
         nn.LSTMCell(3, 4)(ember.zeros(1, 2, 3))
+    with pytest.raises(ember.EmberError, match=r"tuple \(h_0, c_0\)"):
+        nn.LSTMCell(3, 4)(ember.zeros(2, 3), ember.zeros(2, 4))
 
 
 def test_dropout_between_layers_only_in_training():
