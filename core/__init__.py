@@ -64,7 +64,8 @@ def synchronize(device=None) -> None:
     done, and OpenCL defers elementwise ops until a result is needed: time a step with the
     result held until after this call. On the CPU it returns at once."""
     dev = (Device(device) if device is not None else get_default_device()).concrete()
-    sync = getattr(dev.backend, "synchronize", None)
+    from .backend import optional
+    sync = optional(dev.backend, "synchronize")
     if sync is not None:
         sync(dev.index)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import dispatch, ops
 from . import dtypes as D
 from . import functional as F
+from .backend import optional
 from .device import Device, as_device
 from .errors import EmberTypeError, EmberValueError
 from .ops import index as _index
@@ -180,7 +181,7 @@ def _transfer(x: Tensor, dev) -> Tensor:
 def _mover(src, dev):
     """native on src -> a copy on dev: a backend that can copy directly between its own
     devices does (CuPy peer copy); otherwise through the host."""
-    direct = getattr(src.backend, "copy_to", None) if src.type == dev.type else None
+    direct = optional(src.backend, "copy_to") if src.type == dev.type else None
     if direct is not None:
         return lambda native: direct(native, dev.index)
     to_host = src.backend.to_host

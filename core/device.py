@@ -82,8 +82,8 @@ class Device:
             if concrete is not self:
                 k = concrete.kernels
             else:
-                per_device = getattr(backend, "kernels_for", None)
-                k = per_device(self.index) if per_device is not None else backend.kernels
+                from . import plugins
+                k = plugins.kernel_table(backend, self.index)    # checked when first seen
             self._kernels = k
         return k
 
@@ -94,7 +94,8 @@ class Device:
         functional (see ops.index.write)."""
         s = self._strided
         if s is None:
-            s = self._strided = getattr(self.backend, "views", "none") == "strided"
+            from .backend import optional
+            s = self._strided = optional(self.backend, "views") == "strided"
         return s
 
     def _unbind(self) -> None:

@@ -16,6 +16,7 @@ import warnings
 from contextlib import contextmanager
 
 from . import dtypes as D
+from .backend import optional
 from .errors import (
     DeviceMismatchError,
     DtypeNotSupportedError,
@@ -179,7 +180,7 @@ def run(op, *inputs, **attrs):
     if op.check is not None:
         op.check(inputs, attrs)
     compute, out_dtype = op.dtype(inputs, attrs)
-    upcast = compute is D.bfloat16 and getattr(device.backend, "upcast_bfloat16", False)
+    upcast = compute is D.bfloat16 and optional(device.backend, "upcast_bfloat16")
     if upcast:
         compute = D.float32      # the backend computes bfloat16 math in float32, then rounds
     promote = op.promote
@@ -381,12 +382,7 @@ def _node(op, out, inputs, attrs):
 
 def _where_available(name):
     from . import plugins
-    found = {b.name for b in plugins.loaded_backends().values()
-             if name in getattr(b, "kernels", {})}
-    from .device import Device
-    if name in Device("cpu").kernels:
-        found.add("cpu")
-    return sorted(found)
+    return list(plugins.available_kernel_sources(name))
 
 
 def _cpu_fallback(op, device):
