@@ -334,7 +334,7 @@ class Saved:
 
 
 def _bad(name: str, problem: str) -> CheckpointError:
-    return CheckpointError(f"ember.load: {name} is not a valid checkpoint: {problem}")
+    return CheckpointError(f"ember.load: {name} is not a valid ember checkpoint: {problem}")
 
 
 def load(f: PathLike | Any, map_location: str | Device | dict | Callable | None = None, *,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from ..errors import EmberValueError
-from .data import Sampler
+from ...errors import EmberValueError
+from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
@@ -23,7 +23,7 @@ class DistributedSampler(Sampler[int]):
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False,
                  pad: bool = True):
         if num_replicas is None or rank is None:
-            from .. import distributed as dist
+            from ... import distributed as dist
             if not dist.is_initialized():
                 raise EmberValueError(
                     "DistributedSampler: pass num_replicas= and rank=, or call "
@@ -53,7 +53,7 @@ class DistributedSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
-            from ..ops.creation import Generator, randperm
+            from ...ops.creation import Generator, randperm
             g = Generator().manual_seed(self.seed + self.epoch)
             order = randperm(n, generator=g, device="cpu").tolist()
         else:

@@ -6,9 +6,15 @@ result queue with (epoch, task_id, worker_id, kind, payload).  Payloads are pick
 worker (so an unpicklable batch becomes an error, not a silent loss in a feeder thread)
 with tensors replaced by their NumPy arrays, and rebuilt as CPU tensors in the parent.
 Between ember's own processes pickle is safe: nothing here reads files.
+
+Ctrl-C: workers ignore SIGINT (the parent decides) and are born with it blocked, so one
+that arrives while a worker starts cannot print a traceback from it; the parent keeps
+SIGINT blocked while it starts or stops workers, so a second Ctrl-C waits until the
+cleanup is done instead of leaving processes behind.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import multiprocessing as mp
@@ -17,12 +23,14 @@ import pickle
 import queue
 import random
 import signal
+import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EmberError
+from ...errors import EmberError
 
 _POLL_S = 0.5          # how often a waiting side checks that the other is still alive
 _JOIN_S = 1.0          # how long shutdown waits for workers before terminating them
@@ -54,7 +62,7 @@ def get_worker_info() -> WorkerInfo | None:
 
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj):
-        from ..tensor import Tensor
+        from ...tensor import Tensor
         if isinstance(obj, Tensor):
             return ("ember.Tensor", obj.detach().cpu().numpy())
         return None
@@ -62,7 +70,7 @@ class _Pickler(pickle.Pickler):
 
 class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid):
-        from ..ops.creation import from_host
+        from ...ops.creation import from_host
         kind, array = pid
         if kind != "ember.Tensor":
             raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
@@ -79,19 +87,19 @@ def loads(data: bytes):
     return _Unpickler(io.BytesIO(data)).load()
 
 
-def _error_payload(worker_id: int, exc: BaseException) -> bytes:
+def _error_payload(worker_id: int, exc: BaseException, where: str) -> bytes:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
         exc_type = pickle.loads(pickle.dumps(type(exc)))
     except Exception:  # noqa: BLE001  (a class defined in a function: rebuilt as WorkerError)
         exc_type = None
-    return pickle.dumps((exc_type, type(exc).__name__, worker_id, text))
+    return pickle.dumps((exc_type, type(exc).__name__, worker_id, where, text))
 
 
 def _reraise(payload: bytes):
-    exc_type, name, worker_id, text = pickle.loads(payload)
-    message = (f"Caught {name} in DataLoader worker process {worker_id}.\n"
-               f"Original {text}")
+    exc_type, name, worker_id, where, text = pickle.loads(payload)
+    message = (f"Caught {name} in DataLoader worker process {worker_id} while loading "
+               f"{where}.\nOriginal {text}")
     exc = None
     if exc_type is not None:
         try:
@@ -107,10 +115,13 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
                 num_workers: int, seed: int, parent_pid: int) -> None:
     """Serve tasks until told to stop, the parent is gone, or shutdown is signalled."""
     global _worker_info
-    # Ctrl-C reaches the whole process group; the parent decides, workers stay quiet
+    # Ctrl-C reaches the whole process group; the parent decides, workers stay quiet.
+    # SIGINT is blocked until here (see _sigint_held): ignore it, then let it in.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from .. import manual_seed, set_default_device
-    from .data import _Fetcher
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    from ... import manual_seed, set_default_device
+    from .dataloader import _Fetcher
     set_default_device("cpu")      # workers never touch an accelerator (forked contexts)
     random.seed(seed)
     manual_seed(seed)
@@ -122,7 +133,7 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
         if init_fn is not None:
             init_fn(worker_id)
     except Exception as exc:  # noqa: BLE001  (user code: any failure goes to the parent)
-        init_error = _error_payload(worker_id, exc)
+        init_error = _error_payload(worker_id, exc, f"worker_init_fn({worker_id})")
     fetcher, fetch_epoch = None, None
     try:
         while True:
@@ -146,7 +157,8 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
             except StopIteration:
                 kind, payload = "stop", b""
             except Exception as exc:  # noqa: BLE001  (user code: reported to the parent)
-                kind, payload = "error", _error_payload(worker_id, exc)
+                where = fetcher.where(indices) if fetcher is not None else "its dataset"
+                kind, payload = "error", _error_payload(worker_id, exc, where)
             result_queue.put((epoch, task_id, worker_id, kind, payload))
     finally:
         # results nobody will read must not keep this process alive at exit
@@ -154,6 +166,35 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
 
 
 # --- the parent ----------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Ctrl-C waits until the block ends, then arrives once.
+
+    SIGINT is blocked in this thread, so processes started here are born with it blocked
+    (worker_loop lets it in once it ignores it), and caught by a handler that only notes
+    it, for the threads that do not block it (queue feeders); it is raised again after.
+    """
+    if threading.current_thread() is not threading.main_thread() or sys.is_finalizing():
+        yield
+        return
+    caught: list = []
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:            # installed outside Python: leave it alone
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    block = hasattr(signal, "pthread_sigmask")
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+    try:
+        yield
+    finally:
+        if block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
+
 
 class MultiProcessIter:
     """Hands out tasks, restores the sampler's order, and stops workers on every exit path."""
@@ -176,21 +217,25 @@ class MultiProcessIter:
                            "collate_fn": loader.collate_fn, "drop_last": loader.drop_last,
                            "batch_size": loader.batch_size}}
         try:
-            for worker_id in range(self._n):
-                index_queue = ctx.Queue()
-                # tasks for a worker that died must not block the parent's exit
-                index_queue.cancel_join_thread()
-                worker = ctx.Process(
-                    target=worker_loop, daemon=True,
-                    args=(parts, index_queue, self._result_queue, self._done, worker_id,
-                          self._n, base_seed + worker_id, os.getpid()))
-                worker.start()
-                self._index_queues.append(index_queue)
-                self._workers.append(worker)
-        except BaseException:
+            with _sigint_held():
+                self._start(ctx, parts, base_seed)
+            self.reset(first=True)
+        except BaseException:        # a failed start must not leave processes behind
             self.shutdown()
             raise
-        self.reset(first=True)
+
+    def _start(self, ctx, parts: dict, base_seed: int) -> None:
+        for worker_id in range(self._n):
+            index_queue = ctx.Queue()
+            # tasks for a worker that died must not block the parent's exit
+            index_queue.cancel_join_thread()
+            worker = ctx.Process(
+                target=worker_loop, daemon=True,
+                args=(parts, index_queue, self._result_queue, self._done, worker_id,
+                      self._n, base_seed + worker_id, os.getpid()))
+            self._index_queues.append(index_queue)
+            worker.start()
+            self._workers.append(worker)
 
     @property
     def worker_pids(self) -> list[int]:
@@ -292,12 +337,19 @@ class MultiProcessIter:
         if self.closed:
             return
         self.closed = True
+        with _sigint_held():
+            self._stop()
+
+    def _stop(self) -> None:
         self._done.set()
-        for q in self._index_queues:
-            try:
-                q.put(None)
-            except (OSError, ValueError):
-                pass
+        # at interpreter exit no queue feeder thread can start (put would hang): the
+        # workers see _done within _POLL_S instead
+        if not sys.is_finalizing():
+            for q in self._index_queues:
+                try:
+                    q.put(None)
+                except (OSError, ValueError):
+                    pass
         deadline = time.monotonic() + _JOIN_S
         for worker in self._workers:
             worker.join(timeout=max(0.0, deadline - time.monotonic()))
