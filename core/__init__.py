@@ -18,6 +18,7 @@ from .ops import __all__ as _op_names
 from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, mean, min,
                          relu, silu, softmax, std, var, var_mean, linear, masked_fill, square)
 from . import _methods  # noqa: F401  (binds the ops onto Tensor)
+from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dispatch import fallback
 
@@ -89,7 +90,7 @@ def __getattr__(name):
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
-            "amp": ".amp", "multiprocessing": ".multiprocessing"}
+            "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm"):
@@ -99,6 +100,8 @@ def __getattr__(name):
         return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):
         return getattr(importlib.import_module(".io", __name__), name)
+    if name == "from_dlpack":
+        return importlib.import_module(".utils.dlpack", __name__).from_dlpack
     if name == "dispatch":
         return importlib.import_module(".dispatch", __name__)
     if name == "compile":

@@ -79,3 +79,7 @@ class KernelMemoryError(KernelError, MemoryError):
 
 class EmberWarning(UserWarning):
     """Base of every warning ember gives on purpose (PyTorch would warn there too)."""
+
+
+class DLPackError(EmberError, BufferError):
+    """A tensor or array cannot cross DLPack as asked (device, dtype, copy, gradient)."""

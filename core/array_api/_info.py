@@ -1,0 +1,38 @@
+"""__array_namespace_info__: what this namespace supports, per device."""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..device import Device, as_device, default_device
+from ._dtypes import isdtype
+
+
+class __array_namespace_info__:  # noqa: N801  (the standard's name)
+    """The inspection API of the standard: capabilities, devices and dtypes."""
+
+    def capabilities(self) -> dict:
+        return {"boolean indexing": True, "data-dependent shapes": True}
+
+    def default_device(self) -> Device:
+        return default_device()
+
+    def devices(self) -> list:
+        """Every available device (loads the installed backend plugins)."""
+        from .. import devices
+        return devices()
+
+    def default_dtypes(self, *, device=None) -> dict:
+        return {"real floating": D.get_default_dtype(), "complex floating": None,
+                "integral": D.int64, "indexing": D.int64}
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """name -> dtype for the dtypes `device` supports, of `kind` (None: all)."""
+        dev = as_device(device)
+        if dev.type == "cpu":
+            supported = D.ALL
+        else:
+            names = dev.backend.capabilities(dev.index).dtypes
+            supported = tuple(d for d in D.ALL if d.name in names)
+        if kind is not None:
+            supported = tuple(d for d in supported if isdtype(d, kind))
+        return {d.name: d for d in supported}
+
