@@ -66,6 +66,7 @@ class LazyArray(CLArray):
     __slots__ = ("__weakref__", "node")
 
     def __init__(self, runtime, shape, dtype, node):
+        runtime.check_size(shape, dtype)     # a deferred op too fails where it is called
         self.node = node
         CLArray.__init__(self, runtime, None, shape, dtype)
 

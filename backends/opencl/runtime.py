@@ -83,6 +83,7 @@ class Runtime:
         self.cl = cl
         self.index = index
         self.device = device
+        self._max_alloc = None                # CL_DEVICE_MAX_MEM_ALLOC_SIZE, read once
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(self.context)
         # a training loop frees and reallocates the same sizes every step: pool them
@@ -112,8 +113,22 @@ class Runtime:
     # -- memory -------------------------------------------------------------------------
     def empty(self, shape, dtype) -> CLArray:
         n = numel(shape)
+        self.check_size(shape, dtype)
         buffer = self.pool.allocate(max(n, 1) * dtype.itemsize)
         return CLArray(self, buffer, shape, dtype)
+
+    def check_size(self, shape, dtype) -> None:
+        """MemoryError (the dispatcher names the op) for an array larger than one buffer of
+        this device may be: checked before anything is enqueued, deferred results too."""
+        nbytes = numel(shape) * dtype.itemsize
+        limit = self._max_alloc
+        if limit is None:
+            limit = self._max_alloc = int(self.device.max_mem_alloc_size)
+        if nbytes > limit:
+            raise MemoryError(
+                f"an array of shape {tuple(shape)} and dtype {dtype.name} needs {nbytes:,} "
+                f"bytes; one buffer on opencl:{self.index} ({self.device.name.strip()}) may "
+                f"hold at most {limit:,} bytes ({int(self.device.global_mem_size):,} in all)")
 
     def from_host(self, array: np.ndarray, dtype) -> CLArray:
         out = self.empty(array.shape, dtype)

@@ -148,10 +148,23 @@ def _factory_dtype(dtype, value=None):
     return D.scalar_dtype(value)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    shape = as_shape((size,) if isinstance(size, int) else tuple(size), "full")
+def _sized(size, name) -> tuple:
+    """A factory's shape: ints, none negative, with fewer elements than any device holds."""
+    shape = as_shape(size, name)
     if any(s < 0 for s in shape):
-        raise EmberValueError(f"full: negative dimension in shape {shape}")
+        raise EmberValueError(f"{name}: negative dimension in shape {shape}; expected sizes "
+                              ">= 0")
+    n = 1
+    for s in shape:
+        n *= s
+    if n >= 1 << 62:
+        raise EmberValueError(f"{name}: shape {shape} has {n:,} elements; no device holds "
+                              f"more than 2**62 (check the sizes)")
+    return shape
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    shape = _sized((size,) if isinstance(size, int) else tuple(size), "full")
     if type(fill_value) is Tensor:
         fill_value = fill_value.item()
     dtype = _factory_dtype(dtype, fill_value)
@@ -164,7 +177,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def _shape_args(size, name):
-    return as_shape(size, name)
+    return _sized(size, name)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -237,6 +250,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    n, m = _sized((n, n if m is None else m), "eye")
     return from_host(np.eye(n, m, dtype=dtype.np), device, requires_grad)
 
 
@@ -292,7 +306,7 @@ def _gen(generator):
 
 
 def _random(name, size, dtype, device, requires_grad, draw):
-    shape = as_shape(size, name)
+    shape = _sized(size, name)
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if dtype.category != D.FLOAT:
         raise EmberTypeError(f"{name}: expected a floating dtype, got {dtype.name}; use "
@@ -329,8 +343,9 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None)
     if high <= low:
         raise EmberValueError(f"randint: expected low < high, got low={low}, high={high}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
-    return _made(lambda: _gen(generator).integers(low, high, size=tuple(size)).astype(
-        dtype.np), device, False, random=True, name="randint")
+    shape = _sized(tuple(size), "randint")
+    return _made(lambda: _gen(generator).integers(low, high, size=shape).astype(dtype.np),
+                 device, False, random=True, name="randint")
 
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
