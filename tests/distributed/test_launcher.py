@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from dist_helpers import JOBS, _env, ember_run
@@ -29,13 +31,16 @@ def test_interrupt_stops_every_rank():
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=_env(None), start_new_session=True)
     try:
-        pids = []
+        seen: list[str] = []
+        reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")),
+                                  daemon=True)
+        reader.start()
+        pids: list[int] = []
         deadline = time.monotonic() + 60
-        while len(pids) < 2 and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if line.startswith("sleeping"):
-                pids.append(int(line.split()[-1]))
-        assert len(pids) == 2, proc.stderr.read() if proc.poll() is not None else "no start"
+        while len(pids) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            pids = [int(p) for p in re.findall(r"sleeping (\d+)", "".join(seen))]
+            time.sleep(0.05)
+        assert len(pids) == 2, f"the ranks did not start: {''.join(seen)}"
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=30)
         err = proc.stderr.read()
