@@ -127,6 +127,12 @@ class OptionalMembers(Protocol):
     def memory_reserved(self, index: int | None = None) -> int:
         """Bytes the backend's allocator holds on device `index`, in use or cached."""
 
+    def compile_graph(self, graph) -> Callable[[list], tuple] | None:
+        """A replay of an ember.graph.Graph (ember.compile) made by the backend: a function
+        of the input natives (in graph.inputs order) returning (outputs, gradients) as
+        ember.graph.replay.generate's does; None to let ember generate it (the default:
+        the recorded kernels called in order from generated Python)."""
+
 
 def _members(protocol) -> tuple[str, ...]:
     """A Protocol's attributes and methods, in the order written."""
@@ -165,7 +171,7 @@ def is_device_type(name) -> bool:
 
 
 def _closest(name: str, names: Collection[str], cutoff: float = 0.6) -> str:
-    import difflib       # only when a name is wrong: `import ember` stays light
+    import difflib  # only when a name is wrong: `import ember` stays light
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=cutoff)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+from ..backend import optional
 from .ir import Const, Graph, Value
 
 
@@ -30,7 +31,7 @@ def needed(graph: Graph) -> list:
 def build(graph: Graph):
     """fn(inputs: list of natives, in graph.inputs order) -> (outputs, grads) natives."""
     backend = _single_backend(graph)
-    custom = getattr(backend, "compile_graph", None) if backend is not None else None
+    custom = optional(backend, "compile_graph") if backend is not None else None
     if custom is not None:
         fn = custom(graph)
         if fn is not None:
