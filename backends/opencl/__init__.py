@@ -139,3 +139,9 @@ def ember_backends():
 def ember_compat():
     from .compat import DATA
     return DATA
+
+
+@hookimpl
+def ember_doctor_checks():
+    from .caches import check
+    return [check]

@@ -10,6 +10,8 @@ _TEST_KERNEL = "__kernel void ember_probe(__global float* x) { x[get_global_id(0
 
 def import_pyopencl():
     """pyopencl, or (None, Probe saying why not)."""
+    from .caches import prepare
+    prepare()              # before PoCL and PyOpenCL read where their caches are
     try:
         import pyopencl
     except ImportError as exc:

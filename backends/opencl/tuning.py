@@ -4,18 +4,22 @@ Timing the candidates costs ~0.2-0.5 s per device (program builds included), so 
 is saved in `opencl-tuning.json` under the cache directory: $EMBER_CACHE_DIR, else
 $XDG_CACHE_HOME/ember, else ~/.cache/ember. EMBER_CACHE_DIR=off keeps nothing on disk.
 An entry is keyed by everything that can change the answer: platform, device, driver and
-OpenCL versions, compute units and PoCL's thread count. A missing, unreadable or foreign
-file only means timing again; writes go through a temporary file and a rename, so a crash
-or two processes at once never leave a half-written file.
+OpenCL versions, compute units and PoCL's thread count. A missing, unreadable, foreign
+or hostile file (deep JSON, wrong types, huge numbers, a FIFO or /dev/zero in its place)
+only means timing again; writes go through a temporary file and a rename, so a crash or
+two processes at once never leave a half-written file.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 FILE = "opencl-tuning.json"
+MAX_BYTES = 1 << 20        # a few hundred devices' entries; anything larger is not ours
 
 
 def cache_dir() -> Path | None:
@@ -35,11 +39,60 @@ def device_key(device) -> str:
 
 
 def _read(path: Path) -> dict:
+    """The cache file's valid entries: {device key: {name: (choice, times)}}.
+
+    Only a regular file of at most MAX_BYTES is read (not a FIFO, which would block, nor
+    /dev/zero); anything unreadable, malformed or out of schema counts as absent, so a bad
+    file costs one new timing and is rewritten whole by the next store()."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = json.loads(fh.read(MAX_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict):
+        return {}
+    out = {}
+    for key, entry in data.items():
+        valid = _entry(entry)
+        if valid:
+            out[key] = valid
+    return out
+
+
+def _entry(entry) -> dict:
+    """{name: (choice, times)} of one device's entry, the invalid parts dropped."""
+    if not isinstance(entry, dict):
+        return {}
+    out = {}
+    for name, found in entry.items():
+        if not isinstance(found, dict) or not isinstance(found.get("choice"), str):
+            continue
+        out[name] = (found["choice"], dict(_seconds(found.get("times"))))
+    return out
+
+
+def _seconds(times):
+    """(name, seconds) pairs of a times dict that are finite non-negative numbers."""
+    if not isinstance(times, dict):
+        return
+    for key, value in times.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        try:
+            value = float(value)
+        except OverflowError:      # 10**400 parses as an int that no float holds
+            continue
+        if math.isfinite(value) and value >= 0:
+            yield str(key), value
 
 
 def load(device, name: str, allowed) -> tuple[str, dict] | None:
@@ -47,14 +100,10 @@ def load(device, name: str, allowed) -> tuple[str, dict] | None:
     folder = cache_dir()
     if folder is None:
         return None
-    entry = _read(folder / FILE).get(device_key(device), {})
-    found = entry.get(name) if isinstance(entry, dict) else None
-    if not isinstance(found, dict) or found.get("choice") not in allowed:
+    found = _read(folder / FILE).get(device_key(device), {}).get(name)
+    if found is None or found[0] not in allowed:
         return None
-    times = found.get("times")
-    times = {str(k): float(v) for k, v in times.items()
-             if isinstance(v, (int, float))} if isinstance(times, dict) else {}
-    return found["choice"], times
+    return found
 
 
 def store(device, name: str, choice: str, times: dict) -> None:
@@ -66,11 +115,10 @@ def store(device, name: str, choice: str, times: dict) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / FILE
-        data = _read(path)
-        entry = data.get(device_key(device))
-        entry = entry if isinstance(entry, dict) else {}
+        data = {key: {n: {"choice": c, "times": t} for n, (c, t) in entry.items()}
+                for key, entry in _read(path).items()}
+        entry = data.setdefault(device_key(device), {})
         entry[name] = {"choice": choice, "times": {k: round(v, 6) for k, v in times.items()}}
-        data[device_key(device)] = entry
         fd, tmp = tempfile.mkstemp(prefix=".tuning-", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
