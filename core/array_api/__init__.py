@@ -126,6 +126,7 @@ from ._sorting import (
                        argmax,
                        argmin,
                        argsort,
+                       isin,
                        nonzero,
                        searchsorted,
                        sort,
@@ -189,7 +190,7 @@ __all__ = [
     "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "take",
     "take_along_axis", "tile", "unstack",
     # searching, sorting, sets
-    "argmax", "argmin", "argsort", "nonzero", "searchsorted", "sort", "unique_all",
+    "argmax", "argmin", "argsort", "isin", "nonzero", "searchsorted", "sort", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "where",
     # statistical and utility
     "all", "any", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",

@@ -79,6 +79,20 @@ def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter=None) 
     return lo
 
 
+def isin(x1, x2, /, *, invert: bool = False) -> Tensor:
+    """Whether each element of x1 is one of x2's (a binary search in sorted x2)."""
+    x1, x2 = promote("isin", x1, x2, "integer")
+    values = x2.reshape(-1)
+    n = values._data.shape[0]
+    if n == 0:
+        found = ops.zeros(x1._data.shape, dtype=D.bool_, device=x1._device)
+    else:
+        values = sort(values)
+        at = ops.minimum(searchsorted(values, x1), n - 1)
+        found = ops.take(values, at) == x1
+    return found.logical_not() if invert else found
+
+
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """The index of the first largest element (over the flattened array for axis=None)."""
     return _arg("argmax", ops.argmax, x, axis, keepdims)
