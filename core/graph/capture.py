@@ -39,6 +39,7 @@ class Trace:
     unsupported: list = field(default_factory=list)  # reasons the graph cannot replay
     seconds: float = 0.0
     fingerprint: tuple = ()
+    tracer: object = None            # kept only by callers that capture a backward after it
 
     @property
     def replayable(self) -> bool:
@@ -48,8 +49,11 @@ class Trace:
 class Tracer:
     """What one capture has seen so far."""
 
-    def __init__(self, leaves: list, fullgraph: bool):
+    def __init__(self, leaves: list, fullgraph: bool, autograd_outputs: bool = False,
+                 forward=None):
         self.graph = Graph()
+        self.autograd_outputs = autograd_outputs   # outputs may keep autograd history
+        self.forward = forward                     # a forward Tracer this one reads from
         self.values: dict = {}             # id(native) -> Value
         self.keep: list = []               # every native and tensor seen, kept alive
         self.fullgraph = fullgraph
@@ -73,9 +77,11 @@ class Tracer:
         source = owner if kind == "grad" else tensor
         self.graph.inputs.append(Input(kind, v, index=index, tensor=source))
         if kind != "arg":
-            self.graph.guards.setdefault("live", []).append((kind, source, tensor._data))
+            self.graph.guards.setdefault("live", []).append(
+                (kind, source, tensor._data, tensor.requires_grad))
         # an argument is its position; anything else the very object (stable across calls)
-        self.fp.append(("in", kind, index, None if kind == "arg" else id(source)))
+        self.fp.append(("in", kind, index, None if kind == "arg" else id(source),
+                        tensor.requires_grad))
         return v
 
     def value_of(self, native, inputs, position, where) -> Value | None:
@@ -91,10 +97,22 @@ class Tracer:
         if tensor is None:
             self.unsupported.append(f"{where}: an input array that no tensor holds")
             return None
+        if self.forward is not None:
+            saved = self.forward.values.get(id(native))
+            if saved is not None:          # a backward reading what its forward made
+                return self._saved(tensor, saved)
         owner = self.grad_owner.get(id(tensor))
         if owner is not None:
             return self._input("grad", tensor, owner=owner)
         return self._input("live", tensor)
+
+    def _saved(self, tensor, forward_value) -> Value:
+        v = Value(len(self.values), tuple(tensor._data.shape), tensor._dtype, tensor._device)
+        self.values[id(tensor._data)] = v
+        self.keep += [tensor._data, tensor]
+        self.graph.inputs.append(Input("saved", v, index=forward_value.index))
+        self.fp.append(("in", "saved", forward_value.index, None))
+        return v
 
     def _output(self, native, device, dtype, node) -> Value:
         v = Value(len(self.values), tuple(native.shape), dtype, device, producer=node)
@@ -227,7 +245,8 @@ class Tracer:
         if isinstance(value, dict):
             return {k: self._outputs(v) for k, v in value.items()}
         if type(value) is Tensor:
-            if value.requires_grad and value.grad_fn is not None and not self.backward:
+            if value.requires_grad and value.grad_fn is not None and not self.backward \
+                    and not self.autograd_outputs:
                 self.unsupported.append(
                     "an output carries autograd history (it requires grad) and no backward "
                     "ran in the function: a replay has no autograd; compile the whole step "
@@ -357,11 +376,17 @@ def notice_backward() -> None:
         tr.backward = True
 
 
-def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False) -> Trace:
-    """Run fn(*args, **kwargs) eagerly in this thread, recording it into a Graph."""
+def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False,
+            autograd_outputs: bool = False, forward: Trace | None = None) -> Trace:
+    """Run fn(*args, **kwargs) eagerly in this thread, recording it into a Graph.
+
+    autograd_outputs: outputs may carry autograd history (a forward whose backward is
+    captured next, with `forward=` that trace: arrays the forward made become "saved"
+    inputs of the backward graph)."""
     kwargs = kwargs or {}
     leaves = flatten(list(args) + list(kwargs.values()))
-    tracer = Tracer(leaves, fullgraph)
+    tracer = Tracer(leaves, fullgraph, autograd_outputs,
+                    forward.tracer if forward is not None else None)
     ident = threading.get_ident()
     if ident in _active:
         raise EmberError("capture: this thread is already capturing; nested captures (a "
@@ -387,7 +412,8 @@ def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False) -> Trace:
     graph.guards["grad"] = grad
     tracer.fp.append(("grad", grad))
     return Trace(graph, result, tracer.breaks, tracer.unsupported,
-                 time.perf_counter() - start, tuple(tracer.fp))
+                 time.perf_counter() - start, tuple(tracer.fp),
+                 tracer if autograd_outputs else None)
 
 
 def wrap_output(value, native):

@@ -41,6 +41,7 @@ class Entry:
     trace: Trace
     replay: object = None
     calls: int = 0
+    backward: object = None        # a compiled forward's backward (Backward), if any
 
 
 @dataclass
@@ -78,6 +79,8 @@ class CompiledFunction:
             if natives is not None:
                 self.stats.replays += 1
                 entry.calls += 1
+                if entry.backward is not None:
+                    return entry.backward.forward(entry, leaves, natives)
                 return _finish(entry, leaves, entry.replay(natives))
             # a live tensor changed under the graph: capture again, under the same signature
             del self._entries[sig]
@@ -96,19 +99,35 @@ class CompiledFunction:
         return self._capture(sig, args, kwargs)
 
     def _capture(self, sig, args, kwargs):
-        trace = capture(self._fn, args, kwargs, fullgraph=self._fullgraph)
+        grad = dispatch.is_grad_enabled()
+        trace = capture(self._fn, args, kwargs, fullgraph=self._fullgraph,
+                        autograd_outputs=grad)
+        backward = None
+        if trace.replayable and grad and _has_history(trace.result) and \
+                not trace.tracer.backward:
+            # a forward that autograd will differentiate later: capture its backward too
+            backward = Backward.capture(trace, args, kwargs)
+        trace.tracer = None                    # let the forward's arrays go
         self.stats.captures += 1
         self.stats.capture_seconds += trace.seconds
         self._tries[sig] = self._tries.get(sig, 0) + 1
         self.stats.signatures = len(self._tries)
-        if not trace.replayable:
-            self._give_up(sig, _why(trace))
+        if not trace.replayable or (backward is not None and backward.why):
+            self._give_up(sig, _why(trace) if not trace.replayable else backward.why)
             return trace.result
+        if backward is not None:
+            trace.fingerprint += backward.trace.fingerprint
         previous = self._last.get(sig)
         self._last[sig] = trace
         if previous is not None and previous.fingerprint == trace.fingerprint:
             trace.graph.verify()
-            self._entries[sig] = Entry(sig, trace, build(trace.graph))
+            if backward is not None:
+                backward.trace.graph.verify()
+                entry = Entry(sig, trace, build(trace.graph, backward.saved), backward=backward)
+                backward.build()
+            else:
+                entry = Entry(sig, trace, build(trace.graph))
+            self._entries[sig] = entry
             del self._last[sig]
         elif self._tries[sig] >= TRACES_TO_SETTLE:
             self._give_up(sig, "the recorded program changes from call to call (Python "
@@ -150,7 +169,7 @@ def _signature(leaves, kwargs) -> tuple:
     parts = [dispatch.is_grad_enabled(), tuple(kwargs)]
     for x in leaves:
         if type(x) is Tensor:
-            parts.append((x._data.shape, x._dtype, x._device))
+            parts.append((x._data.shape, x._dtype, x._device, x.requires_grad))
         else:
             parts.append(("py", type(x).__name__, _hashable(x)))
     return tuple(parts)
@@ -190,18 +209,25 @@ def _guarded_inputs(graph, leaves):
                     i.value.dtype:
                 return None
             natives.append(g._data)
-    for kind, tensor, native in graph.guards.get("live", ()):
-        if kind == "live" and tensor._data is not native:
-            return None        # its memory was replaced (x.data = ...): the graph is stale
+    for kind, tensor, native, requires_grad in graph.guards.get("live", ()):
+        if kind == "live" and (tensor._data is not native or
+                               tensor.requires_grad != requires_grad):
+            return None        # its memory was replaced (x.data = ...), or it was frozen
     return natives
 
 
 def _finish(entry, leaves, result):
     graph = entry.trace.graph
     outs, grads = result
-    made = {}
-    for v, native in zip(graph.output_values(), outs):
-        made[id(v)] = native
+    _effects(entry, leaves, grads)
+    made = {id(v): native for v, native in zip(graph.output_values(), outs)}
+    return _rebuild(graph.outputs, made, graph, leaves)
+
+
+def _effects(entry, leaves, grads) -> None:
+    """What a replay did besides its outputs: bind gradients, bump the versions of the
+    tensors it wrote into."""
+    graph = entry.trace.graph
     for (tensor, v), native in zip(graph.grads, grads):
         tensor._meta = tensor._meta or {}
         tensor._meta["grad"] = None if v is None else wrap(native, v.device, v.dtype)
@@ -210,7 +236,6 @@ def _finish(entry, leaves, result):
         written = entry._written = _written_inputs(graph)
     for i in written:
         _bump(i, leaves)
-    return _rebuild(graph.outputs, made, graph, leaves)
 
 
 def _written_inputs(graph) -> list:
@@ -242,6 +267,105 @@ def _rebuild(structure, made, graph, leaves):
             return inp.tensor
         return inp.tensor.grad
     return wrap(made[id(structure)], structure.device, structure.dtype)
+
+
+def _has_history(result) -> bool:
+    return any(type(t) is Tensor and t.grad_fn is not None for t in flatten(
+        result if isinstance(result, (tuple, list, dict)) else [result]))
+
+
+class Backward:
+    """The backward of a compiled forward (a module called in training): captured once with
+    ember.autograd.grad on the forward's output against a seed gradient, it replays as the
+    VJP of one autograd node that the replayed output carries."""
+
+    def __init__(self, trace, wrt, why=""):
+        self.trace, self.wrt, self.why = trace, wrt, why
+        self.saved = []               # forward values the backward reads, in its input order
+        self.replay = None
+
+    @classmethod
+    def capture(cls, forward: Trace, args, kwargs):
+        from ..autograd import grad
+        from ..ops import zeros_like
+        out = forward.result
+        if type(out) is not Tensor:
+            return cls(None, [], "a compiled forward whose outputs need autograd must return "
+                                 "one tensor (compile the whole step to return more)")
+        leaves = flatten(list(args) + list(kwargs.values()))
+        wrt = [("arg", k, t) for k, t in enumerate(leaves) if type(t) is Tensor and
+               t.requires_grad]
+        wrt += [("live", -1, i.tensor) for i in forward.graph.inputs
+                if i.kind == "live" and i.tensor.requires_grad]
+        tensors = [t for _, _, t in wrt]
+        seed = zeros_like(out)
+        trace = capture(lambda g: tuple(grad([out], tensors, [g], retain_graph=True,
+                                             allow_unused=True)),
+                        (seed,), forward=forward)
+        if not trace.replayable:
+            return cls(trace, wrt, "its backward cannot be replayed: " + _why(trace))
+        self = cls(trace, wrt)
+        values = {v.index: v for v in forward.graph.values()}
+        self.saved = [values[i.index] for i in trace.graph.inputs if i.kind == "saved"]
+        return self
+
+    def build(self) -> None:
+        self.replay = build(self.trace.graph)
+        self.trace.result = None
+        # the trace-time tensors are not needed: keep only what identifies the inputs
+        self.wrt = [(kind, k, t if kind == "live" else None) for kind, k, t in self.wrt]
+
+    def forward(self, entry, leaves, natives):
+        outs, grads, saved = entry.replay(natives)
+        _effects(entry, leaves, grads)
+        value = entry.trace.graph.output_values()[0]
+        out = wrap(outs[0], value.device, value.dtype)
+        from ..autograd.engine import Node
+        inputs = tuple(leaves[k] if kind == "arg" else t for kind, k, t in self.wrt)
+        out.grad_fn = Node(_CompiledBackward(self, saved), out, inputs, {})
+        out.requires_grad = True
+        return out
+
+    def run(self, g: Tensor, saved) -> tuple:
+        graph = self.trace.graph
+        natives, k = [], 0
+        for i in graph.inputs:
+            if i.kind == "arg":
+                natives.append(g._data)
+            elif i.kind == "saved":
+                natives.append(saved[k])
+                k += 1
+            else:
+                natives.append(i.tensor._data)
+        outs, _ = self.replay(natives)
+        made = iter(outs)
+        grads = []
+        for item in graph.outputs:
+            if isinstance(item, Const):
+                grads.append(None)
+            else:
+                grads.append(wrap(next(made), item.device, item.dtype))
+        return tuple(grads)
+
+
+class _CompiledBackward:
+    """The op of the node a compiled forward's output carries."""
+
+    name = "compiled_forward"
+    save_out = False
+    uses = None                   # every input is version-checked, as eager's ops would
+    fresh_grads = False           # a gradient may be the seed itself or a saved array
+
+    def __init__(self, backward: Backward, saved):
+        self.backward, self.saved = backward, saved
+
+    def vjp(self, g, out, *inputs):
+        if dispatch.is_grad_enabled():
+            from ..errors import AutogradError
+            raise AutogradError("backward through a compiled forward with create_graph=True "
+                                "(double backward) is not supported; call the module "
+                                "uncompiled for higher-order gradients")
+        return self.backward.run(g, self.saved)
 
 
 def compile(fn=None, *, fullgraph: bool = False, dynamic: bool = False, backend=None,

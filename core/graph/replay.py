@@ -15,9 +15,10 @@ from ..backend import optional
 from .ir import Const, Graph, Value
 
 
-def needed(graph: Graph) -> list:
-    """The nodes that replay must run, in order (dead-code elimination)."""
-    live = {id(v) for v in graph.output_values()}
+def needed(graph: Graph, extra=()) -> list:
+    """The nodes that replay must run, in order (dead-code elimination); `extra`: values
+    wanted besides the outputs (a compiled forward's saved values)."""
+    live = {id(v) for v in graph.output_values()} | {id(v) for v in extra}
     live |= {id(v) for _, v in graph.grads if isinstance(v, Value)}
     keep = []
     for node in reversed(graph.nodes):
@@ -28,8 +29,11 @@ def needed(graph: Graph) -> list:
     return keep
 
 
-def build(graph: Graph):
-    """fn(inputs: list of natives, in graph.inputs order) -> (outputs, grads) natives."""
+def build(graph: Graph, extra=()):
+    """fn(inputs: list of natives, in graph.inputs order) -> (outputs, grads) natives
+    (and, with `extra` values, a third tuple: theirs)."""
+    if extra:
+        return generate(graph, extra)
     backend = _single_backend(graph)
     custom = optional(backend, "compile_graph") if backend is not None else None
     if custom is not None:
@@ -46,9 +50,10 @@ def _single_backend(graph):
     return next(iter(devices)).backend
 
 
-def generate(graph: Graph):
-    nodes = needed(graph)
+def generate(graph: Graph, extra=()):
+    nodes = needed(graph, extra)
     results = graph.output_values() + [v for _, v in graph.grads if isinstance(v, Value)]
+    results += list(extra)
     keep_to_end = {id(v) for v in results}
     last_use: dict = {}
     for k, node in enumerate(nodes):
@@ -83,8 +88,10 @@ def generate(graph: Graph):
             lines.append(f"    del {', '.join(f'v{i}' for i in dead)}")
     outs = [f"v{v.index}" for v in graph.output_values()]
     grads = [f"v{v.index}" if isinstance(v, Value) else "None" for _, v in graph.grads]
+    more = [f"v{v.index}" for v in extra]
+    tail = f", ({', '.join(more)}{',' if len(more) == 1 else ''})" if extra else ""
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
-                 f"({', '.join(grads)}{',' if len(grads) == 1 else ''})")
+                 f"({', '.join(grads)}{',' if len(grads) == 1 else ''}){tail}")
     source = "\n".join(lines)
     code = compile(source, "<ember.compile replay>", "exec")
     namespace: dict = dict(env)

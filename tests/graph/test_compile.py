@@ -250,18 +250,52 @@ def test_unstable_programs_stay_eager_with_the_reason():
     assert "capturable=True" in next(iter(compiled.stats.reasons.values()))
 
 
-def test_a_forward_that_needs_autograd_stays_eager():
-    model = nn.Linear(3, 2)
-    compiled = ember.compile(model)
-    x = ember.randn(4, 3)
-    for _ in range(3):
-        out = compiled(x)
-        out.sum().backward()                 # eager outputs keep their history
-    assert model.weight.grad is not None and compiled.stats.replays == 0
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_compiled_module_trains_through_eager_autograd(device):
+    """ember.compile(model) in training: the forward replays and its output carries one
+    autograd node whose backward is the captured backward graph."""
+    results = []
+    for compiled in (False, True):
+        ember.manual_seed(5)
+        model = nn.Sequential(nn.Linear(6, 16), nn.Dropout(0.2), nn.GELU(),
+                              nn.BatchNorm1d(16), nn.Linear(16, 3)).to(device)
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        net = ember.compile(model) if compiled else model
+        rng = _rng("module")
+        ember.manual_seed(6)
+        losses = []
+        for _ in range(12):
+            x = ember.tensor(rng.standard_normal((8, 6)), dtype=ember.float32,
+                             device=device, requires_grad=True)
+            y = ember.tensor(rng.integers(0, 3, 8), device=device)
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            losses.append((loss.item(), x.grad.numpy().copy()))
+        state = [t.detach().numpy().copy() for t in model.state_dict().values()]
+        results.append((losses, state))
+        if compiled:
+            assert net.stats.replays >= 9 and not net.stats.reasons, net.stats
+    (eager_losses, eager_state), (comp_losses, comp_state) = results
+    tol = dict(rtol=0, atol=0) if device == "cpu" else dict(rtol=1e-5, atol=1e-6)
+    for (a, ga), (b, gb) in zip(eager_losses, comp_losses):
+        np.testing.assert_allclose(a, b, **tol)
+        np.testing.assert_allclose(ga, gb, **tol)
+    for a, b in zip(eager_state, comp_state):
+        np.testing.assert_allclose(a, b, **tol)
     with ember.no_grad():
-        for _ in range(3):
-            compiled(x)
-    assert compiled.stats.replays == 1       # inference replays
+        model(ember.randn(2, 6, device=device))          # inference replays too
+
+
+def test_double_backward_through_a_compiled_forward_is_a_clear_error():
+    model = nn.Linear(3, 1)
+    net = ember.compile(model)
+    x = ember.randn(4, 3, requires_grad=True)
+    for _ in range(3):
+        out = net(x).sum()
+    with pytest.raises(ember.AutogradError, match="double backward"):
+        ember.autograd.grad(out, x, create_graph=True)
 
 
 def test_outputs_inputs_and_python_side_effects():
