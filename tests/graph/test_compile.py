@@ -215,7 +215,7 @@ def test_replays_agree_with_eager_when_lr_and_modes_change():
         model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 2))
         opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
 
-        def step(x):
+        def step(x, model=model, opt=opt):
             opt.zero_grad()
             loss = model(x).square().mean()
             loss.backward()
