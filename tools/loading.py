@@ -50,23 +50,25 @@ def preflight(timeout: float, skip=()) -> dict:
     longer than `timeout` seconds ('hung') or kills the interpreter ('crashed ...'), found
     in child processes (one more run after each such plugin, without it)."""
     found: dict = {}
+    done: set = set()
     while True:
-        name, why = _one_pass(timeout, [*skip, *found])
+        name, why = _one_pass(timeout, [*skip, *found, *done], done)
         if not name:
             return found
         found[name] = why
 
 
-def _one_pass(timeout: float, skip) -> tuple[str, str]:
+def _one_pass(timeout: float, skip, done: set) -> tuple[str, str]:
+    """One child run; the plugins it finished join `done` (the next run skips them)."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
         progress = fh.name
+    child = subprocess.Popen([sys.executable, "-c", PREFLIGHT, progress, ",".join(skip)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
     try:
-        child = subprocess.Popen([sys.executable, "-c", PREFLIGHT, progress, ",".join(skip)],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
         current, since, offset = "", time.monotonic(), 0
         while True:
-            done = child.poll()
+            exited = child.poll()
             with open(progress, encoding="utf-8") as fh:
                 fh.seek(offset)
                 chunk = fh.read()
@@ -76,18 +78,22 @@ def _one_pass(timeout: float, skip) -> tuple[str, str]:
                 event = json.loads(line)
                 if "start" in event:
                     current, since = event["start"], time.monotonic()
-                elif "done" in event or "end" in event:
+                elif "done" in event:
+                    done.add(event["done"])
                     current = ""
-            if done is not None:
-                if current and done < 0:
-                    return current, f"crashed (the interpreter died of signal {-done})"
+                elif "end" in event:
+                    current = ""
+            if exited is not None:
+                if current and exited < 0:
+                    return current, f"crashed (the interpreter died of signal {-exited})"
                 return "", ""
             if current and time.monotonic() - since > timeout:
-                child.kill()
-                child.wait()
                 return current, "hung"
             time.sleep(0.02)
     finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
         with contextlib.suppress(OSError):
             os.unlink(progress)
 

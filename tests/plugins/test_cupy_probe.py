@@ -130,6 +130,41 @@ def test_decide_rocm_available():
     assert "cuda" not in result.details and "gpu-arch" not in result.details
 
 
+NO_NVRTC = {"cuda_root": "/usr/local/cuda", "local_runtime_version": 13000,
+            "build_version": 12090, "libraries": {
+                "nvrtc": {"available": False, "error": 'DynamicLibNotFoundError: Failure '
+                          'finding "libnvrtc.so.13 or libnvrtc.so.12": No such file'},
+                "cublas": {"available": True, "path": "/x/libcublas.so.12"}}}
+
+
+def test_decide_without_nvrtc_says_kernels_cannot_compile():
+    # the GPU answers, but every CuPy kernel is compiled by NVRTC: it cannot run
+    result = decide(cuda_facts(driver_version=12080, driver_files=True, device_count=1,
+                               devices=H200, toolkit=NO_NVRTC))
+    assert not result.available and result.reference == "cuda-nvrtc-missing"
+    assert "libnvrtc.so.12" in result.reason and "cupy-cuda12x[ctk]" in result.fix
+    toolkit = result.details["toolkit"]
+    assert (toolkit["runtime"], toolkit["local_runtime"]) == ("12.9", "13.0")
+    assert toolkit["libraries"]["nvrtc"]["available"] is False
+    assert toolkit["libraries"]["cublas"] == {"available": True, "path": "/x/libcublas.so.12"}
+
+
+def test_two_cupys_are_removed_with_the_plugins_that_bring_them():
+    facts = cuda_facts(cupy_dists=(("cupy-cuda12x", "14.2.0"), ("cupy-cuda13x", "14.1.0")),
+                       plugins=("ember-cuda12", "ember-cuda13"))
+    result = decide(facts)
+    assert result.fix == ("pip uninstall -y ember-cuda12 ember-cuda13 cupy-cuda12x "
+                          "cupy-cuda13x && pip install ember-cuda12")
+
+
+def test_query_timeout_comes_from_ember_probe_timeout(monkeypatch):
+    monkeypatch.setenv("EMBER_PROBE_TIMEOUT", "2.5")
+    assert probe.query_timeout() == 2.5
+    for bad in ("soon", "0", "-1"):
+        monkeypatch.setenv("EMBER_PROBE_TIMEOUT", bad)
+        assert probe.query_timeout() == probe.QUERY_TIMEOUT_S
+
+
 @pytest.mark.parametrize("version, hip, text", [(12090, False, "12.9"), (13000, False, "13.0"),
                                                 (12040, False, "12.4"), (70051831, True, "7.0"),
                                                 (60243000, True, "6.2"), (0, False, "")])
