@@ -111,10 +111,10 @@ def _read(archive: zipfile.ZipFile, member: str, limit: int, bad, missing=None) 
 
 
 class _Storage:
-    __slots__ = ("array", "location")
+    __slots__ = ("array", "location", "key")
 
-    def __init__(self, array: np.ndarray, location: str):
-        self.array, self.location = array, location
+    def __init__(self, array: np.ndarray, location: str, key: str):
+        self.array, self.location, self.key = array, location, key
 
 
 def _storage(archive, prefix: str, pid, order: bytes, bad) -> _Storage:
@@ -136,7 +136,7 @@ def _storage(archive, prefix: str, pid, order: bytes, bad) -> _Storage:
         raise bad(f"storage {key!r:.40} should hold {numel} {kind.dtype} values "
                   f"({numel * dtype.itemsize} bytes) but {member} has {info.file_size}")
     raw = _read(archive, member, info.file_size, bad)
-    return _Storage(np.frombuffer(raw, dtype=dtype), location)
+    return _Storage(np.frombuffer(raw, dtype=dtype), location, member)
 
 
 class _StorageType:
@@ -416,7 +416,9 @@ class _Machine:
         else:
             view = np.empty(size, dtype=base.dtype)
         array = np.array(view, dtype=base.dtype.newbyteorder("="), order="C")
-        return Saved(array, _device(storage.location), requires_grad, False, object())
+        # equal views of one storage load as one tensor, as they are one in the pickle
+        key = f"{storage.key} at offset {offset}, size {size}, stride {stride}"
+        return Saved(array, _device(storage.location), requires_grad, False, key)
 
     def _rebuild_parameter(self, data, requires_grad, hooks=None, state=None) -> Saved:
         if not isinstance(data, Saved) or not isinstance(requires_grad, bool) \
