@@ -22,6 +22,80 @@ def _dt(xp, dtype):
 
 def kernels(xp) -> dict:
     """The standard-only kernel table for namespace xp (see ember.ops for signatures)."""
+    ints = (xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8)
+
+    def integral(v) -> bool:
+        return isinstance(v, int) or getattr(v, "dtype", None) in ints
+
+    def identity_on(kinds, fn):
+        # sign/floor/ceil/round of bool (and floor/ceil/round of ints) are the input, as in
+        # PyTorch (NumPy has no bool sign, and its bool round gives float16)
+        def k(x):
+            if x.dtype == xp.bool or (kinds == "ints" and x.dtype in ints):
+                return xp.asarray(x, copy=True)
+            return fn(x)
+        return k
+
+    def is_bool(v) -> bool:
+        return isinstance(v, bool) or getattr(v, "dtype", None) == xp.bool
+
+    def as_bool(fn):
+        # logical ops take numbers too (nonzero is true), as in PyTorch
+        def k(*xs):
+            return fn(*[x if is_bool(x) or not hasattr(x, "dtype") else x != 0 for x in xs])
+        return k
+
+    def bool_logic(numeric, logic):
+        # bool + bool is or, bool * bool and, max/min of bools or/and (PyTorch); the standard
+        # defines no arithmetic on bool
+        def k(x, y):
+            return logic(x, y) if is_bool(x) and is_bool(y) else numeric(x, y)
+        return k
+
+    def bool_as_uint8(fn, back: bool = False):
+        # comparisons, max/min and argmax of bool arrays, through uint8 (False < True)
+        def k(*xs, **attrs):
+            out = fn(*[xp.astype(x, xp.uint8) if is_bool(x) and hasattr(x, "dtype") else x
+                       for x in xs], **attrs)
+            return xp.astype(out, xp.bool) if back and is_bool(xs[0]) else out
+        return k
+
+    def float_test(fn, on_bool: bool):
+        # isnan/isinf/isfinite of bool: never nan nor inf (the standard takes numbers only)
+        def k(x):
+            return xp.full(x.shape, on_bool, dtype=xp.bool) if is_bool(x) else fn(x)
+        return k
+
+    def nonzero_divisor(fn):
+        # integer // 0 and % 0 raise, as PyTorch's CPU (NumPy would give 0 and warn):
+        # docs/semantics.md, integer_division_by_zero_raises
+        def k(x, y):
+            if integral(x) and integral(y) and (
+                    y == 0 if isinstance(y, int) else bool(xp.any(y == 0))):
+                raise ZeroDivisionError("integer division by zero; divide floats "
+                                        "(x.float()) to get inf and nan instead")
+            return fn(x, y)
+        return k
+
+    def pow_(x, y):
+        # integers to negative integer powers raise (NumPy), tensor exponents too
+        if integral(x) and integral(y) and (
+                y < 0 if isinstance(y, int) else bool(xp.any(y < 0))):
+            raise ValueError("Integers to negative integer powers are not allowed; use a "
+                             "float base or exponent (x.float() ** y)")
+        return xp.pow(x, y)
+
+    def half(fn):
+        # float16 and bfloat16 sums and products accumulate in float32 and round once, as
+        # PyTorch (a bfloat16 running sum stops growing at 256 ones)
+        def k(x, *, axes, keepdims):
+            name = x.dtype.name if hasattr(x.dtype, "name") else str(x.dtype)
+            if axes and name in ("float16", "bfloat16"):
+                wide = fn(xp.astype(x, xp.float32), axes=axes, keepdims=keepdims)
+                return xp.astype(wide, x.dtype)
+            return fn(x, axes=axes, keepdims=keepdims)
+        return k
+
     def sigmoid(x):
         # exp of a non-positive number only: no overflow for large |x|
         e = xp.exp(-xp.abs(x))
@@ -155,25 +229,42 @@ def kernels(xp) -> dict:
     def remainder(x, y):
         return xp.remainder(x, y)
 
+    def argsort(x, *, axis, descending):
+        if not descending:
+            return xp.astype(xp.argsort(x, axis=axis, stable=True), xp.int64)
+        # stable and descending: sort the reversed line ascending and read it backwards
+        # (ties keep their order; nan, sorted last ascending, comes first, as in PyTorch)
+        idx = xp.argsort(xp.flip(x, axis=axis), axis=axis, stable=True)
+        return xp.astype(x.shape[axis] - 1 - xp.flip(idx, axis=axis), xp.int64)
+
     def div(x, y):
         return xp.divide(x, y)
 
     return {
-        "neg": xp.negative, "abs": xp.abs, "sign": xp.sign, "exp": xp.exp, "log": xp.log,
+        "neg": xp.negative, "abs": identity_on("bool", xp.abs),
+        "sign": identity_on("bool", xp.sign), "exp": xp.exp, "log": xp.log,
         "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt,
         "rsqrt": lambda x: 1 / xp.sqrt(x), "sin": xp.sin, "cos": xp.cos, "tanh": xp.tanh,
-        "sigmoid": sigmoid, "floor": xp.floor, "ceil": xp.ceil, "round": xp.round,
-        "reciprocal": lambda x: 1 / x, "logical_not": xp.logical_not, "isnan": xp.isnan,
-        "isinf": xp.isinf, "isfinite": xp.isfinite,
-        "add": xp.add, "sub": xp.subtract, "mul": xp.multiply, "div": div, "pow": xp.pow,
-        "maximum": xp.maximum, "minimum": xp.minimum, "remainder": remainder,
-        "floor_divide": xp.floor_divide, "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less,
-        "le": xp.less_equal, "gt": xp.greater, "ge": xp.greater_equal,
-        "logical_and": xp.logical_and, "logical_or": xp.logical_or,
-        "logical_xor": xp.logical_xor, "where": xp.where, "cast": cast,
-        "sum": sum_, "prod": prod_, "max": reduce(xp.max), "min": reduce(xp.min),
-        "any": logical(xp.any), "all": logical(xp.all), "argmax": arg(xp.argmax),
-        "argmin": arg(xp.argmin),
+        "sigmoid": sigmoid, "floor": identity_on("ints", xp.floor),
+        "ceil": identity_on("ints", xp.ceil), "round": identity_on("ints", xp.round),
+        "reciprocal": lambda x: 1 / x, "logical_not": as_bool(xp.logical_not),
+        "isnan": float_test(xp.isnan, False), "isinf": float_test(xp.isinf, False),
+        "isfinite": float_test(xp.isfinite, True),
+        "add": bool_logic(xp.add, xp.logical_or), "sub": xp.subtract,
+        "mul": bool_logic(xp.multiply, xp.logical_and), "div": div, "pow": pow_,
+        "maximum": bool_logic(xp.maximum, xp.logical_or),
+        "minimum": bool_logic(xp.minimum, xp.logical_and),
+        "remainder": nonzero_divisor(remainder),
+        "floor_divide": nonzero_divisor(xp.floor_divide), "eq": xp.equal,
+        "ne": xp.not_equal, "lt": bool_as_uint8(xp.less),
+        "le": bool_as_uint8(xp.less_equal), "gt": bool_as_uint8(xp.greater),
+        "ge": bool_as_uint8(xp.greater_equal),
+        "logical_and": as_bool(xp.logical_and), "logical_or": as_bool(xp.logical_or),
+        "logical_xor": as_bool(xp.logical_xor), "where": xp.where, "cast": cast,
+        "sum": half(sum_), "prod": half(prod_), "max": bool_as_uint8(reduce(xp.max), True),
+        "min": bool_as_uint8(reduce(xp.min), True),
+        "any": logical(xp.any), "all": logical(xp.all),
+        "argmax": bool_as_uint8(arg(xp.argmax)), "argmin": bool_as_uint8(arg(xp.argmin)),
         "reshape": lambda x, *, shape: xp.reshape(x, shape),
         "permute": lambda x, *, dims: xp.permute_dims(x, dims),
         "expand": lambda x, *, shape: xp.broadcast_to(x, shape),
@@ -182,8 +273,38 @@ def kernels(xp) -> dict:
         "contiguous": lambda x: xp.asarray(x, copy=True),
         "take": take, "gather": lambda x, index, *, axis: xp.take_along_axis(x, index, axis=axis),
         "nonzero": nonzero, "matmul": xp.matmul, "unfold": unfold, "fold": fold,
-        "full": full, "arange": arange,
+        "full": full, "arange": arange, "argsort": argsort,
+        "cumsum": lambda x, *, axis: xp.cumulative_sum(x, axis=axis),
+        "cumprod": lambda x, *, axis: xp.cumulative_prod(x, axis=axis),
     }
+
+
+# Ops whose NumPy-like ufuncs (NumPy, CuPy) already compute bool and logical-of-numbers as
+# PyTorch does: those backends take the ufunc itself, skipping kernels()'s wrappers for the
+# standard (one Python call less on the hottest ops).
+NUMPY_NATIVE = {"add": "add", "mul": "multiply", "maximum": "maximum", "minimum": "minimum",
+                "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+                "logical_not": "logical_not", "logical_and": "logical_and",
+                "logical_or": "logical_or", "logical_xor": "logical_xor"}
+
+
+def numpy_like(xp) -> dict:
+    """kernels(xp) with NUMPY_NATIVE taken straight from xp (NumPy, CuPy)."""
+    table = kernels(xp)
+    table.update({name: getattr(xp, fn) for name, fn in NUMPY_NATIVE.items()})
+    return table
+
+
+def overlapping(a) -> bool:
+    """Whether several elements of a strided array share memory (an expanded view): such a
+    target refuses writes, as in PyTorch (docs/semantics.md, writes_into_expanded_views)."""
+    strides = a.strides
+    return 0 in strides and any(s == 0 and n > 1 for s, n in zip(strides, a.shape))
+
+
+OVERLAP = ("the target is an expanded view: several of its elements share one memory "
+           "location; write into a clone() (or into the tensor it was expanded from)")
 
 
 def numpy_extras(np) -> dict:
@@ -216,6 +337,8 @@ def numpy_extras(np) -> dict:
         return out
 
     def assign(dst, src):
+        if overlapping(dst):
+            raise ValueError(OVERLAP)
         dst[...] = src
 
     return {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,

@@ -41,6 +41,10 @@ class EmberTypeError(EmberError, TypeError):
     """A bad argument type."""
 
 
+class EmberOverflowError(EmberError, OverflowError):
+    """A number the dtype cannot hold (300 into uint8, inf into int64)."""
+
+
 class AutogradError(EmberError, RuntimeError):
     """A gradient cannot be computed as asked (non-differentiable op, freed graph...)."""
 

@@ -128,6 +128,14 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    """x with value where mask is true; the result keeps x's dtype (a float value into an
+    integer tensor is truncated, one that does not fit raises: ops.creation.check_fits)."""
+    if type(value) is Tensor:
+        value = value.to(x._dtype)
+    elif x._dtype.category != D.FLOAT:
+        from .ops.creation import check_fits
+        check_fits(value, x._dtype, "masked_fill")
+        value = bool(value) if x._dtype is D.bool_ else int(value)
     return ops.where(mask, value, x)
 
 

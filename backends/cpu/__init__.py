@@ -31,6 +31,9 @@ def _quiet(fn):
 
 
 def _softmax(x, *, axis):
+    if x.ndim == 0:                    # one element: 1 (nan stays nan)
+        e = np.exp(x - x)
+        return e / e
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -75,8 +78,13 @@ def _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill):
     return taps, last, x.shape
 
 
+def _lowest(dtype):
+    """The padding of a max-pool: -inf, or the integer dtype's minimum."""
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf    # bfloat16's kind is V
+
+
 def _max_pool2d(x, *, kernel_size, stride, padding, dilation, extra):
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    fill = _lowest(x.dtype)
     taps, last, _ = _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill)
     out = taps[0].copy()
     for tap in taps[1:]:
@@ -86,7 +94,7 @@ def _max_pool2d(x, *, kernel_size, stride, padding, dilation, extra):
 
 def _max_pool2d_backward(g, x, out, *, kernel_size, stride, padding, dilation, extra):
     """The gradient goes to the first maximum of each window (PyTorch's choice)."""
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    fill = _lowest(x.dtype)
     taps, last, padded_shape = _pool_taps(x, kernel_size, stride, padding, dilation, extra,
                                           fill)
     grad = np.zeros(padded_shape, g.dtype)
@@ -131,11 +139,14 @@ def _sigmoid_backward(g, out):
     return np.multiply(g, r, out=r)
 
 
-def _ufunc_reduce(ufunc, general):
+def _ufunc_reduce(ufunc, general, halves: bool = False):
+    """ufunc.reduce; the general kernel for identities, errors and (halves=True) float16
+    and bfloat16, which it accumulates in float32."""
     reduce = ufunc.reduce
 
     def kernel(x, *, axes, keepdims):
-        if not axes or not x.size:
+        if not axes or not x.size or (halves and x.dtype.itemsize == 2 and
+                                      x.dtype.kind in "fV"):
             return general(x, axes=axes, keepdims=keepdims)   # identities and errors
         return reduce(x, axis=axes, keepdims=keepdims)
     return kernel
@@ -168,6 +179,21 @@ def _arrays(fn, kind, ndarray=np.ndarray, asarray=np.asarray):
     return kernel
 
 
+def _inplace(ufunc):
+    def kernel(x, y):
+        if 0 in x.strides and array_api.overlapping(x):
+            raise ValueError(array_api.OVERLAP)
+        return ufunc(x, y, out=x)
+    return kernel
+
+
+def _expand(x, *, shape):
+    lead = len(shape) - x.ndim
+    strides = [0] * lead + [0 if n == 1 and m != 1 else s for n, m, s in
+                            zip(x.shape, shape[lead:], x.strides)]
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
 class CPUBackend:
     """NumPy on the host."""
 
@@ -180,7 +206,7 @@ class CPUBackend:
     views = "strided"
 
     def __init__(self):
-        table = array_api.kernels(np)
+        table = array_api.numpy_like(np)
         table.update(array_api.numpy_extras(np))
         for name in _QUIET:
             table[name] = _quiet(table[name])
@@ -194,7 +220,10 @@ class CPUBackend:
         # in-place forms (x op= y, broadcasting y) for optimizer updates without temporaries
         for name, ufunc in (("add_", np.add), ("sub_", np.subtract), ("mul_", np.multiply),
                             ("div_", np.divide)):
-            table[name] = (lambda u: lambda x, y: u(x, y, out=x))(ufunc)
+            table[name] = _inplace(ufunc)
+        # writeable broadcast views: a write into one row of x.expand(2, 3) reaches x (as in
+        # PyTorch); writes whose target overlaps itself are refused by assign and _inplace
+        table["expand"] = _expand
         # ndarray methods skip the Python wrappers of np.reshape/np.permute_dims (0.7 us
         # each, on the hot path of every view)
         table["reshape"] = lambda x, *, shape: x.reshape(shape)
@@ -208,7 +237,7 @@ class CPUBackend:
         for name, ufunc in (("sum", np.add), ("prod", np.multiply), ("max", np.maximum),
                             ("min", np.minimum), ("any", np.logical_or),
                             ("all", np.logical_and)):
-            table[name] = _ufunc_reduce(ufunc, table[name])
+            table[name] = _ufunc_reduce(ufunc, table[name], name in ("sum", "prod"))
         # NumPy gives 0-d results as scalars, which nothing can write into (`loss += 1`,
         # `t[...] = 0`) and which no view shares: the contract is an array from every kernel
         for name, op in ops.REGISTRY.items():

@@ -12,7 +12,7 @@ from .. import array_api
 
 def table(cupy) -> dict[str, Callable[..., Any]]:
     """The device-independent table: the shared one with xp = cupy, plus CuPy's extras."""
-    kernels = array_api.kernels(cupy)
+    kernels = array_api.numpy_like(cupy)
     kernels.update(cupy_extras(cupy))
     return kernels
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from ember import dtypes as D
 from ember import ops
+from ember.backends.array_api import OVERLAP, overlapping
 
 from . import codegen
 from .codegen import BINARY, COMPUTE, CTYPE, UNARY  # the op names: codegen's table keys
@@ -117,7 +118,8 @@ _NT_STORE = f"""#define VEC {VEC}
 
 
 def _scalar(value, dtype: str):
-    """A Python scalar as the kernel's compute type (integers wrap, as in PyTorch)."""
+    """A Python scalar as the kernel's compute type (binary() has refused integers out of
+    the dtype's range)."""
     c = COMPUTE[dtype]
     if dtype == "bool":
         return np.uint8(bool(value))
@@ -237,12 +239,64 @@ def unary(op: str):
     return kernel
 
 
+_COMPARE = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _any(x: CLArray) -> bool:
+    """Whether any element of a bool array is true (one reduction and a 1-byte read)."""
+    from .reduce import reduction
+    return bool(x.runtime.to_host(reduction("any")(x, axes=tuple(range(x.ndim)),
+                                                   keepdims=False)))
+
+
+def _integer_checks(op: str, x, y, dtype) -> None:
+    """The integer semantics of docs/semantics.md, checked when the op is called (not when
+    a deferred kernel runs): // and % by zero, negative powers, out-of-range Python ints."""
+    for v in (x, y):
+        if isinstance(v, int) and not isinstance(v, bool) and op not in _COMPARE:
+            info = np.iinfo(dtype.np)
+            if not info.min <= v <= info.max:
+                raise OverflowError(f"Python integer {v} out of bounds for {dtype.name}")
+    if op in ("floor_divide", "remainder"):
+        if y == 0 if not isinstance(y, CLArray) else _any(binary("eq")(y, 0)):
+            raise ZeroDivisionError("integer division by zero; divide floats "
+                                    "(x.float()) to get inf and nan instead")
+    if op == "pow" and (y < 0 if not isinstance(y, CLArray) else _any(binary("lt")(y, 0))):
+        raise ValueError("Integers to negative integer powers are not allowed; use a float "
+                         "base or exponent (x.float() ** y)")
+
+
+def _compare_out_of_range(op: str, x, y, dtype, shape):
+    """An integer array compared with a Python int its dtype cannot hold: the answer is
+    the same for every element (NumPy 2 compares the values; a wrapped int would not)."""
+    array, number = (x, y) if isinstance(x, CLArray) else (y, x)
+    if not isinstance(number, int) or isinstance(number, bool):
+        return None
+    info = np.iinfo(dtype.np)
+    if info.min <= number <= info.max:
+        return None
+    name = op if array is x else _COMPARE[op]       # 300 > x is x < 300
+    above = number > info.max                       # the number is above every element
+    value = {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above,
+             "ge": not above}[name]
+    return full(array.runtime, shape=shape, value=value, dtype=D.bool_)
+
+
 def binary(op: str):
     def kernel(x, y) -> CLArray:
         dtype = _dtype_of((x, y))
         dt = dtype.name
         runtime = _runtime_of((x, y))
         shape = broadcast_shape([v for v in (x, y) if isinstance(v, CLArray)])
+        if dtype.category == D.INT:
+            if op in _COMPARE:
+                const = _compare_out_of_range(op, x, y, dtype, shape)
+                if const is not None:
+                    return const
+            _integer_checks(op, x, y, dtype)
+        elif dt == "bool" and op == "sub":
+            raise TypeError("sub: subtracting bool tensors is not supported (PyTorch); use "
+                            "logical_xor() or `^` instead")
         extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide") else ""
         return defer(op, runtime, op, lambda: (codegen.binary_expr(op, dt), extra), [x, y],
                      [dt, dt], shape, D.bool_ if op in BOOL_OUT else dtype,
@@ -274,6 +328,8 @@ def cast(x: CLArray, *, dtype) -> CLArray:
 
 def assign(dst: CLArray, src) -> None:
     """dst[...] = src in place (src broadcast, or a scalar), converting dtypes."""
+    if overlapping(dst):
+        raise ValueError(OVERLAP)
     if isinstance(src, LazyArray) and src.node is not None and assign_into(dst, src):
         return                         # src's pending ops ran as one kernel into dst
     if isinstance(src, CLArray) and src.buffer is dst.buffer:

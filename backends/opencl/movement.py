@@ -7,9 +7,42 @@ from .runtime import CLArray, contiguous_strides
 
 
 def reshape(x: CLArray, *, shape) -> CLArray:
-    if not x.is_contiguous:
+    """A view wherever the strides allow one (NumPy's rule: x[1:][::-2][:, 2] is a view,
+    and a write through it must reach x), else a contiguous copy."""
+    strides = contiguous_strides(shape) if x.is_contiguous else view_strides(
+        x.shape, x.strides, shape)
+    if strides is None:
         x = contiguous(x)
-    return x.view(shape, contiguous_strides(shape), x.offset)
+        strides = contiguous_strides(shape)
+    return x.view(shape, strides, x.offset)
+
+
+def view_strides(shape, strides, new_shape):
+    """Strides under which new_shape reads the same elements in row-major order, or None
+    (NumPy's attempt_nocopy_reshape): each group of old dims that merges or splits into new
+    dims must be contiguous within itself."""
+    old = [(n, st) for n, st in zip(shape, strides) if n != 1]
+    if not old or 0 in new_shape:
+        return contiguous_strides(new_shape)
+    out = [0] * len(new_shape)
+    oi = ni = 0
+    while oi < len(old) and ni < len(new_shape):
+        oj, nj = oi + 1, ni + 1
+        op, np_ = old[oi][0], new_shape[ni]
+        while op != np_:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(oi, oj - 1)):
+            return None
+        out[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            out[k - 1] = out[k] * new_shape[k]
+        oi, ni = oj, nj
+    return tuple(out)
 
 
 def permute(x: CLArray, *, dims) -> CLArray:

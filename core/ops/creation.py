@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as D
 from ..device import as_device
 from ..dispatch import create
-from ..errors import EmberTypeError, EmberValueError
+from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
 from ..tensor import Tensor, wrap
 from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape
@@ -70,9 +70,44 @@ def _made(make, device, requires_grad: bool, *, random: bool, name: str) -> Tens
     return t
 
 
+def check_fits(value, dtype, op: str) -> None:
+    """A Python number stored into an integer dtype (tensor(), full, setitem, fill_,
+    masked_fill) is truncated toward zero where it fits; NaN (ValueError), inf and values
+    out of the dtype's range (OverflowError) raise instead of wrapping, as in PyTorch
+    (docs/semantics.md, numbers_stored_into_integer_tensors)."""
+    if dtype.category != D.INT or isinstance(value, (bool, np.bool_)):
+        return
+    if isinstance(value, (float, np.floating)):
+        if value != value:
+            raise EmberValueError(f"{op}: cannot store nan in a {dtype.name} tensor; use a "
+                                  "floating dtype, or replace nan first")
+        if value in (float("inf"), float("-inf")):
+            raise EmberOverflowError(f"{op}: cannot store {value} in a {dtype.name} tensor; "
+                                     "use a floating dtype")
+        value = int(value)
+    info = np.iinfo(dtype.np)
+    if not info.min <= value <= info.max:
+        raise EmberOverflowError(f"{op}: value {value} does not fit in {dtype.name} "
+                                 f"([{info.min}, {info.max}]); use a wider dtype, or cast "
+                                 "a tensor explicitly (x.to(...)) to wrap on purpose")
+
+
+def _check_array_fits(arr: np.ndarray, dtype, op: str) -> None:
+    """check_fits for every element of an array made from Python numbers."""
+    if dtype.category != D.INT or arr.size == 0 or arr.dtype.kind not in "iuf":
+        return
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            check_fits(float(arr[~np.isfinite(arr)].reshape(-1)[0]), dtype, op)
+        arr = np.trunc(arr)
+    for value in (arr.min(), arr.max()):
+        check_fits(int(value), dtype, op)
+
+
 def _infer_host(data, dtype):
-    if isinstance(data, np.ndarray):
-        arr = data
+    if isinstance(data, (np.ndarray, np.generic)):
+        # NumPy arrays and scalars keep their dtype (np.float64(1.5) is float64, as torch)
+        arr = np.asarray(data)
         if arr.dtype == object:
             raise EmberTypeError("tensor(): got a NumPy object array; expected numbers")
     else:
@@ -90,7 +125,11 @@ def _infer_host(data, dtype):
         if dtype is None and arr.dtype.kind == "f":
             arr = arr.astype(D.get_default_dtype().np)
         if dtype is None and arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+            if arr.dtype == np.uint64:           # [2**63]: past int64, would wrap
+                _check_array_fits(arr, D.int64, "tensor()")
             arr = arr.astype(np.int64)
+        if dtype is not None:        # Python numbers never wrap (arrays cast like astype)
+            _check_array_fits(arr, D.get_dtype(dtype), "tensor()")
     if dtype is not None:
         arr = arr.astype(D.get_dtype(dtype).np, copy=False)
     elif arr.dtype.kind == "c":
@@ -168,6 +207,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if type(fill_value) is Tensor:
         fill_value = fill_value.item()
     dtype = _factory_dtype(dtype, fill_value)
+    check_fits(fill_value, dtype, "full")
     device = as_device(device)
     _check_device_dtype(device, dtype, "full")
     t = create(full_op, device, dtype, {"shape": shape, "value": fill_value, "dtype": dtype})

@@ -1,42 +1,41 @@
-"""Every conformance case on every available device: forward against NumPy, then gradients."""
+"""The conformance suite under pytest: every check on every testable device, and one
+result per device type that cannot be tested (a broken plugin fails once, here)."""
 from __future__ import annotations
 
 import pytest
-from ember.testing import CASES, check_forward, check_gradients, devices_under_test
+from ember.testing import Unsupported, all_checks, targets
 
-_ALL = devices_under_test()
-_DEVICES = [d for d, why in _ALL if why is None]
-_MISSING = [(d, why) for d, why in _ALL if why is not None]
-
-
-def _supported(device: str, dtype: str) -> bool:
-    import ember
-    dev = ember.device(device).concrete()
-    return dtype in dev.backend.capabilities(dev.index).dtypes
+_TARGETS = targets()
+_CHECKS = all_checks()
 
 
-@pytest.mark.parametrize("device", _DEVICES)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_forward(case, device):
-    ran = 0
-    for dtype in case.dtypes:
-        if _supported(device, dtype):
-            check_forward(case, dtype, device)
-            ran += 1
-    if not ran:
-        pytest.skip(f"{device} supports none of {case.dtypes}")
+def _params():
+    for t in _TARGETS:
+        if t.problem:
+            continue
+        cpu = t.device.split(":")[0] == "cpu"
+        for check in _CHECKS:
+            if check.cpu or not cpu:
+                yield pytest.param(check, t.device, id=f"{t.device}-{check.name}")
 
 
-@pytest.mark.parametrize("device", _DEVICES)
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=lambda c: c.name)
-def test_gradients(case, device):
-    check_gradients(case, device)
+@pytest.mark.parametrize("check,device", list(_params()))
+def test_conformance(check, device):
+    try:
+        check.run(device)
+    except Unsupported as exc:
+        pytest.skip(str(exc))
 
 
-@pytest.mark.parametrize("device,reason", _MISSING or [("none", None)],
-                         ids=[d for d, _ in _MISSING] or ["none"])
-def test_unavailable_devices(device, reason):
-    """Device types not testable here are reported once each, with the probe's reason."""
-    if reason is None:
-        return
-    pytest.skip(f"{device} not tested: {reason}")
+_UNTESTED = [t for t in _TARGETS if t.problem]
+
+
+@pytest.mark.parametrize("target", _UNTESTED or [pytest.param(None, marks=pytest.mark.skip(
+    reason="every device type here is tested"))], ids=[t.device for t in _UNTESTED] or
+    ["none"])
+def test_device_type(target):
+    """A plugin that failed to load (or a requested device that cannot be used) fails
+    here once, with its reason; a device type that is simply absent is a skip."""
+    if target.fatal:
+        pytest.fail(f"{target.device} cannot be tested: {target.problem}", pytrace=False)
+    pytest.skip(f"{target.device} not tested: {target.problem}")
