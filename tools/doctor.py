@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 
@@ -61,12 +62,18 @@ def build_report(device: str | None = None, smoke: bool = True, timeout: float |
 
     limit = timeout or DEFAULT_TIMEOUT
     clock = Clock()
+    # the smoke tests run in the user's environment, not in what loading plugins here
+    # changed in it (cache switches a backend sets for the doctor's own process), except
+    # for the block on plugins that hang
+    user_env = dict(os.environ)
     with guard.Capture() as capture, loading.guarded(limit, capture) as loads:
         clock.lap("plugins")
-        return _build(device, smoke, timeout, limit, loads, capture, clock)
+        blocked = os.environ.get(loading.DISABLE)
+        smoke_env = {**user_env, **({loading.DISABLE: blocked} if blocked else {})}
+        return _build(device, smoke, timeout, limit, loads, capture, clock, smoke_env)
 
 
-def _build(device, smoke, timeout, limit, loads, capture, clock):
+def _build(device, smoke, timeout, limit, loads, capture, clock, smoke_env):
     from ember import plugins
 
     from . import collect, diagnose, envinfo, install
@@ -91,7 +98,7 @@ def _build(device, smoke, timeout, limit, loads, capture, clock):
         for row in rows:
             for d in row["devices"]:
                 if device in (None, kind, d["device"]):
-                    runs.append(run_smoke(d["device"], timeout or SMOKE_TIMEOUT))
+                    runs.append(run_smoke(d["device"], timeout or SMOKE_TIMEOUT, smoke_env))
     clock.lap("smoke")
     origin = install.here()
     report = {"schema": SCHEMA_ID, "plugin_api": plugins.PLUGIN_API_VERSION,

@@ -31,11 +31,12 @@ def _tail(text: str, lines: int = 15) -> str:
     return scrub("\n".join(text.strip().splitlines()[-lines:]))
 
 
-def smoke(device: str, timeout: float = TIMEOUT) -> dict:
-    """{'device', 'status' (ok | mismatch | error | timeout), 'seconds', 'detail'}."""
+def smoke(device: str, timeout: float = TIMEOUT, env: dict | None = None) -> dict:
+    """{'device', 'status' (ok | mismatch | error | timeout), 'seconds', 'detail'}.
+    `env` is the environment to run in (default: this process's)."""
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-c", SCRIPT, device], check=False,
+        done = subprocess.run([sys.executable, "-c", SCRIPT, device], check=False, env=env,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"device": device, "status": "timeout", "seconds": timeout,
