@@ -90,7 +90,8 @@ def __getattr__(name):
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
-            "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api"}
+            "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
+            "export": ".export", "onnx": ".onnx"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm"):

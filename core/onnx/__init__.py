@@ -1,0 +1,221 @@
+"""ember.onnx: ONNX models from ember models (torch.onnx.export's signature), checked with
+onnxruntime, and ONNX models run on any ember device.
+
+    ember.onnx.export(model, (x,), "model.onnx", dynamic_axes={"input": {0: "batch"}})
+    ember.onnx.verify(model, (x,), "model.onnx")    # onnxruntime vs ember eager
+    net = ember.onnx.load("model.onnx").to("opencl:0")
+
+export captures the forward with ember.export (one graph for compile, export and onnx)
+and lowers it op by op (lower.py); load reads an ONNX graph into an ember Module that runs
+its nodes with ember ops (importer.py).  The `onnx` and `onnxruntime` packages are
+imported only here, when used: `pip install onnx onnxruntime`.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import EmberError
+from .lower import MAX_OPSET, MIN_OPSET, OnnxExportError
+
+__all__ = ["export", "verify", "load", "OnnxExportError", "OnnxVerificationError",
+           "OnnxImportError", "MIN_OPSET", "MAX_OPSET"]
+
+
+class OnnxVerificationError(EmberError, AssertionError):
+    """An ONNX runtime's outputs disagree with ember's."""
+
+
+def __getattr__(name):
+    if name == "OnnxImportError":
+        from .importer import OnnxImportError
+        return OnnxImportError
+    raise AttributeError(f"module 'ember.onnx' has no attribute {name!r}")
+
+
+def _require(package: str):
+    import importlib
+    try:
+        return importlib.import_module(package)
+    except ImportError:
+        raise EmberError(f"ember.onnx needs the {package!r} package: pip install onnx "
+                         "onnxruntime") from None
+
+
+def export(model, args, f, *, export_params: bool = True, verbose: bool = False,
+           input_names=None, output_names=None, opset_version: int | None = None,
+           dynamic_axes: dict | None = None, kwargs: dict | None = None, **unused):
+    """Write model(*args) as an ONNX model to f (a path or a binary file object).
+
+    input_names / output_names name the graph's tensors (default: the forward's parameter
+    names, and output / output_0, output_1...); dynamic_axes (torch's form) maps those
+    names to {axis: name} or [axis, ...] for the sizes that may change.  opset_version:
+    17 by default, 14 to 21.  Returns the ModelProto.  Other torch.onnx.export keywords
+    (training, do_constant_folding, dynamo...) are accepted and ignored.
+    """
+    del verbose, unused
+    _require("onnx")
+    from .. import export as ember_export
+    from ..tensor import Tensor
+    from .lower import to_model
+    if not export_params:
+        raise OnnxExportError("onnx.export: export_params=False is not supported; ember "
+                              "writes the weights into the model")
+    if type(args) is Tensor:
+        args = (args,)
+    args = tuple(args)
+    kwargs = dict(kwargs or {})
+    from ..export.trace import input_names as leaf_names
+    names = leaf_names(model, args, kwargs)
+    tensor_names = [n for n, leaf in zip(names, _leaves(args, kwargs)) if type(leaf) is Tensor]
+    if input_names is not None:
+        input_names = list(input_names)
+        if len(input_names) > len(tensor_names):
+            raise OnnxExportError(f"onnx.export: {len(input_names)} input_names for "
+                                  f"{len(tensor_names)} tensor inputs")
+        tensor_names[:len(input_names)] = input_names
+    output_names = list(output_names or [])
+    dynamic_shapes, output_axes = _dynamic(dynamic_axes or {}, tensor_names, output_names,
+                                           args, kwargs)
+    program = ember_export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
+    weights = {name: t.numpy() for name, t in program.state_dict.items()}
+    model_proto = to_model(program.spec, weights, opset=17 if opset_version is None
+                           else int(opset_version), input_names=tensor_names,
+                           output_names=output_names, output_axes=output_axes)
+    data = model_proto.SerializeToString()
+    if hasattr(f, "write"):
+        f.write(data)
+    else:
+        with open(os.fspath(f), "wb") as fh:
+            fh.write(data)
+    return model_proto
+
+
+def _leaves(args, kwargs) -> list:
+    from ..graph.ir import flatten
+    return flatten(list(args) + list(kwargs.values()))
+
+
+def _dynamic(dynamic_axes: dict, input_names: list, output_names: list, args, kwargs):
+    """torch's dynamic_axes -> (ember.export dynamic_shapes by leaf, {output: {axis: name}})."""
+    from ..export.symbolic import Dim
+    from ..tensor import Tensor
+    known = set(input_names) | set(output_names)
+    unknown = set(dynamic_axes) - known
+    if unknown:
+        raise OnnxExportError(f"onnx.export: dynamic_axes names {sorted(unknown)}, which are "
+                              f"neither inputs {input_names} nor outputs {output_names}")
+
+    def axes(name, spec):
+        if isinstance(spec, dict):
+            return {int(a): str(d) for a, d in spec.items()}
+        return {int(a): f"{name}_dynamic_axes_{k + 1}" for k, a in enumerate(spec)}
+    per_leaf = []
+    k = 0
+    dims: dict = {}
+    for leaf in _leaves(args, kwargs):
+        if type(leaf) is not Tensor:
+            per_leaf.append(None)
+            continue
+        name = input_names[k]
+        k += 1
+        spec = axes(name, dynamic_axes[name]) if name in dynamic_axes else None
+        per_leaf.append(None if spec is None else {
+            a: dims.setdefault(d, Dim(_identifier(d))) for a, d in spec.items()})
+    outputs = {n: axes(n, s) for n, s in dynamic_axes.items() if n in output_names}
+    if not any(per_leaf):
+        return None, outputs
+    # ember.export takes dynamic shapes per argument: rebuild the argument structure
+    it = iter(per_leaf)
+
+    def walk(value):
+        if isinstance(value, (tuple, list)):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {key: walk(v) for key, v in value.items()}
+        return next(it)
+    return [walk(a) for a in list(args) + list(kwargs.values())], outputs
+
+
+def _identifier(name: str) -> str:
+    text = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return text if text.isidentifier() else f"d_{text}"
+
+
+def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
+           kwargs: dict | None = None) -> dict:
+    """Run the ONNX model in f on args with onnxruntime (onnx's ReferenceEvaluator where
+    onnxruntime lacks an op) and compare with model(*args) run eagerly by ember; raise
+    OnnxVerificationError where they differ.  Returns {"runtime", "outputs",
+    "max_abs_diff"}."""
+    onnx = _require("onnx")
+    from ..autograd.grad_mode import no_grad
+    from ..tensor import Tensor
+    if type(args) is Tensor:
+        args = (args,)
+    kwargs = dict(kwargs or {})
+    with no_grad():
+        expected = [t.numpy() for t in _leaves([model(*args, **kwargs)], {})
+                    if type(t) is Tensor]
+    inputs = [t.numpy() for t in _leaves(args, kwargs) if type(t) is Tensor]
+    model_proto = onnx.load(f) if not isinstance(f, onnx.ModelProto) else f
+    got, runtime = _run(model_proto, inputs)
+    if len(got) != len(expected):
+        raise OnnxVerificationError(f"onnx.verify: the model has {len(got)} outputs; ember "
+                                    f"made {len(expected)}")
+    worst = 0.0
+    for k, (g, e) in enumerate(zip(got, expected)):
+        if g.shape != e.shape:
+            raise OnnxVerificationError(f"onnx.verify: output {k} has shape {g.shape} in "
+                                        f"{runtime}, {e.shape} in ember")
+        if e.dtype.kind == "f":
+            diff = np.abs(g.astype(np.float64) - e.astype(np.float64))
+            bad = ~(diff <= atol + rtol * np.abs(e.astype(np.float64))) & \
+                ~((g == e) | (np.isnan(g) & np.isnan(e)))
+            finite = diff[np.isfinite(diff)]
+            worst = max(worst, float(finite.max()) if finite.size else 0.0)
+        else:
+            bad = g != e
+        if bad.any():
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise OnnxVerificationError(
+                f"onnx.verify: output {k} differs at {at}: {runtime} gives {g[at]!r}, ember "
+                f"{e[at]!r} ({int(bad.sum())} of {bad.size} elements outside rtol={rtol}, "
+                f"atol={atol})")
+    return {"runtime": runtime, "outputs": len(got), "max_abs_diff": worst}
+
+
+def _run(model_proto, inputs: list) -> tuple:
+    """(outputs, which runtime ran them)."""
+    ort = _require("onnxruntime")
+    names = [i.name for i in model_proto.graph.input
+             if i.name not in {init.name for init in model_proto.graph.initializer}]
+    feeds = dict(zip(names, inputs))
+    try:
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        session = ort.InferenceSession(model_proto.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001  (onnxruntime's own classes; NOT_IMPLEMENTED...)
+        if "NOT_IMPLEMENTED" not in str(exc) and "not implemented" not in str(exc).lower():
+            raise OnnxVerificationError(f"onnx.verify: onnxruntime refuses the model: "
+                                        f"{exc}") from None
+        from onnx.reference import ReferenceEvaluator
+        return [np.asarray(o) for o in ReferenceEvaluator(model_proto).run(None, feeds)], \
+            "onnx.reference"
+    return session.run(None, feeds), "onnxruntime"
+
+
+def load(f):
+    """An ONNX model (a path, bytes or a ModelProto) as an ember Module that runs on any
+    device: `ember.onnx.load(path).to("opencl:0")(x)`."""
+    onnx = _require("onnx")
+    from .importer import OnnxModule
+    if isinstance(f, onnx.ModelProto):
+        proto = f
+    elif isinstance(f, (bytes, bytearray)):
+        proto = onnx.load_from_string(bytes(f))
+    else:
+        proto = onnx.load(f)
+    return OnnxModule(proto)

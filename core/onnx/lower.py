@@ -1,0 +1,554 @@
+"""Lowering an exported program (ember.export's Spec) to an ONNX graph, op by op.
+
+Each ember op has one lowering function below (the table LOWER); sizes that follow a
+dynamic dimension are computed in the graph from the inputs' shapes (Shape -> Gather ->
+Mul/Add), so one ONNX model serves every batch size and sequence length.  Index checks are
+left out (ONNX has no way to raise); everything else is lowered or refused with an error
+naming the op and, where ONNX has it at a later opset, that opset.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import EmberError
+from ..export.symbolic import Expr
+from ..export.trace import Ref, Spec
+
+INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
+MIN_OPSET, MAX_OPSET = 14, 21
+
+
+class OnnxExportError(EmberError, RuntimeError):
+    """A program that cannot be written as an ONNX model (an op without a lowering...)."""
+
+
+def onnx_dtype(dtype: D.DType) -> int:
+    from onnx import TensorProto as T
+    return {"bool": T.BOOL, "uint8": T.UINT8, "int8": T.INT8, "int16": T.INT16,
+            "int32": T.INT32, "int64": T.INT64, "float16": T.FLOAT16, "bfloat16": T.BFLOAT16,
+            "float32": T.FLOAT, "float64": T.DOUBLE}[dtype.name]
+
+
+class Lowering:
+    """Builds the ONNX nodes, initializers and value names for one Spec."""
+
+    def __init__(self, spec: Spec, opset: int, weights: dict):
+        import onnx.helper
+        self.helper = onnx.helper
+        self.spec = spec
+        self.opset = opset
+        self.weights = weights
+        self.nodes: list = []
+        self.initializers: list = []
+        self.names: dict = {}          # value index -> ONNX name
+        self.dtypes: dict = {}         # value index -> ember dtype
+        self.shapes: dict = {}         # value index -> shape (ints and Exprs)
+        self.dim_sources: dict = {}    # dim name -> (input ONNX name, axis)
+        self._dims: dict = {}          # dim name -> ONNX name of its 1-D int64 size
+        self._count = 0
+
+    # -- names -------------------------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def emit(self, op_type: str, inputs: list, hint: str | None = None, **attrs) -> str:
+        out = self.fresh(hint or op_type.lower())
+        self.nodes.append(self.helper.make_node(op_type, inputs, [out],
+                                                name=f"{op_type}_{self._count}", **attrs))
+        return out
+
+    def const(self, array, hint: str = "const") -> str:
+        from onnx import numpy_helper
+        array = np.asarray(array)
+        name = self.fresh(hint)
+        self.initializers.append(numpy_helper.from_array(array, name))
+        return name
+
+    def scalar(self, value, dtype: D.DType) -> str:
+        """A 0-d tensor of `dtype` for a Python number or an Expr."""
+        if isinstance(value, Expr):
+            return self.expr_scalar(value, dtype)
+        if dtype is D.bfloat16:
+            import ml_dtypes
+            return self.const(np.array(value, dtype=ml_dtypes.bfloat16))
+        return self.const(np.array(value, dtype=dtype.np))
+
+    # -- sizes in dynamic dimensions ---------------------------------------------------------
+    def dim(self, name: str) -> str:
+        """1-D int64 [size of dimension `name`], read from an input's shape."""
+        if name not in self._dims:
+            source, axis = self.dim_sources[name]
+            shape = self.emit("Shape", [source], "shape")
+            self._dims[name] = self.emit("Gather", [shape, self.const(np.array([axis],
+                                                                               np.int64))],
+                                         f"dim_{name}", axis=0)
+        return self._dims[name]
+
+    def expr_1d(self, e: Expr) -> str:
+        """1-D int64 [e] for an integer Expr."""
+        out = None
+        for name, power in e.powers.items():
+            if power != 1:
+                raise OnnxExportError(f"onnx: the size {e!r} divides by a dimension, which an "
+                                      "integer shape cannot")
+            d = self.dim(name)
+            out = d if out is None else self.emit("Mul", [out, d])
+        if e.coef != 1:
+            out = self.emit("Mul", [out, self.const(np.array([e.coef], np.int64))])
+        if e.offset:
+            out = self.emit("Add", [out, self.const(np.array([e.offset], np.int64))])
+        return out
+
+    def expr_scalar(self, e: Expr, dtype: D.DType) -> str:
+        to = onnx_dtype(dtype)
+        top = [n for n, p in e.powers.items() if p > 0]
+        bottom = [n for n, p in e.powers.items() if p < 0]
+
+        def product(names):
+            out = None
+            for n in names:
+                out = self.dim(n) if out is None else self.emit("Mul", [out, self.dim(n)])
+            return self.emit("Cast", [out], to=to)
+        value = product(top) if top else self.const(np.array([1], dtype.np))
+        if bottom:
+            value = self.emit("Div", [value, product(bottom)])
+        if e.coef != 1:
+            value = self.emit("Mul", [value, self.const(np.array([e.coef], dtype.np))])
+        if e.offset:
+            value = self.emit("Add", [value, self.const(np.array([e.offset], dtype.np))])
+        return self.emit("Squeeze", [value, self.const(np.array([0], np.int64))])
+
+    def ints(self, values) -> str:
+        """A 1-D int64 tensor of ints and Exprs (shapes, slice bounds)."""
+        values = list(values)
+        if not any(isinstance(v, Expr) for v in values):
+            return self.const(np.array(values, np.int64).reshape(-1), "ints")
+        pieces, run = [], []
+        for v in values:
+            if isinstance(v, Expr):
+                if run:
+                    pieces.append(self.const(np.array(run, np.int64)))
+                    run = []
+                pieces.append(self.expr_1d(v))
+            else:
+                run.append(v)
+        if run:
+            pieces.append(self.const(np.array(run, np.int64)))
+        return pieces[0] if len(pieces) == 1 else self.emit("Concat", pieces, "shape", axis=0)
+
+    # -- the program -------------------------------------------------------------------------
+    def run(self, input_names: list) -> list:
+        spec = self.spec
+        args = spec.arg_inputs()
+        for k, i in enumerate(spec.inputs):
+            self.dtypes[k], self.shapes[k] = i.dtype, i.shape
+            if i.kind == "input":
+                self.names[k] = input_names[k]
+                for axis, n in enumerate(i.shape):
+                    if isinstance(n, Expr) and n.plain and n.plain not in self.dim_sources:
+                        self.dim_sources[n.plain] = (input_names[k], axis)
+            else:
+                from onnx import numpy_helper
+                self.names[k] = i.name
+                array = self.weights[i.name]
+                self.initializers.append(numpy_helper.from_array(array, i.name))
+        missing = {d for i in args for n in i.shape if isinstance(n, Expr)
+                   for d in n.dims} - set(self.dim_sources)
+        if missing:
+            raise OnnxExportError(f"onnx: dimensions {sorted(missing)} are never an input's "
+                                  "size on their own")
+        made = len(spec.inputs)
+        for k, node in enumerate(spec.nodes):
+            if node.kind == "check":
+                continue
+            lower = LOWER.get(node.op)
+            if lower is None:
+                raise OnnxExportError(_missing(node.op, self.opset))
+            if node.inplace:
+                raise OnnxExportError(f"onnx: node {k} ({node.op}) writes into its input in "
+                                      "place; ONNX graphs are functional: write the model's "
+                                      "forward out of place (y = x + 1, not x.add_(1))")
+            ins = [self.names[a.index] if isinstance(a, Ref) else a for a in node.args]
+            try:
+                out = lower(self, node, ins, node.attrs)
+            except OnnxExportError as exc:
+                raise OnnxExportError(f"onnx: node {k} ({node.op}): {exc}") from None
+            self.names[made], self.dtypes[made], self.shapes[made] = out, node.dtype, node.shape
+            made += 1
+        return [self.names[r.index] for r in _tensor_leaves(spec.outputs)]
+
+    def arg_dtype(self, node) -> D.DType:
+        """The dtype of the node's first array argument (what scalars are compared in)."""
+        for a in node.args:
+            if isinstance(a, Ref):
+                return self.dtypes[a.index]
+        return node.dtype
+
+    def operand(self, x, dtype: D.DType) -> str:
+        return x if isinstance(x, str) else self.scalar(x, dtype)
+
+
+def _tensor_leaves(structure) -> list:
+    from ..graph.ir import flatten
+    return [leaf for leaf in flatten(structure) if isinstance(leaf, Ref)]
+
+
+def _missing(op: str, opset: int) -> str:
+    later = LATER.get(op)
+    if later is not None:
+        onnx_op, version = later
+        return (f"onnx: ember op {op!r} lowers to ONNX {onnx_op}, which needs opset {version}; "
+                f"export with opset_version={version} or later (this export: {opset})")
+    return (f"onnx: ember op {op!r} has no ONNX lowering (ember.onnx lowers "
+            f"{len(LOWER)} ops: {', '.join(sorted(LOWER))})")
+
+
+# --- the lowerings --------------------------------------------------------------------------
+
+def _unary(onnx_op):
+    def lower(L, node, ins, attrs):
+        return L.emit(onnx_op, ins)
+    return lower
+
+
+def _unary_float(onnx_op):
+    """Ops that are the identity on integers and bools in ember (floor, ceil, round, sign)."""
+    def lower(L, node, ins, attrs):
+        if node.dtype.category != D.FLOAT and not (onnx_op == "Sign" and
+                                                   node.dtype is not D.bool_):
+            return L.emit("Identity", ins)
+        return L.emit(onnx_op, ins)
+    return lower
+
+
+def _composed(*steps):
+    """x -> steps applied in turn; a step is (onnx op, constant second operand or None)."""
+    def lower(L, node, ins, attrs):
+        x = ins[0]
+        for onnx_op, other in steps:
+            x = L.emit(onnx_op, [x] if other is None else [x, L.scalar(other, node.dtype)])
+        return x
+    return lower
+
+
+def _isfinite(L, node, ins, attrs):
+    bad = L.emit("Or", [L.emit("IsNaN", ins), L.emit("IsInf", ins)])
+    return L.emit("Not", [bad])
+
+
+def _binary(onnx_op, compare=False):
+    def lower(L, node, ins, attrs):
+        dtype = L.arg_dtype(node) if compare else node.dtype
+        return L.emit(onnx_op, [L.operand(x, dtype) for x in ins])
+    return lower
+
+
+def _ne(L, node, ins, attrs):
+    return L.emit("Not", [_binary("Equal", True)(L, node, ins, attrs)])
+
+
+def _floor_divide(L, node, ins, attrs):
+    x, y = (L.operand(v, node.dtype) for v in ins)
+    if node.dtype.category == D.FLOAT:
+        return L.emit("Floor", [L.emit("Div", [x, y])])
+    q = L.emit("Div", [x, y])                 # integers: truncates toward zero
+    zero = L.scalar(0, node.dtype)
+    inexact = L.emit("Not", [L.emit("Equal", [L.emit("Mod", [x, y], fmod=0), zero])])
+    signs = L.emit("Xor", [L.emit("Less", [x, zero]), L.emit("Less", [y, zero])])
+    fix = L.emit("Cast", [L.emit("And", [inexact, signs])], to=onnx_dtype(node.dtype))
+    return L.emit("Sub", [q, fix])
+
+
+def _remainder(L, node, ins, attrs):
+    x, y = (L.operand(v, node.dtype) for v in ins)
+    if node.dtype.category != D.FLOAT:
+        return L.emit("Mod", [x, y], fmod=0)   # the sign of the divisor, as Python's %
+    r = L.emit("Mod", [x, y], fmod=1)
+    zero = L.scalar(0, node.dtype)
+    wrong = L.emit("And", [L.emit("Not", [L.emit("Equal", [r, zero])]),
+                           L.emit("Xor", [L.emit("Less", [r, zero]),
+                                          L.emit("Less", [y, zero])])])
+    return L.emit("Where", [wrong, L.emit("Add", [r, y]), r])
+
+
+def _where(L, node, ins, attrs):
+    cond, x, y = ins
+    return L.emit("Where", [cond, L.operand(x, node.dtype), L.operand(y, node.dtype)])
+
+
+def _cast(L, node, ins, attrs):
+    return L.emit("Cast", ins, to=onnx_dtype(attrs["dtype"]))
+
+
+def _relu(L, node, ins, attrs):
+    return L.emit("Relu", ins)
+
+
+def _softmax(L, node, ins, attrs):
+    return L.emit("Softmax", ins, axis=attrs["axis"])
+
+
+def _linear(L, node, ins, attrs):
+    x, w = ins[0], ins[1]
+    b = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    if len(L.shapes[node.args[0].index]) == 2:
+        return L.emit("Gemm", [x, w] + ([b] if b else []), transB=1)
+    y = L.emit("MatMul", [x, L.emit("Transpose", [w], perm=[1, 0])])
+    return L.emit("Add", [y, b]) if b else y
+
+
+def _take(L, node, ins, attrs):
+    return L.emit("Gather", ins, axis=attrs["axis"])
+
+
+def _gather(L, node, ins, attrs):
+    return L.emit("GatherElements", ins, axis=attrs["axis"])
+
+
+def _scatter_add(L, node, ins, attrs):
+    if L.opset < 16:
+        raise OnnxExportError(_missing("scatter_add", L.opset))
+    x, index, src = ins
+    return L.emit("ScatterElements", [x, index, L.operand(src, node.dtype)],
+                  axis=attrs["axis"], reduction="add")
+
+
+def _reshape(L, node, ins, attrs):
+    return L.emit("Reshape", [ins[0], L.ints(attrs["shape"])], allowzero=1)
+
+
+def _permute(L, node, ins, attrs):
+    return L.emit("Transpose", ins, perm=list(attrs["dims"]))
+
+
+def _expand(L, node, ins, attrs):
+    return L.emit("Expand", [ins[0], L.ints(attrs["shape"])])
+
+
+def _slice(L, node, ins, attrs):
+    starts, ends, axes, steps = [], [], [], []
+    for axis, s in enumerate(attrs["index"]):
+        if not isinstance(s, slice):
+            raise OnnxExportError(f"a slice index of {s!r}")
+        step = 1 if s.step is None else s.step
+        if s.start is None and s.stop is None and step == 1:
+            continue
+        # None bounds: ONNX clamps out-of-range ones to the ends, as Python's slices do
+        starts.append((0 if step > 0 else INT64_MAX) if s.start is None else s.start)
+        ends.append((INT64_MAX if step > 0 else INT64_MIN) if s.stop is None else s.stop)
+        axes.append(axis)
+        steps.append(step)
+    if not axes:
+        return L.emit("Identity", ins)
+    return L.emit("Slice", [ins[0], L.ints(starts), L.ints(ends), L.ints(axes),
+                            L.ints(steps)])
+
+
+def _flip(L, node, ins, attrs):
+    axes = list(attrs["axes"])
+    if not axes:
+        return L.emit("Identity", ins)
+    n = len(axes)
+    return L.emit("Slice", [ins[0], L.ints([-1] * n), L.ints([INT64_MIN] * n),
+                            L.ints(axes), L.ints([-1] * n)])
+
+
+def _pad(L, node, ins, attrs):
+    pads = attrs["pads"]
+    flat = [lo for lo, _ in pads] + [hi for _, hi in pads]
+    value = L.scalar(attrs["value"], node.dtype)
+    return L.emit("Pad", [ins[0], L.ints(flat), value], mode="constant")
+
+
+def _concatenate(L, node, ins, attrs):
+    return L.emit("Concat", ins, axis=attrs["axis"])
+
+
+def _identity(L, node, ins, attrs):
+    return L.emit("Identity", ins)
+
+
+def _matmul(L, node, ins, attrs):
+    return L.emit("MatMul", ins)
+
+
+def _unfold(L, node, ins, attrs):
+    """im2col with slices: one strided window offset per kernel tap, stacked on a new axis
+    (ember's channel order: c * kh * kw + i * kw + j)."""
+    x = ins[0]
+    n, c, h, w = L.shapes[node.args[0].index]
+    if isinstance(h, Expr) or isinstance(w, Expr) or isinstance(c, Expr):
+        raise OnnxExportError("unfold over dynamic channels or spatial sizes")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (attrs["kernel_size"], attrs["dilation"],
+                                              attrs["padding"], attrs["stride"])
+    if ph or pw:
+        x = L.emit("Pad", [x, L.ints([0, 0, ph, pw, 0, 0, ph, pw]),
+                           L.scalar(0, node.dtype)], mode="constant")
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    axis2 = L.const(np.array([2], np.int64))
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            tap = L.emit("Slice", [x, L.ints([i * dh, j * dw]),
+                                   L.ints([i * dh + sh * (oh - 1) + 1,
+                                           j * dw + sw * (ow - 1) + 1]),
+                                   L.ints([2, 3]), L.ints([sh, sw])])
+            taps.append(L.emit("Unsqueeze", [tap, axis2]))
+    cols = taps[0] if len(taps) == 1 else L.emit("Concat", taps, axis=2)
+    return L.emit("Reshape", [cols, L.ints(node.shape)], allowzero=1)
+
+
+def _fold(L, node, ins, attrs):
+    if L.opset < 18:
+        raise OnnxExportError(_missing("fold", L.opset))
+    (ph, pw) = attrs["padding"]
+    return L.emit("Col2Im", [ins[0], L.ints(attrs["output_size"]),
+                             L.ints(attrs["kernel_size"])],
+                  dilations=list(attrs["dilation"]), pads=[ph, pw, ph, pw],
+                  strides=list(attrs["stride"]))
+
+
+def _max_pool2d(L, node, ins, attrs):
+    (ph, pw), (eh, ew) = attrs["padding"], attrs["extra"]
+    return L.emit("MaxPool", ins, kernel_shape=list(attrs["kernel_size"]),
+                  strides=list(attrs["stride"]), pads=[ph, pw, ph + eh, pw + ew],
+                  dilations=list(attrs["dilation"]))
+
+
+def _reduce(onnx_op, axes_input_from):
+    def lower(L, node, ins, attrs):
+        axes = list(attrs["axes"])
+        if not axes:
+            return L.emit("Identity", ins)
+        keep = int(attrs["keepdims"])
+        if L.opset >= axes_input_from:
+            return L.emit(onnx_op, [ins[0], L.ints(axes)], keepdims=keep)
+        return L.emit(onnx_op, ins, axes=axes, keepdims=keep)
+    return lower
+
+
+def _logical_reduce(onnx_op):
+    def lower(L, node, ins, attrs):
+        from onnx import TensorProto
+        if not attrs["axes"]:
+            return L.emit("Cast", ins, to=TensorProto.BOOL)
+        as_int = L.emit("Cast", [L.emit("Cast", ins, to=TensorProto.BOOL)],
+                        to=TensorProto.INT32)
+        reduced = _reduce(onnx_op, 18)(L, node, [as_int], attrs)
+        return L.emit("Cast", [reduced], to=TensorProto.BOOL)
+    return lower
+
+
+def _arg(onnx_op):
+    def lower(L, node, ins, attrs):
+        x, axis, keep = ins[0], attrs["axis"], int(attrs["keepdims"])
+        if axis is None:
+            x = L.emit("Reshape", [x, L.ints([-1])])
+            axis, keep = 0, 0
+        return L.emit(onnx_op, [x], axis=axis, keepdims=keep)
+    return lower
+
+
+def _full(L, node, ins, attrs):
+    from onnx import numpy_helper
+    dtype = attrs["dtype"]
+    value = numpy_helper.from_array(np.array([attrs["value"]], dtype=_np(dtype)), "value")
+    return L.emit("ConstantOfShape", [L.ints(attrs["shape"])], value=value)
+
+
+def _arange(L, node, ins, attrs):
+    dtype = attrs["dtype"]
+    return L.emit("Range", [L.scalar(attrs[k], dtype) for k in ("start", "stop", "step")])
+
+
+def _np(dtype):
+    if dtype is D.bfloat16:
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return dtype.np
+
+
+LOWER = {
+    "neg": _unary("Neg"), "abs": _unary("Abs"), "exp": _unary("Exp"), "log": _unary("Log"),
+    "sqrt": _unary("Sqrt"), "sin": _unary("Sin"), "cos": _unary("Cos"),
+    "tanh": _unary("Tanh"), "sigmoid": _unary("Sigmoid"), "erf": _unary("Erf"),
+    "reciprocal": _unary("Reciprocal"), "logical_not": _unary("Not"),
+    "isnan": _unary("IsNaN"), "isinf": _unary("IsInf"), "isfinite": _isfinite,
+    "sign": _unary_float("Sign"), "floor": _unary_float("Floor"),
+    "ceil": _unary_float("Ceil"), "round": _unary_float("Round"),
+    "log1p": _composed(("Add", 1), ("Log", None)),
+    "expm1": _composed(("Exp", None), ("Sub", 1)),
+    "rsqrt": _composed(("Sqrt", None), ("Reciprocal", None)),
+    "relu": _relu, "softmax": _softmax, "linear": _linear,
+    "add": _binary("Add"), "sub": _binary("Sub"), "mul": _binary("Mul"),
+    "div": _binary("Div"), "pow": _binary("Pow"), "maximum": _binary("Max"),
+    "minimum": _binary("Min"), "remainder": _remainder, "floor_divide": _floor_divide,
+    "eq": _binary("Equal", True), "ne": _ne, "lt": _binary("Less", True),
+    "le": _binary("LessOrEqual", True), "gt": _binary("Greater", True),
+    "ge": _binary("GreaterOrEqual", True), "logical_and": _binary("And", True),
+    "logical_or": _binary("Or", True), "logical_xor": _binary("Xor", True),
+    "where": _where, "cast": _cast, "take": _take, "gather": _gather,
+    "scatter_add": _scatter_add, "matmul": _matmul, "reshape": _reshape,
+    "permute": _permute, "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad,
+    "concatenate": _concatenate, "contiguous": _identity, "unfold": _unfold, "fold": _fold,
+    "max_pool2d": _max_pool2d,
+    "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18),
+    "max": _reduce("ReduceMax", 18), "min": _reduce("ReduceMin", 18),
+    "any": _logical_reduce("ReduceMax"), "all": _logical_reduce("ReduceMin"),
+    "argmax": _arg("ArgMax"), "argmin": _arg("ArgMin"), "full": _full, "arange": _arange,
+}
+
+# ops whose ONNX counterpart arrives at a later opset than some exports ask for
+LATER = {"fold": ("Col2Im", 18), "scatter_add": ("ScatterElements(reduction='add')", 16)}
+
+
+def to_model(spec: Spec, weights: dict, *, opset: int, input_names: list,
+             output_names: list, output_axes: dict):
+    """The ONNX ModelProto for `spec` (weights: name -> host array), checked by
+    onnx.checker."""
+    import onnx
+    from onnx import helper
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxExportError(f"onnx: opset_version={opset}; ember.onnx writes opsets "
+                              f"{MIN_OPSET} to {MAX_OPSET}")
+    L = Lowering(spec, opset, weights)
+    outs = L.run(input_names)
+    if len(output_names) < len(outs):
+        output_names = list(output_names) + [
+            f"output_{k}" if len(outs) > 1 else "output" for k in range(len(output_names),
+                                                                        len(outs))]
+    inputs = [helper.make_tensor_value_info(name, onnx_dtype(i.dtype), _dims(i.shape))
+              for name, i in zip(input_names, spec.arg_inputs())]
+    outputs = []
+    refs = _tensor_leaves(spec.outputs)
+    for k, (ref, src) in enumerate(zip(refs, outs)):
+        name = output_names[k]
+        L.nodes.append(helper.make_node("Identity", [src], [name], name=f"output_{k}"))
+        shape = _dims(L.shapes[ref.index])
+        for axis, label in output_axes.get(name, {}).items():
+            if 0 <= axis < len(shape):
+                shape[axis] = label
+        outputs.append(helper.make_tensor_value_info(name, onnx_dtype(L.dtypes[ref.index]),
+                                                     shape))
+    graph = helper.make_graph(L.nodes, "ember", inputs, outputs, L.initializers)
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="ember",
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except onnx.checker.ValidationError as exc:
+        raise OnnxExportError(f"onnx: the lowered model fails onnx.checker: {exc}") from None
+    return model
+
+
+def _dims(shape) -> list:
+    out = []
+    for n in shape:
+        if isinstance(n, Expr):
+            out.append(n.plain or repr(n).replace(" ", ""))
+        else:
+            out.append(int(n))
+    return out
