@@ -5,6 +5,7 @@ It registers through the `ember.plugins` entry point like any third-party backen
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 from ember import ops
@@ -156,27 +157,51 @@ _SCALAR_KINDS = ("unary", "binary", "reduce", "linalg", "composite", "gradient")
 
 
 def _arrays(fn, kind, ndarray=np.ndarray, asarray=np.asarray):
-    """fn, with a NumPy scalar result made a 0-d array.  One wrapper per arity (the
-    defaults bind the names): *args costs more than the rest of a small op's dispatch."""
+    """fn, with a NumPy scalar result made a 0-d array, and NumPy's notes on inf and nan
+    (RuntimeWarning: PyTorch says nothing there) kept quiet even where warnings are errors.
+    One wrapper per arity (the defaults bind the names): *args costs more than the rest of
+    a small op's dispatch; the try costs nothing until a warning is raised."""
     if kind == "unary":
         def kernel(x):
-            out = fn(x)
+            try:
+                out = fn(x)
+            except RuntimeWarning:
+                with np.errstate(all="ignore"):
+                    out = fn(x)
             return out if out.__class__ is ndarray else asarray(out)
     elif kind == "binary":
         def kernel(x, y):
-            out = fn(x, y)
+            try:
+                out = fn(x, y)
+            except RuntimeWarning:
+                with np.errstate(all="ignore"):
+                    out = fn(x, y)
             return out if out.__class__ is ndarray else asarray(out)
     elif kind == "reduce":
         def kernel(x, **attrs):
-            out = fn(x, **attrs)
+            try:
+                out = fn(x, **attrs)
+            except RuntimeWarning:
+                with np.errstate(all="ignore"):
+                    out = fn(x, **attrs)
             return out if out.__class__ is ndarray else asarray(out)
     else:
         def kernel(*args, **kwargs):
-            out = fn(*args, **kwargs)
+            try:
+                out = fn(*args, **kwargs)
+            except RuntimeWarning:
+                with np.errstate(all="ignore"):
+                    out = fn(*args, **kwargs)
             return out if out.__class__ is ndarray else asarray(out)
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     kernel.__wrapped__ = fn
     return kernel
+
+
+# NumPy's floating-point notes issued from ember's own kernels (inf * 0, exp overflow) stay
+# quiet, as PyTorch's do; the filter matches warnings raised in ember.backends only, so user
+# code keeps NumPy's default
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember\.backends(\.|$)")
 
 
 def _inplace(ufunc):
