@@ -78,11 +78,13 @@ def promote(name: str, x1, x2, accepts: str = "any"):
         need(name, x1)                       # raises: at least one array is needed
     tensor, scalar = (x1, x2) if t1 else (x2, x1)
     need(name, tensor, accepts)
+    if isinstance(scalar, (np.bool_, np.integer, np.floating)):
+        scalar = scalar.item()               # a NumPy scalar counts as the Python one
     if not isinstance(scalar, (int, float)):
         raise EmberTypeError(f"ember.array_api.{name}: expected an array or a Python scalar, "
                              f"got {type(scalar).__name__}")
     _scalar_fits(name, scalar, tensor._dtype)
-    return x1, x2
+    return (tensor, scalar) if t1 else (scalar, tensor)
 
 
 def as_dtype(dtype) -> D.DType:
@@ -97,7 +99,8 @@ def as_dtype(dtype) -> D.DType:
 def astype(x: Tensor, dtype: D.DType, /, *, copy: bool = True, device=None) -> Tensor:
     """x converted to dtype (and device); a new array unless copy=False allows x itself."""
     need("astype", x)
-    out = x.to(as_dtype(dtype)) if device is None else x.to(device=device, dtype=dtype)
+    dtype = as_dtype(dtype)
+    out = x.to(dtype) if device is None else x.to(device=device, dtype=dtype)
     return out.clone() if copy and out is x else out
 
 

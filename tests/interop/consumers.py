@@ -36,7 +36,9 @@ def close(got, want, what: str, device: str, rtol: float) -> None:
 
 
 def sklearn_checks(device: str) -> None:
-    for dtype, rtol in ((np.float64, 1e-9), (np.float32, 1e-3)):
+    # float32 on the CPU only: on a device each dtype is a new set of kernels to build
+    kinds = ((np.float64, 1e-9), (np.float32, 1e-3))
+    for dtype, rtol in kinds if device == "cpu" else kinds[:1]:
         x, y = data(f"sklearn/{dtype.__name__}", dtype)
         xe = ember.tensor(x, device=device)
         ye = ember.tensor(y, device=device)
