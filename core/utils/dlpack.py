@@ -78,7 +78,7 @@ def export(t, *, stream=None, max_version=None, dl_device=None, copy=None):
 def _export_host_copy(t, max_version, dl_device, copy):
     dev = t._device
     if copy is True and dl_device in (None, (CPU, 0)):
-        host = np.array(dev.backend.to_host(t._data), copy=True)
+        host = t.detach().numpy()                  # a fresh host copy of a device tensor
         return host.__dlpack__(max_version=max_version) if max_version else host.__dlpack__()
     raise DLPackError(
         f"__dlpack__: a tensor on {dev} cannot be exported through DLPack without a copy: "
@@ -129,12 +129,12 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None):
     kind, index = x.__dlpack_device__()
     if kind in _HOST:
         try:
-            array = np.from_dlpack(x) if copy is None else np.from_dlpack(x, copy=copy)
+            array = np.from_dlpack(x)          # host memory: NumPy never copies it
         except (BufferError, TypeError, RuntimeError, ValueError) as exc:
             raise DLPackError(f"from_dlpack: NumPy could not import the {type(x).__name__} "
                               f"({exc}); bfloat16 and complex arrays do not cross into ember "
                               "(cast them to float32 first)") from None
-        out = from_numpy(array)
+        out = from_numpy(array.copy() if copy else array)
     elif kind in (CUDA, ROCM):
         out = _from_gpu(x, "cuda" if kind == CUDA else "rocm", index, copy)
     else:

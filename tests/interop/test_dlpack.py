@@ -150,6 +150,8 @@ def test_device_tensors(device):
         t.__dlpack__(dl_device=(1, 0))
     host = np.from_dlpack(t, copy=True)           # the standard's copy: a host export
     assert (host == a).all()
+    pending = t * 2.0 + 1.0                       # deferred (fused) work is done first
+    np.testing.assert_array_equal(np.from_dlpack(pending, copy=True), a * 2.0 + 1.0)
     with pytest.raises(DLPackError, match="copy=False"):
         ember.from_dlpack(a, device=device, copy=False)
     shared = np.from_dlpack(t.cpu())              # the fix the message names
