@@ -14,6 +14,7 @@ COMMANDS = {
     "compat": ("ember.tools.compat", "evaluate the compatibility matrix (check, explain)"),
     "bench": ("ember.tools.bench", "per-op dispatcher overhead against NumPy and PyTorch"),
     "run": ("ember.tools.run", "start a data-parallel job: ember run -n N script.py ..."),
+    "export": ("ember.tools.export", "inspect or verify an exported program file"),
 }
 
 
