@@ -16,19 +16,14 @@ from .. import array_api
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 
-# Kernels that meet log(0), x/0 or overflow in everyday use: PyTorch returns inf/nan
-# quietly, so these run with NumPy's floating-point warnings off.  The rest stay unwrapped
-# (errstate costs about 1 us per call, more than a small add).
-_QUIET = ("log", "log1p", "div", "sqrt", "rsqrt", "reciprocal", "pow", "remainder",
-          "floor_divide", "exp", "expm1", "sigmoid", "erf", "sin", "cos")
 
-
-def _quiet(fn):
-    def kernel(*args, **kwargs):
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
-    kernel.__name__ = getattr(fn, "__name__", "kernel")
-    return kernel
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) in one temporary, as PyTorch's CPU kernel: exp(-x) overflowing to
+    inf gives 0, no nan; 4x the speed of the where() form of the array-API table."""
+    t = np.negative(x)
+    np.exp(t, out=t)
+    t += 1
+    return np.reciprocal(t, out=t)
 
 
 def _softmax(x, *, axis):
@@ -233,9 +228,10 @@ class CPUBackend:
     def __init__(self):
         table = array_api.numpy_like(np)
         table.update(array_api.numpy_extras(np))
-        for name in _QUIET:
-            table[name] = _quiet(table[name])
-        table["softmax"] = _quiet(_softmax)          # a composite's faster kernel
+        # NumPy's notes on log(0), x/0 and overflow stay quiet without errstate (1 us a
+        # call): see _arrays and the warnings filter below
+        table["softmax"] = _softmax                  # a composite's faster kernel
+        table["sigmoid"] = _sigmoid
         # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
         # transposed layout, and gradients of transposed weights would stay slow to update)
         table["contiguous"] = lambda x: np.array(x, order="C", copy=True)

@@ -47,6 +47,11 @@ class Node:
         self.meta = {"anomaly": _anomaly_trace()} if _anomaly[0] else None
 
     def name(self) -> str:
+        """PyTorch's name for the node: AddBackward0 for op add; an op may carry its own
+        (node_name: a custom Function's is MyReLUBackward, as torch's)."""
+        own = getattr(self.op, "node_name", None)
+        if own is not None:
+            return own
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:

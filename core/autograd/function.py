@@ -129,6 +129,7 @@ class _FunctionOp:
 
     def __init__(self, cls, ctx, n_inputs: int, outputs: list) -> None:
         self.name = _node_name(cls)
+        self.node_name = cls.__name__ + "Backward"      # torch's grad_fn name
         self.cls = cls
         self.ctx = ctx
         self.n_inputs = n_inputs

@@ -144,6 +144,10 @@ def _begin(group, kind: str, device_type: str, signature, *extra):
     g = resolve(group)
     if g is None:
         return None, None, 0
+    if Tensor._capture is not None:         # ember.compile: this is no kernel to replay
+        from ..graph.capture import cannot_replay
+        cannot_replay(f"a collective ({kind}) ran: communication is not replayed from a "
+                      "graph; compile the model's forward, or the step without DDP")
     comm = g.comm_for(device_type)
     seq = g.start(kind)
     if g.debug:
