@@ -117,7 +117,11 @@ def _build(device, smoke, timeout, limit, loads, capture, clock, smoke_env):
     # that match nothing, the CPU backend disabled (it would load a plugin that hung)
     host = [] if any(load["trouble"] for load in loads.values()) else [
         Finding.from_dict(f) for f in plugins.host_findings()]
-    findings += notes + checks + host
+    pip = install.here()
+    others = [Finding(**{**f.to_dict(), "fix": pip.localize_text(f.fix)}) for f in checks + host]
+    findings += notes + others
+    # the same check registered by two plugins (both CUDA plugins) says the same thing twice
+    findings = list({(f.reference, f.message, f.seen): f for f in findings}.values())
     clock.lap("checks")
     report["timings"] = clock.laps
     # plugin checks and probes write free text: scrub everything once more before it leaves

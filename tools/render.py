@@ -73,9 +73,21 @@ def findings_block(out, findings, *, show_ok: bool = False) -> None:
             if value:
                 out.print(Padding(_text(label + value), (0, 0, 0, 2)))
         for command in f.commands:
-            out.print(Padding(_text("$ " + command, "bold"), (0, 0, 0, 4)))
+            out.print(Padding(_text(shell_lines(command), "bold"), (0, 0, 0, 4)))
         if f.detail:
             out.print(Padding(_text(f.detail.rstrip(), "dim"), (0, 0, 0, 4)))
+
+
+def shell_lines(command: str, width: int = 74) -> str:
+    """'$ command', broken between words with a trailing backslash where it is longer than
+    `width`: still one command when copied into a shell (rich would break it anywhere)."""
+    lines, line = [], "$"
+    for word in command.split(" "):
+        if len(line) + 1 + len(word) > width and line not in ("$", "  "):
+            lines.append(line + " \\")
+            line = "  "
+        line += " " + word if line not in ("  ",) else word
+    return "\n".join([*lines, line])
 
 
 def summary(out, findings) -> None:
@@ -220,7 +232,7 @@ def explain(matches, matrix, file=None, text: str = "") -> None:
             out.print(Padding(_text(known.meaning), (0, 0, 0, 2)))
             out.print(Padding(_text("fix: " + localize_text(known.fix)), (0, 0, 0, 2)))
             for command in known.commands:
-                out.print(Padding(_text("$ " + localize(command), "bold"), (0, 0, 0, 4)))
+                out.print(Padding(_text(shell_lines(localize(command)), "bold"), (0, 0, 0, 4)))
             for rule_id in known.rules:
                 rule = matrix.rule(rule_id)
                 out.print(Padding(_text(f"{rule.summary} (source: {rule.source})"),

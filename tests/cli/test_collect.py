@@ -144,3 +144,18 @@ def test_rendered_findings_fit_80_columns():
     lines = out.getvalue().splitlines()
     assert max(map(len, lines)) <= 80 and lines[-1].startswith("exit 2: 1 problem(s)")
     assert all(line == line.rstrip() for line in lines)
+
+
+def test_rendered_commands_stay_one_command_at_80_columns():
+    command = ("/opt/envs/project/bin/python -m pip uninstall -y ember-cuda12 ember-cuda13 "
+               "cupy-cuda12x cupy-cuda13x")
+    out = io.StringIO()
+    with render.console(out) as console:
+        render.findings_block(console, [Finding("x-conflict", "problem", "m",
+                                                commands=[command, "pip install x"])])
+    lines = out.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("$ /opt"))
+    shell = " ".join(line.strip().rstrip("\\").strip() for line in lines[start:start + 2])
+    assert shell == "$ " + command and lines[start].endswith("\\")
+    assert lines[start + 2].strip() == "$ pip install x"
