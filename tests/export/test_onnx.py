@@ -1,0 +1,117 @@
+"""ember.onnx: every model family lowers to a checked ONNX model that onnxruntime runs like
+ember eager at the example and other sizes (dynamic axes), on cpu and opencl:0 inputs;
+ember.onnx.load runs the file on every ember device with the same outputs."""
+from __future__ import annotations
+
+import ember
+import ember.nn as nn
+import numpy as np
+import onnx
+import pytest
+from ember.onnx import OnnxExportError
+from export_models import DEVICES, eager, families
+
+FAMILIES = {f.name: f for f in families()}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("onnx")
+    out = {}
+    for name, family in FAMILIES.items():
+        for device in DEVICES:
+            args, _ = family.on(device)
+            path = folder / f"{name}-{device.replace(':', '')}.onnx"
+            ember.onnx.export(family.model, args, str(path), dynamic_axes=family.axes)
+            out[(name, device)] = path
+        family.model.to("cpu")
+    return out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_onnxruntime_agrees_with_eager(exported, name, device):
+    family = FAMILIES[name]
+    path = exported[(name, device)]
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    args, other = family.on(device)
+    try:
+        for inputs in (args, other):                 # fixed, then other (dynamic) sizes
+            report = ember.onnx.verify(family.model, inputs, str(path))
+            assert report["runtime"] == "onnxruntime"
+    finally:
+        family.model.to("cpu")
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_onnx_load_round_trips_on_every_device(exported, name):
+    family = FAMILIES[name]
+    path = exported[(name, "cpu")]
+    for device in DEVICES:
+        net = ember.onnx.load(str(path)).to(device)
+        args, other = family.on(device)
+        try:
+            for inputs in (args, other):
+                got = net(*inputs)
+                got = [t.numpy() for t in (got if isinstance(got, tuple) else (got,))]
+                for g, want in zip(got, eager(family.model, inputs)):
+                    np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)
+        finally:
+            family.model.to("cpu")
+
+
+def test_dynamic_axes_name_the_graph_dims(exported):
+    model = onnx.load(exported[("transformer", "cpu")])
+    dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+            for i in model.graph.input]
+    assert dims == [["batch", "seq", 6], ["seq", "seq"]]
+    assert [o.name for o in model.graph.output] == ["output_0", "output_1"]
+    assert model.opset_import[0].version == 17
+    assert model.ir_version == onnx.helper.find_min_ir_version_for(list(model.opset_import))
+
+
+def test_names_and_opsets(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 2), nn.Sigmoid())
+    x = ember.ones(4, 3)
+    path = tmp_path / "m.onnx"
+    proto = ember.onnx.export(model, (x,), path, input_names=["features"],
+                              output_names=["score"], opset_version=20,
+                              dynamic_axes={"features": [0], "score": {0: "n"}})
+    assert [i.name for i in proto.graph.input] == ["features"]
+    shape = proto.graph.output[0].type.tensor_type.shape
+    out_dims = [d.dim_param or d.dim_value for d in shape.dim]
+    assert out_dims == ["n", 2]
+    assert ember.onnx.verify(model, (ember.ones(9, 3),), path)["outputs"] == 1
+    with pytest.raises(OnnxExportError, match="opsets 14 to 21"):
+        ember.onnx.export(model, (x,), tmp_path / "old.onnx", opset_version=9)
+    with pytest.raises(OnnxExportError, match="neither inputs"):
+        ember.onnx.export(model, (x,), tmp_path / "bad.onnx", dynamic_axes={"nope": [0]})
+
+
+def _folding(cols):
+    return nn.functional.fold(cols, (4, 4), kernel_size=2, stride=1)
+
+
+def test_an_op_without_a_lowering_names_the_opset_that_has_it(tmp_path):
+    cols = ember.tensor(np.arange(2 * 8 * 9, dtype=np.float32).reshape(2, 8, 9))
+    with pytest.raises(OnnxExportError, match=r"'fold' lowers to ONNX Col2Im.*opset 18"):
+        ember.onnx.export(_folding, (cols,), tmp_path / "fold.onnx")
+    path = tmp_path / "fold18.onnx"
+    ember.onnx.export(_folding, (cols,), path, opset_version=18)
+    assert ember.onnx.verify(_folding, (cols,), path)["outputs"] == 1
+
+
+def test_elementwise_corner_cases_agree(tmp_path):
+    def forward(x, k):
+        return (x % 3.0, k % -3, k // 2, (-k) // 3, x.floor(), x.abs().log1p(), x.expm1(),
+                x.clamp(-1, 1), x.isfinite(), x.flip(0), x.argmax(), x.amax(0), (x > 0).any(1),
+                ember.where(x > 0, x, 0.5), x.rsqrt().nan_to_num(0.0) * 0 + x.exp().sqrt())
+    rng = np.random.default_rng(5)
+    x = ember.tensor(rng.standard_normal((3, 4)).astype(np.float32) * 4)
+    k = ember.tensor(rng.integers(-9, 9, (3, 4)))
+    path = tmp_path / "ew.onnx"
+    try:
+        ember.onnx.export(forward, (x, k), path)
+    except OnnxExportError as exc:           # an op ember uses here and cannot lower
+        pytest.fail(str(exc))
+    ember.onnx.verify(forward, (x, k), path)
