@@ -247,6 +247,10 @@ case("cast:to_bool", lambda E, x: x.to(E.bool), lambda np, x: x != 0, Input(S, "
 case("cast:from_bool", lambda E, x: (x.to(E.float32), x.long(), x.to(E.uint8)),
      lambda np, x: (x.astype(np.float32), x.astype(np.int64), x.astype(np.uint8)),
      Input(S, "b"), dtypes=("bool",), grad=False, out_dtype=("float32", "int64", "uint8"))
+CASTS = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
+case("cast:pairs", lambda E, x: tuple(x.to(getattr(E, d)) for d in CASTS),
+     lambda np, x: tuple(x.astype(d) for d in CASTS), Input(S, "n"), dtypes=CASTS,
+     grad=False, out_dtype=CASTS, needs=("float64",))
 case("cast:int_wraps", lambda E, x: (x.to(E.int8), x.to(E.uint8)),
      lambda np, x: (x.astype(np.int8), x.astype(np.uint8)),
      Input((6,), "i", (300, -129, 255, 256, -1, 2 ** 40)), dtypes=("int64",), grad=False,
@@ -437,6 +441,10 @@ case("index_add:int", lambda E, x, i, s: E.index_add(x, 1, i, s),
 case("scatter_add", lambda E, x, i, s: E.scatter_add(x, 1, i, s),
      lambda np, x, i, s: _scatter_add_ref(x, i, s), Input((2, 3)),
      Input((2, 4), "i", (0, 0, 2, 0, 1, 1, 1, 2)), Input((2, 4)))
+case("scatter_add:int", lambda E, x, i, s: E.scatter_add(x, 0, i, s),
+     lambda np, x, i, s: _scatter_add_ref(x.T, i.T, s.T).T, Input((3, 2), "i"),
+     Input((4, 2), "i", (0, 2, 0, 0, 2, 1, 0, 0)), Input((4, 2), "i"),
+     dtypes=("int64", "int32"), grad=False, ops=("scatter_add",))
 case("nonzero", lambda E, x: (E.nonzero(x), E.argwhere(x)),
      lambda np, x: (np.argwhere(x), np.argwhere(x)), Input(M, "b"),
      dtypes=("bool", "int64", "float32"), grad=False, out_dtype="int64")
@@ -561,3 +569,52 @@ case("add:high_rank", lambda E, x, y: (x + y, (x * y).sum((1, 3, 5)), x.permute(
      lambda np, x, y: (x + y, (x * y).sum((1, 3, 5)), x.transpose(5, 4, 3, 2, 1, 0)[:, :, ::-1]
                        - 1), Input((2, 1, 2, 3, 1, 2)), Input((1, 3, 2, 1, 2, 2)),
      ops=("add", "mul", "sum", "permute", "flip"))
+
+
+# --- in-place ops -------------------------------------------------------------------------
+section("inplace")
+
+
+def _inplace_case(x, z, ember=True):
+    y = x * 1 if ember else x.copy()
+    if ember:
+        y.add_(z).sub_(z, alpha=2).mul_(z).div_(z + 1)
+    else:
+        y += z
+        y -= 2 * z
+        y *= z
+        y /= z + 1
+    return y
+
+
+case("add_", lambda E, x, z: _inplace_case(x, z), lambda np, x, z: _inplace_case(x, z, False),
+     Input(M), Input((3, 4), "p"), dtypes=ALL_FLOATS, ops=("add_", "sub_", "mul_", "div_"))
+case("add_:int", lambda E, x, z: _inplace_int(x, z), lambda np, x, z: _inplace_int(x, z, False),
+     Input(S, "i"), Input(S, "n"), dtypes=("int64", "int32", "uint8"), grad=False,
+     ops=("add_", "sub_", "mul_"))
+
+
+def _inplace_int(x, z, ember=True):
+    y = x + 0 if ember else x.copy()
+    y += z
+    y *= 2
+    y -= z
+    y //= z
+    return y
+
+
+# --- sorting and scans --------------------------------------------------------------------
+section("sort_scan")
+case("cumsum", lambda E, x: (E.cumsum(x, 1), E.cumsum(x, -1), E.cumprod(x, 0)),
+     lambda np, x: (np.cumsum(x, 1), np.cumsum(x, -1), np.cumprod(x, 0)), Input(M),
+     ops=("cumsum", "cumprod"))
+case("cumsum:int", lambda E, x: (E.cumsum(x, 0), E.cumprod(x, 1)),
+     lambda np, x: (np.cumsum(x, 0), np.cumprod(x, 1)), Input(S, "i"),
+     dtypes=("int64", "int32"), grad=False, out_dtype="int64", ops=("cumsum", "cumprod"))
+case("argsort", lambda E, x: (E.argsort(x), E.argsort(x, 0, descending=True)),
+     lambda np, x: (np.argsort(x, -1, kind="stable"), np.argsort(-x, 0, kind="stable")),
+     Input(M, "i"), dtypes=("int64", "float32"), grad=False, out_dtype="int64")
+case("argsort:sort_topk", lambda E, x: (*E.sort(x, 1), *E.topk(x, 2, -1)),
+     lambda np, x: (np.sort(x, 1), np.argsort(x, 1, kind="stable"),
+                    -np.sort(-x, -1)[..., :2], np.argsort(-x, -1, kind="stable")[..., :2]),
+     Input(M), out_dtype=("same", "int64", "same", "int64"), ops=("argsort", "sort", "topk"))

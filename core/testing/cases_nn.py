@@ -438,3 +438,71 @@ case("kl_div", lambda E, x, t: (F(E).kl_div(x.log_softmax(1), t.softmax(1), redu
      lambda np, x, t: ((_softmax(t, 1) * (np.log(_softmax(t, 1)) - _log_softmax(x, 1))).sum()
                        / x.shape[0], (np.exp(t) * (t - x)).sum()),
      Input((3, 4)), Input((3, 4)))
+
+
+# --- upsampling ---------------------------------------------------------------------------
+section("nn")
+
+
+def _nearest(n_in, n_out, exact):
+    scale = n_in / n_out
+    src = np.floor((np.arange(n_out) + (0.5 if exact else 0.0)) * scale).astype(np.int64)
+    return np.minimum(src, n_in - 1)
+
+
+def _linear_taps(n_in, n_out, align_corners):
+    if align_corners:
+        src = np.arange(n_out) * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        src = np.maximum((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0.0)
+    low = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    return low, np.minimum(low + 1, n_in - 1), src - low
+
+
+def _resize(x, size, mode, align_corners=False):
+    """PyTorch's interpolate, one spatial dim at a time (separable)."""
+    for axis, n_out in zip(range(2, x.ndim), size):
+        n_in = x.shape[axis]
+        if mode.startswith("nearest"):
+            x = np.take(x, _nearest(n_in, n_out, mode == "nearest-exact"), axis=axis)
+        else:
+            low, high, w = _linear_taps(n_in, n_out, align_corners)
+            shape = [1] * x.ndim
+            shape[axis] = n_out
+            w = w.reshape(shape)
+            x = np.take(x, low, axis=axis) * (1 - w) + np.take(x, high, axis=axis) * w
+    return x
+
+
+case("interpolate", lambda E, x: (F(E).interpolate(x, size=(5, 3)),
+                                  F(E).interpolate(x, size=(7, 2), mode="nearest-exact"),
+                                  F(E).interpolate(x, size=(5, 7), mode="bilinear"),
+                                  F(E).interpolate(x, size=(3, 5), mode="bilinear",
+                                                   align_corners=True)),
+     lambda np, x: (_resize(x, (5, 3), "nearest"), _resize(x, (7, 2), "nearest-exact"),
+                    _resize(x, (5, 7), "bilinear"), _resize(x, (3, 5), "bilinear", True)),
+     Input((2, 3, 4, 4)), ops=("interpolate", "upsample"), atol=1e-5)
+case("interpolate:linear", lambda E, x: (F(E).interpolate(x, size=7, mode="linear"),
+                                         F(E).upsample(x, size=6)),
+     lambda np, x: (_resize(x, (7,), "linear"), _resize(x, (6,), "nearest")),
+     Input((2, 3, 4)), ops=("interpolate", "upsample"))
+
+
+def _pixel_shuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(
+        n, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4).reshape(
+        n, c * r * r, h // r, w // r)
+
+
+case("pixel_shuffle", lambda E, x: (F(E).pixel_shuffle(x, 2), F(E).pixel_unshuffle(x, 2)),
+     lambda np, x: (_pixel_shuffle(x, 2), _pixel_unshuffle(x, 2)), Input((2, 8, 2, 4)),
+     ops=("pixel_shuffle", "pixel_unshuffle"))
+case("dropout:eval_nd", lambda E, x: (F(E).dropout1d(x[0], 0.3, False),
+                                      F(E).dropout3d(x[None], 0.3, False)),
+     lambda np, x: (x[0], x[None]), Input((2, 3, 4, 2)), ops=("dropout1d", "dropout3d"))

@@ -326,3 +326,64 @@ def numbers_stored_into_integer_tensors(device):
     b = ember.zeros(2, dtype=ember.bool, device=device)
     b[0] = 2
     equal(b, np.array([True, False]), f"bool setitem of 2 on {device}")
+
+
+# --- random numbers and the layers that use them ---------------------------------------------
+
+@rule("random")
+def random_numbers_are_the_same_on_every_device(device):
+    """One host stream: the same seed gives the same rand/randn/randint/randperm and dropout
+    masks on every device."""
+    import ember
+    results = []
+    for where in ("cpu", device):
+        ember.manual_seed(1234)
+        x = ember.ones(64, device=where)
+        results.append([ember.rand(5, device=where).numpy(), ember.randn(5, device=where).numpy(),
+                        ember.randint(0, 10, (5,), device=where).numpy(),
+                        ember.randperm(7, device=where).numpy(),
+                        ember.nn.functional.dropout(x, 0.5).numpy()])
+    for name, a, b in zip(("rand", "randn", "randint", "randperm", "dropout"), *results):
+        np.testing.assert_array_equal(a, b, err_msg=f"{name} after manual_seed on {device}")
+
+
+@rule("nn")
+def dropout_in_training(device):
+    """dropout keeps each element with probability 1 - p, scaled by 1/(1 - p), and its
+    gradient is the same mask; dropout2d drops whole channels; p=1 zeroes everything."""
+    import ember
+    F = ember.nn.functional
+    ember.manual_seed(7)
+    x = ember.ones(200, 50, device=device, requires_grad=True)
+    y = F.dropout(x, 0.3)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.02, f"dropout(p=0.3) kept {kept.mean():.3f} on {device}"
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.7, rtol=1e-6,
+                               err_msg=f"dropout scale on {device}")
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6,
+                               err_msg=f"dropout gradient on {device}")
+    z = F.dropout2d(ember.ones(4, 30, 3, 3, device=device), 0.5).numpy()
+    per_channel = z.reshape(4, 30, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1)).all(), \
+        f"dropout2d must drop whole channels on {device}"
+    equal(F.dropout(ember.ones(3, device=device), 1.0), np.zeros(3, np.float32),
+          f"dropout(p=1) on {device}")
+
+
+@rule("nn")
+def batch_norm_updates_running_statistics(device):
+    """batch_norm in training updates running_mean with the batch mean and running_var with
+    the unbiased batch variance (momentum 0.1), in place, as PyTorch."""
+    import ember
+    rng = np.random.default_rng(3)
+    host = rng.standard_normal((6, 3, 2))
+    x = ember.tensor(host.astype(np.float32), device=device)
+    mean, var = ember.zeros(3, device=device), ember.ones(3, device=device)
+    ember.nn.functional.batch_norm(x, mean, var, training=True, momentum=0.1)
+    want_mean = 0.1 * host.mean((0, 2))
+    want_var = 0.9 + 0.1 * host.var((0, 2), ddof=1)
+    np.testing.assert_allclose(mean.numpy(), want_mean, rtol=1e-5, atol=1e-6,
+                               err_msg=f"running_mean on {device}")
+    np.testing.assert_allclose(var.numpy(), want_var, rtol=1e-5, atol=1e-6,
+                               err_msg=f"running_var on {device}")
