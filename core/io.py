@@ -74,6 +74,8 @@ _TAGS = ("$dict", "$odict", "$tuple", "$float", "$dtype", "$ndarray", "$tensor")
 _TENSOR_KEYS = {"$tensor", "device", "requires_grad", "parameter"}
 
 PathLike = str | os.PathLike
+# what a full disk, a full quota and a file size limit look like (no EDQUOT on Windows)
+_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 class CheckpointDeviceError(CheckpointError, DeviceUnavailableError):
@@ -214,7 +216,7 @@ def _save_atomic(path: str, head: bytes, arrays: list, size: int) -> None:
                  0o666)
     try:
         _lock(fd)          # tells _remove_stale in other processes that this one is alive
-        if mode is not None:
+        if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
         with _disk_full(path, size, directory), open(fd, "wb", closefd=False) as fh:
             S.write(fh, head, arrays)
@@ -236,7 +238,7 @@ def _disk_full(target: str, size: int, directory: str | None):
     try:
         yield
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        if exc.errno not in _FULL:
             raise
         free, kept = "", ""
         if directory is not None:
@@ -370,14 +372,14 @@ def _open(f):
             seekable = f.seekable()
         except (AttributeError, OSError, ValueError):
             seekable = False
+        if f.read(0) != b"":
+            raise EmberTypeError(f"ember.load: {name} is open in text mode; open it in "
+                                 "binary mode ('rb')")
         if not seekable:               # a pipe or socket: read it all
             import io
             f = io.BytesIO(f.read())
         start = f.tell()
         size = f.seek(0, os.SEEK_END) - start
-        if f.read(0) != b"":
-            raise EmberTypeError(f"ember.load: {name} is open in text mode; open it in "
-                                 "binary mode ('rb')")
         yield f, start, size, name
         return
     path = _path(f, "load")
