@@ -101,7 +101,3 @@ class Capture:
 
 def empty_output() -> dict:
     return {"stdout": "", "stderr": ""}
-
-
-def merge(first: dict, second: dict) -> dict:
-    return {k: first.get(k, "") + second.get(k, "") for k in ("stdout", "stderr")}

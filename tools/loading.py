@@ -127,13 +127,13 @@ def load_plugins(timeout: float = guard.DEFAULT_TIMEOUT, capture: guard.Capture 
         entry = {"seconds": 0.0, "output": guard.empty_output(), "timeout": timeout,
                  "trouble": blocked.get(rec.name, "")}
         loads[rec.name] = entry
-        if entry["trouble"]:
-            plugins.load(rec.name)    # blocked by EMBER_DISABLE_PLUGINS: recorded, not run
-            continue
         if rec.status != "not loaded":
             continue
-        if stuck:
-            entry["trouble"] = f"not loaded: plugin {stuck!r} hung before it"
+        if stuck:             # the host's lock is taken: any load would wait for good
+            entry["trouble"] = entry["trouble"] or f"not loaded: plugin {stuck!r} hung before it"
+            continue
+        if entry["trouble"]:
+            plugins.load(rec.name)    # blocked by EMBER_DISABLE_PLUGINS: recorded, not run
             continue
         outcome = guard.call(plugins.load, rec.name, timeout=timeout)
         entry["seconds"] = outcome.seconds
