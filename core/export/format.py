@@ -180,6 +180,7 @@ def _read_zip(path, name) -> dict:
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise _bad(name, f"not a readable zip file ({exc})") from None
     with zf:
+        archive = zf.fp.seek(0, os.SEEK_END) if zf.fp is not None else 0
         infos = {}
         for info in zf.infolist():
             if info.filename in infos:
@@ -198,6 +199,9 @@ def _read_zip(path, name) -> dict:
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                 raise _bad(name, f"{member} uses compression method {info.compress_type}; "
                                  "programs are stored or deflated")
+            if info.compress_type == zipfile.ZIP_STORED and info.file_size > archive:
+                raise _bad(name, f"{member} claims {info.file_size} bytes; the whole file has "
+                                 f"{archive} (truncated?)")
             if info.file_size > limit:
                 raise _bad(name, f"{member} claims {info.file_size} bytes (at most {limit})")
             if info.compress_type == zipfile.ZIP_DEFLATED and \

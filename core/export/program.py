@@ -28,7 +28,7 @@ from .symbolic import Expr
 from .symbolic import evaluate as evaluate_expr
 from .trace import ExportError, NodeSpec, Ref, Spec
 
-MAX_VALUE_BYTES = 1 << 34          # 16 GiB: no value of a program may claim more
+MAX_VALUE_BYTES = 1 << 32          # 4 GiB: no value of a program may claim more
 _CACHE_LIMIT = 16                  # replays kept per program (sizes x devices)
 
 
@@ -473,7 +473,7 @@ def _check_rules(graph) -> None:
 
 def _bytes(v, k, n) -> None:
     size = math.prod(v.shape) * v.dtype.itemsize
-    if size > MAX_VALUE_BYTES:
+    if size > MAX_VALUE_BYTES:       # read at each check: a caller may lower it
         raise ExportError(f"export: node {k} ({n.name}) works on {v!r} of shape {v.shape} "
                           f"({size} bytes), more than the {MAX_VALUE_BYTES} bytes a value of "
                           "an exported program may have (a corrupted or hostile file?)")
