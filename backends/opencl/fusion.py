@@ -29,7 +29,8 @@ import re
 import warnings
 
 from .codegen import COMPUTE, CTYPE
-from .runtime import CLArray, KernelBuildError
+from .launch import _cast_expr, launch
+from .runtime import CLArray, KernelBuildError, Runtime
 
 MAX_LEAVES = 8
 MAX_NODES = 16
@@ -43,7 +44,7 @@ def enabled() -> bool:
 
 
 class Node:
-    """One deferred elementwise op: what `elementwise.launch` needs to run it alone."""
+    """One deferred elementwise op: what `launch.launch` needs to run it alone."""
 
     __slots__ = ("expr_fn", "in_dtypes", "key", "leaves", "nodes", "op", "operands", "sigs")
 
@@ -100,7 +101,6 @@ def _pending(v) -> bool:
 
 def defer(op, runtime, key, expr_fn, operands, in_dtypes, shape, dtype, sigs) -> CLArray:
     """out = op(operands), as a pending LazyArray (or computed now where fusion is off)."""
-    from .elementwise import launch
     if not runtime.fusion:
         return launch(op, runtime, key, expr_fn, operands, in_dtypes,
                       runtime.empty(shape, dtype), sigs)
@@ -130,7 +130,6 @@ def materialize(x: LazyArray) -> None:
 
 
 def _materialize(x: LazyArray, rt) -> None:
-    from .elementwise import launch
     node = x.node
     out = rt.empty(x.shape, x.dtype)
     if any(_pending(v) for v in node.operands):
@@ -254,7 +253,6 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
     still holds the values assigned whatever happens to dst later. Returns False where this
     does not apply (the caller then copies): shapes or dtypes differ, a leaf reads dst's
     memory through another layout, or the tree shape is met for the first time."""
-    from .elementwise import _cast_expr, launch
     rt = dst.runtime
     if (src.node is None or src.shape != dst.shape or src.dtype is not dst.dtype
             or (isinstance(dst, LazyArray) and dst.node is not None)):
@@ -296,3 +294,7 @@ def reduce_plan(x: CLArray, tag) -> tuple | None:
         return None
     plan = tree(x, tag)
     return plan if ready(x.runtime, plan[4]) else None
+
+
+Runtime.deferral_enabled = staticmethod(enabled)
+Runtime.materialize = staticmethod(materialize)

@@ -178,7 +178,8 @@ __kernel void put_S(long n, __global const long* idx, long io, long ist,
 
 def index_put(x: CLArray, index: CLArray, values) -> CLArray:
     """A copy of flat x with x[index] = values; of repeated indices the last write wins."""
-    from .elementwise import _scalar, full
+    from .elementwise import full
+    from .launch import _scalar
     rt = x.runtime
     out = contiguous(x)
     n = index.size

@@ -209,7 +209,7 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk, int ndk, long8 
 def _fused_args(x, plan, axes):
     """Kernel arguments after ndr/rshape for a fused reduce, or None when the merged
     layout needs more dims than a long8 holds (then x is computed first)."""
-    from .elementwise import _scalar, broadcast_strides
+    from .launch import _scalar, broadcast_strides
     leaves, in_dtypes = plan[0], plan[1]
     arrays = [v for v in leaves if isinstance(v, CLArray)]
     strides = [broadcast_strides(v, x.shape) for v in arrays]

@@ -77,6 +77,12 @@ class CLArray:
 class Runtime:
     """Everything one OpenCL device needs: context, in-order queue, pool, built programs."""
 
+    # What the layers above provide (fusion.py and elementwise.py set them when they load):
+    # the runtime calls up through these and never imports those modules.
+    deferral_enabled = staticmethod(lambda: False)
+    materialize = None          # materialize(lazy_array): compute a deferred result
+    contiguous = None           # contiguous(array) -> a row-major copy
+
     def __init__(self, index: int, device):
         import pyopencl as cl
         import pyopencl.tools as cltools
@@ -99,8 +105,7 @@ class Runtime:
         self._uploads: collections.deque = collections.deque()
         self._lock = threading.Lock()
         self.choices: dict = {}                 # per-device tuned variants (matmul)
-        from .fusion import enabled
-        self.fusion = enabled()                 # elementwise ops deferred and fused
+        self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
         self.fused_seen: set = set()            # fused tree shapes met once already
         self.fused_failed: set = set()          # ... and those the compiler rejected
         self._pending: list = []                # weak references to pending LazyArrays
@@ -151,8 +156,7 @@ class Runtime:
         if x.size == 0:
             return host
         if not x.is_contiguous:
-            from .elementwise import contiguous
-            x = contiguous(x)
+            x = Runtime.contiguous(x)
         self.cl.enqueue_copy(self.queue, host, x.buffer, src_offset=x.offset * x.dtype.itemsize,
                              is_blocking=True)
         return host
@@ -206,7 +210,7 @@ class Runtime:
 
         Newest first: a newer array may take an older pending one into its own kernel,
         after which the older one is often held by nobody and never computed."""
-        from .fusion import materialize
+        materialize = Runtime.materialize
         kept = []
         while self._pending:
             refs, self._pending = self._pending, []
