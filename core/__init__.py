@@ -19,6 +19,16 @@ from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, m
                          relu, silu, softmax, std, var, var_mean, linear, masked_fill, square)
 from . import _methods  # noqa: F401  (binds the ops onto Tensor)
 from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
+from . import _methods_extra  # noqa: F401  (tensor functions, sorting, scans as methods)
+from .functional_extra import *  # noqa: F401,F403  (mm, tril, roll, scatter, ...)
+from .functional_extra import __all__ as _extra_names
+from .einsum import einsum
+from .linalg import torch_norm as norm
+from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
+from ._compat import *  # noqa: F401,F403  (finfo, iinfo, set_printoptions, threads, ...)
+from ._compat import __all__ as _compat_names
+from ._legacy import LEGACY as _LEGACY
+globals().update(_LEGACY)               # FloatTensor, LongTensor, ... (PyTorch's legacy types)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dispatch import fallback
 
@@ -51,6 +61,9 @@ __all__ = [
     "silu", "softmax", "std", "var", "var_mean", "linear", "masked_fill", "square",
     # the op functions, one per declaration (ember.ops.__all__)
     *_op_names,
+    # PyTorch's tensor functions, sampling, legacy types and process-wide switches
+    *_extra_names, "einsum", "norm", "bernoulli", "multinomial", "poisson", "rand_like",
+    "randint_like", "randn_like", *_LEGACY, *_compat_names,
 ]
 
 
@@ -90,11 +103,12 @@ def __getattr__(name):
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
+            "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "export": ".export", "onnx": ".onnx"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
-        if name in ("cuda", "rocm"):
+        if name in ("cuda", "rocm", "mps", "xpu", "accelerator"):
             return getattr(mod, name)
         return mod
     if name == "autocast":
@@ -107,4 +121,5 @@ def __getattr__(name):
         return importlib.import_module(".dispatch", __name__)
     if name == "compile":
         return importlib.import_module(".graph", __name__).compile
-    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+    from ._torch_gaps import missing
+    raise missing("", name)          # an ember gap, named as one (see _torch_gaps.py)

@@ -6,16 +6,37 @@ import numpy as np
 from . import dtypes as D
 
 _DEFAULT_SHOWN = {"float32", "int64", "bool"}
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
+             "sci_mode": None}
+OPTIONS = dict(_DEFAULTS)
+_PROFILES = {"default": _DEFAULTS, "short": {"precision": 2, "threshold": 1000,
+                                             "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": 2 ** 63 - 1, "edgeitems": 3,
+                      "linewidth": 80}}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """torch.set_printoptions: digits, summarising threshold, edge items, line width."""
+    if profile is not None:
+        OPTIONS.update(_PROFILES[profile])
+    for key, value in (("precision", precision), ("threshold", threshold),
+                       ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            OPTIONS[key] = value
+    OPTIONS["sci_mode"] = sci_mode
 
 
 def _float_formatter(values: np.ndarray):
+    digits, sci = OPTIONS["precision"], OPTIONS["sci_mode"]
     finite = values[np.isfinite(values)]
-    if finite.size == 0 or np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+    if finite.size == 0 or sci is not True and (np.all(finite == np.round(finite)) and
+                                                np.abs(finite).max() < 1e8):
         return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
     big, small = np.abs(finite).max(), np.abs(finite[finite != 0]).min(initial=1.0)
-    if big >= 1e8 or small < 1e-4:
-        return lambda v: f"{v:.4e}" if np.isfinite(v) else str(v)
-    return lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)
+    if sci is True or (sci is None and (big >= 1e8 or small < 1e-4)):
+        return lambda v: f"{v:.{digits}e}" if np.isfinite(v) else str(v)
+    return lambda v: f"{v:.{digits}f}" if np.isfinite(v) else str(v)
 
 
 def format_tensor(t) -> str:
@@ -28,8 +49,9 @@ def format_tensor(t) -> str:
     if host.size == 0:
         body = "[]"
     else:
-        body = np.array2string(host, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, max_line_width=80, **opts)
+        body = np.array2string(host, separator=", ", prefix="tensor(",
+                               threshold=OPTIONS["threshold"], edgeitems=OPTIONS["edgeitems"],
+                               max_line_width=OPTIONS["linewidth"], **opts)
     extras = []
     if t._device.type != "cpu":
         extras.append(f"device='{t._device}'")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .backend import optional
 from .errors import DeviceUnavailableError, EmberValueError
 
-__all__ = ["cuda", "rocm"]
+__all__ = ["cuda", "rocm", "mps", "xpu", "accelerator"]
 
 
 class Accelerator:
@@ -38,6 +38,42 @@ class Accelerator:
         """torch.cuda.amp: autocast and GradScaler bound to this device type (ember.amp)."""
         from .amp import device_namespace
         return device_namespace(self._kind)
+
+    # -- seeds: ember draws every random number on the host from one stream (so a seed
+    # gives the same numbers on every device); seeding "this device type's generator"
+    # seeds that stream, and with no such device it is silently ignored, as in PyTorch
+    def manual_seed(self, seed: int) -> None:
+        if self.is_available():
+            from .ops.creation import manual_seed
+            manual_seed(seed)
+
+    manual_seed_all = manual_seed
+
+    def seed(self) -> None:
+        if self.is_available():
+            import random
+            self.manual_seed(random.SystemRandom().randrange(2 ** 63))
+
+    seed_all = seed
+
+    def initial_seed(self) -> int:
+        self._require()
+        from .ops.creation import initial_seed
+        return initial_seed()
+
+    def is_initialized(self) -> bool:
+        return self.is_available()
+
+    def init(self) -> None:
+        self._require()
+
+    def set_device(self, device) -> None:
+        """Make `device` the one 'cuda' means (ember's default device, within this type)."""
+        from .device import set_default_device
+        set_default_device(f"{self._kind}:{self._index(device)}")
+
+    def is_bf16_supported(self, including_emulation: bool = True) -> bool:
+        return self.is_available()
 
     def is_available(self) -> bool:
         """True when a plugin for this type is installed, its probe passes and it has a GPU."""
@@ -140,3 +176,104 @@ class Accelerator:
 
 cuda = Accelerator("cuda")
 rocm = Accelerator("rocm")
+
+
+class _Absent:
+    """torch.mps / torch.xpu: device types ember has no backend for; every question
+    answers "none here" (and seeding is ignored, as PyTorch does without the device)."""
+
+    def __init__(self, kind: str):
+        self._kind = kind
+
+    def __repr__(self) -> str:
+        return f"<ember.{self._kind}: ember has no {self._kind} backend>"
+
+    def is_available(self) -> bool:
+        return False
+
+    def device_count(self) -> int:
+        return 0
+
+    def manual_seed(self, seed: int) -> None:
+        pass
+
+    manual_seed_all = manual_seed
+
+    def seed(self) -> None:
+        pass
+
+    seed_all = seed
+
+    def synchronize(self, device=None) -> None:
+        pass
+
+    def empty_cache(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise DeviceUnavailableError(
+            f"ember.{self._kind}.{name}: ember has no {self._kind} backend, so there is no "
+            f"{self._kind} device here; use ember.accelerator or ember.devices() to find "
+            "the devices ember has")
+
+
+mps = _Absent("mps")
+xpu = _Absent("xpu")
+
+
+class _AcceleratorNamespace:
+    """torch.accelerator: the best accelerator ember has (a CUDA or ROCm GPU, or an
+    OpenCL GPU; an OpenCL CPU device such as PoCL is not an accelerator), or none."""
+
+    def __repr__(self) -> str:
+        return "<ember.accelerator>"
+
+    def current_accelerator(self, check_available: bool = False):
+        from .device import resolve_auto
+        dev = resolve_auto()
+        if dev.type == "cpu":
+            return None
+        from .device import Device
+        return Device(dev.type)
+
+    def is_available(self) -> bool:
+        return self.current_accelerator() is not None
+
+    def device_count(self) -> int:
+        dev = self.current_accelerator()
+        if dev is None:
+            return 0
+        if dev.type in ("cuda", "rocm"):
+            return Accelerator(dev.type).device_count()
+        return len([d for d in dev.backend.devices() if getattr(d, "is_gpu", False)])
+
+    def current_device_index(self) -> int:
+        dev = self.current_accelerator()
+        if dev is None:
+            return -1
+        from .device import default_device
+        default = default_device()
+        return (default.index or 0) if default.type == dev.type else 0
+
+    current_device_idx = current_device_index
+
+    def set_device_index(self, index: int) -> None:
+        dev = self.current_accelerator()
+        if dev is None:
+            raise DeviceUnavailableError("ember.accelerator.set_device_index: no "
+                                         "accelerator here (see `ember devices`)")
+        from .device import set_default_device
+        set_default_device(f"{dev.type}:{index}")
+
+    set_device_idx = set_device_index
+
+    def synchronize(self, device=None) -> None:
+        dev = self.current_accelerator()
+        if dev is not None:
+            from . import synchronize
+            synchronize(device or dev)
+
+
+accelerator = _AcceleratorNamespace()

@@ -81,6 +81,16 @@ class KernelMemoryError(KernelError, MemoryError):
     """A kernel could not allocate its output."""
 
 
+class NotInEmberError(EmberError, AttributeError):
+    """A PyTorch name ember does not have (yet): the message says so and where to look
+    (`ember doctor --torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)
+    keep answering "no"."""
+
+
+class UnsupportedError(EmberError, NotImplementedError):
+    """A PyTorch feature ember has the function for but not this option of (p='nuc', ...)."""
+
+
 class EmberWarning(UserWarning):
     """Base of every warning ember gives on purpose (PyTorch would warn there too)."""
 

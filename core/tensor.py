@@ -22,10 +22,15 @@ class Tensor:
     # reads and writes, host reads and the few places arrays are born report to it
     _capture = None
 
+    def __new__(cls, *args, device=None):
+        # PyTorch's legacy constructor: Tensor(2, 3), Tensor([1.0]) (see _legacy.py); ops
+        # build tensors through wrap(), which never comes here
+        from ._legacy import construct
+        from .dtypes import get_default_dtype
+        return construct(get_default_dtype(), *args, device=device)
+
     def __init__(self, *args, **kwargs):
-        raise EmberTypeError(
-            "Tensor(...) is not a constructor here; use ember.tensor(data), ember.zeros(shape) "
-            "or ember.empty(shape)")
+        pass                      # __new__ made it
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -218,7 +223,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.ndim == 0 and spec:
+        if self.ndim == 0:        # f"{t}" of a 0-d tensor is its number, as in PyTorch
             return format(self.item(), spec)
         return repr(self)
 

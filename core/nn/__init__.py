@@ -68,3 +68,8 @@ __all__ = [
     "BCEWithLogitsLoss", "KLDivLoss",
     "functional", "init", "utils",
 ]
+
+
+def __getattr__(name: str):
+    from .._torch_gaps import missing
+    raise missing("nn", name)     # a PyTorch name ember lacks, named as an ember gap

@@ -616,3 +616,8 @@ def _repeat_heads(x: Tensor, times: int) -> Tensor:
     lead, h = shape[:-3], shape[-3]
     x = x.unsqueeze(-3).expand(lead + (h, times) + shape[-2:])
     return x.reshape(lead + (h * times,) + shape[-2:])
+
+
+def __getattr__(name: str):
+    from .._torch_gaps import missing
+    raise missing("nn.functional", name)     # a PyTorch name ember lacks, named as an ember gap

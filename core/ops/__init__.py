@@ -69,6 +69,8 @@ from .movement import (
 )
 from .nn import fold, unfold
 from .reduce import all, amax, amin, any, argmax, argmin, prod, sum
+from .scan import cumprod, cumsum, logcumsumexp
+from .sorting import argsort, kthvalue, median, msort, sort, topk
 
 globals().update(UNARY)              # ember.exp, ember.sigmoid, ... one per declaration
 globals().update(BINARY)             # ember.add, ember.eq, ...
@@ -84,7 +86,10 @@ _FUNCTIONS = ("arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy",
               "movedim", "pad", "permute", "reshape", "slice_scatter", "split", "squeeze",
               "stack", "transpose", "unsqueeze", "fold", "unfold", "all", "amax", "amin", "any",
               "argmax", "argmin", "prod", "sum", "subtract", "multiply", "divide",
-              "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal")
+              "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
+              # scans and sorting (scan.py, sorting.py)
+              "cumsum", "cumprod", "logcumsumexp", "argsort", "sort", "topk", "kthvalue",
+              "median", "msort")
 # the public op functions (what `from ember.ops import *` and ember.* re-export): the
 # elementwise ones from their declarations, the rest listed; registries and helpers stay
 # inside ember.ops

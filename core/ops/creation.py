@@ -377,7 +377,10 @@ def uniform(low, high, size, *, dtype=None, device=None, generator=None):
                    lambda s: _gen(generator).uniform(low, high, s))
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None) -> Tensor:
+def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
+            requires_grad: bool = False) -> Tensor:
+    if isinstance(high, (tuple, list)):        # randint(high, size), as PyTorch
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if high <= low:
@@ -385,7 +388,7 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None)
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
     shape = _sized(tuple(size), "randint")
     return _made(lambda: _gen(generator).integers(low, high, size=shape).astype(dtype.np),
-                 device, False, random=True, name="randint")
+                 device, requires_grad, random=True, name="randint")
 
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:

@@ -61,7 +61,7 @@ index_put_op = declare("index_put", "index", rule_first, promote=(0, 2),
                        doc="a copy of flat x with x[index] = values (int64 index, values of "
                            "index's shape; with repeated indices the last write wins)",
                        vjp=lambda g, out, x, index, values: (
-                           run(index_put_op, g, index, 0.0),
+                           run(index_put_op, g, index, 0.0), None,
                            take_along(g, index, 0) if type(values) is Tensor else None),
                        uses=(1,))
 nonzero_op = declare("nonzero", "index", rule_fixed(D.int64), sig="x",

@@ -11,3 +11,8 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
            "lr_scheduler"]
+
+
+def __getattr__(name: str):
+    from .._torch_gaps import missing
+    raise missing("optim", name)     # a PyTorch name ember lacks, named as an ember gap

@@ -38,8 +38,11 @@ def test_creation():
         ember.arange(0, 3, 0)
     with pytest.raises(EmberError, match="negative dimension"):
         ember.zeros(-1)
-    with pytest.raises(TypeError, match="not a constructor"):
-        ember.Tensor([1, 2])
+    # the legacy constructor (PyTorch's): data in the default float, or sizes as zeros
+    assert ember.Tensor([1, 2]).dtype is ember.float32
+    assert ember.Tensor(2, 3).tolist() == [[0.0] * 3] * 2
+    with pytest.raises(TypeError, match="expected sizes"):
+        ember.Tensor(2, 3.0)
 
 
 def test_random_is_seeded_and_distributed():

@@ -1,0 +1,114 @@
+"""Tensor methods for the tensor functions of functional_extra, linalg, sorting, scans and
+sampling, their in-place forms, and the type/device questions PyTorch programs ask.
+
+Bound once at import (core/__init__.py imports this next to _methods); the elementwise
+methods come from the declarations in _methods, not from here.
+"""
+from __future__ import annotations
+
+from . import functional_extra as FX
+from . import ops
+from ._legacy import tensor_type
+from ._methods import _inplace
+from ._torch_gaps import tensor_getattr
+from .errors import EmberValueError, ShapeError
+from .linalg import torch_norm
+from .ops import sampling
+from .ops._util import norm_dim
+from .tensor import Tensor
+
+for _name in ("mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+              "baddbmm", "addbmm", "tril", "triu", "diag", "diagonal", "diag_embed", "trace",
+              "roll", "narrow", "select", "unbind", "unflatten", "broadcast_to",
+              "repeat_interleave", "tile", "cross", "isclose", "allclose", "equal", "scatter",
+              "scatter_reduce", "index_fill", "masked_select", "count_nonzero", "nan_to_num",
+              "clamp_min", "clamp_max", "swapaxes", "swapdims", "ravel", "rot90"):
+    setattr(Tensor, _name, getattr(FX, _name))
+for _name in ("sort", "argsort", "topk", "kthvalue", "median", "msort", "cumsum", "cumprod",
+              "logcumsumexp"):
+    setattr(Tensor, _name, getattr(ops, _name))
+for _name in ("multinomial", "bernoulli", "uniform_", "normal_", "bernoulli_",
+              "exponential_", "log_normal_", "geometric_", "cauchy_", "random_"):
+    setattr(Tensor, _name, getattr(sampling, _name))
+Tensor.repeat = lambda self, *sizes: FX.repeat(self, *sizes)
+Tensor.norm = torch_norm
+Tensor.type = tensor_type
+Tensor.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
+    *size, dtype=dtype or self._dtype, device=device or self._device,
+    requires_grad=requires_grad)
+
+
+def fill_diagonal(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """x with fill_value on its main diagonal (every dim of one size, or a matrix; `wrap`
+    continues the diagonal of a tall matrix every n + 1 rows, as PyTorch)."""
+    from .dispatch import run
+    from .ops.index import index_put_op
+    if x.ndim < 2:
+        raise ShapeError(f"fill_diagonal_: expected a tensor of at least 2 dims, got "
+                         f"{tuple(x.shape)}")
+    shape = x._data.shape
+    if x.ndim > 2 and len(set(shape)) != 1:
+        raise ShapeError(f"fill_diagonal_: all dimensions of input must be of equal length, "
+                         f"got {tuple(shape)}")
+    numel = x.numel()
+    if x.ndim == 2:
+        rows, cols = shape
+        step = cols + 1
+        end = numel if wrap and rows > cols else min(rows, cols) * cols
+    else:
+        step = sum(shape[0] ** k for k in range(x.ndim))
+        end = numel
+    index = ops.arange(0, end, step, device=x._device)
+    return run(index_put_op, x.reshape(-1), index, fill_value).reshape(shape)
+
+
+def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: every window of `size` elements `step` apart along dimension, as a
+    new last dim (the windows' count replaces the dim)."""
+    axis = norm_dim(dimension, x.ndim, "unfold") if x.ndim else 0
+    n = x._data.shape[axis] if x.ndim else 1
+    if size < 0 or size > n or step <= 0:
+        raise EmberValueError(f"unfold: size {size} and step {step} do not fit dimension "
+                              f"{dimension} of size {n}; expected 0 <= size <= {n}, step > 0")
+    count = (n - size) // step + 1
+    index = (ops.arange(count, device=x._device).reshape(count, 1) * step
+             + ops.arange(size, device=x._device).reshape(1, size))
+    windows = ops.index_select(x, axis, index.reshape(-1))
+    shape = x._data.shape
+    windows = windows.reshape(shape[:axis] + (count, size) + shape[axis + 1:])
+    return windows.movedim(axis + 1, -1)
+
+
+_inplace_of = {"tril": FX.tril, "triu": FX.triu, "scatter": FX.scatter,
+               "index_fill": FX.index_fill, "clamp_min": FX.clamp_min,
+               "clamp_max": FX.clamp_max, "nan_to_num": FX.nan_to_num,
+               "scatter_add": ops.scatter_add, "index_add": Tensor.index_add,
+               "fill_diagonal": fill_diagonal, "cumsum": ops.cumsum, "cumprod": ops.cumprod,
+               "scatter_reduce": FX.scatter_reduce}
+for _name, _fn in _inplace_of.items():
+    if _fn.__name__ != _name:                  # _inplace names the method after fn
+        _fn = (lambda f: lambda *a, **k: f(*a, **k))(_fn)
+        _fn.__name__ = _name
+    setattr(Tensor, _name + "_", _inplace(_fn))
+Tensor.unfold = unfold_windows
+Tensor.__getattr__ = tensor_getattr      # a missing method is named as an ember gap
+
+
+# -- what device and kind of tensor this is ------------------------------------------------
+
+Tensor.is_cpu = property(lambda self: self._device.type == "cpu")
+Tensor.is_mps = property(lambda self: False)          # ember has no MPS backend
+Tensor.is_xpu = property(lambda self: False)          # nor an XPU one
+Tensor.is_sparse = property(lambda self: False)       # every ember tensor is dense
+Tensor.is_quantized = property(lambda self: False)
+Tensor.is_meta = property(lambda self: False)
+Tensor.is_complex = lambda self: False
+Tensor.itemsize = property(lambda self: self._dtype.itemsize)
+Tensor.nbytes = property(lambda self: self._dtype.itemsize * self.numel())
+Tensor.ndimension = lambda self: self.ndim
+Tensor.get_device = lambda self: -1 if self._device.type == "cpu" else (self._device.index
+                                                                         or 0)
+# ember moves data through the host itself: there is no pinned memory to ask for; the
+# tensor is already where pinning would put it
+Tensor.pin_memory = lambda self, device=None: self
+Tensor.is_pinned = lambda self, device=None: False

@@ -1,0 +1,141 @@
+"""ember.linalg (torch.linalg): norms, cross and products, written with ember ops.
+
+Decompositions and solvers (inv, solve, svd, qr, eigh, cholesky, det, ...) need primitives
+ember does not have yet: asking for one raises the ember-gap error (see _torch_gaps.py).
+"""
+from __future__ import annotations
+
+import math
+
+from . import dtypes as D
+from . import ops
+from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from .ops._util import norm_dim, norm_dims
+from .tensor import Tensor
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "cross", "matmul", "vecdot", "diagonal"]
+
+_INF = math.inf
+
+
+def _floats(name, x: Tensor, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    if x._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, got "
+                                     f"{x._dtype.name}; call .float() first")
+    return x
+
+
+def _dims(x: Tensor, dim):
+    if isinstance(dim, (list, tuple)) and not dim:
+        dim = None
+    return norm_dims(dim, x.ndim, "norm")
+
+
+def _l2(x: Tensor, dims, keepdim: bool) -> Tensor:
+    """sqrt(sum(x * x)) whose gradient at a zero vector is 0, as PyTorch's (a plain
+    sqrt there would give 0 * inf = nan)."""
+    s = (x * x).sum(dims, keepdim)
+    zero = s == 0
+    return ops.where(zero, 0.0, ops.where(zero, 1.0, s).sqrt())
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The ord-norm of x over dim (None: every element) as a vector: ord 2, 1, inf, -inf,
+    0 (count of nonzeros) or any other number."""
+    x = _floats("vector_norm", x, dtype)
+    dims = _dims(x, dim)
+    if isinstance(ord, str):
+        raise EmberValueError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    if ord == 2:
+        return _l2(x, dims, keepdim)
+    a = x.abs()
+    if x.numel() == 0 and ord in (_INF, -_INF):
+        raise EmberValueError("linalg.vector_norm: the inf norms of an empty tensor are "
+                              "undefined")
+    if ord == _INF:
+        return a.amax(dims, keepdim)
+    if ord == -_INF:
+        return a.amin(dims, keepdim)
+    if ord == 0:
+        return (x != 0).sum(dims, keepdim).to(x._dtype)
+    if ord == 1:
+        return a.sum(dims, keepdim)
+    return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)
+
+
+def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
+                dtype=None) -> Tensor:
+    """'fro', or the induced 1/inf norms (max column / row sums) over two dims."""
+    x = _floats("matrix_norm", x, dtype)
+    if not isinstance(dim, (list, tuple)) or len(dim) != 2:
+        raise ShapeError(f"linalg.matrix_norm: dim must be a pair of dims, got {dim!r}")
+    rows, cols = (norm_dim(d, x.ndim, "matrix_norm") for d in dim)
+    if rows == cols:
+        raise ShapeError(f"linalg.matrix_norm: the two dims must differ, got {dim!r}")
+    if ord == "fro":
+        return _l2(x, (rows, cols), keepdim)
+    if ord in (1, -1, _INF, -_INF):
+        inner, outer = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = x.abs().sum(inner, keepdim=True)
+        out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
+        return out if keepdim else out.squeeze((rows, cols))
+    from ._torch_gaps import gap
+    raise gap(f"linalg.matrix_norm(ord={ord!r})",
+              "the nuclear and spectral norms need an SVD; use ord='fro', 1 or inf")
+
+
+def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """torch.linalg.norm: a vector norm over one dim (or all, ord None), a matrix norm over
+    two."""
+    if isinstance(dim, int) or (isinstance(dim, (list, tuple)) and len(dim) == 1):
+        return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if isinstance(dim, (list, tuple)) and len(dim) == 2:
+        return matrix_norm(x, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is not None:
+        raise ShapeError(f"linalg.norm: dim must be an int or a pair, got {dim!r}")
+    if ord is None:
+        return vector_norm(x.reshape(-1), 2, None, False, dtype=dtype).reshape(
+            (1,) * x.ndim if keepdim else ())
+    if x.ndim == 1:
+        return vector_norm(x, ord, None, keepdim, dtype=dtype)
+    if x.ndim == 2:
+        return matrix_norm(x, ord, (-2, -1), keepdim, dtype=dtype)
+    raise ShapeError(f"linalg.norm: with ord={ord!r} and no dim the input must be 1-D or "
+                     f"2-D, got shape {tuple(x.shape)}")
+
+
+def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """torch.norm / Tensor.norm: p 'fro' (the 2-norm over dim, or over everything), a
+    number (the vector norm over dim), 'nuc' (not in ember yet)."""
+    if p == "fro" or p is None:
+        x = _floats("norm", input, dtype)
+        return _l2(x, _dims(x, dim), keepdim)
+    if p == "nuc":
+        from ._torch_gaps import gap
+        raise gap("norm(p='nuc')", "the nuclear norm needs an SVD")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    from .functional_extra import cross as _cross
+    return _cross(input, other, dim)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    return ops.matmul(input, other)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    return (x * y).sum(dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    from .functional_extra import diagonal as _diagonal
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def __getattr__(name: str):
+    from ._torch_gaps import missing
+    raise missing("linalg", name)

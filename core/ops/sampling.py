@@ -1,0 +1,173 @@
+"""Random sampling beyond the factories: multinomial, bernoulli, the *_like factories and
+the in-place fills (uniform_, normal_, ...).
+
+Every random number comes from ember's one host stream (creation.py), copied to the
+device; what is computed from them (multinomial's inverse CDF, Gumbel keys) runs as ember
+ops on the tensors' own device.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..tensor import Tensor
+from .creation import _gen, _made, rand, randint, randn
+
+
+def _like(x: Tensor, dtype, device):
+    return dict(dtype=dtype or x._dtype, device=device or x._device)
+
+
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    return rand(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    return randn(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
+                 requires_grad: bool = False, memory_format=None) -> Tensor:
+    """Integers in [low, high) (randint_like(x, high) draws from [0, high))."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, **_like(input, dtype, device))
+
+
+def _check_probs(input: Tensor):
+    if type(input) is not Tensor:
+        raise EmberTypeError(f"multinomial: expected a Tensor of probabilities, got "
+                             f"{type(input).__name__}")
+    if input.ndim not in (1, 2) or input._data.shape[-1] == 0:
+        raise ShapeError(f"multinomial: prob_dist must be 1 or 2 dim with at least one "
+                         f"category, got shape {tuple(input.shape)}")
+    if input._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"multinomial: expected floating point probabilities, got "
+                             f"{input._dtype.name}")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
+    """num_samples category indices per row of input (non-negative weights, not
+    necessarily summing to 1), with or without replacement."""
+    _check_probs(input)
+    rows = input.reshape(1, -1) if input.ndim == 1 else input
+    n, k = rows._data.shape
+    if num_samples <= 0:
+        raise EmberValueError(f"multinomial: num_samples must be positive, got {num_samples}")
+    if not replacement and num_samples > k:
+        raise EmberValueError(f"multinomial: cannot sample n_sample > prob_dist.size(-1) "
+                              f"samples without replacement ({num_samples} > {k})")
+    p = rows.detach()
+    # a row that is negative, non-finite or all zero has no distribution (PyTorch refuses)
+    bad = (p < 0).any() | (~p.isfinite()).any() | (p.sum(1) <= 0).any()
+    if bool(bad.item()):
+        raise EmberValueError("multinomial: invalid multinomial distribution (encountering "
+                              "probability entry < 0, inf or nan, or a row summing to 0)")
+    device = input._device
+    if replacement:
+        # inverse CDF: the index of the first running sum above u * total
+        cdf = p.cumsum(1)
+        u = _made(lambda: _gen(generator).random((n, num_samples)), device, False,
+                  random=True, name="multinomial").to(p._dtype)
+        target = u * cdf[:, -1:]
+        out = (cdf.unsqueeze(1) <= target.unsqueeze(2)).sum(2)
+        out = out.minimum(k - 1)
+    else:
+        # Gumbel top-k: the k largest log p + Gumbel noise are a draw without replacement
+        e = _made(lambda: _gen(generator).exponential(size=(n, k)), device, False,
+                  random=True, name="multinomial").to(p._dtype)
+        keys = p.log() - e.log()         # -log(E) is standard Gumbel noise
+        keys = keys.masked_fill(p == 0, -math.inf)
+        out = keys.topk(num_samples, 1)[1]
+        if num_samples > 1 and bool(((p > 0).sum(1) < num_samples).any().item()):
+            raise EmberValueError("multinomial: fewer categories with nonzero probability "
+                                  "than num_samples, without replacement")
+    return out.reshape(num_samples) if input.ndim == 1 else out
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """1 with probability input (or p) elementwise, else 0, in input's dtype."""
+    prob = input if p is None else p
+    u = _made(lambda: _gen(generator).random(input._data.shape), input._device, False,
+              random=True, name="bernoulli").to(input._dtype if input._dtype.category ==
+                                                D.FLOAT else D.float32)
+    return (u < prob).to(input._dtype)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    rates = input.detach()._host()
+    return _made(lambda: _gen(generator).poisson(rates).astype(rates.dtype), input._device,
+                 False, random=True, name="poisson")
+
+
+# --- in-place fills: draw on the host, copy into the tensor (through copy_) -----------------
+
+def _fill_from(x: Tensor, name: str, draw) -> Tensor:
+    values = _made(lambda: np.asarray(draw(x._data.shape)), x._device, False, random=True,
+                   name=name)
+    from ..autograd.grad_mode import no_grad
+    with no_grad():                      # as PyTorch: a fill is not part of the graph
+        return x.copy_(values)
+
+
+def _need_float(name, x):
+    if x._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"{name}: expected a floating point tensor, got {x._dtype.name}")
+
+
+def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    _need_float("uniform_", x)
+    return _fill_from(x, "uniform_", lambda s: _gen(generator).uniform(a, b, s))
+
+
+def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    _need_float("normal_", x)
+    return _fill_from(x, "normal_", lambda s: _gen(generator).normal(mean, std, s))
+
+
+def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
+    if type(p) is Tensor:
+        return x.copy_(bernoulli(p.expand(x._data.shape), generator=generator))
+    return _fill_from(x, "bernoulli_", lambda s: _gen(generator).random(s) < p)
+
+
+def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    _need_float("exponential_", x)
+    return _fill_from(x, "exponential_",
+                      lambda s: _gen(generator).exponential(1.0 / lambd, s))
+
+
+def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    _need_float("log_normal_", x)
+    return _fill_from(x, "log_normal_", lambda s: _gen(generator).lognormal(mean, std, s))
+
+
+def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
+    return _fill_from(x, "geometric_", lambda s: _gen(generator).geometric(p, s))
+
+
+def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    _need_float("cauchy_", x)
+    return _fill_from(x, "cauchy_",
+                      lambda s: median + sigma * _gen(generator).standard_cauchy(s))
+
+
+def random_(x: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
+    """Integers in [from_, to) (random_(to) draws from [0, to)); with no bound, from
+    [0, 2**mantissa] for floats or the dtype's range for integers, as PyTorch."""
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:
+        if x._dtype.category == D.FLOAT:
+            to = 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(x._dtype.name, 53) + 1
+        elif x._dtype is D.bool_:
+            to = 2
+        else:
+            to = int(np.iinfo(x._dtype.np).max) + 1
+    return _fill_from(x, "random_", lambda s: _gen(generator).integers(from_, to, s))

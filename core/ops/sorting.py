@@ -1,0 +1,128 @@
+"""Sorting: the argsort primitive and what is built on it (sort, topk, median, kthvalue).
+
+Kernel: argsort(x, *, axis: int, descending: bool) -> int64 indices along axis that sort x,
+stable (equal elements keep their order); nan sorts as the largest value (last ascending,
+first descending), as in PyTorch.  Values come back through gather, so their gradient is
+gather's (the chosen elements get it), as in PyTorch.
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..dispatch import run
+from ..errors import EmberIndexError, EmberTypeError, EmberValueError
+from ..tensor import Tensor
+from ._op import declare, rule_fixed, shape_first
+from ._util import norm_dim
+
+argsort_op = declare("argsort", "index", rule_fixed(D.int64),
+                     sig="x, *, axis: int, descending: bool", shape=shape_first,
+                     doc="the int64 indices that sort x along axis, stable (equal elements "
+                         "keep their order); nan counts as the largest value")
+
+
+class ValuesIndices(tuple):
+    """(values, indices), like torch.return_types.sort / topk / median."""
+
+    __slots__ = ()
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"ember.return_types(values={self[0]!r}, indices={self[1]!r})"
+
+
+def _need_tensor(name, x):
+    if type(x) is not Tensor:
+        raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False,
+            stable: bool = False) -> Tensor:
+    """Indices that sort input along dim (always stable: `stable` is accepted for PyTorch's
+    signature)."""
+    _need_tensor("argsort", input)
+    if input.ndim == 0:
+        return input.new_zeros((), dtype=D.int64)
+    axis = norm_dim(dim, input.ndim, "argsort")
+    x = input.detach()
+    if x._dtype is D.bfloat16:          # no backend sorts bfloat16 natively; order is kept
+        x = x.to(D.float32)
+    return run(argsort_op, x, axis=axis, descending=bool(descending))
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False,
+         stable: bool = False) -> ValuesIndices:
+    """(values, indices) sorted along dim; ties keep their order."""
+    index = argsort(input, dim, descending)
+    if input.ndim == 0:
+        return ValuesIndices((input.clone(), index))
+    return ValuesIndices((input.gather(dim, index), index))
+
+
+def _take_first(index: Tensor, axis: int, k: int) -> Tensor:
+    return index.narrow(axis, 0, k)
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> ValuesIndices:
+    """The k largest (or smallest) elements along dim and their indices, in order (ties:
+    the lower index first)."""
+    _need_tensor("topk", input)
+    n = input._data.shape[norm_dim(dim, input.ndim, "topk")] if input.ndim else 1
+    if not isinstance(k, int) or isinstance(k, bool):
+        k = int(k)
+    if not 0 <= k <= n:
+        raise EmberIndexError(f"topk: k={k} is out of range for dimension {dim} of size {n}; "
+                              f"expected 0 <= k <= {n}")
+    if input.ndim == 0:
+        return sort(input)
+    axis = norm_dim(dim, input.ndim, "topk")
+    index = _take_first(argsort(input, axis, descending=largest), axis, k)
+    return ValuesIndices((input.gather(axis, index), index))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """The k-th smallest element (1-based) along dim and its index."""
+    _need_tensor("kthvalue", input)
+    axis = norm_dim(dim, input.ndim, "kthvalue") if input.ndim else 0
+    n = input._data.shape[axis] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise EmberIndexError(f"kthvalue: k={k} is out of range for dimension {dim} of size "
+                              f"{n}; expected 1 <= k <= {n}")
+    return _pick(input, axis, k - 1, keepdim)
+
+
+def _pick(input, axis, position, keepdim):
+    if input.ndim == 0:
+        return ValuesIndices((input.clone(), input.new_zeros((), dtype=D.int64)))
+    index = argsort(input, axis).narrow(axis, position, 1)
+    values = input.gather(axis, index)
+    if not keepdim:
+        values, index = values.squeeze(axis), index.squeeze(axis)
+    return ValuesIndices((values, index))
+
+
+def median(input: Tensor, dim=None, keepdim: bool = False):
+    """The lower median (PyTorch's): of every element (dim None), or (values, indices)
+    along dim."""
+    _need_tensor("median", input)
+    if input.numel() == 0:
+        raise EmberValueError(f"median(): expected a non-empty tensor, got shape "
+                              f"{tuple(input.shape)}")
+    if dim is None:
+        flat = input.reshape(-1)
+        return _pick(flat, 0, (flat._data.shape[0] - 1) // 2, False)[0]
+    axis = norm_dim(dim, input.ndim, "median") if input.ndim else 0
+    n = input._data.shape[axis] if input.ndim else 1
+    return _pick(input, axis, (n - 1) // 2, keepdim)
+
+
+def msort(input: Tensor) -> Tensor:
+    """input sorted along its first dim."""
+    return sort(input, 0)[0]
