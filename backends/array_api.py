@@ -245,6 +245,7 @@ def kernels(xp) -> dict:
         "sign": identity_on("bool", xp.sign), "exp": xp.exp, "log": xp.log,
         "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt,
         "rsqrt": lambda x: 1 / xp.sqrt(x), "sin": xp.sin, "cos": xp.cos, "tanh": xp.tanh,
+        "tan": xp.tan,
         "sigmoid": sigmoid, "floor": identity_on("ints", xp.floor),
         "ceil": identity_on("ints", xp.ceil), "round": identity_on("ints", xp.round),
         "reciprocal": lambda x: 1 / x, "logical_not": as_bool(xp.logical_not),

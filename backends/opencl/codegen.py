@@ -128,6 +128,7 @@ def _unary_table(dt: str) -> dict:
         "exp": f"exp({x})", "log": f"log({x})", "log1p": f"log1p({x})",
         "expm1": f"expm1({x})", "sqrt": f"sqrt({x})", "rsqrt": f"(({t})1 / sqrt({x}))",
         "sin": f"sin({x})", "cos": f"cos({x})", "tanh": f"tanh({x})", "erf": f"erf({x})",
+        "tan": f"tan({x})",
         # exp of a non-positive number only: no overflow for large |x|
         "sigmoid": f"({x} >= 0 ? ({t})1 / (1 + exp(-{x})) : exp({x}) / (1 + exp({x})))",
         "floor": f"floor({x})" if flt else x, "ceil": f"ceil({x})" if flt else x,

@@ -81,6 +81,8 @@ _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,)
    save_out=True, doc="1 / sqrt(x)")
 _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine")
 _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
+_u("tan", rule_float, "float", lambda g, out, x: (g * (out * out + 1),), save_out=True,
+   doc="tangent")
 _u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
    vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
 _u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",

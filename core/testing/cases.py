@@ -112,7 +112,7 @@ UNARY_FLOAT = [
     ("neg", np.negative, "f"), ("abs", np.abs, "f"), ("exp", np.exp, "f"),
     ("log", np.log, "p"), ("log1p", np.log1p, "p"), ("expm1", np.expm1, "f"),
     ("sqrt", np.sqrt, "p"), ("rsqrt", lambda x: 1 / np.sqrt(x), "p"),
-    ("sin", np.sin, "f"), ("cos", np.cos, "f"), ("tanh", np.tanh, "f"),
+    ("sin", np.sin, "f"), ("cos", np.cos, "f"), ("tan", np.tan, "u"), ("tanh", np.tanh, "f"),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), "f"), ("erf", _erf, "f"),
     ("reciprocal", lambda x: 1 / x, "p")]
 for _name, _ref, _kind in UNARY_FLOAT:
