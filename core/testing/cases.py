@@ -618,3 +618,54 @@ case("argsort:sort_topk", lambda E, x: (*E.sort(x, 1), *E.topk(x, 2, -1)),
      lambda np, x: (np.sort(x, 1), np.argsort(x, 1, kind="stable"),
                     -np.sort(-x, -1)[..., :2], np.argsort(-x, -1, kind="stable")[..., :2]),
      Input(M), out_dtype=("same", "int64", "same", "int64"), ops=("argsort", "sort", "topk"))
+
+# --- PyTorch's tensor functions (composites: core/functional_extra.py, einsum, linalg) ------
+section("tensor_functions")
+_PERM = Input((3, 4), "i", (2, 0, 3, 1, 1, 3, 0, 2, 0, 1, 2, 3))     # one permutation per row
+case("mm", lambda E, x, y, b: (E.mm(x, y), E.bmm(b, b.mT), E.addmm(x @ y, x, y, alpha=0.5),
+                               E.mv(x, y[:, 0])),
+     lambda np, x, y, b: (x @ y, b @ b.swapaxes(-1, -2), x @ y * 1.5, x @ y[:, 0]),
+     Input((3, 4)), Input((4, 2)), Input((2, 3, 4)), ops=("mm", "bmm", "addmm", "mv"))
+case("einsum", lambda E, x, y: (E.einsum("bij,bjk->bik", x, y), E.einsum("bij->j", x),
+                                E.einsum("...ij,...kj", x, x), E.einsum("bii->b", x @ y)),
+     lambda np, x, y: (np.einsum("bij,bjk->bik", x, y), np.einsum("bij->j", x),
+                       np.einsum("...ij,...kj", x, x), np.einsum("bii->b", x @ y)),
+     Input((2, 3, 4)), Input((2, 4, 3)), ops=("einsum", "matmul"))
+case("tril", lambda E, x: (E.tril(x), E.triu(x, 1), x.tril(-2)),
+     lambda np, x: (np.tril(x), np.triu(x, 1), np.tril(x, -2)), Input(M),
+     dtypes=FLOATS + ("int64", "bool"), ops=("tril", "triu"))
+case("diagonal", lambda E, x: (E.diagonal(x, 1), E.diag(x[0, :, 0]), E.trace(x[0]),
+                               E.diag_embed(x[0])),
+     lambda np, x: (np.diagonal(x, 1), np.diag(x[0, :, 0]), np.trace(x[0]),
+                    np.stack([np.diag(r) for r in x[0]])), Input(M),
+     ops=("diagonal", "diag", "trace", "diag_embed"))
+case("roll", lambda E, x: (E.roll(x, 1, 2), x.roll((1, -1), (0, 1)), E.roll(x, 3),
+                           x.narrow(2, 1, 2)),
+     lambda np, x: (np.roll(x, 1, 2), np.roll(x, (1, -1), (0, 1)), np.roll(x, 3), x[:, :, 1:3]),
+     Input(M), ops=("roll", "narrow"))
+case("repeat", lambda E, x: (x.repeat(2, 1, 2), E.repeat_interleave(x, 2, 1), E.tile(x, (2,))),
+     lambda np, x: (np.tile(x, (2, 1, 2)), np.repeat(x, 2, 1), np.tile(x, (1, 1, 2))),
+     Input(M), ops=("repeat_interleave", "tile"))
+case("norm", lambda E, x: (x.norm(), x.norm(1, 1), E.linalg.norm(x, dim=-1),
+                           E.linalg.vector_norm(x, float("inf"), (0, 2))),
+     lambda np, x: (np.sqrt((x * x).sum()), np.abs(x).sum(1), np.sqrt((x * x).sum(-1)),
+                    np.abs(x).max((0, 2))), Input(M), ops=("norm",))
+case("scatter", lambda E, x, i: (E.scatter(x, 1, i, x * 2), x.scatter(1, i[:, :2], -1.0),
+                                 E.index_fill(x, 1, i[0, :2], 0.5)),
+     lambda np, x, i: (_put_along(x, i, x * 2), _put_along(x, i[:, :2], -1.0),
+                       _fill_cols(x, i[0, :2], 0.5)), Input(S), _PERM,
+     ops=("scatter", "index_fill"))
+case("cross", lambda E, x, y: E.cross(x, y, dim=1), lambda np, x, y: np.cross(x, y, axis=1),
+     Input((2, 3)), Input((2, 3)), ops=("cross",))
+
+
+def _put_along(x, i, v):
+    out = x.copy()
+    np.put_along_axis(out, i, v if np.isscalar(v) else v[:, :i.shape[1]], 1)
+    return out
+
+
+def _fill_cols(x, cols, v):
+    out = x.copy()
+    out[:, cols] = v
+    return out
