@@ -177,3 +177,17 @@ def test_export_module_is_also_the_function():
     assert export_module is ember.export and callable(ember.export)
     program = ember.export.export(nn.Linear(2, 2), (ember.ones(1, 2),))
     assert program.examples and "ExportedProgram" in repr(program)
+
+
+def test_cli_inspect_and_verify(saved, capsys):
+    from ember.tools.cli import main
+    path, _ = saved[("transformer", "cpu")]
+    assert main(["export", "inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "format version 1" in out and "batch >= 1" in out and "(batch, seq, 6)" in out
+    assert main(["export", "verify", str(path), "--device", DEVICES[-1]]) == 0
+    assert "agree on" in capsys.readouterr().out
+    bad = path.with_suffix(".bad")
+    bad.write_bytes(b"not a zip")
+    assert main(["export", "inspect", str(bad)]) == 2
+    assert "not a valid exported program" in capsys.readouterr().out
