@@ -139,14 +139,8 @@ class ExportedProgram:
                     f"one is {want.dtype.name}{list(want.shape)}")
             a, b = g.numpy(), want.numpy()
             r, t = _tolerance(want.dtype, rtol, atol)
-            if a.dtype.kind in "fc":
-                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-                bad = ~(diff <= t + r * np.abs(b.astype(np.float64))) & \
-                    ~((a == b) | (np.isnan(a) & np.isnan(b)))
-                finite = diff[np.isfinite(diff)]
-                worst = max(worst, float(finite.max()) if finite.size else 0.0)
-            else:
-                bad = a != b
+            bad, diff = mismatch(a, b, r, t)
+            worst = max(worst, diff)
             if bad.any():
                 at = tuple(int(i) for i in np.argwhere(bad)[0])
                 raise ExportVerificationError(
@@ -224,6 +218,18 @@ class ExportedProgram:
 
     def _graph(self, sizes: dict):
         return instantiate(self.spec, sizes, self.device)
+
+
+def mismatch(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple:
+    """(where got and want differ beyond |got - want| <= atol + rtol * |want|, NaN matching
+    NaN; the largest finite absolute difference)."""
+    if want.dtype.kind not in "fc":
+        return got != want, 0.0
+    a, b = got.astype(np.float64), want.astype(np.float64)
+    diff = np.abs(a - b)
+    bad = ~(diff <= atol + rtol * np.abs(b)) & ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    finite = diff[np.isfinite(diff)]
+    return bad, float(finite.max()) if finite.size else 0.0
 
 
 def _kw(kwargs) -> str:

@@ -342,17 +342,22 @@ def _dynamic(args, kwargs, dynamic_shapes, names) -> tuple:
     return leaves, dims
 
 
+def map_leaves(value, fn):
+    """value (tuples, lists, dicts of leaves) with each leaf replaced by fn(leaf)."""
+    if isinstance(value, tuple):
+        return tuple(map_leaves(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_leaves(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {key: map_leaves(v, fn) for key, v in value.items()}
+    return fn(value)
+
+
 def _in_tree(args, kwargs):
     """(args, kwargs) with each tensor replaced by the Ref of its input."""
     counter = [0]
 
-    def walk(value):
-        if isinstance(value, tuple):
-            return tuple(walk(v) for v in value)
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, dict):
-            return {key: walk(v) for key, v in value.items()}
+    def leaf(value):
         if type(value) is Tensor:
             counter[0] += 1
             return Ref(counter[0] - 1)
@@ -361,7 +366,7 @@ def _in_tree(args, kwargs):
         raise EmberTypeError(f"export: an input of type {type(value).__name__}; inputs may be "
                              "tensors, numbers, strings, None, and tuples, lists and dicts "
                              "of them")
-    return (walk(tuple(args)), walk(dict(kwargs)))
+    return map_leaves((tuple(args), dict(kwargs)), leaf)
 
 
 def _arg_names(names, args, kwargs) -> list:
@@ -392,17 +397,10 @@ def _resized(args, kwargs, leaves, dims, sizes: dict) -> tuple:
         replaced[k] = make(np.ascontiguousarray(array), dtype=t.dtype, device=t.device)
     counter = [0]
 
-    def walk(value):
-        if isinstance(value, tuple):
-            return tuple(walk(v) for v in value)
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, dict):
-            return {key: walk(v) for key, v in value.items()}
-        k = counter[0]
+    def leaf(value):
         counter[0] += 1
-        return replaced.get(k, value)
-    return walk(tuple(args)), walk(dict(kwargs))
+        return replaced.get(counter[0] - 1, value)
+    return map_leaves((tuple(args), dict(kwargs)), leaf)
 
 
 # --- fitting sizes to dimensions ---------------------------------------------------------

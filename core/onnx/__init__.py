@@ -151,6 +151,7 @@ def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
     "max_abs_diff"}."""
     onnx = _require("onnx")
     from ..autograd.grad_mode import no_grad
+    from ..export.program import mismatch
     from ..tensor import Tensor
     if type(args) is Tensor:
         args = (args,)
@@ -169,14 +170,8 @@ def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
         if g.shape != e.shape:
             raise OnnxVerificationError(f"onnx.verify: output {k} has shape {g.shape} in "
                                         f"{runtime}, {e.shape} in ember")
-        if e.dtype.kind == "f":
-            diff = np.abs(g.astype(np.float64) - e.astype(np.float64))
-            bad = ~(diff <= atol + rtol * np.abs(e.astype(np.float64))) & \
-                ~((g == e) | (np.isnan(g) & np.isnan(e)))
-            finite = diff[np.isfinite(diff)]
-            worst = max(worst, float(finite.max()) if finite.size else 0.0)
-        else:
-            bad = g != e
+        bad, diff = mismatch(np.asarray(g), e, rtol, atol)
+        worst = max(worst, diff)
         if bad.any():
             at = tuple(int(i) for i in np.argwhere(bad)[0])
             raise OnnxVerificationError(
