@@ -35,15 +35,47 @@ def _sum_rule(op):
 
 
 def _prod_vjp(g, out, x, *, axes, keepdims):
-    # exact with zeros: one zero gets the product of the others, two or more give 0
-    from .elementwise import where
-    zero = x == 0
-    nz = where(zero, 1.0, x)
-    g, out = _spread(g, x, axes, keepdims), _spread(out, x, axes, keepdims)
-    zeros = zero.to(x._dtype).sum(dim=axes, keepdim=True).expand(x._data.shape)
-    others = nz.prod(dim=axes, keepdim=True).expand(x._data.shape)
-    grad = where(zeros == 0, out / nz, where(zero.logical_and(zeros == 1), others, 0.0))
-    return (g * grad,)
+    """d prod / d x_j is the product of the other elements: computed as exclusive products
+    from the left and from the right (log-step scans of multiplications), never by division,
+    so zeros anywhere are exact and the rule differentiates again (second derivatives with
+    zeros too)."""
+    g = _spread(g, x, axes, keepdims)
+    return (g * _others_product(x, axes),)
+
+
+def _others_product(x, axes):
+    """For each element, the product of the other elements over `axes`."""
+    from .movement import pad, permute, reshape
+    shape = x._data.shape
+    rest = [d for d in range(x.ndim) if d not in axes]
+    order = tuple(rest) + tuple(axes)
+    moved = permute(x, order) if order != tuple(range(x.ndim)) else x
+    n = 1
+    for d in axes:
+        n *= shape[d]
+    lead = tuple(shape[d] for d in rest)
+    flat = reshape(moved, lead + (n,))
+    left = _exclusive(flat, n, pad, reverse=False)
+    right = _exclusive(flat, n, pad, reverse=True)
+    both = reshape(left * right, tuple(moved._data.shape))
+    inverse = [0] * x.ndim
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return permute(both, tuple(inverse)) if order != tuple(range(x.ndim)) else both
+
+
+def _exclusive(flat, n, pad, *, reverse):
+    """prod of flat[..., :j] (or of flat[..., j+1:], reverse) for every j, by doubling."""
+    # shift by one, filling with 1: the product of nothing
+    y = pad(flat[..., :n - 1], (1, 0), value=1.0) if not reverse else \
+        pad(flat[..., 1:], (0, 1), value=1.0)
+    step = 1
+    while step < n:
+        shifted = pad(y[..., :n - step], (step, 0), value=1.0) if not reverse else \
+            pad(y[..., step:], (0, step), value=1.0)
+        y = y * shifted
+        step *= 2
+    return y
 
 
 def _extreme_vjp(g, out, x, *, axes, keepdims):
