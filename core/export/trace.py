@@ -184,7 +184,7 @@ def _to_spec(graph, names: list) -> tuple:
             ref[id(n.out)] = args[0]
             continue
         if n.kind == "check":
-            nodes.append(NodeSpec("check", n.name, args, {"size": _check_size(n)}, None, None))
+            nodes.append(NodeSpec("check", n.name, args, {"size": n.attrs["size"]}, None, None))
             continue
         if n.op.name == "nonzero":
             raise ExportError("export: nonzero's output shape depends on the data; an "
@@ -211,16 +211,6 @@ def _host_array(node) -> np.ndarray:
     native = node.fn()
     device = node.device
     return np.asarray(native if device.type == "cpu" else device.backend.to_host(native))
-
-
-def _check_size(node) -> int:
-    # the bounds check closes over the dimension's size (ops/index.py, _bounds_check)
-    cells = dict(zip(node.fn.__code__.co_freevars, node.fn.__closure__ or ()))
-    cell = cells.get("size")
-    if cell is None or not isinstance(cell.cell_contents, int):
-        raise ExportError(f"export: the index check {node.name} keeps no size this ember "
-                          "can read (an ember version mismatch)")
-    return cell.cell_contents
 
 
 def _python(value):

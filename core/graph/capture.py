@@ -162,14 +162,16 @@ class Tracer:
         self.fp.append(("t", str(device)))
         return native
 
-    def check(self, name, fn, tensors) -> None:
+    def check(self, name, fn, tensors, attrs=None) -> None:
         """fn(*natives) validates values (raising as eager would); it runs now and at every
-        replay."""
+        replay.  attrs: what it checks against (an index check's `size`), for the IR's
+        consumers (export, ONNX)."""
         fn(*[t._data for t in tensors])
         args = [self._arg(t._data, tensors, k, name) for k, t in enumerate(tensors)]
-        self.graph.nodes.append(Node("check", name, args, {}, None, fn=fn,
+        attrs = dict(attrs or {})
+        self.graph.nodes.append(Node("check", name, args, attrs, None, fn=fn,
                                      device=tensors[0]._device))
-        self.fp.append(("x", name))
+        self.fp.append(("x", name, _attrs_key(attrs)))
 
     # -- what Python does with tensors -------------------------------------------------------
     def host_read(self, t: Tensor) -> None:

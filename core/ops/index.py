@@ -86,7 +86,8 @@ def _bounds(name, index: Tensor, size: int):
         if tracer is not None:
             # in a graph the check is a node of its own (it runs at every replay) and the
             # wrap of negative indices is unconditional: what follows must not depend on data
-            tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,))
+            tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,),
+                         {"size": size})
             return _wrap_negative(index, size)
     if (index._get_meta("bounds") == (size, index._version)
             and index._get_meta("base") is None):
