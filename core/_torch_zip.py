@@ -28,7 +28,8 @@ from .io import Saved
 MAX_PICKLE_BYTES = 100_000_000
 MAX_NDIM = 64
 # bytes of Python objects the stack machine may build: a multiple of data.pkl's size
-_COST_RATIO, _COST_FLOOR = 4, 64 << 20
+_COST_RATIO, _COST_FLOOR = 4, 16 << 20
+_VIEW_SLACK = 64 << 20     # tensor bytes beyond twice the storage bytes they view
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8",
              "ShortStorage": "int16", "IntStorage": "int32", "LongStorage": "int64",
@@ -405,7 +406,7 @@ class _Machine:
                                f"{offset} reaches element {last} of a storage of "
                                f"{len(base)}")
         self.tensor_bytes += numel * base.itemsize
-        if self.tensor_bytes > 2 * self.storage_bytes + _COST_FLOOR:
+        if self.tensor_bytes > 2 * self.storage_bytes + _VIEW_SLACK:
             raise self.bad(f"its tensors add up to {self.tensor_bytes} bytes, far more than "
                            f"the {self.storage_bytes} bytes of storage they view (expanded "
                            "views? save them with .clone())")

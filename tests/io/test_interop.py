@@ -130,7 +130,7 @@ FORGED = {
     "NEWOBJ": (b"\x80\x02ccollections\nOrderedDict\n)\x81.", "opcode NEWOBJ"),
     "BUILD on a tensor": (_tensor_pickle((2, 2), (2, 1))[:-1] + b"}b.", "sets the state"),
     "no STOP": (b"\x80\x02K\x01", "not a valid pickle"),
-    "list bomb": (b"\x80\x02]" + b"]a" * 4_000_000 + b".", "more than"),
+    "list bomb": (b"\x80\x02]" + b"]a" * 400_000 + b".", "more than"),
     "memo of a missing index": (b"\x80\x02h\x05.", "not a valid pickle"),
     "builtins.eval": (b"\x80\x02c__builtin__\neval\nX\x01\x00\x00\x001\x85R.",
                       "the global 'builtins.eval'"),

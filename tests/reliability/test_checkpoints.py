@@ -242,7 +242,7 @@ _RSS = textwrap.dedent("""
                     reason="ru_maxrss is not reported here")
 def test_peak_rss_of_a_hostile_header(tmp_path):
     path = tmp_path / "big"
-    path.write_bytes(_nested_header(12 * 10**6))              # 24 MB
+    path.write_bytes(_nested_header(8 * 10**6))               # 16 MB
     out = subprocess.run([sys.executable, "-c", _RSS, str(path)], capture_output=True,
                          text=True, timeout=120, check=True)
     assert int(out.stdout) < 3 * path.stat().st_size

@@ -43,21 +43,17 @@ def test_a_forged_tensor_pickle_is_refused():
 
 def _train(rank, queue, weights):
     queue.put((rank, (weights * (rank + 1)).sum().item(), ember.ones(rank + 1)))
-
-
-def _fail(rank):
     if rank == 1:
         raise ValueError(f"rank {rank} broke")
 
 
-def test_spawn_sends_tensors_both_ways():
+def test_spawn_sends_tensors_both_ways_and_raises_the_first_error():
     queue = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(_train, args=(queue, ember.arange(4.0)), nprocs=2)
+    with pytest.raises(mp.ProcessRaisedException, match="ValueError: rank 1 broke") as info:
+        mp.spawn(_train, args=(queue, ember.arange(4.0)), nprocs=2)
+    assert info.value.error_index == 1
     got = sorted(queue.get() for _ in range(2))
     assert [(r, s, t.tolist()) for r, s, t in got] == [(0, 6.0, [1.0]), (1, 12.0, [1.0, 1.0])]
-    with pytest.raises(mp.ProcessRaisedException, match="ValueError: rank 1 broke") as info:
-        mp.spawn(_fail, nprocs=2)
-    assert info.value.error_index == 1
 
 
 def test_numpy_sees_cpu_tensors_without_a_copy():

@@ -91,7 +91,8 @@ def test_conversion():
         bool(x)
     with pytest.raises(EmberError, match="requires grad"):
         x.requires_grad_().numpy()
-    import pickle                  # by value, for ember.multiprocessing (tests/reliability)
+    # tensors pickle by value, for ember.multiprocessing (tests/reliability/test_processes.py)
+    import pickle
     assert pickle.loads(pickle.dumps(x)).tolist() == x.tolist()
 
 
