@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import Unsupported, supported_dtypes
+from .checks import Unsupported, lacks_dtype, supported_dtypes
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ def raises(kinds, fn: Callable, what: str, match: str = "") -> BaseException:
         if isinstance(got, ember.Tensor):
             got.numpy()                     # deferred backends raise when the result is needed
     except Exception as exc:               # noqa: BLE001  (the rule checks the class)
+        if lacks_dtype(exc):
+            raise Unsupported(str(exc)) from exc
         assert isinstance(exc, ember.EmberError), \
             f"{what}: raised {type(exc).__name__} ({exc}), not an ember error"
         assert isinstance(exc, kinds), \

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from . import programs
 from .cases import CASES
-from .checks import run_case
+from .checks import Unsupported, lacks_dtype, run_case
 from .rules import RULES
 
 
@@ -23,8 +23,17 @@ from .rules import RULES
 class Check:
     name: str
     family: str
-    run: Callable[[str], None]
+    fn: Callable[[str], None]
     cpu: bool = True              # False: it compares a device with the CPU (not run there)
+
+    def run(self, device: str) -> None:
+        """The check on device; Unsupported where the device lacks a dtype it needs."""
+        try:
+            self.fn(device)
+        except Exception as exc:
+            if lacks_dtype(exc):
+                raise Unsupported(str(exc).splitlines()[0]) from exc
+            raise
 
 
 def all_checks() -> list[Check]:
