@@ -29,6 +29,9 @@ from ._compat import *  # noqa: F401,F403  (finfo, iinfo, set_printoptions, thre
 from ._compat import __all__ as _compat_names
 from ._legacy import LEGACY as _LEGACY
 globals().update(_LEGACY)               # FloatTensor, LongTensor, ... (PyTorch's legacy types)
+from ._methods_extra import TORCH_SPELLINGS as _SPELLINGS
+globals().update(_SPELLINGS)            # ember.sum(x, axis=1), ember.empty(size=(2, 3))
+from .sparse import sparse_coo_tensor, spmm
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dispatch import fallback
 
@@ -63,7 +66,7 @@ __all__ = [
     *_op_names,
     # PyTorch's tensor functions, sampling, legacy types and process-wide switches
     *_extra_names, "einsum", "norm", "bernoulli", "multinomial", "poisson", "rand_like",
-    "randint_like", "randn_like", *_LEGACY, *_compat_names,
+    "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
 ]
 
 
@@ -104,6 +107,7 @@ def __getattr__(name):
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
             "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
+            "torch_alias": ".torch_alias",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "export": ".export", "onnx": ".onnx"}
     if name in lazy:

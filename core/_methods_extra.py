@@ -22,15 +22,19 @@ for _name in ("mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm"
               "roll", "narrow", "select", "unbind", "unflatten", "broadcast_to",
               "repeat_interleave", "tile", "cross", "isclose", "allclose", "equal", "scatter",
               "scatter_reduce", "index_fill", "masked_select", "count_nonzero", "nan_to_num",
-              "clamp_min", "clamp_max", "swapaxes", "swapdims", "ravel", "rot90"):
+              "clamp_min", "clamp_max", "swapaxes", "swapdims", "ravel", "rot90",
+              *FX.MATH):
     setattr(Tensor, _name, getattr(FX, _name))
 for _name in ("sort", "argsort", "topk", "kthvalue", "median", "msort", "cumsum", "cumprod",
-              "logcumsumexp"):
+              "logcumsumexp", "unique"):
     setattr(Tensor, _name, getattr(ops, _name))
 for _name in ("multinomial", "bernoulli", "uniform_", "normal_", "bernoulli_",
               "exponential_", "log_normal_", "geometric_", "cauchy_", "random_"):
     setattr(Tensor, _name, getattr(sampling, _name))
 Tensor.repeat = lambda self, *sizes: FX.repeat(self, *sizes)
+# ember has no sparse layout (core/sparse.py): these are the tensor itself
+Tensor.to_sparse = Tensor.to_dense = Tensor.coalesce = lambda self, *args, **kwargs: self
+Tensor.is_coalesced = lambda self: True
 Tensor.norm = torch_norm
 Tensor.type = tensor_type
 Tensor.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
@@ -79,9 +83,9 @@ def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return windows.movedim(axis + 1, -1)
 
 
-_inplace_of = {"tril": FX.tril, "triu": FX.triu, "scatter": FX.scatter,
-               "index_fill": FX.index_fill, "clamp_min": FX.clamp_min,
-               "clamp_max": FX.clamp_max, "nan_to_num": FX.nan_to_num,
+_inplace_of = {**{name: getattr(FX, name) for name in FX.MATH}, "tril": FX.tril,
+               "triu": FX.triu, "scatter": FX.scatter, "index_fill": FX.index_fill,
+               "clamp_min": FX.clamp_min, "clamp_max": FX.clamp_max, "nan_to_num": FX.nan_to_num,
                "scatter_add": ops.scatter_add, "index_add": Tensor.index_add,
                "fill_diagonal": fill_diagonal, "cumsum": ops.cumsum, "cumprod": ops.cumprod,
                "scatter_reduce": FX.scatter_reduce}
@@ -112,3 +116,50 @@ Tensor.get_device = lambda self: -1 if self._device.type == "cpu" else (self._de
 # tensor is already where pinning would put it
 Tensor.pin_memory = lambda self, device=None: self
 Tensor.is_pinned = lambda self, device=None: False
+
+
+
+# -- the other spellings torch's argument parser accepts: axis= for dim=, keepdims= for
+# keepdim= (x.sum(axis=1, keepdims=True)), and size= for a factory's shape
+def numpy_names(fn):
+    def f(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    return _wrapped(f, fn)
+
+
+def size_keyword(fn):
+    def f(*args, **kwargs):
+        if "size" in kwargs:
+            args = (kwargs.pop("size"),) + args
+        return fn(*args, **kwargs)
+    return _wrapped(f, fn)
+
+
+def _wrapped(f, fn):
+    f.__name__, f.__qualname__, f.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    f.__wrapped__ = fn
+    return f
+
+
+def _reductions() -> dict:
+    from . import functional as F
+    out = {name: getattr(ops, name) for name in (
+        "sum", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
+        "median", "sort", "argsort", "flip", "squeeze")}
+    out.update({name: getattr(F, name) for name in (
+        "mean", "std", "var", "logsumexp", "max", "min", "softmax", "log_softmax")})
+    out.update(count_nonzero=FX.count_nonzero, norm=torch_norm)
+    return {name: numpy_names(fn) for name, fn in out.items()}
+
+
+_REDUCTIONS = _reductions()
+for _name, _fn in _REDUCTIONS.items():
+    setattr(Tensor, _name, _fn)
+# what core/__init__.py puts in ember.* in place of the plain functions
+TORCH_SPELLINGS = {**_REDUCTIONS, **{name: size_keyword(getattr(ops, name)) for name in (
+    "zeros", "ones", "empty", "rand", "randn")}}

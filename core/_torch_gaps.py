@@ -177,6 +177,21 @@ def missing(namespace: str, name: str, torch_name: str | None = None) -> NotInEm
     return NotInEmberError(text)
 
 
+def submodule_or_missing(package: str, namespace: str, name: str):
+    """A module's __getattr__: its submodule `name` if there is one (ember.nn.parallel is
+    imported on first use, as torch.nn.parallel is there), else the ember-gap error."""
+    import importlib
+    import importlib.util
+    if not name.startswith("_"):
+        try:
+            found = importlib.util.find_spec(f"{package}.{name}") is not None
+        except (ImportError, AttributeError, ValueError):
+            found = False
+        if found:
+            return importlib.import_module(f"{package}.{name}")
+    raise missing(namespace, name)
+
+
 def gap(what: str, why: str) -> UnsupportedError:
     """The error for a PyTorch option ember's function does not take (yet)."""
     return UnsupportedError(f"ember has no {what} yet: {why}; {DOCTOR}")

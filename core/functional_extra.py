@@ -6,6 +6,7 @@ Composites only: each gets its gradient and every backend from the ops it is mad
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -24,7 +25,11 @@ __all__ = ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "
            "masked_select", "count_nonzero", "nan_to_num", "clamp_min", "clamp_max",
            "swapaxes", "swapdims", "numel", "is_floating_point", "atleast_1d", "atleast_2d",
            "rot90", "block_diag", "cartesian_prod", "meshgrid", "column_stack", "hstack",
-           "vstack", "dstack", "t", "ravel"]
+           "vstack", "dstack", "t", "ravel", "lerp", "addcmul", "addcdiv"]
+# elementwise functions written with the primitives (methods and in-place forms too)
+MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp",
+        "hypot", "erfc", "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power")
+__all__ += MATH
 
 
 def _need(name, x, ndim=None):
@@ -628,3 +633,122 @@ def numel(input: Tensor) -> int:
 def is_floating_point(input: Tensor) -> bool:
     return input._dtype.category == D.FLOAT
 
+
+
+# --- elementwise functions over the primitives ---------------------------------------------
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def log2(input: Tensor) -> Tensor:
+    return ops.log(input) * (1.0 / _LN2)
+
+
+def log10(input: Tensor) -> Tensor:
+    return ops.log(input) * (1.0 / _LN10)
+
+
+def exp2(input: Tensor) -> Tensor:
+    return ops.exp(_float(input) * _LN2)
+
+
+def sinh(input: Tensor) -> Tensor:
+    e = ops.exp(_float(input))
+    return (e - 1.0 / e) * 0.5
+
+
+def cosh(input: Tensor) -> Tensor:
+    e = ops.exp(_float(input))
+    return (e + 1.0 / e) * 0.5
+
+
+def trunc(input: Tensor) -> Tensor:
+    """Rounded toward zero."""
+    if input._dtype.category != D.FLOAT:
+        return input.clone()
+    return ops.where(input < 0, ops.ceil(input), ops.floor(input))
+
+
+fix = trunc
+
+
+def frac(input: Tensor) -> Tensor:
+    return input - trunc(input)
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    """The C remainder: input - trunc(input / other) * other (the sign of input)."""
+    if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
+            type(other) is not Tensor or other._dtype.category != D.FLOAT):
+        r = input.remainder(other)
+        return ops.where((r != 0).logical_and((r < 0) != (input < 0)), r - other, r)
+    return input - trunc(input / other) * other
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    m = ops.maximum(input, other).detach()
+    m = ops.where(m.isfinite(), m, 0.0)
+    return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    return (input * input + other * other).sqrt()
+
+
+def erfc(input: Tensor) -> Tensor:
+    return 1.0 - ops.erf(input)
+
+
+def logit(input: Tensor, eps=None) -> Tensor:
+    x = input if eps is None else input.clamp(eps, 1.0 - eps)
+    return ops.log(x / (1.0 - x))
+
+
+def xlogy(input, other) -> Tensor:
+    """input * log(other), 0 where input is 0 (and other is not nan)."""
+    if type(input) is not Tensor:
+        input = ops.full((), input, dtype=other._dtype, device=other._device)
+    out = input * ops.log(other)
+    return ops.where((input == 0).logical_and(~_isnan(other)), 0.0, out)
+
+
+def _isnan(x):
+    return x.isnan() if type(x) is Tensor else ops.full((), math.isnan(x), dtype=D.bool_)
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    return _float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    return _float(input) * (180.0 / math.pi)
+
+
+def sgn(input: Tensor) -> Tensor:
+    return ops.sign(input)
+
+
+def positive(input: Tensor) -> Tensor:
+    return input
+
+
+def float_power(input, exponent) -> Tensor:
+    base = input.to(D.float64) if type(input) is Tensor else input
+    exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
+    return base ** exp
+
+
+def _float(x: Tensor) -> Tensor:
+    return x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    return input + (end - input) * weight
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input + tensor1 * tensor2 * value
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input + tensor1 / tensor2 * value

@@ -71,5 +71,5 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    from .._torch_gaps import missing
-    raise missing("nn", name)     # a PyTorch name ember lacks, named as an ember gap
+    from .._torch_gaps import submodule_or_missing  # a PyTorch name ember lacks: a gap
+    return submodule_or_missing(__name__, "nn", name)

@@ -619,5 +619,5 @@ def _repeat_heads(x: Tensor, times: int) -> Tensor:
 
 
 def __getattr__(name: str):
-    from .._torch_gaps import missing
-    raise missing("nn.functional", name)     # a PyTorch name ember lacks, named as an ember gap
+    from .._torch_gaps import submodule_or_missing  # a PyTorch name ember lacks: a gap
+    return submodule_or_missing(__name__, "nn.functional", name)

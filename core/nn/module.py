@@ -212,7 +212,7 @@ class Module:
             if params is None:
                 raise EmberTypeError("cannot assign parameters before Module.__init__() "
                                      "call; call super().__init__() first")
-            self._forget(name)
+            self._forget(name, keep="_parameters")    # a reassigned name keeps its place
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -225,7 +225,7 @@ class Module:
             if params is None:
                 raise EmberTypeError("cannot assign a module before Module.__init__() "
                                      "call; call super().__init__() first")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             self._modules[name] = value
         elif params is not None and name in d["_modules"]:
             if value is not None:
@@ -233,7 +233,7 @@ class Module:
                                      f"module {name!r} (Module or None expected)")
             d["_modules"][name] = None
         elif isinstance(value, Buffer):
-            self._forget(name)
+            self._forget(name, keep="_buffers")
             persistent = value._meta.pop("buffer")
             self.register_buffer(name, value, persistent)
         elif params is not None and name in d["_buffers"]:
@@ -244,11 +244,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str | None = None) -> None:
+        """Drop `name` from every store but `keep`, where a new value replaces the old in
+        place: state_dict keys keep PyTorch's order when a parameter is re-tied."""
         d = self.__dict__
         d.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
-            d[store].pop(name, None)
+            if store != keep:
+                d[store].pop(name, None)
         d["_non_persistent_buffers_set"].discard(name)
 
     def __delattr__(self, name: str) -> None:

@@ -70,7 +70,7 @@ from .movement import (
 from .nn import fold, unfold
 from .reduce import all, amax, amin, any, argmax, argmin, prod, sum
 from .scan import cumprod, cumsum, logcumsumexp
-from .sorting import argsort, kthvalue, median, msort, sort, topk
+from .sorting import argsort, kthvalue, median, msort, sort, topk, unique
 
 globals().update(UNARY)              # ember.exp, ember.sigmoid, ... one per declaration
 globals().update(BINARY)             # ember.add, ember.eq, ...
@@ -89,7 +89,7 @@ _FUNCTIONS = ("arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy",
               "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
               # scans and sorting (scan.py, sorting.py)
               "cumsum", "cumprod", "logcumsumexp", "argsort", "sort", "topk", "kthvalue",
-              "median", "msort")
+              "median", "msort", "unique")
 # the public op functions (what `from ember.ops import *` and ember.* re-export): the
 # elementwise ones from their declarations, the rest listed; registries and helpers stay
 # inside ember.ops

@@ -1,4 +1,5 @@
-"""Sorting: the argsort primitive and what is built on it (sort, topk, median, kthvalue).
+"""Sorting: the argsort primitive and what is built on it (sort, topk, median, kthvalue,
+unique).
 
 Kernel: argsort(x, *, axis: int, descending: bool) -> int64 indices along axis that sort x,
 stable (equal elements keep their order); nan sorts as the largest value (last ascending,
@@ -126,3 +127,33 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
 def msort(input: Tensor) -> Tensor:
     """input sorted along its first dim."""
     return sort(input, 0)[0]
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim=None):
+    """The distinct elements of input in ascending order; with return_inverse the index of
+    each element in them, with return_counts how often each occurs.  Computed on the
+    device from a sort; the number of distinct values is read back (as PyTorch's does)."""
+    _need_tensor("unique", input)
+    if dim is not None:
+        from .._torch_gaps import gap
+        raise gap("unique(dim=...)", "only the flattened form exists; unique(x.reshape(-1))")
+    from .creation import full, zeros
+    from .movement import cat
+    flat = input.reshape(-1).detach()
+    n = flat._data.shape[0]
+    order = argsort(flat)
+    values = flat.gather(0, order)
+    # each run of equal sorted values starts where a value differs from the one before
+    first = cat([full((min(n, 1),), True, device=input._device), values[1:] != values[:-1]])
+    out = [values[first]]
+    if return_inverse:
+        from ..functional_extra import scatter
+        group = first.cumsum(0) - 1
+        inverse = scatter(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
+        out.append(inverse.reshape(input._data.shape))
+    if return_counts:
+        starts = first.nonzero().reshape(-1)
+        ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)

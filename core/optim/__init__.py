@@ -14,5 +14,5 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"
 
 
 def __getattr__(name: str):
-    from .._torch_gaps import missing
-    raise missing("optim", name)     # a PyTorch name ember lacks, named as an ember gap
+    from .._torch_gaps import submodule_or_missing  # a PyTorch name ember lacks: a gap
+    return submodule_or_missing(__name__, "optim", name)
