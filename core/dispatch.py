@@ -434,7 +434,8 @@ def _kernel_error_classes():
     from . import errors
     return ((ValueError, errors.KernelValueError), (TypeError, errors.KernelTypeError),
             (ZeroDivisionError, errors.KernelZeroDivisionError),
-            (IndexError, errors.KernelIndexError), (MemoryError, errors.KernelMemoryError))
+            (IndexError, errors.KernelIndexError), (MemoryError, errors.KernelMemoryError),
+            (OverflowError, errors.KernelOverflowError))
 
 
 _KERNEL_ERRORS = _kernel_error_classes()

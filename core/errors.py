@@ -81,6 +81,10 @@ class KernelMemoryError(KernelError, MemoryError):
     """A kernel could not allocate its output."""
 
 
+class KernelOverflowError(KernelError, OverflowError):
+    """A kernel raised OverflowError (a number that does not fit the dtype)."""
+
+
 class NotInEmberError(EmberError, AttributeError):
     """A PyTorch name ember does not have (yet): the message says so and where to look
     (`ember doctor --torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)

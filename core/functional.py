@@ -12,7 +12,7 @@ import math
 from . import dispatch, ops
 from . import dtypes as D
 from .errors import DtypeNotSupportedError, EmberValueError
-from .ops._util import norm_dims
+from .ops._util import norm_dim, norm_dims
 from .ops.nn import linear_op, softmax_op
 from .tensor import Tensor
 
@@ -24,7 +24,13 @@ def _need_float(name, x):
             f"got {x._dtype.name}; call .float() first")
 
 
+def _every(dim):
+    """dim=() (or []) means every dim, as in sum (PyTorch's rule, docs/semantics.md)."""
+    return None if isinstance(dim, (list, tuple)) and not dim else dim
+
+
 def _count(x, dim):
+    dim = _every(dim)
     n = 1
     for d in norm_dims(dim, x.ndim, "mean"):
         n *= x._data.shape[d]
@@ -57,6 +63,7 @@ def var_mean(x, dim=None, *, correction=1, keepdim=False):
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     _need_float("logsumexp", x)
+    dim = _every(dim)
     # the shift is a constant: detach keeps inf - inf out of the gradient
     m = ops.amax(x, dim, keepdim=True).detach()
     m = ops.where(ops.isfinite(m), m, 0.0)
@@ -68,7 +75,8 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     _need_float("softmax", x)
-    return dispatch.run(softmax_op, x, axis=norm_dims(dim, x.ndim, "softmax")[0])
+    # a 0-d tensor takes dim 0 or -1, as in PyTorch: its softmax is 1
+    return dispatch.run(softmax_op, x, axis=norm_dim(dim, x.ndim, "softmax"))
 
 
 def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:

@@ -101,7 +101,8 @@ _u("isfinite", rule_bool, "bool", doc="x is neither nan nor infinite")
 
 
 def _relu_decompose(x):
-    return where(x > 0, x, 0.0 if x._dtype.category == D.FLOAT else 0)
+    # x <= 0 is false for nan: nan stays nan, as in PyTorch (x > 0 would make it 0)
+    return where(x <= 0, 0.0 if x._dtype.category == D.FLOAT else 0, x)
 
 
 def _check_relu(inputs, attrs):
@@ -109,8 +110,9 @@ def _check_relu(inputs, attrs):
         raise EmberTypeError("relu: bool tensors are not supported; cast to a number dtype")
 
 
-relu_backward_op = _grad_kernel("relu_backward", "relu", "g, out", "g where out > 0, else 0",
-                                lambda g, out: where(out > 0, g, 0.0))
+relu_backward_op = _grad_kernel("relu_backward", "relu", "g, out",
+                                "0 where out <= 0, else g (a nan output passes g, as torch)",
+                                lambda g, out: where(out <= 0, 0.0, g))
 # relu is a composite (where(x > 0, x, 0)) that backends may run as one kernel
 relu_op = declare("relu", "composite", rule_same, sig="x", doc="max(x, 0)",
                   fast="same_nobool", save_out=True, check=_check_relu,

@@ -182,7 +182,7 @@ def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
 def flip(x: Tensor, dims) -> Tensor:
     axes = norm_dims(dims, x.ndim, "flip")
     if not axes:
-        return x
+        return run(contiguous_op, x)          # still new memory, as PyTorch's flip
     return run(flip_op, x, axes=axes)
 
 
@@ -200,7 +200,7 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
     for i in range(len(pad) // 2):
         pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if all(p == (0, 0) for p in pairs):
-        return x
+        return run(contiguous_op, x)          # a new tensor, as PyTorch's pad
     return run(pad_op, x, pads=tuple(pairs), value=value)
 
 
@@ -218,9 +218,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
             raise ShapeError(
                 f"cat: sizes of tensors must match except in dimension {axis}; tensor 0 has "
                 f"shape {tuple(ref.shape)} and tensor {i} has shape {tuple(t.shape)}")
-    if len(kept) == 1:
-        return kept[0]
-    return run(concatenate_op, *kept, axis=axis)
+    return run(concatenate_op, *kept, axis=axis)      # one tensor too: new memory
 
 
 def contiguous(x: Tensor) -> Tensor:
