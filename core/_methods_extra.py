@@ -95,6 +95,49 @@ for _name, _fn in _inplace_of.items():
         _fn.__name__ = _name
     setattr(Tensor, _name + "_", _inplace(_fn))
 Tensor.unfold = unfold_windows
+# in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
+              "addmm", "baddbmm", "addmv"):
+    setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
+Tensor.fmax, Tensor.fmin = FX.fmax, FX.fmin
+Tensor.take_along_dim = FX.take_along_dim
+Tensor.bincount = FX.bincount
+Tensor.dist = FX.dist
+Tensor.kron = FX.kron
+
+
+def _reshaping(name: str, fn):
+    """squeeze_, unsqueeze_, t_, transpose_: x takes the new shape itself.  Outside autograd
+    only: under a recorded graph the op's saved input would change shape too."""
+    def method(self, *args):
+        from . import dispatch
+        if dispatch.is_grad_enabled() and self.requires_grad:
+            from .errors import AutogradError
+            raise AutogradError(f"{name}: changing the shape in place of a tensor that "
+                                "requires grad is not supported; use the out-of-place "
+                                f"{name[:-1]}()")
+        self._data = fn(self, *args)._data
+        return self
+    method.__name__ = name
+    return method
+
+
+for _name in ("squeeze", "unsqueeze", "t", "transpose"):
+    setattr(Tensor, _name + "_", _reshaping(_name + "_", getattr(Tensor, _name)))
+
+
+def sum_to_size(self, *size) -> Tensor:
+    """self summed over the dims where size has 1 (or lacks a leading dim)."""
+    from .ops._util import as_shape
+    size = as_shape(size, "sum_to_size")
+    lead = self.ndim - len(size)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
+                                      if n == 1 and self._data.shape[lead + i] != 1)
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(size)
+
+
+Tensor.sum_to_size = sum_to_size
 Tensor.__getattr__ = tensor_getattr      # a missing method is named as an ember gap
 
 

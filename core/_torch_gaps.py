@@ -1,4 +1,4 @@
-"""The PyTorch names programs use, in one place: what `ember doctor --torch-api` counts,
+"""The PyTorch names programs use, in one place: what `ember torch-api` counts,
 and what the honest errors for a name ember lacks are made from.
 
 COMMON lists, per namespace, the torch names that programs commonly use: every public
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .errors import NotInEmberError, UnsupportedError
 
-DOCTOR = "see `ember doctor --torch-api` for what ember covers"
+DOCTOR = "see `ember torch-api` for what ember covers"
 
 _NN = """
 AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss

@@ -87,7 +87,7 @@ class KernelOverflowError(KernelError, OverflowError):
 
 class NotInEmberError(EmberError, AttributeError):
     """A PyTorch name ember does not have (yet): the message says so and where to look
-    (`ember doctor --torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)
+    (`ember torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)
     keep answering "no"."""
 
 

@@ -25,7 +25,9 @@ __all__ = ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "
            "masked_select", "count_nonzero", "nan_to_num", "clamp_min", "clamp_max",
            "swapaxes", "swapdims", "numel", "is_floating_point", "atleast_1d", "atleast_2d",
            "rot90", "block_diag", "cartesian_prod", "meshgrid", "column_stack", "hstack",
-           "vstack", "dstack", "t", "ravel", "lerp", "addcmul", "addcdiv"]
+           "vstack", "dstack", "t", "ravel", "lerp", "addcmul", "addcdiv", "concat",
+           "concatenate", "take_along_dim", "logspace", "fmax", "fmin", "std_mean", "dist",
+           "cdist", "tensordot", "kron", "bincount", "searchsorted", "bucketize", "dropout"]
 # elementwise functions written with the primitives (methods and in-place forms too)
 MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp",
         "hypot", "erfc", "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power")
@@ -752,3 +754,138 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     return input + tensor1 / tensor2 * value
+
+
+# --- more of torch's functions, as composites ----------------------------------------------
+
+def concat(tensors, dim: int = 0) -> Tensor:
+    return ops.cat(tensors, dim)
+
+
+concatenate = concat
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        return ops.take(input, indices.reshape(-1))
+    shape = list(_broadcast("take_along_dim", input._data.shape, indices._data.shape))
+    axis = norm_dim(dim, input.ndim, "take_along_dim")
+    shape_in, shape_ix = list(shape), list(shape)
+    shape_in[axis], shape_ix[axis] = input._data.shape[axis], indices._data.shape[axis]
+    return ops.gather(ops.expand(input, tuple(shape_in)), axis,
+                      ops.expand(indices, tuple(shape_ix)))
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    exponents = ops.linspace(start, end, steps, dtype=D.float64 if dtype is None else dtype,
+                             device="cpu")
+    out = (base ** exponents).to(dtype or D.get_default_dtype())
+    out = out.to(device) if device is not None else out
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The larger of the two, ignoring nan (nan only where both are)."""
+    return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
+                                                     ops.maximum(input, other)))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
+                                                     ops.minimum(input, other)))
+
+
+def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
+    from .functional import mean, std
+    return std(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    from .linalg import vector_norm
+    return vector_norm(input - other, p)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M)."""
+    from .linalg import vector_norm
+    if p == 2:
+        # |a - b|^2 = |a|^2 - 2 a.b + |b|^2, clamped at 0 against rounding
+        sq = (x1 * x1).sum(-1, keepdim=True) - 2 * ops.matmul(x1, x2.mT) + \
+            (x2 * x2).sum(-1).unsqueeze(-2)
+        zero = sq <= 0
+        return ops.where(zero, 0.0, ops.where(zero, 1.0, sq).sqrt())
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Contract the last `dims` dims of a with the first of b (or the listed pairs)."""
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [norm_dim(d, a.ndim, "tensordot") for d in da]
+    db = [norm_dim(d, b.ndim, "tensordot") for d in db]
+    ra = [d for d in range(a.ndim) if d not in da]
+    rb = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a._data.shape[d]
+    left = a.permute(ra + da).reshape(-1, k)
+    right = b.permute(db + rb).reshape(k, -1)
+    shape = tuple(a._data.shape[d] for d in ra) + tuple(b._data.shape[d] for d in rb)
+    return ops.matmul(left, right).reshape(shape)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    nd = builtins.max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + input._data.shape)
+    b = other.reshape((1,) * (nd - other.ndim) + other._data.shape)
+    inter_a = tuple(v for n in a._data.shape for v in (n, 1))
+    inter_b = tuple(v for n in b._data.shape for v in (1, n))
+    out = a.reshape(inter_a) * b.reshape(inter_b)
+    return out.reshape(tuple(m * n for m, n in zip(a._data.shape, b._data.shape)))
+
+
+def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
+    """How often each non-negative integer occurs (weighted: the sum of its weights)."""
+    if input.ndim != 1 or input._dtype.category != D.INT:
+        raise ShapeError(f"bincount: expected a 1-D integer tensor, got {tuple(input.shape)} "
+                         f"{input._dtype.name}")
+    n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
+    if input.numel() and int(input.min().item()) < 0:
+        raise EmberValueError("bincount: the input must be non-negative")
+    src = weights if weights is not None else ops.ones(input._data.shape, dtype=D.int64,
+                                                       device=input._device)
+    base = ops.zeros(n, dtype=src._dtype, device=input._device)
+    return ops.index_add(base, 0, input, src)
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
+                 right: bool = False, side=None, sorter=None) -> Tensor:
+    """Where each value would be inserted into the sorted last dim to keep it sorted."""
+    if side is not None:
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    values = input if type(input) is Tensor else ops.full((), input,
+                                                           dtype=sorted_sequence._dtype,
+                                                           device=sorted_sequence._device)
+    seq = sorted_sequence
+    if seq.ndim == 1:
+        cmp = seq <= values.unsqueeze(-1) if right else seq < values.unsqueeze(-1)
+    else:
+        cmp = (seq.unsqueeze(-2) <= values.unsqueeze(-1) if right
+               else seq.unsqueeze(-2) < values.unsqueeze(-1))
+    out = cmp.sum(-1)
+    return out.to(D.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    from .nn.functional import dropout as _dropout
+    return _dropout(input, p, train)

@@ -84,7 +84,7 @@ def resolve(fullname: str):
     if obj is not None:
         return obj                # a namespace object: ember.cuda, ember.backends.mps, ...
     raise ModuleGapError(f"ember has no {fullname} yet (looked for {name}); see `ember "
-                         "doctor --torch-api` for what ember covers", name=fullname)
+                         "torch-api` for what ember covers", name=fullname)
 
 
 _FINDER = TorchFinder()

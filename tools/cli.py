@@ -15,6 +15,7 @@ COMMANDS = {
     "bench": ("ember.tools.bench", "per-op dispatcher overhead against NumPy and PyTorch"),
     "run": ("ember.tools.run", "start a data-parallel job: ember run -n N script.py ..."),
     "export": ("ember.tools.export", "inspect or verify an exported program file"),
+    "torch-api": ("ember.tools.torch_api", "how much of the PyTorch API ember has, by namespace"),
 }
 
 

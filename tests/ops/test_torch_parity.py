@@ -156,6 +156,31 @@ case("amax_amin_logsumexp", lambda T, a: (a.amax(1), T.amin(a, 0), T.logsumexp(a
                                           *a.max(1)), ("f", (3, 4)))
 
 
+# elementwise composites, more of torch's functions
+case("math", lambda T, a, p: (T.log2(p), p.log10(), T.exp2(a), T.sinh(a), a.cosh(), T.trunc(a * 3),
+                              (a * 3).frac(), T.fmod(a * 3, 1.5), T.logaddexp(a, p),
+                              T.hypot(a, p), T.erfc(a), T.logit(p * 0.9), T.xlogy(p, p + 1),
+                              T.deg2rad(a), T.fmax(a, p), T.fmin(a, p)),
+     ("f", (3, 4)), ("p", (3, 4)))
+case("products", lambda T, a, b, c: (T.tensordot(a, b), T.tensordot(a, b, ([1], [0])),
+                                     T.kron(a[0], c), T.cdist(c, a[0, 0].unsqueeze(0)),
+                                     T.cdist(c, c, p=1), T.inner(c, c)),
+     ("f", (2, 3, 4)), ("f", (3, 4, 2)), ("f", (3, 4)))
+case("take_along_dim_dist", lambda T, a, i: (T.take_along_dim(a, i, 1), T.dist(a, a * 0.5),
+                                             a.dist(a + 1, 1)), ("f", (3, 4)), ("perm", (3, 4)))
+case("search_count", lambda T, s, v, i: (T.searchsorted(s, v), T.bucketize(v, s, right=True),
+                                         T.bincount(i), T.bincount(i, minlength=9)),
+     ("v", (5,), (-1.0, 0.0, 0.5, 2.0, 3.0)), ("f", (3, 4)), ("i", (7,), 6), grad=False)
+case("unique", lambda T, a: (*T.unique(a, return_inverse=True, return_counts=True),
+                             a.unique()), ("i", (3, 5), 4), grad=False)
+case("sparse_coo", lambda T, i, v, m: (
+    T.sparse_coo_tensor(i, v, (3, 4), check_invariants=True).to_dense(),
+    T.spmm(T.sparse_coo_tensor(i, v, (3, 4), check_invariants=True), m)),
+     ("i", (2, 6), 3), ("f", (6,)), ("f", (4, 2)))
+case("logspace_concat", lambda T, a: (T.logspace(0, 2, 5), T.concat([a, a], 1),
+                                      *T.std_mean(a, 1)), ("f", (2, 3)))
+
+
 def _to_ember(a, device):
     return ember.tensor(a, device=device)
 
@@ -194,3 +219,57 @@ def test_parity(name, fn, specs, grad, atol, rtol, device):
                 assert e.grad is None, f"{name}: input {k} got a gradient torch does not give"
                 continue
             _compare(e.grad, t.grad, 1e-4, 1e-4, f"{name} gradient of input {k}")
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_distribution(device, replacement):
+    """Draws follow the weights (a chi-square bound), rows stay independent, and without
+    replacement no category repeats in a row."""
+    ember.manual_seed(zlib.crc32(b"multinomial"))
+    weights = ember.tensor([[1.0, 2.0, 0.0, 5.0], [0.0, 1.0, 1.0, 0.0]], device=device)
+    n = 4000 if replacement else 2
+    draws = ember.multinomial(weights, n, replacement=replacement).numpy()
+    assert draws.shape == (2, n) and draws.dtype == np.int64
+    if not replacement:
+        assert all(len(set(row)) == n for row in draws)
+        assert set(draws[1]) == {1, 2}          # the only categories with weight
+        return
+    for row, w in zip(draws, weights.numpy()):
+        counts = np.bincount(row, minlength=4)
+        expected = n * w / w.sum()
+        assert (counts[w == 0] == 0).all()
+        keep = w > 0
+        chi2 = (((counts - expected)[keep]) ** 2 / expected[keep]).sum()
+        assert chi2 < 20.0, (counts, expected)     # 3 degrees of freedom: p < 0.001
+
+
+def test_multinomial_refuses_bad_distributions(device):
+    with pytest.raises(ValueError, match="invalid multinomial distribution"):
+        ember.multinomial(ember.tensor([0.0, 0.0], device=device), 1)
+    with pytest.raises(ValueError, match="without replacement"):
+        ember.multinomial(ember.tensor([1.0, 1.0], device=device), 3)
+
+
+def test_sort_is_stable_on_long_lines(device):
+    """Merge passes past one work-group's worth of elements, many ties."""
+    rng = np.random.default_rng(zlib.crc32(b"stable"))
+    a = rng.integers(0, 7, (3, 1500)).astype(np.float32)
+    want = torch.sort(torch.tensor(a), dim=1, descending=True, stable=True)
+    got = ember.sort(ember.tensor(a, device=device), 1, descending=True)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+
+
+def test_random_like_and_fills(device):
+    x = ember.zeros(200, 3, device=device)
+    ember.manual_seed(1)
+    a = ember.randn_like(x)
+    ember.manual_seed(1)
+    b = ember.randn(200, 3)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # one host stream, every device
+    assert ember.rand_like(x).device == x.device and ember.randint_like(x, 5).max() < 5
+    assert ember.randint(10, (4,)).shape == (4,) and ember.randint(3, 10, (2, 2)).min() >= 3
+    y = ember.empty(500, device=device).uniform_(-2, 2)
+    assert -2 <= y.min().item() and y.max().item() < 2
+    assert abs(ember.empty(2000, device=device).normal_(3.0, 0.5).mean().item() - 3.0) < 0.1
+    assert set(ember.zeros(100, device=device).bernoulli_(0.5).unique().tolist()) <= {0.0, 1.0}
