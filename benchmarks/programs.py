@@ -142,6 +142,10 @@ def _hooks_torch(torch, rec: Record) -> None:
                 rec.put("draw", "Tensor." + _name, host(out))
             return out
         setattr(torch.Tensor, name, fill)
+    import torch.distributions as dist
+    for cls, name in _SAMPLERS:
+        _wrap_method(getattr(dist, cls), name, lambda out, key: (
+            rec.put("draw", key, host(out)) if _from_program(3) else None, out)[1])
     _dropouts(torch, F, rec, lambda shape, like: torch.rand(shape, dtype=like.dtype,
                                                              device=like.device), host)
     _samplers(torch, rec, record=True)
@@ -186,6 +190,11 @@ def _hooks_ember(ember, rec: Record) -> None:
             return new
         setattr(ember.Tensor, name, fill)
 
+    import ember.distributions as dist
+    for cls, name in _SAMPLERS:
+        _wrap_method(getattr(dist, cls), name, lambda out, key: replace(
+            out, rec.take("draw", key)) if _from_program(3) else out)
+
     def mask(shape, like):
         value = rec.take("dropout", "mask")
         if value is None or tuple(value.shape) != tuple(shape):
@@ -199,6 +208,21 @@ def _hooks_ember(ember, rec: Record) -> None:
             m.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
     _first_forward(ember, rec, None, load)
     _losses(ember, rec)
+
+
+# distribution methods whose draws are recorded and replayed like torch.randn's
+_SAMPLERS = (("Categorical", "sample"), ("Normal", "sample"), ("Normal", "rsample"),
+             ("Bernoulli", "sample"))
+
+
+def _wrap_method(cls, name, after) -> None:
+    """cls.name(...) then after(out, key); the caller two frames up is the program's."""
+    orig = getattr(cls, name)
+    key = f"{cls.__name__}.{name}"
+
+    def method(self, *a, **k):
+        return after(orig(self, *a, **k), key)
+    setattr(cls, name, method)
 
 
 def _dropouts(lib, F, rec, draw_mask, host) -> None:

@@ -107,7 +107,7 @@ def __getattr__(name):
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
             "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
-            "torch_alias": ".torch_alias",
+            "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "export": ".export", "onnx": ".onnx"}
     if name in lazy:

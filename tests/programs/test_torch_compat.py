@@ -159,3 +159,41 @@ def test_torch_api_command_reports_coverage(capsys):
     found = coverage()
     assert "mm" in found["torch"]["have"] and "einsum" in found["torch"]["have"]
     assert "sort" in found["Tensor"]["have"]
+
+
+def test_distributions_match_torch():
+    """log_prob and entropy (values and gradients) of Categorical, Bernoulli and Normal;
+    samples have torch's shapes and follow the probabilities."""
+    from ember import distributions as ED
+    from torch import distributions as TD
+    p = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], dtype=np.float32)
+    v = np.array([2, 0])
+    cases = [
+        (lambda D, t: D.Categorical(probs=t).log_prob(_as(D, v)), p),
+        (lambda D, t: D.Categorical(logits=t).entropy(), p),
+        (lambda D, t: D.Bernoulli(probs=t).log_prob(_as(D, (p > 0.25).astype(np.float32))), p),
+        (lambda D, t: D.Bernoulli(logits=t).entropy(), p),
+        (lambda D, t: D.Normal(t, t * 2).log_prob(_as(D, p * 0.5)), p),
+        (lambda D, t: D.Normal(t, t + 1).entropy(), p),
+    ]
+    for k, (fn, x) in enumerate(cases):
+        te, tt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        oe, ot = fn(ED, te), fn(TD, tt)
+        np.testing.assert_allclose(oe.detach().numpy(), ot.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=f"case {k}")
+        oe.sum().backward()
+        ot.sum().backward()
+        np.testing.assert_allclose(te.grad.numpy(), tt.grad.numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=f"gradient of case {k}")
+    ember.manual_seed(3)
+    draws = ED.Categorical(probs=ember.tensor([0.1, 0.0, 0.9])).sample((2000,))
+    assert tuple(draws.shape) == (2000,) and draws.dtype is ember.int64
+    assert (draws == 1).sum().item() == 0 and 1700 < (draws == 2).sum().item() < 1900
+    assert tuple(ED.Normal(ember.zeros(3), 1.0).rsample((4,)).shape) == (4, 3)
+    with pytest.raises(AttributeError, match="torch.distributions.Gamma is a PyTorch name"):
+        _ = ED.Gamma
+
+
+def _as(D, array):
+    lib = ember if D.__name__.startswith("ember") else torch
+    return lib.tensor(array)
