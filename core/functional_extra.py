@@ -506,14 +506,8 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 def _flat_positions(input: Tensor, index: Tensor, axis: int, name: str) -> Tensor:
     """The positions in input.reshape(-1) that index addresses along axis (torch.scatter)."""
-    from .ops.index import _bounds
-    if index.ndim != input.ndim:
-        raise ShapeError(f"{name}: index has {index.ndim} dims but the input has {input.ndim}; "
-                         "expected the same number of dims")
-    for d, (a, b) in enumerate(zip(index._data.shape, input._data.shape)):
-        if d != axis and a > b:
-            raise ShapeError(f"{name}: index shape {tuple(index.shape)} exceeds the input "
-                             f"shape {tuple(input.shape)} at dim {d}")
+    from .ops.index import _bounds, _check_gather
+    _check_gather(name, input, index, axis)       # gather's rules for the index's shape
     index = _bounds(name, index.to(D.int64), input._data.shape[axis])
     strides = [1] * input.ndim
     for d in range(input.ndim - 2, -1, -1):

@@ -5,21 +5,12 @@ bool inputs arrive as int64 (PyTorch's result dtype), floats keep theirs.
 """
 from __future__ import annotations
 
-from .. import dtypes as D
 from ..dispatch import run
 from ..errors import EmberTypeError
 from ..tensor import Tensor
 from ._op import declare, shape_first
 from ._util import norm_dim
-
-
-def _scan_rule(op):
-    def rule(inputs, attrs):
-        d = inputs[0]._dtype
-        if d.category != D.FLOAT:
-            return D.int64, D.int64       # PyTorch scans bool and ints in int64
-        return None, d
-    return rule
+from .reduce import _sum_rule as _scan_rule  # as sum: bool and ints scan in int64
 
 
 def _reverse_cumsum(g: Tensor, axis: int) -> Tensor:
