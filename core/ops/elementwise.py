@@ -240,8 +240,15 @@ where_op = declare("where", "ternary", rule_same, promote=(1, 2), check=_where_c
                    uses=(0,))
 
 
-def where(condition, input, other):
-    """Elements of input where condition holds, else of other (broadcast)."""
+_NOTHING = object()
+
+
+def where(condition, input=_NOTHING, other=_NOTHING):
+    """Elements of input where condition holds, else of other (broadcast); where(condition)
+    alone is nonzero(condition, as_tuple=True), as in PyTorch."""
+    if input is _NOTHING and other is _NOTHING:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
     if type(input) is not Tensor and type(other) is not Tensor and type(condition) is Tensor:
         # two numbers: the result dtype is theirs (a float gives the default float)
         from .creation import full

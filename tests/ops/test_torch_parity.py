@@ -181,6 +181,13 @@ case("logspace_concat", lambda T, a: (T.logspace(0, 2, 5), T.concat([a, a], 1),
                                       *T.std_mean(a, 1)), ("f", (2, 3)))
 
 
+case("inplace_forms", lambda T, a, i: (
+    a.clone().fill_diagonal_(2.0), a.clone().scatter_(1, i, 2.5),
+    a.clone().index_fill_(1, i[0, :2], -1.0), a.clone().tril_(), a.clone().clamp_(-0.5, 0.5),
+    a.clone().masked_fill_(a > 0, 0.0), a.clone().exp2_(),
+    *T.where(a > 0)), ("f", (3, 4)), ("perm", (3, 4)))
+
+
 def _to_ember(a, device):
     return ember.tensor(a, device=device)
 
