@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
-FAST = ("regression", "micrograd_test_engine", "zero_to_hero_mlp", "tutorial_polynomial",
-        "word_language_model_lstm", "mingpt_sort", "gcn")
+FAST = ("regression", "micrograd_test_engine", "zero_to_hero_mlp", "word_language_model_lstm",
+        "mingpt_sort", "gcn")
 
 
 def _harness():
