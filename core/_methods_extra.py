@@ -10,7 +10,7 @@ from . import functional_extra as FX
 from . import ops
 from ._legacy import tensor_type
 from ._methods import _inplace
-from ._torch_gaps import tensor_getattr
+from ._torch_gaps import install_tensor_gaps
 from .errors import EmberValueError, ShapeError
 from .linalg import torch_norm
 from .ops import sampling
@@ -138,7 +138,6 @@ def sum_to_size(self, *size) -> Tensor:
 
 
 Tensor.sum_to_size = sum_to_size
-Tensor.__getattr__ = tensor_getattr      # a missing method is named as an ember gap
 
 
 # -- what device and kind of tensor this is ------------------------------------------------
@@ -206,3 +205,7 @@ for _name, _fn in _REDUCTIONS.items():
 # what core/__init__.py puts in ember.* in place of the plain functions
 TORCH_SPELLINGS = {**_REDUCTIONS, **{name: size_keyword(getattr(ops, name)) for name in (
     "zeros", "ones", "empty", "rand", "randn")}}
+
+
+# last: every commonly used Tensor name still missing raises the ember-gap error
+install_tensor_gaps(Tensor)

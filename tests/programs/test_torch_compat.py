@@ -88,16 +88,20 @@ def test_missing_names_are_named_as_ember_gaps():
         assert isinstance(info.value, ember.errors.NotInEmberError)
         assert "ember torch-api" in str(info.value)
     assert not hasattr(ember, "fft") and getattr(ember.nn, "Bilinear", None) is None
-    with pytest.raises(AttributeError) as info:
+    with pytest.raises(ember.errors.NotInEmberError, match="ember has no Tensor.acos yet"):
+        _ = ember.zeros(1).acos                 # every torch.Tensor name ember lacks
+    with pytest.raises(AttributeError) as info:   # a name PyTorch has not either: Python's
         _ = ember.zeros(1).no_such_method
-    assert "if Tensor.no_such_method is a PyTorch name" in str(info.value)
+    assert not isinstance(info.value, ember.errors.NotInEmberError)
     assert ember.nn.parallel.__name__ == "ember.nn.parallel"     # submodules load on use
     with pytest.raises(NotImplementedError, match="nuclear norm"):
         ember.norm(ember.ones(2, 2), p="nuc")
 
 
 def test_no_misleading_suggestion_in_the_traceback():
-    code = "import ember\nember.zeros(1).Tt"
+    # a PyTorch name ember lacks is an ember gap, with no "Did you mean" (it used to
+    # suggest 'mT' for stride); without a Tensor.__getattr__, which cost 0.25 us an op
+    code = "import ember\nember.zeros(1).stride()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "NotInEmberError" in out.stderr and "Did you mean" not in out.stderr
 
