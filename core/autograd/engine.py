@@ -28,11 +28,19 @@ class Node:
         self.inputs = inputs
         self.attrs = attrs
         # an edge is the input's node, the input itself when it is a leaf that needs a
-        # gradient, or None; loops, not generators: this runs once per recorded op
+        # gradient, or None; loops, not generators: this runs once per recorded op.  A
+        # version is kept for the inputs whose values the VJP reads (op.uses: None for all,
+        # positions, or a function of the inputs: mul reads x only when y needs a gradient),
+        # so only those are checked against in-place modification, as PyTorch's saved ones
+        uses = op.uses
+        if uses is not None and not isinstance(uses, tuple):
+            uses = uses(inputs)
         versions, edges = [], []
+        i = -1
         for x in inputs:
+            i += 1
             if type(x) is Tensor:
-                versions.append(x._version)
+                versions.append(x._version if uses is None or i in uses else None)
                 fn = x.grad_fn
                 edges.append(fn if fn is not None else (x if x.requires_grad else None))
             else:
@@ -89,11 +97,8 @@ class Node:
         inputs = self.inputs
         if inputs is None:
             raise AutogradError(_FREED)
-        uses = self.op.uses
-        i = -1
         for x, v in zip(inputs, self.versions):
-            i += 1
-            if v is not None and x._version != v and (uses is None or i in uses):
+            if v is not None and x._version != v:
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{x._dtype.name} tensor of shape "

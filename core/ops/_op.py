@@ -43,8 +43,9 @@ class Op:
             written with ember ops so it runs everywhere and differentiates again.  None:
             not differentiable.
     fast:   dtype -> output dtype for the same-dtype, same-shape fast path (binary/unary).
-    uses:   positions of the inputs whose values the VJP reads (None: all).  Only those are
-            checked against in-place modification; the others' shapes suffice.
+    uses:   positions of the inputs whose values the VJP reads (None: all), or a function of
+            the inputs giving them.  Only those are checked against in-place modification;
+            the others' shapes suffice.
     decompose: for declared kernels: the same function written with primitives, run when
             the device has no kernel of this name (its graph then records itself).
     serves: for gradient and in-place kernels: the op they serve.

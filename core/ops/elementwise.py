@@ -200,9 +200,17 @@ def _inplace_kernel(name, serves):
 _b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=(), operator="add", doc="x + y")
 _b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=(), operator="sub",
    doc="x - y")
-_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator="mul", doc="x * y")
+def _other_needs_grad(inputs) -> tuple:
+    """mul reads x only for y's gradient and y only for x's."""
+    x, y = inputs
+    return tuple(i for i, other in ((0, y), (1, x))
+                 if type(other) is Tensor and other.requires_grad)
+
+
+_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator="mul", doc="x * y",
+   uses=_other_needs_grad)
 _b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True,
-   operator="truediv", doc="x / y (true division)")
+   operator="truediv", doc="x / y (true division)", uses=(1,))
 _b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y")
 _b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b),
    doc="the larger of x and y (nan if either is nan)")

@@ -294,3 +294,27 @@ def test_leaf_gradients_never_alias_other_tensors():
     w = ember.randn(4, 3, requires_grad=True)
     ember.linear(ember.randn(5, 3), w).sum().backward()
     assert w.grad.numpy().flags.c_contiguous    # the weight's own layout, ready to update
+
+
+def test_only_what_a_rule_reads_is_version_checked():
+    """x * 0.01 reads no tensor for its gradient: writing x afterwards is fine (as in
+    PyTorch); x * y with y requiring grad reads x, so writing x is the in-place error."""
+    v = ember.ones(3, 2, requires_grad=True) * 1.0
+    w = v * 0.01
+    v[0] = ember.zeros(2)
+    w.sum().backward()
+    x, y = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
+    a = x * 1.0
+    z = a * y
+    a.add_(1)
+    with pytest.raises(AutogradError, match="modified by an inplace operation"):
+        z.sum().backward()
+    q = ember.ones(3, requires_grad=True) * 2.0
+    d = ember.tensor(6.0) / q                 # div reads its divisor, never its dividend
+    top = ember.ones(3, requires_grad=True) * 3.0
+    e = top / 2.0
+    top.mul_(2)
+    e.sum().backward()
+    q.add_(1)
+    with pytest.raises(AutogradError, match="modified by an inplace operation"):
+        d.sum().backward()
