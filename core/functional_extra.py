@@ -328,7 +328,9 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     inter = tuple(v for n in shape for v in (1, n))
     expanded = tuple(v for r, n in zip(sizes, shape) for v in (r, n))
     out = input.reshape(inter).expand(expanded)
-    return out.reshape(tuple(r * n for r, n in zip(sizes, shape)))
+    # materialised: repeat returns new memory, as torch's (a reshape of the expanded view
+    # can stay a stride-0 view, which in-place ops then refuse)
+    return ops.contiguous(out).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
 
 def tile(input: Tensor, dims) -> Tensor:

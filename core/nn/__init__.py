@@ -3,21 +3,21 @@ from __future__ import annotations
 
 from . import functional, init, utils
 from .activation import (
-                         ELU,
-                         GELU,
-                         Hardtanh,
-                         LeakyReLU,
-                         LogSigmoid,
-                         LogSoftmax,
-                         Mish,
-                         ReLU,
-                         ReLU6,
-                         Sigmoid,
-                         SiLU,
-                         Softmax,
-                         Softmin,
-                         Softplus,
-                         Tanh,
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Tanh,
 )
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
@@ -25,29 +25,54 @@ from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
-                         BCELoss,
-                         BCEWithLogitsLoss,
-                         CrossEntropyLoss,
-                         HuberLoss,
-                         KLDivLoss,
-                         L1Loss,
-                         MSELoss,
-                         NLLLoss,
-                         SmoothL1Loss,
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
 )
 from .module import IncompatibleKeys, Module, RemovableHandle, StateDictError
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+)
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .parameter import Buffer, Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import (
-                         Transformer,
-                         TransformerDecoder,
-                         TransformerDecoderLayer,
-                         TransformerEncoder,
-                         TransformerEncoderLayer,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
@@ -56,7 +81,11 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict",
     "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-    "GroupNorm", "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
     "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "Upsample",
     "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",

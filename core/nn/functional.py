@@ -47,7 +47,7 @@ from .upsampling import interpolate, upsample
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
     "sigmoid", "tanh", "hardtanh", "softmax", "softmin", "log_softmax", "logsumexp",
-    "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad",
+    "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad", "instance_norm",
     "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
     "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout1d", "dropout2d",
     "dropout3d", "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample",
@@ -439,6 +439,50 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if weight is not None:
         out = out * weight.reshape(shape)
     return out if bias is None else out + bias.reshape(shape)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dims (torch's instance_norm:
+    running statistics, when given, follow the mean over the batch of the per-instance
+    mean and unbiased variance)."""
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: expected an input (N, C, ...) with at least one "
+                         f"spatial dim, got shape {tuple(input.shape)}")
+    c = input._data.shape[1]
+    dims = tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean = ops.sum(input, dims, keepdim=True) / _count(input, dims)
+        centered = input - mean
+        var = ops.sum(centered * centered, dims, keepdim=True) / _count(input, dims)
+        count = _count(input, dims)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(c) *
+                                                     momentum)
+            if running_var is not None:
+                unbiased = var.detach() * (count / max(count - 1, 1))
+                running_var.mul_(1 - momentum).add_(unbiased.mean(0).reshape(c) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise EmberValueError("instance_norm: use_input_stats=False needs running_mean "
+                                  "and running_var")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+        centered = input - mean
+    out = centered * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+def _count(x, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= x._data.shape[d]
+    return n
 
 
 # -- embedding, dropout ------------------------------------------------------------------

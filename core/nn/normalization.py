@@ -151,6 +151,66 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class _InstanceNorm(Module):
+    """Normalise each channel of each sample over its spatial dims (torch's defaults: no
+    affine, no running statistics)."""
+
+    dims = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _affine(self, affine, True, num_features, dtype, device)
+        if affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+        if track_running_stats:
+            self.register_buffer("running_mean", ops.zeros(num_features, dtype=dtype,
+                                                           device=device))
+            self.register_buffer("running_var", ops.ones(num_features, dtype=dtype,
+                                                         device=device))
+            self.register_buffer("num_batches_tracked",
+                                 ops.tensor(0, dtype=D.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        unbatched = input.ndim == self.dims + 1
+        if input.ndim not in (self.dims + 1, self.dims + 2):
+            raise ShapeError(f"{type(self).__name__}: expected a {self.dims + 1}-D or "
+                             f"{self.dims + 2}-D input, got shape {tuple(input.shape)}")
+        x = input.unsqueeze(0) if unbatched else input
+        if x.shape[1] != self.num_features:
+            raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels, "
+                             f"got input of shape {tuple(input.shape)}")
+        # torch's instance norms keep num_batches_tracked (for state dicts) but never count
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum,
+                              self.eps)
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    dims = 3
+
+
 def _affine(module: Module, affine: bool, bias: bool, n: int, dtype, device) -> None:
     """Register a normalisation layer's weight and bias (None where switched off)."""
     def make():

@@ -186,10 +186,17 @@ def flip(x: Tensor, dims) -> Tensor:
     return run(flip_op, x, axes=axes)
 
 
-def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
-    """torch.nn.functional.pad: pad lists (left, right) pairs from the last dim backwards."""
-    if mode != "constant":
-        raise EmberValueError(f"pad: mode {mode!r} is not supported; expected 'constant'")
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """torch.nn.functional.pad: pad lists (left, right) pairs from the last dim backwards.
+
+    reflect, replicate and circular gather along each padded dim with an index made from
+    the sizes alone (index_select: every device, and its gradient sums where rows repeat)."""
+    if mode not in _PAD_MODES:
+        raise EmberValueError(f"pad: mode {mode!r} is not supported; expected one of "
+                              f"{', '.join(_PAD_MODES)}")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ShapeError(f"pad: expected an even number of pads, at most 2 per dim "
@@ -201,7 +208,43 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
         pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if all(p == (0, 0) for p in pairs):
         return run(contiguous_op, x)          # a new tensor, as PyTorch's pad
-    return run(pad_op, x, pads=tuple(pairs), value=value)
+    if mode == "constant":
+        return run(pad_op, x, pads=tuple(pairs), value=0.0 if value is None else value)
+    if value:
+        raise EmberValueError(f"pad: mode {mode!r} takes no value (got {value}); use "
+                              "mode='constant' to pad with a number")
+    from .index import index_select
+    out = x
+    for dim, (lo, hi) in enumerate(pairs):
+        if lo or hi:
+            out = index_select(out, dim, _pad_index(mode, x._data.shape[dim], lo, hi,
+                                                    x._device))
+    return out
+
+
+def _pad_index(mode, n, lo, hi, device):
+    """The source position of every padded position along one dim."""
+    import numpy as np
+
+    from .creation import from_host
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise EmberValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
+                              f"dim's size {n}")
+    if mode == "circular" and (lo > n or hi > n):
+        raise EmberValueError(f"pad: circular padding ({lo}, {hi}) must be at most the dim's "
+                              f"size {n}")
+    if n == 0:
+        raise EmberValueError(f"pad: mode {mode!r} cannot pad an empty dim")
+    where = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        period = 2 * (n - 1) if n > 1 else 1
+        where = np.abs(where) % period
+        where = np.where(where >= n, period - where, where)
+    elif mode == "replicate":
+        where = np.clip(where, 0, n - 1)
+    else:
+        where = where % n
+    return from_host(where.astype(np.int64), device)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

@@ -280,3 +280,13 @@ def test_random_like_and_fills(device):
     assert -2 <= y.min().item() and y.max().item() < 2
     assert abs(ember.empty(2000, device=device).normal_(3.0, 0.5).mean().item() - 3.0) < 0.1
     assert set(ember.zeros(100, device=device).bernoulli_(0.5).unique().tolist()) <= {0.0, 1.0}
+
+
+def test_repeat_returns_new_memory():
+    """x.repeat(...) then an in-place op (fast_neural_style's normalize_batch): a copy, as
+    torch's, never a stride-0 view that in-place ops refuse."""
+    x = ember.ones(1, 3, 2, 2)
+    y = x.repeat(2, 1, 1, 1)
+    y.div_(2.0)
+    assert y.numpy().tolist() == (ember.ones(2, 3, 2, 2) / 2).numpy().tolist()
+    assert x.numpy().min() == 1.0
