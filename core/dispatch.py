@@ -6,7 +6,7 @@ kernels) skip checks they do not need, and every one of them ends in `_tail`: th
 place a kernel is called.  The tail wraps kernel errors (KernelError), wraps the result,
 records autograd and calls the hooks (plugin observers, EMBER_CHECK_KERNELS, capture).
 
-Grad mode and the fallback policy are per thread, as in PyTorch (`_modes`).
+Grad mode and the fallback policy are per thread, as in PyTorch (`_grad_off`, `_modes`).
 """
 from __future__ import annotations
 
@@ -41,11 +41,32 @@ def _env_fallback() -> str:
 class _Modes(threading.local):
     """Per-thread modes; the class attributes are every new thread's starting values."""
 
-    grad = True
     fallback = _env_fallback()
+    off = None                  # a _GradOff while this thread has grad mode off
 
 
 _modes = _Modes()
+# Grad mode is read on every op that records: a threading.local read costs ~70 ns, so the
+# mode lives as the set of threads that switched it off (empty, the common case, costs one
+# global read; a thread's entry leaves with the thread, see _GradOff)
+_grad_off: set = set()
+_ident = threading.get_ident
+
+
+class _GradOff:
+    """Kept in the thread's _modes while its grad mode is off: when the thread ends its
+    locals go, and with them this thread's entry in _grad_off."""
+
+    __slots__ = ("ident",)
+
+    def __init__(self, ident):
+        self.ident = ident
+
+    def __del__(self):
+        try:
+            _grad_off.discard(self.ident)
+        except Exception:  # noqa: BLE001  (interpreter shutdown: nothing left to clean)
+            pass
 _hooks: tuple = ()          # hook(op, device, kernel, natives, attrs, inputs, result): _tail
 _observers: tuple = ()                # the plugins' ember_op_observer callables
 _checking = os.environ.get("EMBER_CHECK_KERNELS", "").strip() not in ("", "0")
@@ -62,13 +83,19 @@ class FallbackWarning(UserWarning):
 # --- modes --------------------------------------------------------------------------------
 
 def is_grad_enabled() -> bool:
-    return _modes.grad
+    return not (_grad_off and _ident() in _grad_off)
 
 
 def set_grad_enabled(mode: bool) -> bool:
     """Set this thread's grad mode; returns the previous one."""
-    prev = _modes.grad
-    _modes.grad = bool(mode)
+    ident = _ident()
+    prev = ident not in _grad_off
+    if mode:
+        _grad_off.discard(ident)
+        _modes.off = None
+    elif prev:
+        _modes.off = _GradOff(ident)
+        _grad_off.add(ident)
     return prev
 
 
@@ -159,7 +186,7 @@ def _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track):
         result = None
     else:
         result = wrap(out, device, out_dtype)
-        if track and _modes.grad:
+        if track and not (_grad_off and _ident() in _grad_off):
             record(op, result, inputs, attrs)
     if _hooks:
         for hook in _hooks:
@@ -173,7 +200,7 @@ def run(op, *inputs, **attrs):
     kernel = (device._kernels or device.kernels).get(op.name)
     track = _any_requires_grad(inputs)
     if op.decompose is not None and (kernel is None or (
-            op.vjp is None and track and _modes.grad)):
+            op.vjp is None and track and is_grad_enabled())):
         # a declared kernel this device lacks, or one with no gradient rule of its own
         # while a graph is recorded: its decomposition records itself
         return op.decompose(*inputs, **attrs)

@@ -129,3 +129,15 @@ def test_device_and_fallback_contexts_in_two_threads():
     devices = ["cpu"] + [str(d) for d in ember.devices() if d.type == "opencl"][:1]
     _run_threads(lambda: body("warn", devices[0]), lambda: body("allow", devices[-1]))
     assert wrong == []
+
+
+def test_a_thread_that_ends_with_grad_off_leaves_nothing_behind():
+    """set_grad_enabled(False) as a plain call, never undone: the thread's mode goes with
+    the thread (a later thread may get the same ident)."""
+    def body():
+        ember.set_grad_enabled(False)
+        assert not ember.is_grad_enabled()
+    _run_threads(body, body)
+    import gc
+    gc.collect()
+    assert dispatch._grad_off == set() and ember.is_grad_enabled()
