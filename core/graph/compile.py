@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from .. import dispatch
 from ..errors import EmberError, EmberWarning
 from ..tensor import Tensor, wrap
-from .capture import Trace, capture
+from .capture import Trace, _freeze, capture
 from .ir import Const, Value, flatten
 from .replay import build
 
 TRACES_TO_SETTLE = 4          # captures of one signature before it is given up as unstable
+_MISSING = object()
 
 
 class RecompileWarning(EmberWarning):
@@ -189,11 +190,16 @@ def _guarded_inputs(graph, leaves):
         if module.training != training:
             return None
     for optimizer, snapshot in graph.guards.get("optimizers", ()):
-        from .capture import _freeze
-        now = tuple(tuple(sorted((k, _freeze(v)) for k, v in g.items() if k != "params"))
-                    for g in optimizer.param_groups)
-        if now != snapshot:
+        groups = optimizer.param_groups
+        if len(groups) != len(snapshot):
             return None
+        for group, items in zip(groups, snapshot):
+            if len(group) != len(items) + 1:            # + "params"
+                return None
+            for key, value in items:                     # lr, momentum, ... as captured
+                now = group.get(key, _MISSING)
+                if now != value and _freeze(now) != value:
+                    return None
     natives = []
     for i in graph.inputs:
         if i.kind == "arg":
