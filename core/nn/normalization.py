@@ -24,17 +24,7 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         _affine(self, affine, bias, num_features, dtype, device)
-        if track_running_stats:
-            self.register_buffer("running_mean", ops.zeros(num_features, dtype=dtype,
-                                                           device=device))
-            self.register_buffer("running_var", ops.ones(num_features, dtype=dtype,
-                                                         device=device))
-            self.register_buffer("num_batches_tracked",
-                                 ops.tensor(0, dtype=D.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        _running_stats(self, track_running_stats, num_features, dtype, device)
         self.reset_parameters()
 
     def reset_running_stats(self) -> None:
@@ -167,17 +157,7 @@ class _InstanceNorm(Module):
         if affine:
             init.ones_(self.weight)
             init.zeros_(self.bias)
-        if track_running_stats:
-            self.register_buffer("running_mean", ops.zeros(num_features, dtype=dtype,
-                                                           device=device))
-            self.register_buffer("running_var", ops.ones(num_features, dtype=dtype,
-                                                         device=device))
-            self.register_buffer("num_batches_tracked",
-                                 ops.tensor(0, dtype=D.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        _running_stats(self, track_running_stats, num_features, dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:
         unbatched = input.ndim == self.dims + 1
@@ -209,6 +189,17 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     dims = 3
+
+
+def _running_stats(module: Module, track: bool, n: int, dtype, device) -> None:
+    """Register running_mean, running_var and num_batches_tracked (None when not tracked),
+    in torch's order, so state dicts match."""
+    module.register_buffer("running_mean", ops.zeros(n, dtype=dtype, device=device)
+                           if track else None)
+    module.register_buffer("running_var", ops.ones(n, dtype=dtype, device=device)
+                           if track else None)
+    module.register_buffer("num_batches_tracked", ops.tensor(0, dtype=D.int64, device=device)
+                           if track else None)
 
 
 def _affine(module: Module, affine: bool, bias: bool, n: int, dtype, device) -> None:
