@@ -320,6 +320,15 @@ case("group_norm", lambda E, x, w, b: F(E).group_norm(x, 2, w, b),
      lambda np, x, w, b: _norm(x.reshape(2, 2, -1), (2,)).reshape(x.shape)
      * w.reshape(1, -1, 1) + b.reshape(1, -1, 1),
      Input((2, 4, 3)), Input((4,)), Input((4,)), atol=1e-4, rtol=1e-4)
+case("instance_norm", lambda E, x, w, b: F(E).instance_norm(x, weight=w, bias=b),
+     lambda np, x, w, b: _norm(x, (2, 3)) * w.reshape(1, -1, 1, 1) + b.reshape(1, -1, 1, 1),
+     Input((2, 3, 3, 4)), Input((3,)), Input((3,)), atol=1e-4, rtol=1e-4)
+# reflect / replicate / circular padding: an index_select per padded dim
+case("pad:modes", lambda E, x: tuple(F(E).pad(x, (2, 1, 1, 2), mode=m)
+                                     for m in ("reflect", "replicate", "circular")),
+     lambda np, x: tuple(np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), mode=m)
+                         for m in ("reflect", "edge", "wrap")),
+     Input((1, 2, 4, 5)), ops=("pad",))
 
 
 # --- embedding, dropout ---------------------------------------------------------------------
