@@ -19,12 +19,17 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, the arguments of that subcommand alone are built, so that
+    `ember demo` imports the demo's module and not the doctor's (whose import changes
+    what OpenCL caches in this process, backends/opencl/caches.py)."""
     parser = argparse.ArgumentParser(prog="ember", description="ember tensor framework tools")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
         p.set_defaults(_module=module)
+        if only is not None and name != only:
+            continue
         try:
             importlib.import_module(module).add_arguments(p)
         except ModuleNotFoundError as exc:
@@ -35,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(chosen if chosen in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

@@ -12,6 +12,10 @@ doctor-report.schema.json) is written to stdout before exiting."""
 SCHEMA_ID = "ember-doctor/1"
 DEFAULT_TIMEOUT = 5.0     # seconds for each plugin import, probe and check (guard's default)
 SMOKE_TIMEOUT = 60.0      # a smoke test compiles kernels: a cold driver takes its time
+# True while build_report loads plugins: a backend may then protect the doctor's own process
+# (the OpenCL backend turns PoCL's kernel cache off, which the doctor diagnoses); importing
+# this module alone changes nothing
+DIAGNOSING = False
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +62,7 @@ def _plugin_checks(timeout: float, capture) -> list:
 def build_report(device: str | None = None, smoke: bool = True, timeout: float | None = None):
     """Collect everything, evaluate it: (report dict, findings, rule results).  Plugin code
     runs under deadlines with its output captured (tools/loading.py, tools/guard.py)."""
+    global DIAGNOSING
     from . import guard, loading
 
     limit = timeout or DEFAULT_TIMEOUT
@@ -66,6 +71,7 @@ def build_report(device: str | None = None, smoke: bool = True, timeout: float |
     # changed in it (cache switches a backend sets for the doctor's own process), except
     # for the block on plugins that hang
     user_env = dict(os.environ)
+    DIAGNOSING = True
     with guard.Capture() as capture, loading.guarded(limit, capture) as loads:
         clock.lap("plugins")
         blocked = os.environ.get(loading.DISABLE)

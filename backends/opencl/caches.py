@@ -71,7 +71,8 @@ def prepare() -> None:
     if _prepared:
         return
     _prepared = True
-    if "ember.tools.doctor" in sys.modules and "POCL_KERNEL_CACHE" not in os.environ:
+    doctor = sys.modules.get("ember.tools.doctor")
+    if getattr(doctor, "DIAGNOSING", False) and "POCL_KERNEL_CACHE" not in os.environ:
         # the doctor diagnoses PoCL's cache: its own probe must not read a corrupted
         # entry (PoCL aborts the process on some)
         os.environ["POCL_KERNEL_CACHE"] = "0"

@@ -146,3 +146,22 @@ def test_the_doctor_reports_cache_findings_as_json(filled_caches, tmp_path):
     assert done.returncode == 2, done.stderr
     found = {f["reference"]: f for f in json.loads(done.stdout)["findings"]}
     assert str(bitcode) in found["opencl-pocl-cache-corrupt"]["seen"]
+
+
+def test_the_cli_keeps_pocl_s_kernel_cache_on_outside_the_doctor(opencl_device, tmp_path):
+    # every CLI command used to import the doctor's module to build its parser, and that
+    # import alone turned PoCL's kernel cache off: `ember demo` on OpenCL compiled every
+    # kernel again in each run (a 15 s first epoch instead of 1.7 s)
+    code = textwrap.dedent("""
+        import os, sys
+        from ember.tools import cli, doctor
+        cli.build_parser()                  # imports every subcommand's module
+        import ember
+        print((ember.ones(64, device="opencl:0") * 2).sum().item(),
+              os.environ.get("POCL_KERNEL_CACHE"))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "POCL_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["128.0", "None"]
+    assert any(p.is_file() for p in tmp_path.rglob("*")), "PoCL cached nothing"
