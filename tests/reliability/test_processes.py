@@ -41,17 +41,23 @@ def test_a_forged_tensor_pickle_is_refused():
         _rebuild_tensor("object", (1,), b"a", "cpu")
 
 
-def _train(rank, queue, weights):
+def _train(rank, queue, weights, sent):
     queue.put((rank, (weights * (rank + 1)).sum().item(), ember.ones(rank + 1)))
-    if rank == 1:
+    if rank == 0:
+        sent.set()
+    else:
+        # spawn stops the other processes at the first failure (as PyTorch's does): fail
+        # only once rank 0 has sent, or it may be stopped before it can
+        sent.wait(timeout=120)
         raise ValueError(f"rank {rank} broke")
 
 
 def test_spawn_sends_tensors_both_ways_and_raises_the_first_error():
-    queue = mp.get_context("spawn").SimpleQueue()
+    ctx = mp.get_context("spawn")
+    queue, sent = ctx.SimpleQueue(), ctx.Event()      # SimpleQueue: put() has written
     with pytest.raises(mp.ProcessRaisedException, match="ValueError: rank 1 broke") as info:
-        mp.spawn(_train, args=(queue, ember.arange(4.0)), nprocs=2)
-    assert info.value.error_index == 1
+        mp.spawn(_train, args=(queue, ember.arange(4.0), sent), nprocs=2)
+    assert info.value.error_index == 1 and sent.is_set()
     got = sorted(queue.get() for _ in range(2))
     assert [(r, s, t.tolist()) for r, s, t in got] == [(0, 6.0, [1.0]), (1, 12.0, [1.0, 1.0])]
 
