@@ -65,6 +65,7 @@ class Tracer:
         self.optimizers: dict = {}         # id(optimizer) -> (optimizer, snapshot)
         self.backward = False
         self.fp: list = []                 # the fingerprint, built as nodes are recorded
+        self.in_range: dict = {}           # id(index tensor) -> known bounds (ops/index.py)
         for k, t in enumerate(leaves):
             if type(t) is Tensor:
                 self._input("arg", t, index=k)

@@ -85,10 +85,18 @@ def _bounds(name, index: Tensor, size: int):
         tracer = current()
         if tracer is not None:
             # in a graph the check is a node of its own (it runs at every replay) and the
-            # wrap of negative indices is unconditional: what follows must not depend on data
+            # wrap of negative indices is unconditional: what follows must not depend on
+            # data. An index checked earlier in this graph (a gather's, then its gradient's
+            # scatter) or made in range by construction (mark_in_range) is not checked again
+            known = _known_in_range(tracer, index, size)
+            if known is not None:
+                return index if known else _wrap_negative(index, size)
             tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,),
                          {"size": size})
-            return _wrap_negative(index, size)
+            _note_in_range(tracer, index, size, False)
+            wrapped = _wrap_negative(index, size)
+            _note_in_range(tracer, wrapped, size, True)
+            return wrapped
     if (index._get_meta("bounds") == (size, index._version)
             and index._get_meta("base") is None):
         return index
@@ -99,6 +107,34 @@ def _bounds(name, index: Tensor, size: int):
         index = _wrap_negative(index, size)
     index._set_meta("bounds", (size, index._version))
     return index
+
+
+def mark_in_range(index: Tensor, size: int) -> Tensor:
+    """Say that index's values lie in [0, size) by construction (an argmax over `size`
+    entries): the gathers and scatters that take it skip the bounds check (two reductions
+    and a wait for the device), in eager runs and in a graph being captured, where the
+    same kernel makes the index at every replay."""
+    index._set_meta("bounds", (size, index._version))
+    if Tensor._capture is not None:
+        from ..graph.capture import current
+        tracer = current()
+        if tracer is not None:
+            _note_in_range(tracer, index, size, True)
+    return index
+
+
+def _note_in_range(tracer, index: Tensor, size: int, non_negative: bool) -> None:
+    # the tensor itself is kept (its id stays its own while the capture runs)
+    tracer.in_range[id(index)] = (index, size, index._version, non_negative)
+
+
+def _known_in_range(tracer, index: Tensor, size: int):
+    """None, or whether index (known in range in this capture) is also non-negative."""
+    known = tracer.in_range.get(id(index))
+    if known is None or known[1] != size or known[2] != index._version or \
+            index._get_meta("base") is not None:
+        return None
+    return known[3]
 
 
 def _raise_out_of_bounds(name, lo, hi, size):

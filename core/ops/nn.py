@@ -89,7 +89,7 @@ def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1
 def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
     """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
     goes to the first maximum of each window, as in PyTorch."""
-    from .index import gather
+    from .index import gather, mark_in_range
     from .movement import pad
     from .reduce import argmax
     n, c, h, w = x._data.shape
@@ -99,7 +99,7 @@ def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
         low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
         flat = pad(flat, (pw, pw + ew, ph, ph + eh), value=low)
     cols = unfold(flat, kernel_size, dilation, 0, stride)          # (N*C, kh*kw, L)
-    idx = argmax(cols, 1, keepdim=True)
+    idx = mark_in_range(argmax(cols, 1, keepdim=True), cols._data.shape[1])
     oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
     ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
     return gather(cols, 1, idx).reshape(n, c, oh, ow), idx
