@@ -158,15 +158,21 @@ def _done(x: LazyArray, out: CLArray) -> None:
     x.node = None                     # drops the operands: their memory may be reused
 
 
-def _walk(x, leaves, in_dtypes, nodes) -> int:
+def _walk(x, leaves, in_dtypes, nodes, size) -> int:
     """Append x's pending tree to `nodes` (children first) as (op key, operand dtypes,
     dtype, args, expression); an arg is a node number, or -1-k for the k-th leaf operand.
-    Returns x's node number. No source text here: that is made only to build a program."""
+    Returns x's node number. No source text here: that is made only to build a program.
+
+    A pending operand that the tree broadcasts (at most a quarter of the `size` elements
+    computed) runs first, on its own: inside the tree it would be computed again for every
+    element (capturable Adam's `1 - beta ** step`, a 0-d tree, cost two pow per element)."""
     node = x.node
     args = []
     for v, dt in zip(node.operands, node.in_dtypes):
+        if _pending(v) and v.size * 4 <= size:
+            materialize(v)
         if _pending(v):
-            args.append(_walk(v, leaves, in_dtypes, nodes))
+            args.append(_walk(v, leaves, in_dtypes, nodes, size))
         else:
             args.append(-1 - len(leaves))
             leaves.append(v)
@@ -180,7 +186,7 @@ def tree(x: LazyArray, tag) -> tuple:
     the kernel that will consume it ("fused", or a reduction), so the key says which
     program computes it."""
     leaves, in_dtypes, nodes = [], [], []
-    _walk(x, leaves, in_dtypes, nodes)
+    _walk(x, leaves, in_dtypes, nodes, x.size)
     sig = "".join("A" if isinstance(v, CLArray) else "S" for v in leaves)
     return leaves, in_dtypes, nodes, sig, (tag, tuple(n[:4] for n in nodes), sig)
 
