@@ -42,8 +42,8 @@ __kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, lo
   /* one work-item per output row (oy, b * C*kh*kw + ckk): index arithmetic once per row,
      then a plain loop along the row (per-element division ran at 6 ns an element) */
   long oy = get_global_id(0);
-  if (oy >= oh) return;
   long r = get_global_id(1);
+  if (oy >= oh || r * oh * ow >= n) return;
   long kk = kh * kw, ckk_n = C * kk;
   long b = r / ckk_n, ckk = r - b * ckk_n;
   long c = ckk / kk, k = ckk - c * kk;
@@ -112,8 +112,8 @@ def _fold_rows_source(dt: str) -> str:
 __kernel void fold_rows(long n, {_PARAMS}, long4 st, __global const {t}* cols, long co,
                         __global {t}* out) {{
   long y = get_global_id(0);
-  if (y >= H) return;
   long r = get_global_id(1);
+  if (y >= H || r * H * W >= n) return;
   long ch = r % C, b = r / C;
   __global {t}* dst = out + (r * H + y) * W;
   __global const {t}* base = cols + co + b * st.s0;
@@ -149,8 +149,13 @@ def _run(rt, name, dt, out, rows, planes, params, src: CLArray) -> None:
         # the row loops are ~3-10x faster
         k = rt.kernel((f"{name}-rows", dt), lambda: _SOURCES[f"{name}_rows"](dt),
                       f"{name}_rows")
+        # work-groups of ~64 work-items over rows and planes: one plane a group (16 items
+        # for an 8-row image) cost PoCL its per-group overhead thousands of times a launch
         local = min(16 if rows <= 16 else 64, rt.local_size)
-        rt.launch_nd(k, (-(-rows // local) * local, planes), (local, 1), *args, fresh=True)
+        lr = min(local, 1 << max(rows - 1, 0).bit_length())
+        lp = max(1, min(planes, local // lr * 4, rt.local_size // lr))
+        rt.launch_nd(k, (-(-rows // lr) * lr, -(-planes // lp) * lp), (lr, lp), *args,
+                     fresh=True)
     else:
         k = rt.kernel((name, dt), lambda: _SOURCES[name](dt), name)
         rt.launch(k, out.size, *args, fresh=True)
@@ -182,9 +187,205 @@ def fold(cols: CLArray, *, output_size, kernel_size, dilation, padding, stride) 
     return out
 
 
+# -- max_pool2d: one kernel each way (decomposed, it was unfold, argmax, gather and, for the
+# gradient, scatter_add and fold: ten launches and an index check) ---------------------------
+
+_POOL_PARAMS = ("long C, long H, long W, long kh, long kw, long sh, long sw, long ph, "
+                "long pw, long dh, long dw, long oh, long ow")
+
+
+def _lowest(dt: str) -> str:
+    """The padding of a max-pool, as the CPU backend's: -inf, or the dtype's minimum."""
+    if dt in ("float16", "float32", "float64"):
+        return "-INFINITY"
+    if dt in ("bool", "uint8"):
+        return "0"
+    return f"({CTYPE[dt]})({int(np.iinfo(np.dtype(dt)).min) + 1}L - 1L)"
+
+
+def _pool_tap(t: str, c: str, dt: str) -> str:
+    """C code setting `v` to tap (i, j) of window (oy, ox) of plane `src` (padding: the
+    lowest value)."""
+    return f"""long py = oy * sh - ph + i * dh, px = ox * sw - pw + j * dw;
+      {c} v = (py >= 0 && py < H && px >= 0 && px < W) ? ({c})src[py * xs.s2 + px * xs.s3]
+              : ({c}){_lowest(dt)};"""
+
+
+def _max_pool_source(dt: str) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    # NaN wins and stays, as NumPy's maximum (the CPU backend) and PyTorch propagate it
+    better = "(v > m || v != v) && m == m" if dt in ("float16", "float32", "float64") \
+        else "v > m"
+    return f"""
+__kernel void max_pool(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x, long xo,
+                       __global {t}* out) {{
+  long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
+  if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
+  long b = r / C, ch = r - b * C;
+  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
+  {c} m = ({c}){_lowest(dt)};
+  for (long i = 0; i < kh; i++)
+    for (long j = 0; j < kw; j++) {{
+      {_pool_tap(t, c, dt)}
+      if ({better}) m = v;
+    }}
+  out[(r * oh + oy) * ow + ox] = ({t})m;
+}}
+"""
+
+
+def _max_pool_backward_source(dt: str) -> str:
+    """The gradient of each input element: the sum, over the windows holding it in the
+    order of its tap in them, of g * (this tap is the window's first maximum): the CPU
+    backend's sums, in its order (disjoint windows write that product, not 0 + it)."""
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void max_pool_backward(long n, {_POOL_PARAMS}, long disjoint, long4 xs,
+                                __global const {t}* x, long xo, long4 gs,
+                                __global const {t}* g, long go, long4 os,
+                                __global const {t}* out, long oo, __global {t}* dx) {{
+  long z = get_global_id(0), y = get_global_id(1), r = get_global_id(2);
+  if (z >= W || y >= H || r * H * W >= n) return;
+  long b = r / C, ch = r - b * C;
+  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
+  {c} acc = 0;
+  for (long a = 0; a < kh; a++) {{
+    long ty = y + ph - a * dh;
+    if (ty < 0 || ty % sh) continue;
+    long wy = ty / sh;
+    if (wy >= oh) continue;
+    for (long e = 0; e < kw; e++) {{
+      long tz = z + pw - e * dw;
+      if (tz < 0 || tz % sw) continue;
+      long wz = tz / sw;
+      if (wz >= ow) continue;
+      {c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + wy * os.s2 + wz * os.s3];
+      long first = -1, oy = wy, ox = wz;
+      for (long i = 0; i < kh && first < 0; i++)
+        for (long j = 0; j < kw; j++) {{
+          {_pool_tap(t, c, dt)}
+          if (v == best) {{ first = i * kw + j; break; }}
+        }}
+      {c} gv = ({c})g[go + b * gs.s0 + ch * gs.s1 + wy * gs.s2 + wz * gs.s3];
+      {c} part = gv * ({c})(first == a * kw + e);
+      acc = disjoint ? part : acc + part;
+    }}
+  }}
+  dx[(r * H + y) * W + z] = ({t})acc;
+}}
+"""
+
+
+def _max_pool_windows_source(dt: str) -> str:
+    """The gradient for disjoint windows, one work-item per window: g goes to the window's
+    first maximum, g * 0 to its other taps (as the CPU backend writes g * hit), branch-free
+    (PoCL vectorises across work-items only where control flow does not diverge)."""
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void max_pool_windows(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
+                               long xo, long4 gs, __global const {t}* g, long go, long4 os,
+                               __global const {t}* out, long oo, __global {t}* dx) {{
+  long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
+  if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
+  long b = r / C, ch = r - b * C;
+  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
+  {c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + oy * os.s2 + ox * os.s3];
+  {c} gv = ({c})g[go + b * gs.s0 + ch * gs.s1 + oy * gs.s2 + ox * gs.s3];
+  long first = -1;
+  for (long i = 0; i < kh; i++)
+    for (long j = 0; j < kw; j++) {{
+      {_pool_tap(t, c, dt)}
+      first = (first < 0 && v == best) ? i * kw + j : first;
+    }}
+  __global {t}* plane = dx + r * H * W;
+  for (long i = 0; i < kh; i++)
+    for (long j = 0; j < kw; j++) {{
+      long py = oy * sh - ph + i * dh, px = ox * sw - pw + j * dw;
+      if (py >= 0 && py < H && px >= 0 && px < W)
+        plane[py * W + px] = ({t})(gv * ({c})(first == i * kw + j));
+    }}
+}}
+"""
+
+
+def _pool_args(x: CLArray, kernel_size, stride, padding, dilation, oh, ow):
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    return [np.int64(v) for v in (c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)]
+
+
+def _pool_out(x, kernel_size, stride, padding, dilation, extra):
+    return tuple((x.shape[2 + i] + 2 * padding[i] + extra[i] - dilation[i] *
+                  (kernel_size[i] - 1) - 1) // stride[i] + 1 for i in range(2))
+
+
+def _launch3(rt, kernel, a: int, b: int, planes: int, *args) -> None:
+    """A launch over (a, b, planes) in work-groups of ~64 work-items (PoCL, left to choose,
+    ran groups of a few items: 8 ns an element for a max over 4)."""
+    la = min(16, 1 << max(a - 1, 0).bit_length())
+    lb = min(1 << max(b - 1, 0).bit_length(), max(1, 64 // la))
+    lp = max(1, min(planes, 64 // (la * lb)))
+    rt.launch_nd(kernel, (-(-a // la) * la, -(-b // lb) * lb, -(-planes // lp) * lp),
+                 (la, lb, lp), *args, fresh=True)
+
+
+def max_pool2d(x: CLArray, *, kernel_size, stride, padding, dilation, extra) -> CLArray:
+    rt = x.runtime
+    n, c = x.shape[:2]
+    oh, ow = _pool_out(x, kernel_size, stride, padding, dilation, extra)
+    out = rt.empty((n, c, oh, ow), x.dtype)
+    if out.size:
+        dt = x.dtype.name
+        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool")
+        _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
+                 *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
+                 _long4(x.strides), x.buffer, np.int64(x.offset), out.buffer)
+    return out
+
+
+def max_pool2d_backward(g: CLArray, x: CLArray, out: CLArray, *, kernel_size, stride,
+                        padding, dilation, extra) -> CLArray:
+    rt = x.runtime
+    n, c, h, w = x.shape
+    oh, ow = out.shape[2:]
+    (kh, kw), (sh, sw), (dh, dw), (ph, pw) = kernel_size, stride, dilation, padding
+    disjoint = sh >= dh * (kh - 1) + 1 and sw >= dw * (kw - 1) + 1
+    if disjoint and x.size and out.size:
+        # windows that tile the input write every element; otherwise zeros first
+        tiled = dh == dw == 1 and (sh, sw) == (kh, kw) and oh * sh - ph >= h and \
+            ow * sw - pw >= w
+        if tiled:
+            dx = rt.empty(x.shape, g.dtype)
+        else:
+            from .elementwise import full
+            dx = full(rt, shape=x.shape, value=0, dtype=g.dtype)
+            dx.buffer                       # noqa: B018  (the zeros run before the writes)
+        dt = x.dtype.name
+        k = rt.kernel(("max_pool_windows", dt), lambda: _max_pool_windows_source(dt),
+                      "max_pool_windows")
+        _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
+                 *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
+                 _long4(x.strides), x.buffer, np.int64(x.offset), _long4(g.strides),
+                 g.buffer, np.int64(g.offset), _long4(out.strides), out.buffer,
+                 np.int64(out.offset), dx.buffer)
+        return dx
+    dx = rt.empty(x.shape, g.dtype)
+    if dx.size:
+        dt = x.dtype.name
+        k = rt.kernel(("max_pool_backward", dt), lambda: _max_pool_backward_source(dt),
+                      "max_pool_backward")
+        _launch3(rt, k, w, h, n * c, np.int64(dx.size),
+                 *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
+                 np.int64(disjoint), _long4(x.strides), x.buffer, np.int64(x.offset),
+                 _long4(g.strides), g.buffer, np.int64(g.offset), _long4(out.strides),
+                 out.buffer, np.int64(out.offset), dx.buffer)
+    return dx
+
+
 _SOURCES = {"unfold": _unfold_source, "unfold_rows": _unfold_rows_source,
             "fold": _fold_source, "fold_rows": _fold_rows_source}
 
 
 def table() -> dict:
-    return {"unfold": unfold, "fold": fold}
+    return {"unfold": unfold, "fold": fold, "max_pool2d": max_pool2d,
+            "max_pool2d_backward": max_pool2d_backward}
