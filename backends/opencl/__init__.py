@@ -124,6 +124,18 @@ class OpenCLBackend:
     def to_host(self, native):
         return native.runtime.to_host(native)
 
+    def compile_graph(self, graph):
+        """ember.compile's replay on this device: the graph's launches, recorded once and
+        enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's
+        generic replay."""
+        import os
+        if os.environ.get("EMBER_OPENCL_GRAPHS", "1").strip().lower() in ("0", "off",
+                                                                         "false", "no"):
+            return None
+        from .graphs import compile_graph
+        device = graph.values()[0].device
+        return compile_graph(graph, self.runtime(device.index or 0))
+
     def synchronize(self, index=None) -> None:
         for i, rt in list(self._runtimes.items()):
             if index is None or i == index:

@@ -110,6 +110,7 @@ class Runtime:
         self.fused_failed: set = set()          # ... and those the compiler rejected
         self._pending: list = []                # weak references to pending LazyArrays
         self.materializing = 0                  # > 0 while fusion.materialize runs
+        self.recorder = None                    # graphs.Recorder while a graph records
         self._prune_at = 512
         # Let queued kernels finish before the interpreter tears PyOpenCL down: exiting
         # with work in flight crashed PoCL at exit now and then.
@@ -120,6 +121,8 @@ class Runtime:
         n = numel(shape)
         self.check_size(shape, dtype)
         buffer = self.pool.allocate(max(n, 1) * dtype.itemsize)
+        if self.recorder is not None:
+            self.recorder.allocated(buffer)
         return CLArray(self, buffer, shape, dtype)
 
     def check_size(self, shape, dtype) -> None:
@@ -140,21 +143,29 @@ class Runtime:
         if array.size:
             # a private copy: the upload is asynchronous and the caller may change `array`
             host = np.array(array, dtype=dtype.np, order="C", copy=True)
-            event = self.cl.enqueue_copy(self.queue, out.buffer, host, is_blocking=False)
-            # PyOpenCL's event owns `host` and waits for the copy when it is dropped: keep
-            # it until it completes, so an upload does not stall the queue
-            pending = self._uploads
-            pending.append(event)
-            complete = self.cl.command_execution_status.COMPLETE
-            while pending and (len(pending) > 64 or
-                               pending[0].command_execution_status == complete):
-                pending.popleft()
+            self.upload(out.buffer, host)
+            if self.recorder is not None:
+                self.recorder.uploaded(out.buffer, host)
         return out
+
+    def upload(self, buffer, host: np.ndarray) -> None:
+        """Copy `host` (which nobody changes any more) into `buffer`, asynchronously."""
+        event = self.cl.enqueue_copy(self.queue, buffer, host, is_blocking=False)
+        # PyOpenCL's event owns `host` and waits for the copy when it is dropped: keep it
+        # until it completes, so an upload does not stall the queue
+        pending = self._uploads
+        pending.append(event)
+        complete = self.cl.command_execution_status.COMPLETE
+        while pending and (len(pending) > 64 or
+                           pending[0].command_execution_status == complete):
+            pending.popleft()
 
     def to_host(self, x: CLArray) -> np.ndarray:
         host = np.empty(x.shape, dtype=x.dtype.np)
         if x.size == 0:
             return host
+        if self.recorder is not None:
+            self.recorder.read_on_host()
         if not x.is_contiguous:
             x = Runtime.contiguous(x)
         self.cl.enqueue_copy(self.queue, host, x.buffer, src_offset=x.offset * x.dtype.itemsize,
@@ -242,14 +253,18 @@ class Runtime:
             self.flush()
         self._typed(kernel, args)
         size = local or self.local_size
-        kernel(self.queue, (-(-n // size) * size,), (size,), *args,
-               global_offset=(offset,) if offset else None)
+        global_size, offset = (-(-n // size) * size,), (offset,) if offset else None
+        kernel(self.queue, global_size, (size,), *args, global_offset=offset)
+        if self.recorder is not None:
+            self.recorder.launched(kernel, global_size, (size,), args, offset)
 
     def launch_nd(self, kernel, global_size, local_size, *args, fresh: bool = False) -> None:
         if self._pending and not (fresh or self.materializing):
             self.flush()
         self._typed(kernel, args)
         kernel(self.queue, global_size, local_size, *args)
+        if self.recorder is not None:
+            self.recorder.launched(kernel, global_size, local_size, args, None)
 
     def _drain(self) -> None:
         try:
