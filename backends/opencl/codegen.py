@@ -79,7 +79,7 @@ def unravel(index: str, shape: str, nd: str, targets, first: int = 0) -> str:
     return "\n".join(lines)
 
 
-def grid_unravel(shape: str, nd: str, targets) -> str:
+def grid_unravel(shape: str, nd: str, targets, most3: bool = False) -> str:
     """C statements for a 3-D launch over a (right-aligned long8) shape: work-item
     (g0, g1, g2) is element (..., g2, g1, g0) with g2 unravelled over the outer dims; adds
     coordinate * stride to each (offset variable, strides long8) pair in targets. Returns
@@ -93,6 +93,9 @@ def grid_unravel(shape: str, nd: str, targets) -> str:
     lines += [f"{off} += g0_ * {st}.{last} + g1_ * {st}.{second};" for off, st in targets]
     third = f"s{MAXDIM - 3:x}"
     lines.append("long g2_ = get_global_id(2);")
+    if most3:      # the caller launches it only for at most 3 dims: no unravel loop at all
+        lines.append(" ".join(f"{off} += g2_ * {st}.{third};" for off, st in targets))
+        return "\n".join(lines)
     lines.append(f"if ({nd} <= 3) {{ "
                  + " ".join(f"{off} += g2_ * {st}.{third};" for off, st in targets) + " }")
     lines.append("else " + unravel("g2_", shape, nd, targets, first=2))
