@@ -105,6 +105,15 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk,
     out[g] = ({r})acc;
     return;
   }}
+  if (ndr == 2) {{         /* the flat loop's order, without a division per element */
+    long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
+    for (long j = j0; j < j1; i++, k = 0) {{
+      long p0 = base + i * rst.s6, kend = min(n1, k + (j1 - j));
+      for (; k < kend; k++, j++) {{ {load.format(p="p0 + k * rst.s7")} {combine} }}
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
   for (long j = j0; j < j1; j++) {{
     long p = base;
     {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
@@ -196,6 +205,18 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk, int ndk, long8 
     out[g] = ({r})acc;
     return;
   }}
+  if (ndr == 2) {{         /* the flat loop's order, without a division per element */
+    long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
+    for (long j = j0; j < j1; i++, k = 0) {{
+      long kend = min(n1, k + (j1 - j));
+      for (; k < kend; k++, j++) {{
+        {" ".join(f"long {q} = b{q[1:]} + i * {st}.s6 + k * {st}.s7;" for q, st in steps)}
+        {value} {combine}
+      }}
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
   for (long j = j0; j < j1; j++) {{
     {" ".join(f"long {q} = b{q[1:]};" for q, _ in steps)}
     {codegen.unravel("j", "rshape", "ndr", steps)}
@@ -231,6 +252,40 @@ def _fused_args(x, plan, axes):
     return kshape, rshape, args
 
 
+def _colsum_source(dt: str) -> str:
+    t = CTYPE[dt]
+    return f"""
+__kernel void colsum(long nout, long nred, __global const {t}* x, long xo,
+                     __global {t}* out) {{
+  /* VEC outputs a work-item, the rows added in order (NumPy's order for this layout) */
+  long g = get_global_id(0) * 8;
+  if (g >= nout) return;
+  __global const {t}* p = x + xo + g;
+  {t}8 acc = vload8(0, p);
+  for (long j = 1; j < nred; j++) acc += vload8(0, p + j * nout);
+  vstore8(acc, 0, out + g);
+}}
+"""
+
+
+def _colsum(x: CLArray, kshape, kst, rshape, rst, out_shape, out_dtype):
+    """A float32 sum over the leading dims of a row-major (rows, columns) layout, in 8-wide
+    vectors: one work-item per output walked a column ~7x slower on PoCL (a convolution's
+    weight gradient summed over the batch), or None where this does not apply."""
+    nout, nred = numel(kshape), numel(rshape)
+    dt = x.dtype.name
+    if (dt != "float32" or out_dtype.name != dt or len(kshape) != 1 or
+            kst != (1,) or len(rshape) != 1 or rst != (nout,) or nout % 8 or nout < 64
+            or not 1 <= nred <= CHUNK):
+        return None
+    rt = x.runtime
+    out = rt.empty(out_shape, out_dtype)
+    kernel = rt.kernel(("colsum", dt), lambda: _colsum_source(dt), "colsum")
+    rt.launch(kernel, nout // 8, np.int64(nout), np.int64(nred), x.buffer,
+              np.int64(x.offset), out.buffer, local=min(64, rt.local_size), fresh=True)
+    return out
+
+
 def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
     from . import fusion
     rt = x.runtime
@@ -244,6 +299,10 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
         kshape, rshape, leaf_args = fused
     else:
         kshape, kst, rshape, rst = _split(x, axes)
+        if op == "sum":
+            out = _colsum(x, kshape, kst, rshape, rst, out_shape, out_dtype)
+            if out is not None:
+                return out
     chunk = CHUNK if nout >= TARGET_ITEMS else max(256, -(-nred * nout // TARGET_ITEMS))
     chunk = min(chunk, CHUNK)
     nchunk = max(1, -(-nred // chunk))
