@@ -317,7 +317,7 @@ def _single_take(x: Tensor, key: tuple):
         if not k or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                             for v in k):
             return None
-        k = _index_tensor(k, x)
+        k = _index_tensor(k, x, x._data.shape[i])
     if type(k) is not Tensor or k._dtype.category != D.INT:
         return None
     if any(not (isinstance(s, slice) and s == slice(None)) for j, s in enumerate(key)
@@ -326,9 +326,17 @@ def _single_take(x: Tensor, key: tuple):
     return i, k
 
 
-def _index_tensor(k, x):
+def _index_tensor(k, x, size: int):
+    """A list of Python ints as an index tensor on x's device, checked and wrapped on the
+    host where its values are (a DataLoader's batch: checked on the device, each batch
+    cost two reductions and two waits for it)."""
     from .creation import tensor
-    return tensor(k, dtype=D.int64, device=x._device)
+    values = np.asarray(k, dtype=np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    _raise_out_of_bounds("take", lo, hi, size)
+    if lo < 0:
+        values = np.where(values < 0, values + size, values)
+    return mark_in_range(tensor(values, dtype=D.int64, device=x._device), size)
 
 
 def _host_key(key, x):

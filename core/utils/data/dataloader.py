@@ -9,6 +9,7 @@ import numpy as np
 
 from ...errors import EmberValueError
 from ...ops.creation import Generator, from_host
+from ...ops.index import mark_in_range
 from ._collate import default_collate, default_convert
 from ._workers import WorkerInfo, get_worker_info
 from .dataset import Dataset, IterableDataset, Subset, TensorDataset
@@ -30,8 +31,14 @@ def _rows_fast(dataset, indices):
         dataset = dataset.dataset
     if type(dataset) is not TensorDataset or not dataset.tensors:
         return None
-    index = from_host(np.asarray(indices, dtype=np.int64), "cpu")
-    return [t[index.to(t.device)] for t in dataset.tensors]
+    values = np.asarray(indices, dtype=np.int64)
+    size = len(dataset.tensors[0])
+    if values.size and (values.min() < -size or values.max() >= size):
+        return None                   # the samples one by one: their error names the index
+    values = np.where(values < 0, values + size, values)
+    index = from_host(values, "cpu")
+    # checked here, on the host: on a device the check cost two reductions and two waits
+    return [t[mark_in_range(index.to(t.device), size)] for t in dataset.tensors]
 
 
 class _Fetcher:
