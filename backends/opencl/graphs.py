@@ -171,13 +171,8 @@ def _interpret(graph, nodes, inputs, recorder, program):
     """Run `nodes` as the generic replay does (each array released after its last use),
     telling `program` about the nodes that replay as Python: checks and random draws."""
     from ember.graph.ir import Value
-    results = graph.output_values() + [v for _, v in graph.grads if isinstance(v, Value)]
-    keep = {id(v) for v in results}
-    last_use: dict = {}
-    for k, node in enumerate(nodes):
-        for a in node.args:
-            if isinstance(a, Value):
-                last_use[id(a)] = k
+    from ember.graph.replay import lifetimes
+    last_use, keep = lifetimes(graph, nodes)
     env = {id(i.value): x for i, x in zip(graph.inputs, inputs)}
     for k, node in enumerate(nodes):
         args = [env[id(a)] if isinstance(a, Value) else a.value for a in node.args]

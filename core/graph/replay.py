@@ -50,16 +50,23 @@ def _single_backend(graph):
     return next(iter(devices)).backend
 
 
-def generate(graph: Graph, extra=()):
-    nodes = needed(graph, extra)
+def lifetimes(graph: Graph, nodes: list, extra=()) -> tuple[dict, set]:
+    """({id(value): index of the last node in `nodes` reading it}, {ids of the values
+    wanted at the end: outputs, bound gradients, `extra`}): when a replay may let each
+    array go."""
     results = graph.output_values() + [v for _, v in graph.grads if isinstance(v, Value)]
-    results += list(extra)
-    keep_to_end = {id(v) for v in results}
+    keep_to_end = {id(v) for v in results} | {id(v) for v in extra}
     last_use: dict = {}
     for k, node in enumerate(nodes):
         for a in node.args:
             if isinstance(a, Value):
                 last_use[id(a)] = k
+    return last_use, keep_to_end
+
+
+def generate(graph: Graph, extra=()):
+    nodes = needed(graph, extra)
+    last_use, keep_to_end = lifetimes(graph, nodes, extra)
     env: dict = {}
     lines = ["def replay(inputs):"]
     names = [f"v{i.value.index}" for i in graph.inputs]
@@ -102,4 +109,4 @@ def generate(graph: Graph, extra=()):
     return replay
 
 
-__all__ = ["build", "generate", "needed", "Const"]
+__all__ = ["build", "generate", "lifetimes", "needed", "Const"]

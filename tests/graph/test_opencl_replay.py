@@ -16,6 +16,7 @@ import ember.optim as optim
 import numpy as np
 import pytest
 from ember.testing import devices_under_test
+from test_compile import _Block  # the transformer block with dropout
 
 OPENCL = [d for d, why in devices_under_test() if why is None and d.startswith("opencl")][:1]
 needs_opencl = pytest.mark.skipif(not OPENCL, reason="no OpenCL device under test")
@@ -64,18 +65,6 @@ def _train(make, data, steps, monkeypatch, recorded: bool, opt="adam"):
 def _cnn():
     from ember.tools.demo import build_model
     return nn.Sequential(build_model(), nn.Linear(10, 4))
-
-
-class _Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = nn.Linear(6, 16)
-        self.layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.1,
-                                                batch_first=True)
-        self.head = nn.Linear(16, 4)
-
-    def forward(self, x):
-        return self.head(self.layer(self.embed(x)).mean(1))
 
 
 @needs_opencl
