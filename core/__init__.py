@@ -20,8 +20,11 @@ from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, m
 from . import _methods  # noqa: F401  (binds the ops onto Tensor)
 from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
 from . import _methods_extra  # noqa: F401  (tensor functions, sorting, scans as methods)
+from . import _methods_extra2  # noqa: F401  (bit operations, index_put_, cummax, ...)
 from .functional_extra import *  # noqa: F401,F403  (mm, tril, roll, scatter, ...)
 from .functional_extra import __all__ as _extra_names
+from .functional_extra2 import *  # noqa: F401,F403  (tensor_split, diff, cummax, ...)
+from .functional_extra2 import __all__ as _extra2_names
 from .einsum import einsum
 from .linalg import torch_norm as norm
 from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
@@ -66,6 +69,7 @@ __all__ = [
     *_op_names,
     # PyTorch's tensor functions, sampling, legacy types and process-wide switches
     *_extra_names, "einsum", "norm", "bernoulli", "multinomial", "poisson", "rand_like",
+    *(n for n in _extra2_names if n not in _op_names),
     "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
 ]
 

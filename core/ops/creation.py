@@ -366,10 +366,31 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
 
 
 def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None):
+    if type(mean) is Tensor or type(std) is Tensor:
+        return _normal_tensors(mean, std, generator)
     if std < 0:
         raise EmberValueError(f"normal: std must be >= 0, got {std}")
     return _random("normal", tuple(size), dtype, device, False,
                    lambda s: _gen(generator).normal(mean, std, s))
+
+
+def _normal_tensors(mean, std, generator) -> Tensor:
+    """torch.normal with a tensor mean and/or std: one draw per element of their broadcast
+    shape. Like PyTorch, the draw carries no gradient to mean or std."""
+    from ..autograd import no_grad
+    from ._util import broadcast_shapes
+    like = mean if type(mean) is Tensor else std
+    if like._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"normal: expected a floating mean/std tensor, got "
+                             f"{like._dtype.name}")
+    bad = (std < 0).any().item() if type(std) is Tensor else std < 0
+    if bad:
+        raise EmberValueError(f"normal: std must be >= 0 everywhere, got {std}")
+    shape = broadcast_shapes("normal", *(tuple(t.shape) for t in (mean, std)
+                                         if type(t) is Tensor))
+    noise = randn(*shape, dtype=like._dtype, device=like._device, generator=generator)
+    with no_grad():
+        return mean + std * noise
 
 
 def uniform(low, high, size, *, dtype=None, device=None, generator=None):

@@ -13,11 +13,18 @@ from ._workers import WorkerError, WorkerInfo, get_worker_info
 from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .distributed import DistributedSampler
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
     "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WorkerError", "WorkerInfo", "default_collate",
-    "default_convert", "get_worker_info", "random_split",
+    "default_convert", "get_worker_info", "random_split", "WeightedRandomSampler",
 ]

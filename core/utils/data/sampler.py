@@ -4,11 +4,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
+import numpy as np
+
+from ...dtypes import float64
 from ...errors import EmberTypeError, EmberValueError
-from ...ops.creation import Generator, randint, randperm
+from ...ops.creation import Generator, _gen, randint, randperm, tensor
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
-           "SubsetRandomSampler"]
+           "SubsetRandomSampler", "WeightedRandomSampler"]
 
 T_co = TypeVar("T_co", covariant=True)
 _CHUNK = 1 << 16        # indices drawn at once by RandomSampler(replacement=True)
@@ -121,3 +124,49 @@ class BatchSampler(Sampler[list]):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """num_samples indices drawn with P(i) proportional to weights[i]; with replacement
+    they are independent draws, without it each index comes at most once."""
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True,
+                 generator: Generator | None = None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise EmberValueError(f"WeightedRandomSampler: num_samples must be a positive int, "
+                                  f"got {num_samples!r}")
+        if not isinstance(replacement, bool):
+            raise EmberTypeError(f"WeightedRandomSampler: replacement must be a bool, got "
+                                 f"{replacement!r}")
+        host = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights,
+                          dtype=np.float64)
+        if host.ndim != 1:
+            raise EmberValueError(f"WeightedRandomSampler: weights must be a 1-d sequence, got "
+                                  f"shape {host.shape}")
+        if (host < 0).any() or not np.isfinite(host).all() or host.sum() <= 0:
+            raise EmberValueError("WeightedRandomSampler: weights must be finite, >= 0 and not "
+                                  "all zero")
+        if not replacement and num_samples > np.count_nonzero(host):
+            raise EmberValueError(f"WeightedRandomSampler: cannot draw {num_samples} samples "
+                                  f"without replacement from {np.count_nonzero(host)} "
+                                  "non-zero weights")
+        self.weights = tensor(host, dtype=float64)
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+        self._p = host / host.sum()
+
+    def __iter__(self) -> Iterator[int]:
+        # the draws come from the generator's stream (ember's global one without it), so
+        # ember.manual_seed or a seeded Generator reproduces them; large counts go in chunks
+        rng = _gen(self.generator)
+        if not self.replacement:
+            yield from rng.choice(len(self._p), self.num_samples, replace=False,
+                                  p=self._p).tolist()
+            return
+        cdf = np.cumsum(self._p)
+        for start in range(0, self.num_samples, _CHUNK):
+            u = rng.random(min(_CHUNK, self.num_samples - start)) * cdf[-1]
+            yield from np.minimum(np.searchsorted(cdf, u, side="right"),
+                                  len(cdf) - 1).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
