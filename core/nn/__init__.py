@@ -23,6 +23,26 @@ from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from .layers_extra import (
+    CELU,
+    GLU,
+    SELU,
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    EmbeddingBag,
+    Hardsigmoid,
+    Hardswish,
+    MaxPool1d,
+    ParameterDict,
+    ParameterList,
+    PReLU,
+    RMSNorm,
+    Softmax2d,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
@@ -95,6 +115,9 @@ __all__ = [
     "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax",
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss",
+    "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
+    "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
     "functional", "init", "utils",
 ]
 

@@ -30,6 +30,23 @@ from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask
 from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
 from ..tensor import Tensor
+from .layers_extra import (
+    adaptive_avg_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    celu,
+    glu,
+    gumbel_softmax,
+    hardsigmoid,
+    hardswish,
+    max_pool1d,
+    prelu,
+    rms_norm,
+    selu,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -54,6 +71,9 @@ __all__ = [
     "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
+    "glu", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold",
+    "prelu", "rms_norm", "gumbel_softmax", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
+    "adaptive_avg_pool1d",
 ]
 
 

@@ -12,7 +12,12 @@ programs against the CPU backend (programs.py).
 """
 from __future__ import annotations
 
-from . import cases_nn, semantics, views  # noqa: F401  (they add rows and rules)
+from . import (  # noqa: F401  (they add rows and rules)
+    cases_layers_extra,
+    cases_nn,
+    semantics,
+    views,
+)
 from .cases import CASES, Input, OpCase
 from .checks import (
     LAYOUTS,

@@ -1,0 +1,786 @@
+"""More torch.nn layers as ember composites: activations, RMSNorm, pooling, EmbeddingBag, ..."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from .. import dtypes as D
+from .. import ops
+from .._compat import finfo
+from ..autograd.grad_mode import no_grad
+from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError, ShapeError
+from ..ops.sampling import exponential_
+from ..tensor import Tensor
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = [
+    "glu", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold",
+    "prelu", "rms_norm", "gumbel_softmax", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
+    "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
+]
+
+# torch's SELU constants (Klambauer et al., 2017)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class _KeyError(EmberError, KeyError):
+    """A key a ParameterDict does not have (a KeyError, as in torch)."""
+
+
+def _F():
+    # nn.functional imports this module, so it is looked up when a function runs
+    from . import functional
+    return functional
+
+
+def _inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    return input.copy_(out) if inplace else out
+
+
+# -- activations ------------------------------------------------------------------------
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    if input.ndim == 0:
+        raise ShapeError("glu: does not support scalars because halving size must be even")
+    size = input._data.shape[dim % input.ndim]
+    if size % 2:
+        raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size "
+                         f"{size}")
+    a, b = ops.chunk(input, 2, dim)
+    return a * ops.sigmoid(b)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, input,
+                                                  input * (input + 3.0) / 6.0))
+    return _inplace(input, out, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    return _inplace(input, out, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    neg = ops.expm1(ops.minimum(input, 0.0)) * (_SELU_ALPHA * _SELU_SCALE)
+    return _inplace(input, ops.where(input > 0, input * _SELU_SCALE, neg), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise EmberValueError("celu: ZeroDivisionError, alpha cannot be 0")
+    neg = ops.expm1(ops.minimum(input, 0.0) / alpha) * alpha
+    return _inplace(input, ops.where(input > 0, input, neg), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (ops.abs(input) + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - ops.tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, value elsewhere."""
+    return _inplace(input, ops.where(input > threshold, input, value), inplace)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1."""
+    n = weight.numel()
+    if n != 1:
+        if input.ndim < 2 or input._data.shape[1] != n:
+            raise ShapeError(f"prelu: weight has {n} values, so the input needs {n} channels "
+                             f"in dim 1; got shape {tuple(input.shape)}")
+        weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return ops.where(input >= 0, input, input * weight)
+
+
+def _eps(eps, dtype) -> float:
+    return float(finfo(dtype).eps) if eps is None else eps
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
+    None means the dtype's machine epsilon, as in torch."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {normalized_shape}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    count = 1
+    for v in normalized_shape:
+        count *= v
+    out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
+                            _eps(eps, input._dtype))
+    return out if weight is None else out * weight
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); hard=True gives the one-hot of its argmax in
+    the forward pass and the soft sample's gradient (straight-through).  The noise comes
+    from ember's host stream, so manual_seed reproduces it on every device.  eps is
+    accepted for torch's signature (deprecated and unused there as well)."""
+    if logits._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"gumbel_softmax: expected floating logits, got "
+                             f"{logits._dtype.name}")
+    with no_grad():
+        gumbels = -exponential_(ops.empty(*logits._data.shape, dtype=logits._dtype,
+                                          device=logits.device)).log()
+    y_soft = _F().softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    d = dim % logits.ndim
+    with no_grad():
+        index = ops.argmax(y_soft, d, keepdim=True)
+        shape = [1] * logits.ndim
+        shape[d] = logits._data.shape[d]
+        positions = ops.arange(shape[d], device=logits.device).reshape(tuple(shape))
+        y_hard = (positions == index).to(logits._dtype)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# -- pooling ------------------------------------------------------------------------------
+
+def _one(v, name):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise EmberValueError(f"{name}: expected an int or a 1-tuple, got {v!r}")
+        return v[0]
+    return v
+
+
+def _check_1d(name: str, input: Tensor) -> None:
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"{name}: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape "
+                         f"{tuple(input.shape)}")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """max_pool2d over a 1-high image; indices are positions along L."""
+    _check_1d("max_pool1d", input)
+    stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
+    out = _F().max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
+                          (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
+                          ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """avg_pool2d over a 1-high image."""
+    _check_1d("avg_pool1d", input)
+    stride = None if stride is None or stride == () else (1, _one(stride, "avg_pool1d"))
+    return _F().avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "avg_pool1d")), stride,
+                           (0, _one(padding, "avg_pool1d")), ceil_mode,
+                           count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """adaptive_avg_pool2d over a 1-high image."""
+    _check_1d("adaptive_avg_pool1d", input)
+    size = _one(output_size, "adaptive_avg_pool1d")
+    return _F().adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
+def _adaptive_bounds(out: int, size: int):
+    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Max over PyTorch's adaptive windows (a window's max is the max over its rows of the
+    max over its columns, so two passes of per-window slices).  return_indices=True is not
+    supported yet."""
+    if return_indices:
+        raise EmberValueError("adaptive_max_pool2d: return_indices=True is not in ember yet; "
+                              "use return_indices=False (or max_pool2d with return_indices)")
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"adaptive_max_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) "
+                         f"input, got shape {tuple(input.shape)}")
+    h, w = input._data.shape[-2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh = h if output_size[0] is None else output_size[0]
+    ow = w if output_size[1] is None else output_size[1]
+    if oh <= 0 or ow <= 0:
+        raise EmberValueError(f"adaptive_max_pool2d: output_size must be positive, got "
+                              f"{output_size}")
+    lead = input._data.shape[:-2]
+    if h % oh == 0 and w % ow == 0:
+        out = input.reshape(lead + (oh, h // oh, ow, w // ow))
+        return ops.amax(out, (-3, -1))
+    cols = ops.cat([ops.amax(input[..., a:b], -1, keepdim=True)
+                    for a, b in _adaptive_bounds(ow, w)], -1)              # (..., H, ow)
+    return ops.cat([ops.amax(cols[..., a:b, :], -2, keepdim=True)
+                    for a, b in _adaptive_bounds(oh, h)], -2)              # (..., oh, ow)
+
+
+# -- modules: activations -------------------------------------------------------------------
+
+class _Inplace(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class GLU(Module):
+    """Gated linear unit along dim."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Hardswish(_Inplace):
+    """x * relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardswish(input, self.inplace)
+
+
+class Hardsigmoid(_Inplace):
+    """relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardsigmoid(input, self.inplace)
+
+
+class SELU(_Inplace):
+    """Self-normalising ELU."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return selu(input, self.inplace)
+
+
+class CELU(Module):
+    """Continuously differentiable ELU."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return softsign(input)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return tanhshrink(input)
+
+
+class Threshold(Module):
+    """x where x > threshold, value elsewhere."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape "
+                             f"{tuple(input.shape)}")
+        return _F().softmax(input, -3)
+
+
+class PReLU(Module):
+    """x for x >= 0, a * x otherwise, with a learned (one or per-channel) slope a."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ops.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing normalized_shape dims."""
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.empty(*self.normalized_shape, dtype=dtype,
+                                              device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+                f"{self.elementwise_affine}")
+
+
+# -- modules: pooling -----------------------------------------------------------------------
+
+class MaxPool1d(Module):
+    """Maximum over kernel_size windows along L."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor):
+        return max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding="
+                f"{self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+def _single(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+class AvgPool1d(Module):
+    """Mean over kernel_size windows along L."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        # torch keeps these as 1-tuples (its repr shows kernel_size=(3,))
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None and stride != () else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(Module):
+    """Mean over windows chosen so the output has length output_size."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max over windows chosen so the output has output_size (return_indices=False only)."""
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise EmberValueError("AdaptiveMaxPool2d: return_indices=True is not in ember "
+                                  "yet; use return_indices=False")
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_max_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+# -- EmbeddingBag ---------------------------------------------------------------------------
+
+class EmbeddingBag(Module):
+    """Sums, means or maxes of bags of embeddings: a 2-D input is one bag per row; a 1-D
+    input is cut into bags at offsets.  per_sample_weights scale each entry (mode='sum');
+    entries equal to padding_idx are left out of their bag (an empty bag gives zeros)."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Tensor | None = None,
+                 include_last_offset: bool = False, padding_idx: int | None = None,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise EmberValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got "
+                                  f"{mode!r}")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise EmberValueError(f"EmbeddingBag: padding_idx {padding_idx} must be "
+                                      f"within num_embeddings ({num_embeddings})")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
+        self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+        if _weight is None:
+            self.weight = Parameter(ops.empty(num_embeddings, embedding_dim, dtype=dtype,
+                                              device=device))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ShapeError(f"EmbeddingBag: _weight has shape {tuple(_weight.shape)}, "
+                                 f"expected ({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        if per_sample_weights is not None:
+            if self.mode != "sum":
+                raise EmberValueError(f"EmbeddingBag: per_sample_weights is only supported "
+                                      f"for mode='sum', got mode={self.mode!r}")
+            if tuple(per_sample_weights.shape) != tuple(input.shape):
+                raise ShapeError(f"EmbeddingBag: per_sample_weights of shape "
+                                 f"{tuple(per_sample_weights.shape)} must match the input's "
+                                 f"shape {tuple(input.shape)}")
+        if input.ndim == 2:
+            if offsets is not None:
+                raise EmberValueError("EmbeddingBag: offsets has to be None if input is 2-D "
+                                      "(each row is a bag)")
+            index, valid, weights = input, None, per_sample_weights
+        elif input.ndim == 1:
+            if offsets is None or offsets.ndim != 1:
+                raise EmberValueError("EmbeddingBag: a 1-D input needs 1-D offsets (where "
+                                      "each bag starts)")
+            index, valid, weights = self._bags(input, offsets, per_sample_weights)
+        else:
+            raise ShapeError(f"EmbeddingBag: expected a 1-D (with offsets) or 2-D input, got "
+                             f"shape {tuple(input.shape)}")
+        return self._reduce(index, valid, weights)
+
+    def _bags(self, input, offsets, weights):
+        """The 1-D input as a padded (bags, longest) index, with a mask of real entries."""
+        import numpy as np
+        starts = offsets.detach().numpy().astype(np.int64)    # bag bounds are host data
+        n = input._data.shape[0]
+        if starts.size and starts[0] != 0:
+            raise EmberValueError(f"EmbeddingBag: offsets[0] has to be 0, i.e., the first "
+                                  f"sequence in the mini-batch has to start from position 0; "
+                                  f"got {int(starts[0])}")
+        if np.any(np.diff(starts) < 0) or (starts.size and starts[-1] > n):
+            raise EmberValueError(f"EmbeddingBag: offsets must be non-decreasing and at most "
+                                  f"the input length {n}, got {starts.tolist()}")
+        ends = np.append(starts[1:], n)
+        if self.include_last_offset:
+            starts, ends = starts[:-1], ends[:-1]
+        longest = max(int((ends - starts).max()) if starts.size else 0, 1)
+        pos = starts[:, None] + np.arange(longest)[None, :]
+        mask = pos < ends[:, None]
+        pos = ops.from_host(np.where(mask, pos, 0), input.device)
+        index = ops.take_along(input, pos, 0)
+        if weights is not None:
+            weights = ops.take_along(weights, pos, 0)
+        return index, ops.from_host(mask, input.device), weights
+
+    def _reduce(self, index, valid, weights):
+        emb = _F().embedding(index, self.weight, None, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.sparse)           # (B, L, D)
+        if self.padding_idx is not None:
+            keep = index != self.padding_idx
+            valid = keep if valid is None else valid & keep
+        if self.mode == "max":
+            if valid is None:
+                return ops.amax(emb, 1)
+            out = ops.amax(ops.where(valid.unsqueeze(-1), emb, -float("inf")), 1)
+            return ops.where(ops.sum(valid.to(D.int64), 1, keepdim=True) > 0, out, 0.0)
+        scale = None if valid is None else valid.to(emb._dtype)
+        if weights is not None:
+            scale = weights if scale is None else scale * weights
+        total = ops.sum(emb if scale is None else emb * scale.unsqueeze(-1), 1)
+        if self.mode == "sum":
+            return total
+        count = index._data.shape[1] if valid is None else \
+            ops.maximum(ops.sum(valid.to(emb._dtype), 1, keepdim=True), 1.0)
+        return total / count
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
+# -- ParameterList, ParameterDict -----------------------------------------------------------
+
+def _as_parameter(value):
+    # torch wraps a plain tensor put in a parameter container
+    if type(value) is Tensor and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """A list of parameters registered as "0", "1", ... (in parameters() and state_dict)."""
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _key(self, idx: int) -> str:
+        if not isinstance(idx, int):
+            raise EmberTypeError(f"ParameterList indices must be integers or slices, not "
+                                 f"{type(idx).__name__}")
+        if not -self._size <= idx < self._size:
+            raise EmberIndexError(f"index {idx} is out of range for a ParameterList of "
+                                  f"length {self._size}")
+        return str(idx % self._size)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx: int, param) -> None:
+        key = self._key(idx)
+        param = _as_parameter(param)
+        if isinstance(param, Parameter):
+            if key in self.__dict__:
+                del self.__dict__[key]
+            setattr(self, key, param)
+        else:
+            self._parameters.pop(key, None)
+            self.__dict__[key] = param
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters: Iterable) -> ParameterList:
+        return self.extend(parameters)
+
+    def append(self, value) -> ParameterList:
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        if isinstance(values, (Tensor, str)) or not isinstance(values, Iterable):
+            raise EmberTypeError(f"ParameterList.extend should be called with an iterable, "
+                                 f"but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): {_describe(p)}" for i, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise EmberTypeError("ParameterList should not be called")
+
+
+class ParameterDict(Module):
+    """A dict of parameters registered under their keys (in parameters() and state_dict)."""
+
+    def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise _KeyError(f"ParameterDict has no key {key!r}; it has "
+                                f"{list(self._keys)}")
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise EmberTypeError(f"ParameterDict keys must be strings, got "
+                                 f"{type(key).__name__}")
+        self._keys[key] = None
+        value = _as_parameter(value)
+        if isinstance(value, Parameter):
+            self.__dict__.pop(key, None)
+            setattr(self, key, value)
+        else:
+            self._parameters.pop(key, None)
+            self.__dict__[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self[key]                                   # a missing key raises the clear error
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __or__(self, other) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(list(self.items()))
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key: str):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        if not self._keys:
+            raise _KeyError("popitem(): ParameterDict is empty")
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def update(self, parameters) -> None:
+        if isinstance(parameters, (dict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())      # an unordered mapping: torch sorts it
+        elif isinstance(parameters, Iterable):
+            pairs = []
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise EmberValueError(f"ParameterDict.update: element #{j} should be a "
+                                          f"(key, parameter) pair, got {pair!r}")
+                pairs.append(pair)
+        else:
+            raise EmberTypeError(f"ParameterDict.update should be called with a mapping or "
+                                 f"an iterable of (key, value) pairs, got "
+                                 f"{type(parameters).__name__}")
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): {_describe(p)}" for k, p in self.items())
+
+    def __call__(self, *args, **kwargs):
+        raise EmberTypeError("ParameterDict should not be called")
+
+
+def _describe(p) -> str:
+    if isinstance(p, Tensor):
+        size = "x".join(str(s) for s in p.shape)
+        return (f"Parameter containing: [ember.{p.dtype.name} of size {size}"
+                f"{'' if str(p.device) == 'cpu' else ' (' + str(p.device) + ')'}]")
+    return f"Object of type: {type(p).__name__}"
