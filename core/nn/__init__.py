@@ -55,6 +55,19 @@ from .loss import (
     NLLLoss,
     SmoothL1Loss,
 )
+from .loss_extra import (
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .module import IncompatibleKeys, Module, RemovableHandle, StateDictError
 from .normalization import (
     BatchNorm1d,
@@ -115,6 +128,9 @@ __all__ = [
     "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax",
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss",
+    "CosineSimilarity", "PairwiseDistance", "TripletMarginLoss", "MarginRankingLoss",
+    "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
+    "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
     "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
     "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
     "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",

@@ -58,6 +58,19 @@ from .loss import (
     nll_loss,
     smooth_l1_loss,
 )
+from .loss_extra import (
+    cosine_embedding_loss,
+    cosine_similarity,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
 from .upsampling import interpolate, upsample
 
@@ -74,6 +87,9 @@ __all__ = [
     "glu", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold",
     "prelu", "rms_norm", "gumbel_softmax", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
     "adaptive_avg_pool1d",
+    "cosine_similarity", "pairwise_distance", "triplet_margin_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
 ]
 
 
