@@ -4,12 +4,14 @@ from __future__ import annotations
 from . import lr_scheduler
 from .adadelta import Adadelta
 from .adam import Adam, AdamW
+from .adam_family import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
+           "Adamax", "NAdam", "RAdam",
            "lr_scheduler"]
 
 
