@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 from ..errors import AutogradError, EmberTypeError
 from ..tensor import Tensor
-from . import engine, function
+from . import engine, function, functional
 from .engine import Node
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -13,7 +13,7 @@ from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "Node",
-           "Function", "FunctionCtx", "once_differentiable", "function"]
+           "Function", "FunctionCtx", "once_differentiable", "function", "functional"]
 
 
 def _grad_outputs(outputs, grad_outputs):
