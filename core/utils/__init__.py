@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def __getattr__(name: str):
     # ember.utils.data loads on first use, so `ember.utils` costs nothing until then
-    if name == "data":
+    if name in ("data", "checkpoint"):
         import importlib
         return importlib.import_module(".data", __name__)
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")
