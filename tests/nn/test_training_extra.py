@@ -227,3 +227,75 @@ def test_checkpoint_recomputes_instead_of_keeping():
         checkpoint(f, x)
     with pytest.raises(ember.EmberError, match="must return a Tensor"):
         checkpoint(lambda t: 3, x, use_reentrant=False)
+
+
+# -- weight_norm / spectral_norm --------------------------------------------------------
+def _copy_state(tmod, emod, device):
+    emod.load_state_dict({k: ember.tensor(v.detach().numpy(), device=device)
+                          for k, v in tmod.state_dict().items()})
+
+
+def _forward_backward(torch, tmod, emod, x, device, name):
+    tx = torch.tensor(x, requires_grad=True)
+    ex = ember.tensor(x, device=device, requires_grad=True)
+    tout, eout = tmod(tx), emod(ex)
+    np.testing.assert_allclose(to_numpy(eout), to_numpy(tout), rtol=1e-9, atol=1e-11,
+                               err_msg=f"{name} forward")
+    up = rng(f"up{name}").standard_normal(tuple(tout.shape))
+    tout.backward(torch.tensor(up))
+    eout.backward(ember.tensor(up, device=device))
+    np.testing.assert_allclose(to_numpy(ex.grad), to_numpy(tx.grad), rtol=1e-9, atol=1e-11)
+    tparams = dict(tmod.named_parameters())
+    for k, p in emod.named_parameters():
+        np.testing.assert_allclose(to_numpy(p.grad), to_numpy(tparams[k].grad), rtol=1e-9,
+                                   atol=1e-11, err_msg=f"{name} grad of {k}")
+
+
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_matches_torch(torch, device, dim):
+    torch.manual_seed(0)
+    tmod = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3).double(), dim=dim)
+    emod = ember.nn.utils.weight_norm(ember.nn.Linear(4, 3, dtype=ember.float64), dim=dim)
+    emod.to(device)
+    assert list(emod.state_dict()) == list(tmod.state_dict())
+    assert tuple(emod.weight_g.shape) == tuple(tmod.weight_g.shape)
+    _copy_state(tmod, emod, device)
+    x = rng(f"wn{dim}").standard_normal((5, 4))
+    _forward_backward(torch, tmod, emod, x, device, f"weight_norm{dim}")
+    torch.nn.utils.remove_weight_norm(tmod)
+    ember.nn.utils.remove_weight_norm(emod)
+    assert list(emod.state_dict()) == list(tmod.state_dict())
+    np.testing.assert_allclose(to_numpy(emod.weight), to_numpy(tmod.weight), rtol=1e-12)
+    with pytest.raises(ember.EmberError, match="weight_norm of 'weight' not found"):
+        ember.nn.utils.remove_weight_norm(emod)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_spectral_norm_matches_torch(torch, device):
+    torch.manual_seed(1)
+    tmod = torch.nn.utils.spectral_norm(torch.nn.Conv2d(2, 3, 2).double(),
+                                        n_power_iterations=2)
+    emod = ember.nn.utils.spectral_norm(ember.nn.Conv2d(2, 3, 2, dtype=ember.float64),
+                                        n_power_iterations=2)
+    emod.to(device)
+    assert list(emod.state_dict()) == list(tmod.state_dict())
+    assert [k for k, _ in emod.named_buffers()] == ["weight_u", "weight_v"]
+    _copy_state(tmod, emod, device)
+    x = rng("sn").standard_normal((2, 2, 4, 4))
+    for step in range(2):               # training: the power iteration updates u and v
+        _forward_backward(torch, tmod, emod, x, device, f"spectral_norm{step}")
+        np.testing.assert_allclose(to_numpy(emod.weight_u), to_numpy(tmod.weight_u),
+                                   rtol=1e-9, atol=1e-12)
+        tmod.zero_grad()
+        emod.zero_grad()
+    tmod.eval()
+    emod.eval()
+    u = to_numpy(emod.weight_u).copy()
+    _forward_backward(torch, tmod, emod, x, device, "spectral_norm eval")
+    np.testing.assert_array_equal(to_numpy(emod.weight_u), u)      # eval: no iteration
+    torch.nn.utils.remove_spectral_norm(tmod)
+    ember.nn.utils.remove_spectral_norm(emod)
+    assert list(emod.state_dict()) == list(tmod.state_dict())
+    np.testing.assert_allclose(to_numpy(emod.weight), to_numpy(tmod.weight), rtol=1e-9)

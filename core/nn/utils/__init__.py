@@ -9,9 +9,11 @@ from ...autograd.grad_mode import no_grad
 from ...errors import EmberValueError
 from ...tensor import Tensor
 from . import rnn
+from .weight_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+           "vector_to_parameters", "rnn",
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
 
 def _grads(parameters) -> list[Tensor]:
