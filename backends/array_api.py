@@ -277,7 +277,46 @@ def kernels(xp) -> dict:
         "full": full, "arange": arange, "argsort": argsort,
         "cumsum": lambda x, *, axis: xp.cumulative_sum(x, axis=axis),
         "cumprod": lambda x, *, axis: xp.cumulative_prod(x, axis=axis),
+        **linalg_kernels(xp),
     }
+
+
+def linalg_kernels(xp) -> dict:
+    """The decompositions (core/ops/decompositions.py) through the standard's linalg
+    extension; a singular or non-definite input raises, as in PyTorch, never inf/nan."""
+    from ember.errors import EmberValueError
+
+    def checked(name, fn, why):
+        def kernel(*arrays, **attrs):
+            try:
+                out = fn(*arrays, **attrs)
+            except Exception as e:     # NumPy's LinAlgError; other libraries' own classes
+                if "singular" in str(e).lower() or "definite" in str(e).lower():
+                    raise EmberValueError(f"linalg.{name}: {why}") from None
+                raise
+            if not bool(xp.all(xp.isfinite(out))) and bool(xp.all(xp.isfinite(arrays[0]))):
+                raise EmberValueError(f"linalg.{name}: {why}")
+            return out
+        return kernel
+
+    singular = "the input is singular (a zero pivot): it has no inverse"
+    return {
+        "inv": checked("inv", xp.linalg.inv, singular),
+        "solve": checked("solve", xp.linalg.solve, singular),
+        "det": xp.linalg.det,
+        "logabsdet": lambda a: xp.linalg.slogdet(a)[1],
+        "cholesky": checked("cholesky", xp.linalg.cholesky,
+                            "the input is not symmetric positive-definite"),
+        "eigh": lambda a, *, UPLO: xp.linalg.eigh(_triangle(xp, a, UPLO))[1],
+        "eigvalsh": lambda a, *, UPLO: xp.linalg.eigvalsh(_triangle(xp, a, UPLO)),
+    }
+
+
+def _triangle(xp, a, uplo):
+    """The symmetric matrix the UPLO triangle of `a` describes (the standard reads both)."""
+    low = xp.tril(a) if uplo == "L" else xp.triu(a)
+    axes = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
+    return low + xp.permute_dims(low, axes) - xp.tril(xp.triu(a))
 
 
 # Ops whose NumPy-like ufuncs (NumPy, CuPy) already compute bool and logical-of-numbers as

@@ -27,6 +27,8 @@ from .functional_extra2 import *  # noqa: F401,F403  (tensor_split, diff, cummax
 from .functional_extra2 import __all__ as _extra2_names
 from .einsum import einsum
 from .linalg import torch_norm as norm
+from .linalg_extra import TOP_LEVEL as _LINALG_TOP
+globals().update(_LINALG_TOP)         # inverse, det, logdet, slogdet, cholesky, ...
 from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
 from ._compat import *  # noqa: F401,F403  (finfo, iinfo, set_printoptions, threads, ...)
 from ._compat import __all__ as _compat_names

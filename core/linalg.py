@@ -1,7 +1,7 @@
 """ember.linalg (torch.linalg): norms, cross and products, written with ember ops.
 
-Decompositions and solvers (inv, solve, svd, qr, eigh, cholesky, det, ...) need primitives
-ember does not have yet: asking for one raises the ember-gap error (see _torch_gaps.py).
+Decompositions and solvers (inv, solve, det, cholesky, eigh, ...) live in linalg_extra.py;
+the ones still missing (svd, qr, pinv, ...) raise the ember-gap error (see _torch_gaps.py).
 """
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ from .ops._util import norm_dim, norm_dims
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "matmul", "vecdot", "diagonal"]
+
+from .linalg_extra import *  # noqa: E402,F401,F403  (inv, solve, det, cholesky, eigh, ...)
+from .linalg_extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all
 
 _INF = math.inf
 

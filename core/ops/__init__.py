@@ -5,6 +5,7 @@ implements, KERNELS the declared kernels a backend may implement (see _op.py).
 """
 from __future__ import annotations
 
+from . import decompositions  # noqa: F401  (declares inv, solve, det, cholesky, eigh)
 from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import (
                        Generator,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (they add rows and rules)
     cases_layers_extra,
+    cases_linalg_extra,
     cases_losses_extra,
     cases_nn,
     semantics,

@@ -1,0 +1,228 @@
+"""torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, ..."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from . import dtypes as D
+from . import ops
+from .dispatch import run
+from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from .ops import decompositions as P
+from .tensor import Tensor
+
+__all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
+           "matrix_power", "multi_dot", "inv_ex", "cholesky_ex"]
+
+SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
+EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+InvExResult = namedtuple("inv_ex", ["inverse", "info"])
+CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
+
+
+def _float(name: str, x) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise ShapeError(f"linalg.{name}: expected a tensor, got {type(x).__name__}")
+    if x._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
+                                     f"got {x._dtype.name}; call .float() first")
+    return x
+
+
+def inv(A: Tensor, *, out=None) -> Tensor:
+    """The inverse of each matrix over the last two dims; raises if one is singular."""
+    _out(out, "inv")
+    return run(P.inv_op, _float("inv", A))
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
+    """inv with an `info` tensor (0 per matrix: ember raises on a singular one instead)."""
+    _out(out, "inv_ex")
+    x = inv(A)
+    return InvExResult(x, ops.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+    """X with A X = B (left=False: X A = B); B a vector (*, n) or matrices (*, n, k), its
+    batch dims broadcast against A's."""
+    _out(out, "solve")
+    A, B = _float("solve", A), _float("solve", B)
+    if not left:
+        return solve(A.mT, B.mT).mT
+    if A.ndim < 2:
+        raise ShapeError(f"linalg.solve: A must be (*, n, n), got shape {tuple(A.shape)}")
+    n = A.shape[-1]
+    # torch: B is a batch of vectors when B.ndim == 1 or (B.ndim == A.ndim - 1 and B's
+    # shape is A's without the last dim)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    b = B.unsqueeze(-1) if vector else B
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ShapeError(f"linalg.solve: B must be (*, {n}) or (*, {n}, k) for A of shape "
+                         f"{tuple(A.shape)}, got {tuple(B.shape)}")
+    batch = _broadcast(A.shape[:-2], b.shape[:-2])
+    A = A.expand(batch + tuple(A.shape[-2:])) if tuple(A.shape[:-2]) != batch else A
+    b = b.expand(batch + tuple(b.shape[-2:])) if tuple(b.shape[:-2]) != batch else b
+    if A.dtype != b.dtype:
+        dt = D.result_type(A, b)
+        A, b = A.to(dt), b.to(dt)
+    x = run(P.solve_op, A, b)
+    return x.squeeze(-1) if vector else x
+
+
+def det(A: Tensor, *, out=None) -> Tensor:
+    _out(out, "det")
+    return run(P.det_op, _float("det", A))
+
+
+def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
+    """(sign, log |det|) of each matrix; log |det| does not overflow where det would."""
+    _out(out, "slogdet")
+    A = _float("slogdet", A)
+    return SlogdetResult(run(P.det_op, A).detach().sign(), run(P.logabsdet_op, A))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log det: nan where det < 0, -inf where det == 0 (torch.logdet)."""
+    sign, logabs = slogdet(A)
+    return ops.where(sign < 0, float("nan"), logabs)
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    """The lower (upper=True: upper) Cholesky factor; raises if A is not positive-definite."""
+    _out(out, "cholesky")
+    L = run(P.cholesky_op, _float("cholesky", A))
+    return L.mT if upper else L
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
+                out=None) -> CholeskyExResult:
+    _out(out, "cholesky_ex")
+    return CholeskyExResult(cholesky(A, upper=upper),
+                            ops.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
+
+
+def _uplo(name, UPLO):
+    if UPLO not in ("L", "U"):
+        raise EmberValueError(f"linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
+    _out(out, "eigh")
+    A = _float("eigh", A)
+    UPLO = _uplo("eigh", UPLO)
+    return EighResult(run(P.eigvalsh_op, A, UPLO=UPLO), run(P.eigh_op, A, UPLO=UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    _out(out, "eigvalsh")
+    return run(P.eigvalsh_op, _float("eigvalsh", A), UPLO=_uplo("eigvalsh", UPLO))
+
+
+def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+    """A^n by repeated squaring (n < 0: inv(A)^-n, n == 0: the identity)."""
+    _out(out, "matrix_power")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise EmberValueError(f"linalg.matrix_power: n must be an int, got {n!r}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"linalg.matrix_power: expected square matrices (*, n, n), got "
+                         f"shape {tuple(A.shape)}")
+    if n == 0:
+        # A * 0 keeps the result in A's graph (a zero gradient, as PyTorch's)
+        return A * 0 + ops.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+def multi_dot(tensors, *, out=None) -> Tensor:
+    """The product of a chain of matrices (first may be 1-D, last may be 1-D), multiplied
+    in the order that costs the fewest scalar multiplications."""
+    _out(out, "multi_dot")
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise EmberValueError(f"linalg.multi_dot: expected at least 2 tensors, got {len(ts)}")
+    for i, t in enumerate(ts):
+        want = (1, 2) if i in (0, len(ts) - 1) else (2,)
+        if t.ndim not in want:
+            raise ShapeError(f"linalg.multi_dot: tensor {i} must be "
+                             f"{' or '.join(f'{d}-D' for d in want)}, got {t.ndim}-D")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    for i in range(len(ts) - 1):
+        if ts[i].shape[-1] != ts[i + 1].shape[0]:
+            raise ShapeError(f"linalg.multi_dot: tensors {i} and {i + 1} cannot be multiplied "
+                             f"({tuple(ts[i].shape)} and {tuple(ts[i + 1].shape)})")
+    dims = [t.shape[0] for t in ts] + [ts[-1].shape[1]]
+    order = _chain_order(dims)
+    r = _multiply(ts, order, 0, len(ts) - 1)
+    if first_vec:
+        r = r.squeeze(0)
+    if last_vec:
+        r = r.squeeze(-1)
+    return r
+
+
+def _chain_order(p):
+    """The matrix-chain split table (dynamic programming, CLRS 15.2)."""
+    n = len(p) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _multiply(ts, split, i, j):
+    if i == j:
+        return ts[i]
+    k = split[i][j]
+    return _multiply(ts, split, i, k) @ _multiply(ts, split, k + 1, j)
+
+
+def _broadcast(a, b) -> tuple:
+    from .ops._util import broadcast_shapes
+    return broadcast_shapes("linalg.solve (batch dims)", tuple(a), tuple(b))
+
+
+def _out(out, name):
+    if out is not None:
+        raise EmberValueError(f"linalg.{name}: out= is not supported by ember; assign the "
+                              "result instead")
+
+
+# --- torch.<name> aliases and Tensor methods (only those torch itself has) --------------------
+def inverse(input: Tensor, *, out=None) -> Tensor:
+    return inv(input, out=out)
+
+
+def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """torch.cholesky / Tensor.cholesky: `upper` positional, as there."""
+    return cholesky(input, upper=upper, out=out)
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    return multi_dot(matrices, out=out)
+
+
+TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
+             "cholesky": torch_cholesky, "matrix_power": matrix_power,
+             "chain_matmul": chain_matmul}
+for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power"):
+    setattr(Tensor, _name, TOP_LEVEL[_name])

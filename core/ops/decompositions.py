@@ -1,0 +1,135 @@
+"""Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh.
+
+Each kernel takes float arrays of one dtype; the gradient rules are ember ops.
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..errors import DtypeNotSupportedError, ShapeError
+from ..tensor import Tensor
+from ._op import declare, rule_same
+
+
+def _square(name):
+    def check(inputs, attrs):
+        a = inputs[0]
+        if a._dtype.category != D.FLOAT:
+            raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
+                                         f"got {a._dtype.name}; call .float() first")
+        s = a._data.shape
+        if len(s) < 2 or s[-1] != s[-2]:
+            raise ShapeError(f"linalg.{name}: expected a square matrix or a batch of them "
+                             f"(shape (*, n, n)), got shape {tuple(s)}")
+    return check
+
+
+def _solve_check(inputs, attrs):
+    _square("solve")(inputs, attrs)
+    a, b = inputs
+    if b._data.shape[-2:-1] != a._data.shape[-1:] or a._data.shape[:-2] != \
+            b._data.shape[:-2]:
+        raise ShapeError(f"linalg.solve: B must have shape (*, {a._data.shape[-1]}, k) with "
+                         f"A's batch dims {tuple(a._data.shape[:-2])}, got "
+                         f"{tuple(b._data.shape)}")
+
+
+def _sym(x):
+    return (x + x.mT) * 0.5
+
+
+def _inv_vjp(g, out, a):
+    return (-(out.mT @ g @ out.mT),)
+
+
+def _solve_vjp(g, out, a, b):
+    gb = solve_op_run(a.mT, g)
+    return -(gb @ out.mT), gb
+
+
+def _det_vjp(g, out, a):
+    return ((g * out)[..., None, None] * inv_op_run(a).mT,)
+
+
+def _logabsdet_vjp(g, out, a):
+    return (g[..., None, None] * inv_op_run(a).mT,)
+
+
+def _cholesky_vjp(g, out, a):
+    # A = L L^T: gA = L^-T Phi(L^T gL) L^-1, symmetrised (Murray 2016), as PyTorch's
+    li = inv_op_run(out)
+    return (_sym(li.mT @ _phi(out.mT @ g) @ li),)
+
+
+def _phi(p):
+    """The lower triangle of p with its diagonal halved."""
+    from ..functional_extra import tril
+    from .creation import eye
+    n = p._data.shape[-1]
+    return tril(p) - 0.5 * p * eye(n, dtype=p._dtype, device=p._device)
+
+
+def _eigh_vjp(g, out, a, *, UPLO):
+    # eigenvectors V of distinct eigenvalues w: gA = V ((skew(V^T gV)) / E) V^T, E_ij = w_j - w_i
+    from .creation import eye
+    w = eigvalsh_op_run(a, UPLO)
+    n = w._data.shape[-1]
+    e = w[..., None, :] - w[..., :, None]
+    i = eye(n, dtype=w._dtype, device=w._device)
+    vg = out.mT @ g
+    mid = (vg - vg.mT) * 0.5 / (e + i) * (1 - i)
+    return (out @ mid @ out.mT,)
+
+
+def _eigvalsh_vjp(g, out, a, *, UPLO):
+    v = eigh_op_run(a, UPLO)
+    return ((v * g[..., None, :]) @ v.mT,)
+
+
+def _batch(inputs, attrs):
+    return inputs[0]._data.shape[:-2]
+
+
+inv_op = declare("inv", "linalg", rule_same, sig="a", check=_square("inv"), vjp=_inv_vjp,
+                 save_out=True, shape=lambda i, a: i[0]._data.shape,
+                 doc="the inverse of each matrix over the last two dims (raises if singular)")
+solve_op = declare("solve", "linalg", rule_same, sig="a, b", check=_solve_check,
+                   vjp=_solve_vjp, save_out=True, shape=lambda i, a: i[1]._data.shape,
+                   doc="X with A X = B, A (*, n, n) and B (*, n, k) of one batch (raises if "
+                       "A is singular)")
+det_op = declare("det", "linalg", rule_same, sig="a", check=_square("det"), vjp=_det_vjp,
+                 save_out=True, shape=_batch, doc="the determinant of each matrix")
+logabsdet_op = declare("logabsdet", "linalg", rule_same, sig="a", check=_square("slogdet"),
+                       vjp=_logabsdet_vjp, shape=_batch,
+                       doc="log |det| of each matrix (LU, no overflow); -inf if singular")
+cholesky_op = declare("cholesky", "linalg", rule_same, sig="a", check=_square("cholesky"),
+                      vjp=_cholesky_vjp, save_out=True, shape=lambda i, a: i[0]._data.shape,
+                      doc="the lower Cholesky factor of each symmetric positive-definite "
+                          "matrix (raises if one is not)")
+eigh_op = declare("eigh", "linalg", rule_same, sig="a, *, UPLO: str", check=_square("eigh"),
+                  vjp=_eigh_vjp, save_out=True, shape=lambda i, a: i[0]._data.shape,
+                  doc="the eigenvectors (columns, ascending eigenvalues) of each symmetric "
+                      "matrix, read from the UPLO ('L'/'U') triangle")
+eigvalsh_op = declare("eigvalsh", "linalg", rule_same, sig="a, *, UPLO: str",
+                      check=_square("eigvalsh"), vjp=_eigvalsh_vjp,
+                      shape=lambda i, a: i[0]._data.shape[:-1],
+                      doc="the ascending eigenvalues of each symmetric matrix (UPLO triangle)")
+
+
+def inv_op_run(a: Tensor) -> Tensor:
+    from ..dispatch import run
+    return run(inv_op, a)
+
+
+def solve_op_run(a: Tensor, b: Tensor) -> Tensor:
+    from ..dispatch import run
+    return run(solve_op, a, b)
+
+
+def eigh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
+    from ..dispatch import run
+    return run(eigh_op, a, UPLO=UPLO)
+
+
+def eigvalsh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
+    from ..dispatch import run
+    return run(eigvalsh_op, a, UPLO=UPLO)

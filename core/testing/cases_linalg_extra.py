@@ -1,0 +1,50 @@
+"""Conformance rows of linalg's decompositions and solvers (inv, solve, det, cholesky, eigh),
+against NumPy's LAPACK."""
+from __future__ import annotations
+
+from .cases import Input, case, section
+
+
+def _general(E, x):
+    """A well-conditioned matrix from random entries (conditioning keeps gradcheck stable)."""
+    return x + 3 * E.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def _spd(E, x):
+    return x @ x.mT + x.shape[-1] * E.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def _np_general(np, x):
+    return x + 3 * np.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _np_spd(np, x):
+    return x @ np.swapaxes(x, -1, -2) + x.shape[-1] * np.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _signed_e(v):
+    return v * v[..., :1, :].sign()
+
+
+def _signed_np(np, v):
+    return v * np.sign(v[..., :1, :])
+
+
+section("linalg")
+case("inv", lambda E, x: E.linalg.inv(_general(E, x)),
+     lambda np, x: np.linalg.inv(_np_general(np, x)), Input((2, 3, 3)))
+case("solve", lambda E, a, b: E.linalg.solve(_general(E, a), b),
+     lambda np, a, b: np.linalg.solve(_np_general(np, a), b), Input((2, 3, 3)),
+     Input((2, 3, 2)))
+case("det", lambda E, x: (E.linalg.det(_general(E, x)), E.linalg.slogdet(_general(E, x))[1]),
+     lambda np, x: (np.linalg.det(_np_general(np, x)),
+                    np.linalg.slogdet(_np_general(np, x))[1]),
+     Input((2, 3, 3)), ops=("det", "logabsdet"), atol=1e-4)
+case("cholesky", lambda E, x: E.linalg.cholesky(_spd(E, x)),
+     lambda np, x: np.linalg.cholesky(_np_spd(np, x)), Input((2, 3, 3)))
+case("eigh", lambda E, x: (E.linalg.eigvalsh(x + x.mT),
+                           _signed_e(E.linalg.eigh(x + x.mT, "U").eigenvectors)),
+     lambda np, x: (np.linalg.eigvalsh(x + np.swapaxes(x, -1, -2)),
+                    _signed_np(np, np.linalg.eigh(x + np.swapaxes(x, -1, -2))[1])),
+     Input((2, 3, 3)), ops=("eigh", "eigvalsh"), atol=1e-4)
+

@@ -1,0 +1,207 @@
+"""linalg's decompositions and solvers against PyTorch on cpu and opencl:0: forward values,
+gradients with a random upstream gradient, batching, torch's aliases, and clear errors."""
+from __future__ import annotations
+
+import zlib
+
+import ember
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+DEVICES = ["cpu", "opencl:0"]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    if request.param != "cpu":
+        try:
+            ember.Device("opencl").concrete()
+        except ember.EmberError as exc:
+            pytest.skip(f"opencl:0: {exc}")
+    return request.param
+
+
+def _rng(name):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def _general(rng, shape):
+    n = shape[-1]
+    return rng.standard_normal(shape) + 3 * np.eye(n)      # well-conditioned
+
+
+def _spd(rng, shape):
+    a = rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _symmetric(rng, shape):
+    a = rng.standard_normal(shape)
+    return a + np.swapaxes(a, -1, -2)          # distinct eigenvalues (almost surely)
+
+
+def _compare(name, device, fe, ft, arrays, *, rtol=1e-7, atol=1e-9):
+    """fe(ember tensors) and ft(torch tensors): outputs (one or a tuple) and the gradients
+    of sum(out * random upstream) over every output."""
+    rng = _rng(name + ":upstream")
+    te = [ember.tensor(a, device=device, requires_grad=True) for a in arrays]
+    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+    oe, ot = fe(*te), ft(*tt)
+    oe = oe if isinstance(oe, tuple) else (oe,)
+    ot = ot if isinstance(ot, tuple) else (ot,)
+    loss_e, loss_t = 0, 0
+    for e, t in zip(oe, ot):
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=rtol, atol=atol,
+                                   err_msg=f"{name} forward")
+        if t.requires_grad:
+            up = rng.standard_normal(tuple(t.shape))
+            loss_e = loss_e + (e * ember.tensor(up, device=device)).sum()
+            loss_t = loss_t + (t * torch.tensor(up)).sum()
+    loss_e.backward()
+    loss_t.backward()
+    for i, (e, t) in enumerate(zip(te, tt)):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=rtol * 10,
+                                   atol=atol * 10, err_msg=f"{name} grad {i}")
+    return oe
+
+
+L, TL = ember.linalg, torch.linalg
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3, 3)])
+def test_inv_det_slogdet(device, shape):
+    a = _general(_rng("inv"), shape)
+    _compare("inv", device, L.inv, TL.inv, [a])
+    _compare("det", device, L.det, TL.det, [a])
+    out = _compare("slogdet", device, lambda x: tuple(L.slogdet(x)),
+                   lambda x: tuple(TL.slogdet(x)), [a])
+    assert L.slogdet(ember.tensor(a, device=device))._fields == ("sign", "logabsdet")
+    assert out[0].shape == shape[:-2]
+    _compare("logdet", device, ember.logdet, torch.logdet, [_spd(_rng("logdet"), shape)])
+
+
+def test_det_sign_and_logdet_of_a_negative_det(device):
+    a = np.diag([2.0, -3.0, 1.5])
+    s, la = L.slogdet(ember.tensor(a, device=device))
+    assert float(s) == -1.0 and np.isclose(float(la), np.log(9.0))
+    assert np.isnan(float(ember.logdet(ember.tensor(a, device=device))))
+
+
+@pytest.mark.parametrize("b_shape", [(4,), (4, 2), (3, 4), (3, 4, 2), (2, 1, 4, 5)])
+def test_solve_vectors_matrices_batches(device, b_shape):
+    rng = _rng(f"solve{b_shape}")
+    a = _general(rng, (3, 4, 4) if len(b_shape) != 4 else (3, 4, 4))
+    b = rng.standard_normal(b_shape)
+    _compare(f"solve{b_shape}", device, L.solve, TL.solve, [a, b])
+
+
+def test_solve_left_false(device):
+    rng = _rng("solve_right")
+    a, b = _general(rng, (2, 3, 3)), rng.standard_normal((2, 5, 3))
+    _compare("solve_right", device, lambda x, y: L.solve(x, y, left=False),
+             lambda x, y: TL.solve(x, y, left=False), [a, b])
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(device, upper):
+    a = _spd(_rng("cholesky"), (2, 4, 4))
+    # the gradient of a symmetric input: compare through a symmetric parametrisation
+    _compare("cholesky", device, lambda x: L.cholesky((x + x.mT) / 2, upper=upper),
+             lambda x: TL.cholesky((x + x.mT) / 2, upper=upper), [a])
+    _compare("torch.cholesky", device, lambda x: ember.cholesky((x + x.mT) / 2, upper),
+             lambda x: torch.cholesky((x + x.mT) / 2, upper), [a])
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_and_eigvalsh(device, uplo):
+    a = _symmetric(_rng("eigh"), (2, 4, 4))
+
+    def fix_sign(v):          # eigenvectors are defined up to sign: compare a fixed one
+        return v * v[..., :1, :].sign()
+    _compare("eigh", device,
+             lambda x: (L.eigh(x, uplo)[0], fix_sign(L.eigh(x, UPLO=uplo).eigenvectors)),
+             lambda x: (TL.eigh(x, uplo)[0], fix_sign(TL.eigh(x, UPLO=uplo).eigenvectors)),
+             [a])
+    _compare("eigvalsh", device, lambda x: L.eigvalsh(x, uplo), lambda x: TL.eigvalsh(x, uplo),
+             [a])
+    assert L.eigh(ember.tensor(a, device=device))._fields == ("eigenvalues", "eigenvectors")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, -3])
+def test_matrix_power(device, n):
+    a = _general(_rng("matrix_power"), (2, 3, 3)) / 3
+    _compare(f"matrix_power{n}", device, lambda x: L.matrix_power(x, n),
+             lambda x: TL.matrix_power(x, n), [a])
+    _compare(f"Tensor.matrix_power{n}", device, lambda x: x.matrix_power(n),
+             lambda x: x.matrix_power(n), [a])
+
+
+def test_multi_dot_and_chain_matmul(device):
+    rng = _rng("multi_dot")
+    arrays = [rng.standard_normal(s) for s in [(3,), (3, 7), (7, 2), (2, 5), (5,)]]
+    _compare("multi_dot", device, lambda *xs: L.multi_dot(list(xs)),
+             lambda *xs: TL.multi_dot(list(xs)), arrays)
+    mats = [rng.standard_normal(s) for s in [(2, 6), (6, 3), (3, 4)]]
+    _compare("chain_matmul", device, ember.chain_matmul,
+             lambda *xs: torch.linalg.multi_dot(list(xs)), mats)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+def test_aliases_and_methods(device):
+    a = _general(_rng("aliases"), (3, 3))
+    _compare("inverse", device, ember.inverse, torch.inverse, [a])
+    _compare("Tensor.inverse", device, lambda x: x.inverse(), lambda x: x.inverse(), [a])
+    _compare("Tensor.det", device, lambda x: x.det(), lambda x: x.det(), [a])
+    _compare("Tensor.slogdet", device, lambda x: tuple(x.slogdet()),
+             lambda x: tuple(x.slogdet()), [a])
+    s = _spd(_rng("aliases2"), (3, 3))
+    _compare("Tensor.logdet", device, lambda x: x.logdet(), lambda x: x.logdet(), [s])
+    _compare("Tensor.cholesky", device, lambda x: ((x + x.mT) / 2).cholesky(),
+             lambda x: ((x + x.mT) / 2).cholesky(), [s])
+    assert ember.det is ember.linalg.det
+
+
+def test_float32(device):
+    a = _general(_rng("float32"), (2, 4, 4)).astype(np.float32)
+    x = L.inv(ember.tensor(a, device=device))
+    assert x.dtype == ember.float32
+    np.testing.assert_allclose(x.numpy(), np.linalg.inv(a), rtol=1e-4, atol=1e-5)
+
+
+def test_singular_and_bad_inputs_raise_clearly(device):
+    singular = ember.tensor([[1.0, 2.0], [2.0, 4.0]], device=device)
+    with pytest.raises(ember.EmberError, match="linalg.inv: the input is singular"):
+        L.inv(singular)
+    with pytest.raises(ember.EmberError, match="linalg.solve: the input is singular"):
+        L.solve(singular, ember.ones(2, device=device))
+    with pytest.raises(ember.EmberError, match="linalg.cholesky: .*positive-definite"):
+        L.cholesky(ember.tensor([[1.0, 2.0], [2.0, 1.0]], device=device))
+    assert float(L.det(singular)) == 0.0
+    with pytest.raises(ember.EmberError, match=r"linalg.inv: expected a square matrix"):
+        L.inv(ember.ones(2, 3, device=device))
+    with pytest.raises(ember.EmberError, match="linalg.det: expected a floating point"):
+        L.det(ember.ones(2, 2, dtype=ember.int64, device=device))
+    with pytest.raises(ember.EmberError, match=r"linalg.solve: B must be"):
+        L.solve(ember.eye(3, device=device), ember.ones(2, device=device))
+    with pytest.raises(ember.EmberError, match="UPLO"):
+        L.eigh(ember.eye(3, device=device), "X")
+
+
+def test_kernels_use_only_the_array_api_linalg_extension():
+    """The same table serves CuPy: run it under array_api_strict (the standard only)."""
+    xp = pytest.importorskip("array_api_strict")
+    from ember.backends.array_api import linalg_kernels
+    k = linalg_kernels(xp)
+    s = _spd(_rng("strict"), (2, 3, 3))
+    a = xp.asarray(s)
+    np.testing.assert_allclose(np.asarray(k["inv"](a)), np.linalg.inv(s), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(k["cholesky"](a)), np.linalg.cholesky(s), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(k["logabsdet"](a)), np.linalg.slogdet(s)[1])
+    upper_only = xp.asarray(np.triu(s))        # eigh reads only the UPLO triangle
+    np.testing.assert_allclose(np.asarray(k["eigvalsh"](upper_only, UPLO="U")),
+                               np.linalg.eigvalsh(s), rtol=1e-10)
+    with pytest.raises(ember.EmberError, match="singular"):
+        k["inv"](xp.asarray(np.ones((2, 2))))
