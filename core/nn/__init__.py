@@ -100,6 +100,7 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
+from .train_extra import Bilinear, LocalResponseNorm
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -134,6 +135,7 @@ __all__ = [
     "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
     "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
     "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
+    "LocalResponseNorm", "Bilinear",
     "functional", "init", "utils",
 ]
 

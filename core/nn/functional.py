@@ -72,6 +72,7 @@ from .loss_extra import (
     triplet_margin_loss,
 )
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .train_extra import bilinear, local_response_norm
 from .upsampling import interpolate, upsample
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "triplet_margin_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
+    "local_response_norm", "bilinear",
 ]
 
 

@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (they add rows and rules)
     cases_linalg_extra,
     cases_losses_extra,
     cases_nn,
+    cases_train_extra,
     semantics,
     views,
 )

@@ -299,3 +299,46 @@ def test_spectral_norm_matches_torch(torch, device):
     ember.nn.utils.remove_spectral_norm(emod)
     assert list(emod.state_dict()) == list(tmod.state_dict())
     np.testing.assert_allclose(to_numpy(emod.weight), to_numpy(tmod.weight), rtol=1e-9)
+
+
+# -- LocalResponseNorm, Bilinear --------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape,size", [((2, 5, 3), 3), ((1, 4, 2, 3), 2),
+                                        ((2, 3, 2, 2, 2), 5)])
+def test_local_response_norm_matches_torch(torch, device, shape, size):
+    tmod = torch.nn.LocalResponseNorm(size, alpha=0.5, beta=0.6, k=1.5)
+    emod = ember.nn.LocalResponseNorm(size, alpha=0.5, beta=0.6, k=1.5)
+    assert repr(emod) == repr(tmod)
+    _forward_backward(torch, tmod, emod, rng(f"lrn{shape}").standard_normal(shape), device,
+                      "local_response_norm")
+    with pytest.raises(ember.ShapeError, match="3D or higher"):
+        ember.nn.functional.local_response_norm(ember.zeros(2, 3), 2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear_matches_torch(torch, device, bias):
+    tmod = torch.nn.Bilinear(3, 4, 2, bias=bias).double()
+    emod = ember.nn.Bilinear(3, 4, 2, bias=bias, dtype=ember.float64)
+    assert repr(emod) == repr(tmod)
+    assert list(emod.state_dict()) == list(tmod.state_dict())
+    assert tuple(emod.weight.shape) == (2, 3, 4)
+    bound = 1 / np.sqrt(3)              # torch's init: U(-1/sqrt(in1), 1/sqrt(in1))
+    assert np.abs(to_numpy(emod.weight)).max() <= bound
+    emod.to(device)
+    _copy_state(tmod, emod, device)
+    r = rng(f"bilinear{bias}")
+    a, b = r.standard_normal((2, 5, 3)), r.standard_normal((2, 5, 4))
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    ea, eb = (ember.tensor(v, device=device, requires_grad=True) for v in (a, b))
+    tout, eout = tmod(ta, tb), emod(ea, eb)
+    np.testing.assert_allclose(to_numpy(eout), to_numpy(tout), rtol=1e-10, atol=1e-12)
+    up = r.standard_normal(tuple(tout.shape))
+    tout.backward(torch.tensor(up))
+    eout.backward(ember.tensor(up, device=device))
+    for e, t in [(ea, ta), (eb, tb), *zip(emod.parameters(), tmod.parameters())]:
+        np.testing.assert_allclose(to_numpy(e.grad), to_numpy(t.grad), rtol=1e-10,
+                                   atol=1e-12)
+    with pytest.raises(ember.ShapeError, match="bilinear: expected inputs"):
+        emod(ember.zeros(5, 3, dtype=ember.float64, device=device),
+             ember.zeros(5, 3, dtype=ember.float64, device=device))
