@@ -21,10 +21,13 @@ from . import _methods  # noqa: F401  (binds the ops onto Tensor)
 from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
 from . import _methods_extra  # noqa: F401  (tensor functions, sorting, scans as methods)
 from . import _methods_extra2  # noqa: F401  (bit operations, index_put_, cummax, ...)
+from . import _methods_math  # noqa: F401  (atan2, lgamma, erfinv, quantile, mode, ...)
 from .functional_extra import *  # noqa: F401,F403  (mm, tril, roll, scatter, ...)
 from .functional_extra import __all__ as _extra_names
 from .functional_extra2 import *  # noqa: F401,F403  (tensor_split, diff, cummax, ...)
 from .functional_extra2 import __all__ as _extra2_names
+from .functional_math import *  # noqa: F401,F403  (atan2, lgamma, histc, quantile, ...)
+from .functional_math import __all__ as _math_names
 from .einsum import einsum
 from .linalg import torch_norm as norm
 from .linalg_extra import TOP_LEVEL as _LINALG_TOP
@@ -72,6 +75,7 @@ __all__ = [
     # PyTorch's tensor functions, sampling, legacy types and process-wide switches
     *_extra_names, "einsum", "norm", "bernoulli", "multinomial", "poisson", "rand_like",
     *(n for n in _extra2_names if n not in _op_names),
+    *(n for n in _math_names if n not in _op_names),
     "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
 ]
 
@@ -115,7 +119,7 @@ def __getattr__(name):
             "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
-            "export": ".export", "onnx": ".onnx"}
+            "export": ".export", "onnx": ".onnx", "special": ".special"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm", "mps", "xpu", "accelerator"):

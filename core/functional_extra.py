@@ -561,7 +561,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                    *, include_self: bool = True) -> Tensor:
-    """torch.scatter_reduce for reduce='sum' (and 'mean'); others are not in ember yet."""
+    """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'."""
     if reduce == "sum":
         base = input if include_self else scatter(input, dim, index, 0.0 if
                                                    input._dtype.category == D.FLOAT else 0)
@@ -573,8 +573,11 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                                 ops.zeros_like(input), dim, index, ones)
         total = ops.scatter_add(base, dim, index, src)
         return total / ops.where(count == 0, 1, count)
-    from ._torch_gaps import gap
-    raise gap(f"scatter_reduce(reduce={reduce!r})", "only reduce='sum' and 'mean' exist")
+    if reduce in ("amax", "amin", "prod"):
+        from .functional_math import scatter_extreme_or_prod
+        return scatter_extreme_or_prod(input, dim, index, src, reduce, include_self)
+    raise EmberValueError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
+                          f"'amax', 'amin', got {reduce!r}")
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
