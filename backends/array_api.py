@@ -309,6 +309,9 @@ def linalg_kernels(xp) -> dict:
                             "the input is not symmetric positive-definite"),
         "eigh": lambda a, *, UPLO: xp.linalg.eigh(_triangle(xp, a, UPLO))[1],
         "eigvalsh": lambda a, *, UPLO: xp.linalg.eigvalsh(_triangle(xp, a, UPLO)),
+        "svdvals": xp.linalg.svdvals,
+        "svd_u": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[0],
+        "svd_vh": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[2],
     }
 
 

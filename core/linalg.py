@@ -1,7 +1,7 @@
 """ember.linalg (torch.linalg): norms, cross and products, written with ember ops.
 
 Decompositions and solvers (inv, solve, det, cholesky, eigh, ...) live in linalg_extra.py;
-the ones still missing (svd, qr, pinv, ...) raise the ember-gap error (see _torch_gaps.py).
+the ones still missing (qr, lstsq, eig, ...) raise the ember-gap error (see _torch_gaps.py).
 """
 from __future__ import annotations
 
@@ -86,9 +86,18 @@ def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
         sums = x.abs().sum(inner, keepdim=True)
         out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
-    from ._torch_gaps import gap
-    raise gap(f"linalg.matrix_norm(ord={ord!r})",
-              "the nuclear and spectral norms need an SVD; use ord='fro', 1 or inf")
+    if ord in ("nuc", 2, -2):
+        from .linalg_extra import svdvals
+        rest = [d for d in range(x.ndim) if d not in (rows, cols)]
+        sv = svdvals(x.permute(*rest, rows, cols))
+        out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        return out.reshape(_kept(x.shape, (rows, cols))) if keepdim else out
+    raise EmberValueError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf "
+                          f"or -inf, got {ord!r}")
+
+
+def _kept(shape, dims) -> tuple:
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
 def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -118,8 +127,8 @@ def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=No
         x = _floats("norm", input, dtype)
         return _l2(x, _dims(x, dim), keepdim)
     if p == "nuc":
-        from ._torch_gaps import gap
-        raise gap("norm(p='nuc')", "the nuclear norm needs an SVD")
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 

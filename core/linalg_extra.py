@@ -5,18 +5,21 @@ from collections import namedtuple
 
 from . import dtypes as D
 from . import ops
+from ._compat import finfo
 from .dispatch import run
 from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from .ops import decompositions as P
 from .tensor import Tensor
 
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
-           "matrix_power", "multi_dot", "inv_ex", "cholesky_ex"]
+           "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 InvExResult = namedtuple("inv_ex", ["inverse", "info"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
+SVDResult = namedtuple("svd", ["U", "S", "Vh"])
+TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
 
 def _float(name: str, x) -> Tensor:
@@ -196,6 +199,41 @@ def _multiply(ts, split, i, j):
     return _multiply(ts, split, i, k) @ _multiply(ts, split, k + 1, j)
 
 
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDResult:
+    """(U, S, Vh) with A = U diag(S) Vh, S descending; LAPACK's signs (as PyTorch's on the
+    CPU).  Gradients need distinct, nonzero singular values, as in PyTorch."""
+    _out(out, "svd")
+    A = _float("svd", A)
+    return SVDResult(P.run_svd_u(A, bool(full_matrices)), P.run_svdvals(A),
+                     P.run_svd_vh(A, bool(full_matrices)))
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    _out(out, "svdvals")
+    return P.run_svdvals(_float("svdvals", A))
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """The pseudo-inverse through the SVD: singular values at or below
+    max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n) when neither
+    is given, as PyTorch's)."""
+    _out(out, "pinv")
+    A = _float("pinv", A)
+    if A.ndim < 2:
+        raise ShapeError(f"linalg.pinv: expected a matrix or a batch of them, got shape "
+                         f"{tuple(A.shape)}")
+    U, S, Vh = svd(A, full_matrices=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else \
+            finfo(A.dtype).eps * max(A.shape[-2:])
+    limit = S.detach().amax(-1, keepdim=True) * rtol
+    if atol is not None:
+        limit = ops.where(limit > atol, limit, atol)
+    keep = S > limit
+    inverse = ops.where(keep, 1.0 / ops.where(keep, S, 1.0), 0.0)
+    return (Vh.mT * inverse[..., None, :]) @ U.mT
+
+
 def _broadcast(a, b) -> tuple:
     from .ops._util import broadcast_shapes
     return broadcast_shapes("linalg.solve (batch dims)", tuple(a), tuple(b))
@@ -221,8 +259,28 @@ def chain_matmul(*matrices, out=None) -> Tensor:
     return multi_dot(matrices, out=out)
 
 
+def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
+              out=None) -> TorchSVDResult:
+    """torch.svd / Tensor.svd: (U, S, V) with V, not Vh; `some` is not full_matrices;
+    compute_uv=False gives zero U and V, as there."""
+    if not compute_uv:
+        s = svdvals(input, out=out)
+        *b, m, n = input.shape
+        return TorchSVDResult(ops.zeros(*b, m, m if not some else min(m, n),
+                                        dtype=input.dtype, device=input.device), s,
+                              ops.zeros(*b, n, n if not some else min(m, n),
+                                        dtype=input.dtype, device=input.device))
+    U, S, Vh = svd(input, full_matrices=not some, out=out)
+    return TorchSVDResult(U, S, Vh.mT)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    return pinv(input, rtol=rcond)
+
+
 TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
              "cholesky": torch_cholesky, "matrix_power": matrix_power,
-             "chain_matmul": chain_matmul}
-for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power"):
+             "chain_matmul": chain_matmul, "svd": torch_svd, "pinverse": pinverse}
+for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "svd",
+              "pinverse"):
     setattr(Tensor, _name, TOP_LEVEL[_name])

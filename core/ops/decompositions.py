@@ -133,3 +133,100 @@ def eigh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
 def eigvalsh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
     from ..dispatch import run
     return run(eigvalsh_op, a, UPLO=UPLO)
+
+
+# --- SVD: A = U diag(S) Vh; one primitive per factor, so each VJP sees its own gradient -------
+# and their sum is PyTorch's svd_backward (it is linear in gU, gS, gVh).  LAPACK is
+# deterministic, so the three calls on one input agree on the signs of U and Vh.
+def _svd_parts(a):
+    k = min(a._data.shape[-2:])
+    u = run_svd_u(a, False)
+    vh = run_svd_vh(a, False)
+    s = run_svdvals(a)
+    return k, u, s, vh
+
+
+def _svd_e(s):
+    """S_j^2 - S_i^2 off the diagonal, 1 on it (the diagonal of the skew terms is 0)."""
+    from .creation import eye
+    s2 = s * s
+    i = eye(s._data.shape[-1], dtype=s._dtype, device=s._device)
+    return (s2[..., None, :] - s2[..., :, None]) * (1 - i) + i
+
+
+def _svdvals_vjp(g, out, a):
+    _, u, _, vh = _svd_parts(a)
+    return ((u * g[..., None, :]) @ vh,)
+
+
+def _svd_u_vjp(g, out, a, *, full_matrices):
+    k, u, s, vh = _svd_parts(a)
+    g = g[..., :k]                 # the columns past k (full_matrices) carry no gradient
+    uhgu = u.mT @ g
+    mid = ((uhgu - uhgu.mT) / _svd_e(s)) * s[..., None, :]
+    if a._data.shape[-2] > k:       # the part of gU outside U's span
+        gs = g / s[..., None, :]
+        return ((u @ mid + gs - u @ (u.mT @ gs)) @ vh,)
+    return (u @ mid @ vh,)
+
+
+def _svd_vh_vjp(g, out, a, *, full_matrices):
+    k, u, s, vh = _svd_parts(a)
+    g = g[..., :k, :]
+    vhgv = vh @ g.mT
+    mid = s[..., :, None] * ((vhgv - vhgv.mT) / _svd_e(s))
+    if a._data.shape[-1] > k:
+        gs = g / s[..., :, None]
+        return (u @ (mid @ vh + gs - (gs @ vh.mT) @ vh),)
+    return (u @ mid @ vh,)
+
+
+def _float_matrix(name):
+    def check(inputs, attrs):
+        a = inputs[0]
+        if a._dtype.category != D.FLOAT:
+            raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
+                                         f"got {a._dtype.name}; call .float() first")
+        if len(a._data.shape) < 2:
+            raise ShapeError(f"linalg.{name}: expected a matrix or a batch of them (shape "
+                             f"(*, m, n)), got shape {tuple(a._data.shape)}")
+    return check
+
+
+def _u_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, m, m if attrs["full_matrices"] else min(m, n))
+
+
+def _vh_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, n if attrs["full_matrices"] else min(m, n), n)
+
+
+svdvals_op = declare("svdvals", "linalg", rule_same, sig="a", check=_float_matrix("svdvals"),
+                     vjp=_svdvals_vjp, shape=lambda i, a: i[0]._data.shape[:-2] +
+                     (min(i[0]._data.shape[-2:]),),
+                     doc="the singular values of each matrix, descending")
+svd_u_op = declare("svd_u", "linalg", rule_same, sig="a, *, full_matrices: bool",
+                   check=_float_matrix("svd"), vjp=_svd_u_vjp, shape=_u_shape,
+                   doc="U of A = U diag(S) Vh (LAPACK's signs), (*, m, m) with full_matrices "
+                       "else (*, m, min(m, n))")
+svd_vh_op = declare("svd_vh", "linalg", rule_same, sig="a, *, full_matrices: bool",
+                    check=_float_matrix("svd"), vjp=_svd_vh_vjp, shape=_vh_shape,
+                    doc="Vh of A = U diag(S) Vh (LAPACK's signs), (*, n, n) with "
+                        "full_matrices else (*, min(m, n), n)")
+
+
+def run_svdvals(a: Tensor) -> Tensor:
+    from ..dispatch import run
+    return run(svdvals_op, a)
+
+
+def run_svd_u(a: Tensor, full_matrices: bool) -> Tensor:
+    from ..dispatch import run
+    return run(svd_u_op, a, full_matrices=full_matrices)
+
+
+def run_svd_vh(a: Tensor, full_matrices: bool) -> Tensor:
+    from ..dispatch import run
+    return run(svd_vh_op, a, full_matrices=full_matrices)

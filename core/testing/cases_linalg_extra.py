@@ -48,3 +48,24 @@ case("eigh", lambda E, x: (E.linalg.eigvalsh(x + x.mT),
                     _signed_np(np, np.linalg.eigh(x + np.swapaxes(x, -1, -2))[1])),
      Input((2, 3, 3)), ops=("eigh", "eigvalsh"), atol=1e-4)
 
+
+
+def _svd_e(E, x, full):
+    U, S, Vh = E.linalg.svd(x, full_matrices=full)
+    k = min(x.shape[-2:])
+    sign = U[..., :1, :k].sign().detach()
+    return S, U[..., :k] * sign, Vh[..., :k, :] * sign.mT
+
+
+def _svd_np(np, x, full):
+    U, S, Vh = np.linalg.svd(x, full_matrices=full)
+    k = min(x.shape[-2:])
+    sign = np.sign(U[..., :1, :k])
+    return S, U[..., :k] * sign, Vh[..., :k, :] * np.swapaxes(sign, -1, -2)
+
+
+# signs fixed per singular pair: the vectors are defined up to one
+case("svd_u", lambda E, x: _svd_e(E, x, False), lambda np, x: _svd_np(np, x, False),
+     Input((2, 4, 3)), ops=("svd_u", "svd_vh", "svdvals"), atol=1e-4)
+case("svd_u:full_wide", lambda E, x: _svd_e(E, x, True), lambda np, x: _svd_np(np, x, True),
+     Input((3, 4)), ops=("svd_u", "svd_vh", "svdvals"), atol=1e-4)

@@ -205,3 +205,59 @@ def test_kernels_use_only_the_array_api_linalg_extension():
                                np.linalg.eigvalsh(s), rtol=1e-10)
     with pytest.raises(ember.EmberError, match="singular"):
         k["inv"](xp.asarray(np.ones((2, 2))))
+
+
+def _gauge(u, vh, k):
+    """Singular vectors are defined up to a sign per pair: make each column of U's first k
+    have a positive first entry, flipping Vh's row with it (the sign itself is constant)."""
+    sign = u[..., :1, :k].sign().detach()
+    return u[..., :k] * sign, vh[..., :k, :] * sign.mT
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 5, 3)])
+@pytest.mark.parametrize("full", [False, True])
+def test_svd(device, shape, full):
+    k = min(shape[-2:])
+
+    def run(lib, x):
+        U, S, Vh = lib.linalg.svd(x, full_matrices=full)
+        assert tuple(U.shape[-2:]) == (shape[-2], shape[-2] if full else k)
+        assert tuple(Vh.shape[-2:]) == (shape[-1] if full else k, shape[-1])
+        return (S, *_gauge(U, Vh, k))
+    a = _rng(f"svd{shape}").standard_normal(shape)
+    _compare(f"svd{shape}{full}", device, lambda x: run(ember, x), lambda x: run(torch, x), [a])
+    _compare("svdvals", device, L.svdvals, TL.svdvals, [a])
+    assert L.svd(ember.tensor(a, device=device))._fields == ("U", "S", "Vh")
+
+
+def test_torch_svd_and_pinverse(device):
+    a = _rng("torch.svd").standard_normal((2, 5, 3))
+
+    def run(x):
+        U, S, V = x.svd()
+        return (S, *_gauge(U, V.mT, 3))
+    _compare("Tensor.svd", device, run, run, [a])
+    _compare("pinverse", device, ember.pinverse, torch.pinverse, [a])
+    _compare("Tensor.pinverse", device, lambda x: x.pinverse(), lambda x: x.pinverse(), [a])
+
+
+def test_pinv_rank_deficient_and_tolerances(device):
+    a = _rng("pinv").standard_normal((4, 3))
+    a[:, 2] = a[:, 0]                                # rank 2: the third value is ~0
+    for kw in ({}, dict(rtol=0.5), dict(atol=1.0), dict(hermitian=False)):
+        got = L.pinv(ember.tensor(a, device=device), **kw).numpy()
+        np.testing.assert_allclose(got, TL.pinv(torch.tensor(a), **kw).numpy(), atol=1e-9,
+                                   err_msg=str(kw))
+    _compare("pinv", device, L.pinv, TL.pinv, [_rng("pinv2").standard_normal((3, 4))])
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+def test_matrix_norms_through_the_svd(device, ord):
+    a = _rng(f"norm{ord}").standard_normal((2, 3, 4))
+    _compare(f"matrix_norm{ord}", device, lambda x: L.matrix_norm(x, ord),
+             lambda x: TL.matrix_norm(x, ord), [a])
+    _compare(f"matrix_norm{ord}dims", device,
+             lambda x: L.matrix_norm(x, ord, dim=(0, 2), keepdim=True),
+             lambda x: TL.matrix_norm(x, ord, dim=(0, 2), keepdim=True), [a])
+    _compare("norm(nuc)", device, lambda x: ember.norm(x[0], "nuc"),
+             lambda x: torch.norm(x[0], "nuc"), [a])
