@@ -312,6 +312,8 @@ def linalg_kernels(xp) -> dict:
         "svdvals": xp.linalg.svdvals,
         "svd_u": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[0],
         "svd_vh": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[2],
+        "qr_q": lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0],
+        "qr_r": lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1],
     }
 
 

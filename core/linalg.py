@@ -1,7 +1,8 @@
 """ember.linalg (torch.linalg): norms, cross and products, written with ember ops.
 
 Decompositions and solvers (inv, solve, det, cholesky, eigh, ...) live in linalg_extra.py;
-the ones still missing (qr, lstsq, eig, ...) raise the ember-gap error (see _torch_gaps.py).
+the ones still missing (lstsq, eig, matrix_rank, ...) raise the ember-gap error
+(see _torch_gaps.py).
 """
 from __future__ import annotations
 

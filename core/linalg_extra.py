@@ -12,7 +12,8 @@ from .ops import decompositions as P
 from .tensor import Tensor
 
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
-           "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv"]
+           "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv",
+           "qr"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
@@ -20,6 +21,7 @@ InvExResult = namedtuple("inv_ex", ["inverse", "info"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
 SVDResult = namedtuple("svd", ["U", "S", "Vh"])
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
+QRResult = namedtuple("qr", ["Q", "R"])
 
 
 def _float(name: str, x) -> Tensor:
@@ -234,6 +236,20 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     return (Vh.mT * inverse[..., None, :]) @ U.mT
 
 
+def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
+    """(Q, R) with A = Q R, R upper triangular, LAPACK's signs (PyTorch's on the CPU); mode
+    'reduced', 'complete' or 'r' (Q empty)."""
+    _out(out, "qr")
+    A = _float("qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise EmberValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got "
+                              f"{mode!r}")
+    if mode == "r":
+        return QRResult(ops.zeros(0, dtype=A.dtype, device=A.device),
+                        P.run_qr_r(A, "reduced"))
+    return QRResult(P.run_qr_q(A, mode), P.run_qr_r(A, mode))
+
+
 def _broadcast(a, b) -> tuple:
     from .ops._util import broadcast_shapes
     return broadcast_shapes("linalg.solve (batch dims)", tuple(a), tuple(b))
@@ -274,13 +290,18 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
     return TorchSVDResult(U, S, Vh.mT)
 
 
+def torch_qr(input: Tensor, some: bool = True, *, out=None) -> QRResult:
+    """torch.qr / Tensor.qr: `some` picks the reduced form."""
+    return qr(input, "reduced" if some else "complete", out=out)
+
+
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
 TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
              "cholesky": torch_cholesky, "matrix_power": matrix_power,
-             "chain_matmul": chain_matmul, "svd": torch_svd, "pinverse": pinverse}
+             "chain_matmul": chain_matmul, "svd": torch_svd, "pinverse": pinverse, "qr": torch_qr}
 for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "svd",
-              "pinverse"):
+              "pinverse", "qr"):
     setattr(Tensor, _name, TOP_LEVEL[_name])

@@ -230,3 +230,84 @@ def run_svd_u(a: Tensor, full_matrices: bool) -> Tensor:
 def run_svd_vh(a: Tensor, full_matrices: bool) -> Tensor:
     from ..dispatch import run
     return run(svd_vh_op, a, full_matrices=full_matrices)
+
+
+# --- QR: A = Q R; one primitive per factor (LAPACK's signs, as PyTorch's) -------------------
+def _qr_square(q, r, gq, gr):
+    """PyTorch's QR backward for m >= n: gA = (gQ + Q copyltu(triu(gR R^T - Q^T gQ))) R^-T,
+    copyltu(X) = X + X^T with X's diagonal once.  gq/gr may be None (no gradient)."""
+    from .creation import eye
+    m = None
+    if gr is not None:
+        m = gr @ r.mT
+    if gq is not None:
+        m = -(q.mT @ gq) if m is None else m - q.mT @ gq
+    n = r._data.shape[-1]
+    i = eye(n, dtype=r._dtype, device=r._device)
+    u = m.triu()
+    ga = q @ (u + u.mT - u * i)
+    if gq is not None:
+        ga = ga + gq
+    return ga @ inv_op_run(r).mT
+
+
+def _qr_check_grad(a, mode):
+    m, n = a._data.shape[-2:]
+    if mode == "complete" and m > n:
+        from ..errors import AutogradError
+        raise AutogradError("linalg.qr: not differentiable with mode='complete' and more rows "
+                            "than columns (Q's extra columns are not determined), as in "
+                            "PyTorch; use mode='reduced'")
+
+
+def _qr_q_vjp(g, out, a, *, mode):
+    _qr_check_grad(a, mode)
+    m, n = a._data.shape[-2:]
+    if m >= n:
+        return (_qr_square(out, run_qr_r(a, "reduced"), g, None),)
+    # wide: A = [X | Y] with X = Q U square; Y carries no gradient of Q
+    gx = _qr_square(out, run_qr_r(a, "reduced")[..., :m], g, None)
+    return (_pad_cols(gx, n - m),)
+
+
+def _qr_r_vjp(g, out, a, *, mode):
+    _qr_check_grad(a, mode)
+    m, n = a._data.shape[-2:]
+    q = run_qr_q(a, "reduced")
+    if m >= n:
+        return (_qr_square(q, out[..., :n, :], None, g[..., :n, :]),)
+    gv = g[..., m:]                         # R = [U | V], V = Q^T Y
+    gx = _qr_square(q, out[..., :m], a[..., m:] @ gv.mT, g[..., :m])
+    from .movement import cat
+    return (cat([gx, q @ gv], -1),)
+
+
+def _pad_cols(x, k):
+    from .creation import zeros
+    from .movement import cat
+    return cat([x, zeros(*x._data.shape[:-1], k, dtype=x._dtype, device=x._device)], -1)
+
+
+def _qr_shapes(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    k = m if attrs["mode"] == "complete" else min(m, n)
+    return (*b, m, k), (*b, k, n)
+
+
+qr_q_op = declare("qr_q", "linalg", rule_same, sig="a, *, mode: str", check=_float_matrix("qr"),
+                  vjp=_qr_q_vjp, save_out=True, shape=lambda i, a: _qr_shapes(i, a)[0],
+                  doc="Q of A = Q R (LAPACK's signs): (*, m, k), k = m with mode 'complete' "
+                      "else min(m, n)")
+qr_r_op = declare("qr_r", "linalg", rule_same, sig="a, *, mode: str", check=_float_matrix("qr"),
+                  vjp=_qr_r_vjp, save_out=True, shape=lambda i, a: _qr_shapes(i, a)[1],
+                  doc="R (upper triangular) of A = Q R: (*, k, n), k as for qr_q")
+
+
+def run_qr_q(a: Tensor, mode: str) -> Tensor:
+    from ..dispatch import run
+    return run(qr_q_op, a, mode=mode)
+
+
+def run_qr_r(a: Tensor, mode: str) -> Tensor:
+    from ..dispatch import run
+    return run(qr_r_op, a, mode=mode)

@@ -261,3 +261,33 @@ def test_matrix_norms_through_the_svd(device, ord):
              lambda x: TL.matrix_norm(x, ord, dim=(0, 2), keepdim=True), [a])
     _compare("norm(nuc)", device, lambda x: ember.norm(x[0], "nuc"),
              lambda x: torch.norm(x[0], "nuc"), [a])
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 3, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr(device, shape, mode):
+    a = _rng(f"qr{shape}").standard_normal(shape)
+    if mode == "complete" and shape[-2] > shape[-1]:        # torch refuses this gradient too
+        q, r = L.qr(ember.tensor(a, device=device), mode)
+        np.testing.assert_allclose((q @ r).numpy(), a, atol=1e-12)
+        x = ember.tensor(a, device=device, requires_grad=True)
+        with pytest.raises(ember.EmberError, match="mode='complete'"):
+            L.qr(x, mode).Q.sum().backward()
+        return
+    _compare(f"qr{shape}{mode}", device, lambda x: tuple(L.qr(x, mode)),
+             lambda x: tuple(TL.qr(x, mode)), [a])
+    assert L.qr(ember.tensor(a, device=device))._fields == ("Q", "R")
+
+
+@pytest.mark.filterwarnings("ignore:torch.qr is deprecated")
+def test_qr_r_mode_and_torch_qr(device):
+    a = _rng("qr_r").standard_normal((4, 3))
+    q, r = L.qr(ember.tensor(a, device=device), mode="r")
+    assert q.numel() == 0
+    np.testing.assert_allclose(r.numpy(), TL.qr(torch.tensor(a), mode="r").R.numpy(),
+                               atol=1e-12)
+    _compare("Tensor.qr", device, lambda x: tuple(x.qr()), lambda x: tuple(x.qr()), [a])
+    _compare("torch.qr(some=False)", device, lambda x: ember.qr(x[:3], some=False).R,
+             lambda x: torch.qr(x[:3], some=False).R, [a])
+    with pytest.raises(ember.EmberError, match="mode must be"):
+        L.qr(ember.tensor(a, device=device), mode="full")
