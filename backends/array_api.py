@@ -299,7 +299,8 @@ def linalg_kernels(xp) -> dict:
             return out
         return kernel
 
-    singular = "the input is singular (a zero pivot): it has no inverse"
+    singular = ("the input is singular (a zero pivot): it has no inverse; linalg.pinv gives "
+                "the pseudo-inverse")
     return {
         "inv": checked("inv", xp.linalg.inv, singular),
         "solve": checked("solve", xp.linalg.solve, singular),

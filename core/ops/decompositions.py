@@ -1,6 +1,8 @@
-"""Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh.
+"""Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
+svd, qr.
 
-Each kernel takes float arrays of one dtype; the gradient rules are ember ops.
+Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
+so it runs on every device and differentiates again.
 """
 from __future__ import annotations
 

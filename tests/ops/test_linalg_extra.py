@@ -291,3 +291,11 @@ def test_qr_r_mode_and_torch_qr(device):
              lambda x: torch.qr(x[:3], some=False).R, [a])
     with pytest.raises(ember.EmberError, match="mode must be"):
         L.qr(ember.tensor(a, device=device), mode="full")
+
+
+def test_slogdet_sign_where_det_underflows(device):
+    a = np.diag([1e-200, -1e-200, 1e-200, 1.0])        # det 1e-600: 0 in float64
+    s, la = L.slogdet(ember.tensor(a, device=device))
+    ts, tla = TL.slogdet(torch.tensor(a))
+    assert float(s) == float(ts) == -1.0
+    np.testing.assert_allclose(float(la), float(tla))
