@@ -40,11 +40,11 @@ def inv(A: Tensor, *, out=None) -> Tensor:
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
-    """inv with an `info` tensor (0 per matrix: ember raises on a singular one instead)."""
+    """inv with `info` per matrix: 0, or nonzero for a singular one (its inverse is then
+    nan), raising only with check_errors, as PyTorch's."""
     _out(out, "inv_ex")
-    x = inv(A)
-    return InvExResult(x, ops.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
-
+    A = _float("inv_ex", A)
+    return InvExResult(*_ex(inv, A, check_errors, lambda a: det(a) == 0))
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (left=False: X A = B); B a vector (*, n) or matrices (*, n, k), its
@@ -104,10 +104,26 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out=None) -> CholeskyExResult:
+    """cholesky with `info` per matrix: 0, or nonzero where one is not positive-definite
+    (its factor is then nan), raising only with check_errors, as PyTorch's."""
     _out(out, "cholesky_ex")
-    return CholeskyExResult(cholesky(A, upper=upper),
-                            ops.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device))
+    A = _float("cholesky_ex", A)
+    return CholeskyExResult(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
+                                 lambda a: eigvalsh(a).amin(-1) <= 0))
 
+
+def _ex(fn, A: Tensor, check_errors: bool, failed):
+    """(fn(A), info): the matrices `failed` marks are replaced by the identity to compute
+    the others, then their results set to nan (LAPACK's info says which failed)."""
+    try:
+        return fn(A), ops.zeros(tuple(A.shape[:-2]), dtype=D.int32, device=A.device)
+    except EmberValueError:
+        if check_errors:
+            raise
+    bad = failed(A.detach())
+    eye = ops.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    result = fn(ops.where(bad[..., None, None], eye, A))
+    return ops.where(bad[..., None, None], float("nan"), result), bad.to(D.int32)
 
 def _uplo(name, UPLO):
     if UPLO not in ("L", "U"):

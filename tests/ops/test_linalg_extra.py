@@ -299,3 +299,23 @@ def test_slogdet_sign_where_det_underflows(device):
     ts, tla = TL.slogdet(torch.tensor(a))
     assert float(s) == float(ts) == -1.0
     np.testing.assert_allclose(float(la), float(tla))
+
+
+def test_ex_variants_report_failures_in_info(device):
+    a = np.stack([np.eye(2) * 2, [[1.0, 2.0], [2.0, 4.0]]])       # the second is singular
+    x, info = L.inv_ex(ember.tensor(a, device=device))
+    tx, tinfo = TL.inv_ex(torch.tensor(a))
+    np.testing.assert_allclose(x.numpy()[0], tx.numpy()[0])
+    assert np.isnan(x.numpy()[1]).all()
+    assert info.dtype == ember.int32 and list(info.numpy() != 0) == list(tinfo.numpy() != 0)
+    with pytest.raises(ember.EmberError, match="singular"):
+        L.inv_ex(ember.tensor(a, device=device), check_errors=True)
+    s = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]])         # the second is indefinite
+    f, info = L.cholesky_ex(ember.tensor(s, device=device))
+    tf, tinfo = TL.cholesky_ex(torch.tensor(s))
+    np.testing.assert_allclose(f.numpy()[0], tf.numpy()[0])
+    assert np.isnan(f.numpy()[1]).all() and list(info.numpy() != 0) == list(tinfo.numpy() != 0)
+    good = _spd(_rng("cholesky_ex"), (2, 3, 3))
+    f, info = L.cholesky_ex(ember.tensor(good, device=device), upper=True)
+    np.testing.assert_allclose(f.numpy(), TL.cholesky_ex(torch.tensor(good), upper=True).L)
+    assert not info.numpy().any()
