@@ -49,7 +49,29 @@ def _solve_vjp(g, out, a, b):
 
 
 def _det_vjp(g, out, a):
-    return ((g * out)[..., None, None] * inv_op_run(a).mT,)
+    if not bool((out == 0).any()):
+        return ((g * out)[..., None, None] * inv_op_run(a).mT,)
+    # a singular matrix: det's gradient is adj(A)^T, through the SVD as PyTorch's:
+    # adj(A) = det(Vh) Vh^T diag(prod of the other singular values) det(U) U^T
+    from .scan import cumprod
+    u, vh = run_svd_u(a, False), run_svd_vh(a, False)
+    s = run_svdvals(a)
+    ones = s[..., :1] * 0 + 1
+    before = cumprod(_cat_last([ones, s[..., :-1]]), -1)          # prod of s_j, j < i
+    after = cumprod(_cat_last([ones, s.flip(-1)[..., :-1]]), -1).flip(-1)   # j > i
+    signs = _run(det_op, u) * _run(det_op, vh)
+    adj = (vh.mT * (before * after)[..., None, :]) @ u.mT * signs[..., None, None]
+    return (g[..., None, None] * adj.mT,)
+
+
+def _cat_last(xs):
+    from .movement import cat
+    return cat(xs, -1)
+
+
+def _run(op, *inputs, **attrs):
+    from ..dispatch import run as dispatch_run
+    return dispatch_run(op, *inputs, **attrs)
 
 
 def _logabsdet_vjp(g, out, a):

@@ -319,3 +319,20 @@ def test_ex_variants_report_failures_in_info(device):
     f, info = L.cholesky_ex(ember.tensor(good, device=device), upper=True)
     np.testing.assert_allclose(f.numpy(), TL.cholesky_ex(torch.tensor(good), upper=True).L)
     assert not info.numpy().any()
+
+
+def test_det_gradient_of_singular_matrices(device):
+    """adj(A)^T through the SVD, checked against finite differences (torch 2.x's CPU
+    kernel gives 0 for these rank n-1 matrices, which finite differences contradict)."""
+    a = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                  [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]])
+    up = _rng("det_singular").standard_normal(2)
+    x = ember.tensor(a, device=device, requires_grad=True)
+    (L.det(x) * ember.tensor(up, device=device)).sum().backward()
+    numeric, eps = np.zeros_like(a), 1e-6
+    for idx in np.ndindex(a.shape):
+        hi, lo = a.copy(), a.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        numeric[idx] = ((np.linalg.det(hi) - np.linalg.det(lo)) * up).sum() / (2 * eps)
+    np.testing.assert_allclose(x.grad.numpy(), numeric, atol=1e-7)
