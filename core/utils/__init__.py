@@ -1,4 +1,4 @@
-"""Utilities: data loading (ember.utils.data)."""
+"""Utilities: data loading (ember.utils.data), activation checkpointing (ember.utils.checkpoint)."""
 from __future__ import annotations
 
 
@@ -6,5 +6,5 @@ def __getattr__(name: str):
     # ember.utils.data loads on first use, so `ember.utils` costs nothing until then
     if name in ("data", "checkpoint"):
         import importlib
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

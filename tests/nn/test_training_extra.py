@@ -181,6 +181,7 @@ def test_autograd_functional_create_graph_and_errors(torch):
 @pytest.mark.parametrize("device", DEVICES)
 def test_checkpoint_gradients_equal_plain(device):
     from ember.utils.checkpoint import checkpoint, checkpoint_sequential
+    assert ember.utils.checkpoint.checkpoint is checkpoint      # torch.utils.checkpoint...
     nn = ember.nn
     ember.manual_seed(3)
     model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Dropout(0.5), nn.Linear(6, 3),
