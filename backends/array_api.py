@@ -281,6 +281,14 @@ def kernels(xp) -> dict:
     }
 
 
+def _svdvals(xp):
+    """linalg.svdvals, which CuPy (and NumPy before 2.0) spell svd(compute_uv=False)."""
+    found = getattr(xp.linalg, "svdvals", None)
+    if found is not None:
+        return found
+    return lambda a: xp.linalg.svd(a, compute_uv=False)
+
+
 def linalg_kernels(xp) -> dict:
     """The decompositions (core/ops/decompositions.py) through the standard's linalg
     extension; a singular or non-definite input raises, as in PyTorch, never inf/nan."""
@@ -310,7 +318,7 @@ def linalg_kernels(xp) -> dict:
                             "the input is not symmetric positive-definite"),
         "eigh": lambda a, *, UPLO: xp.linalg.eigh(_triangle(xp, a, UPLO))[1],
         "eigvalsh": lambda a, *, UPLO: xp.linalg.eigvalsh(_triangle(xp, a, UPLO)),
-        "svdvals": xp.linalg.svdvals,
+        "svdvals": _svdvals(xp),
         "svd_u": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[0],
         "svd_vh": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[2],
         "qr_q": lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0],

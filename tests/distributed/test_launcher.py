@@ -53,13 +53,28 @@ def test_interrupt_stops_every_rank():
         proc.stderr.close()
     assert code == 130, err
     assert "ember run: interrupted; the job was stopped" in err
-    time.sleep(0.5)
     for pid in pids:
+        # a rank is gone once it no longer runs: up to 10 s on a loaded machine, and a
+        # zombie (dead, not yet reaped by the container's init) counts as gone
+        deadline = time.monotonic() + 10
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _running(pid):
+            raise AssertionError(f"rank process {pid} outlived the interrupted job")
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:                    # no /proc: ask the kernel
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            continue
-        raise AssertionError(f"rank process {pid} outlived the interrupted job")
+            return False
+        return True
 
 
 def test_demo_on_two_processes(tmp_path):
