@@ -13,17 +13,6 @@ from ember.utils.data import WeightedRandomSampler
 
 torch = pytest.importorskip("torch")
 
-DEVICES = ["cpu", "opencl:0"]
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    if request.param != "cpu":
-        try:
-            ember.Device("opencl").concrete()
-        except ember.EmberError as exc:
-            pytest.skip(f"opencl:0: {exc}")
-    return request.param
 
 
 def _inputs(name, specs):

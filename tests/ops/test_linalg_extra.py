@@ -10,17 +10,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-DEVICES = ["cpu", "opencl:0"]
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    if request.param != "cpu":
-        try:
-            ember.Device("opencl").concrete()
-        except ember.EmberError as exc:
-            pytest.skip(f"opencl:0: {exc}")
-    return request.param
 
 
 def _rng(name):

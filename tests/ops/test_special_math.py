@@ -12,18 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-DEVICES = ["cpu", "opencl:0"]
 TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    if request.param != "cpu":
-        try:
-            ember.Device("opencl").concrete()
-        except ember.EmberError as exc:
-            pytest.skip(f"opencl:0: {exc}")
-    return request.param
 
 
 def _rng(name):
