@@ -100,11 +100,7 @@ class NAdam(Optimizer):
                 state["exp_avg"] = ops.zeros_like(p)
                 state["exp_avg_sq"] = ops.zeros_like(p)
             step = _advance(state, p, capturable)
-            if weight_decay:
-                if decoupled:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    g = g + p * weight_decay
+            g = _weight_decay(p, g, lr, weight_decay, decoupled)
             mu = (0.96 ** (step * momentum_decay) * -0.5 + 1.0) * beta1
             mu_next = (0.96 ** ((step + 1) * momentum_decay) * -0.5 + 1.0) * beta1
             mu_product = state["mu_product"]
@@ -127,6 +123,16 @@ class NAdam(Optimizer):
             mu_product_next = mu_product * mu_next
             p.addcdiv_(g, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_product)))
             p.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
+
+
+def _weight_decay(p, g, lr: float, weight_decay: float, decoupled: bool):
+    """The gradient after L2 weight decay, or (decoupled, AdamW-style) p shrunk in place."""
+    if not weight_decay:
+        return g
+    if decoupled:
+        p.mul_(1 - lr * weight_decay)
+        return g
+    return g + p * weight_decay
 
 
 class RAdam(Optimizer):
@@ -156,11 +162,7 @@ class RAdam(Optimizer):
                 state["exp_avg"] = ops.zeros_like(p)
                 state["exp_avg_sq"] = ops.zeros_like(p)
             step = _advance(state, p, capturable)
-            if weight_decay:
-                if decoupled:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    g = g + p * weight_decay
+            g = _weight_decay(p, g, lr, weight_decay, decoupled)
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.lerp_(g, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
