@@ -3,8 +3,9 @@
 #
 # On a machine with an NVIDIA (or AMD) GPU and CuPy already installed: installs ember and
 # the matching CuPy plugin into a throw-away venv over the system's packages, then runs
-# ember doctor, the GPU tests, the conformance suite on cuda:0 (forward and gradients),
-# extra gradient checks, `ember demo --device cuda --epochs 2`, benchmarks/overhead.py and
+# ember doctor, the GPU tests, ember.compile on CUDA graphs, the conformance suite on
+# cuda:0 (forward and gradients), extra gradient checks, `ember demo --device cuda
+# --epochs 2`, benchmarks/overhead.py, benchmarks/cuda_graphs.py (train steps) and
 # benchmarks/cuda_matmul.py (ember-cuda vs raw CuPy vs PyTorch CUDA).
 #
 #   tools/gpu_check.sh [REPORT]        default REPORT: ./gpu_check_report.md
@@ -112,6 +113,8 @@ EOF
 # one line per failure: a broken backend fails hundreds of cases the same way
 PYTEST=("$VPY" -m pytest -q -p no:cacheprovider -rfEs --tb=line)
 step "GPU tests (tests/plugins/test_cupy_gpu.py)" "${PYTEST[@]}" tests/plugins/test_cupy_gpu.py
+step "ember.compile on CUDA graphs (tests/graph/test_cuda_graphs.py)" \
+    "${PYTEST[@]}" tests/graph/test_cuda_graphs.py
 step "conformance suite on cuda:0 (forward and gradients)" \
     env EMBER_TEST_DEVICES=cuda:0 "${PYTEST[@]}" --pyargs ember.testing
 step "gradient checks on cuda:0" "$VPY" - <<'EOF'
@@ -177,6 +180,8 @@ if [ -f benchmarks/overhead.py ]; then
 else
     SUMMARY+=("missing benchmarks/overhead.py (not in this tree)")
 fi
+step "train steps: eager, compiled, CUDA graphs, PyTorch" \
+    "$VPY" benchmarks/cuda_graphs.py --steps 50 --json "$WORK/cuda_graphs.json"
 step "4096x4096 float32 matmul: ember-cuda vs CuPy vs PyTorch" \
     "$VPY" benchmarks/cuda_matmul.py --size 4096 --json "$WORK/cuda_matmul.json"
 

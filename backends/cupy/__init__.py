@@ -128,6 +128,20 @@ class CuPyBackend:
                 self._tables[i] = table
         return table
 
+    def compile_graph(self, graph):
+        """ember.compile's replay on this device: CUDA graphs captured from the generic
+        replay's kernels (graphs.py, backends/static_replay.py); None (ember's generic
+        replay) on ROCm, which CuPy cannot capture, and with EMBER_CUDA_GRAPHS=0."""
+        import os
+        if os.environ.get("EMBER_CUDA_GRAPHS", "1").strip().lower() in ("0", "off",
+                                                                       "false", "no"):
+            return None
+        if self.name == "rocm" or not self.probe().available:
+            return None
+        from .graphs import compile_graph
+        device = graph.values()[0].device
+        return compile_graph(graph, self.cupy, device.index or 0)
+
     # -- memory and transfers -------------------------------------------------------------
     def from_host(self, array, index: int | None = None):
         cp = self.cupy

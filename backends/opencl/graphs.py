@@ -119,7 +119,7 @@ class LaunchReplay:
         return self._record(inputs)
 
     def _record(self, inputs):
-        from ember.graph.replay import needed
+        from ember.graph.replay import hoist_checks, needed
         rt = self.rt
         graph = self.graph
         nodes = hoist_checks(graph, needed(graph))
@@ -146,25 +146,6 @@ class LaunchReplay:
         else:
             self.why_not = recorder.failed
         return outs, grads
-
-
-def hoist_checks(graph, nodes: list) -> list:
-    """`nodes` with each index check on graph inputs moved before the nodes ahead of it,
-    as far as no node with an effect (an in-place write, a random draw, another check)
-    stands in between: the values it reads are then the ones it would have read."""
-    from ember.graph.ir import Value
-    inputs = {id(i.value) for i in graph.inputs}
-    out: list = []
-    for node in nodes:
-        if node.kind == "check" and all(id(a) in inputs for a in node.args
-                                        if isinstance(a, Value)):
-            k = len(out)
-            while k and not out[k - 1].effect:
-                k -= 1
-            out.insert(k, node)
-        else:
-            out.append(node)
-    return out
 
 
 def _interpret(graph, nodes, inputs, recorder, program):

@@ -50,6 +50,44 @@ def _single_backend(graph):
     return next(iter(devices)).backend
 
 
+def hoist_checks(graph, nodes: list) -> list:
+    """`nodes` with each index check on graph inputs moved before the nodes ahead of it,
+    as far as no node with an effect (an in-place write, a random draw, another check)
+    stands in between: the values it reads are then the ones it would have read."""
+    inputs = {id(i.value) for i in graph.inputs}
+    out: list = []
+    for node in nodes:
+        if node.kind != "check":
+            out.append(node)
+            continue
+        k = len(out)
+        while k and not out[k - 1].effect:
+            k -= 1
+        # the check, with the pure nodes that make what it reads from the inputs alone
+        # (labels.reshape(-1) before a gather's check), moves to k: nothing between
+        # writes anything, so they read what they would have read
+        made = {id(n.out): n for n in out[k:] if n.out is not None}
+        chain: list = []
+        todo = [a for a in node.args if isinstance(a, Value)]
+        movable = True
+        while todo and movable:
+            v = todo.pop()
+            if id(v) in inputs:
+                continue
+            producer = made.get(id(v))
+            if producer is None or producer.kind != "kernel":
+                movable = False
+            elif producer not in chain:
+                chain.append(producer)
+                todo += [a for a in producer.args if isinstance(a, Value)]
+        if not movable:
+            out.append(node)
+            continue
+        moved = [n for n in out[k:] if n in chain]
+        out[k:] = moved + [node] + [n for n in out[k:] if n not in chain]
+    return out
+
+
 def lifetimes(graph: Graph, nodes: list, extra=()) -> tuple[dict, set]:
     """({id(value): index of the last node in `nodes` reading it}, {ids of the values
     wanted at the end: outputs, bound gradients, `extra`}): when a replay may let each
@@ -109,4 +147,4 @@ def generate(graph: Graph, extra=()):
     return replay
 
 
-__all__ = ["build", "generate", "lifetimes", "needed", "Const"]
+__all__ = ["build", "generate", "hoist_checks", "lifetimes", "needed", "Const"]

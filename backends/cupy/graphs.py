@@ -1,0 +1,106 @@
+"""ember.compile on CUDA: a captured graph replayed as CUDA graphs (cupy.cuda.Graph).
+
+The rules (segments, direct and staged inputs, copies of results, held memory, failures)
+are backends/static_replay.py's; this is the CUDA side of them:
+
+- capture runs a segment's kernels on a private non-blocking stream in capture mode
+  (relaxed: CuPy's kernels and cuBLAS may allocate), with a memory pool of the graph's own
+  as the allocator (cupy.cuda.using_allocator, per thread): a CUDA graph replays into the
+  addresses it was captured with, so no array it made may ever go back to the default
+  pool (which `ember.cuda.empty_cache()` would also free to the driver) while the graph
+  lives.  Blocks a segment freed during its capture are reused only by this graph's own
+  later captures, whose kernels run after them in stream order.
+- the captured graph is launched on the caller's current stream, right away (so the
+  recording call computes its results) and at each later call; staging copies and result
+  copies run on that stream too, so everything stays in stream order with eager work.
+- a kernel that needs the host during capture (a synchronising CuPy call: `bool(xp.any(...))`
+  in integer division, a LAPACK info check) raises cudaErrorStreamCaptureUnsupported: the
+  capture is ended and dropped, and static_replay runs that segment plainly and keeps the
+  generic replay for this graph.
+
+CUDA only: CuPy has no stream capture on HIP (ROCm takes ember's generic replay).
+`EMBER_CUDA_GRAPHS=0` turns it off.
+"""
+from __future__ import annotations
+
+# a graph holds its arrays for good: past this share of the GPU's memory it keeps the
+# generic replay, which frees each array after its last use
+MAX_HELD_SHARE = 0.25
+
+
+class CudaGraphs:
+    """static_replay's strategy on one CUDA device (see the module docstring)."""
+
+    def __init__(self, cupy, index: int):
+        self.cp = cupy
+        self.device = cupy.cuda.Device(index)
+        with self.device:
+            self.pool = cupy.cuda.MemoryPool()
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            total = self.device.mem_info[1]
+        self.limit = int(MAX_HELD_SHARE * total)
+
+    def capture(self, run):
+        cp = self.cp
+        launch_on = cp.cuda.get_current_stream()
+        stream = self.stream
+        with self.device, cp.cuda.using_allocator(self.pool.malloc), stream:
+            stream.begin_capture()
+            try:
+                run(_call)
+            except BaseException:
+                try:
+                    stream.end_capture()
+                except Exception:       # noqa: BLE001,S110  (an invalidated capture: dropped)
+                    pass
+                raise
+            graph = stream.end_capture()
+        graph.launch(stream=launch_on)
+        return graph
+
+    def launch(self, graph) -> None:
+        graph.launch(stream=self.cp.cuda.get_current_stream())
+
+    @staticmethod
+    def layout(x) -> tuple:
+        return (x.data.ptr, x.shape, x.strides, x.dtype)
+
+    @staticmethod
+    def bounds(x) -> tuple:
+        lo = hi = x.data.ptr
+        for n, st in zip(x.shape, x.strides):
+            if n == 0:
+                return (x.data.ptr, x.data.ptr)
+            if st < 0:
+                lo += (n - 1) * st
+            else:
+                hi += (n - 1) * st
+        return (lo, hi + x.itemsize)
+
+    def static_like(self, x):
+        cp = self.cp
+        with self.device, cp.cuda.using_allocator(self.pool.malloc):
+            return cp.empty(x.shape, dtype=x.dtype)
+
+    def stage(self, dst, src) -> None:
+        self.cp.copyto(dst, src)
+
+    @staticmethod
+    def fresh(x):
+        return x.copy()
+
+    @staticmethod
+    def nbytes(x) -> int:
+        return int(x.nbytes)
+
+
+def _call(fn, args, attrs, inplace):
+    return fn(*args, **attrs) if attrs else fn(*args)
+
+
+def compile_graph(graph, cupy, index: int):
+    """The CUDA-graph replay of `graph` on device `index` (backends/static_replay.py)."""
+    from ember.graph.replay import generate
+
+    from ..static_replay import StaticReplay
+    return StaticReplay(graph, CudaGraphs(cupy, index), generate(graph))
