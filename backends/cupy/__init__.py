@@ -129,18 +129,24 @@ class CuPyBackend:
         return table
 
     def compile_graph(self, graph):
-        """ember.compile's replay on this device: CUDA graphs captured from the generic
-        replay's kernels (graphs.py, backends/static_replay.py); None (ember's generic
-        replay) on ROCm, which CuPy cannot capture, and with EMBER_CUDA_GRAPHS=0."""
+        """ember.compile's replay on this device: its elementwise trees as fused kernels
+        (fusion.py), replayed as CUDA graphs (graphs.py, backends/static_replay.py); no
+        graphs on ROCm, which CuPy cannot capture.  EMBER_CUDA_GRAPHS=0 and
+        EMBER_CUDA_FUSION=0 turn either off (both off: ember's generic replay)."""
         import os
-        if os.environ.get("EMBER_CUDA_GRAPHS", "1").strip().lower() in ("0", "off",
-                                                                       "false", "no"):
+
+        def on(name):
+            return os.environ.get(name, "1").strip().lower() not in ("0", "off", "false",
+                                                                      "no")
+        if not self.probe().available:
             return None
-        if self.name == "rocm" or not self.probe().available:
+        graphs, fuse = on("EMBER_CUDA_GRAPHS") and self.name != "rocm", \
+            on("EMBER_CUDA_FUSION")
+        if not (graphs or fuse):
             return None
         from .graphs import compile_graph
         device = graph.values()[0].device
-        return compile_graph(graph, self.cupy, device.index or 0)
+        return compile_graph(graph, self.cupy, device.index or 0, graphs=graphs, fuse=fuse)
 
     # -- memory and transfers -------------------------------------------------------------
     def from_host(self, array, index: int | None = None):

@@ -18,8 +18,9 @@ are backends/static_replay.py's; this is the CUDA side of them:
   capture is ended and dropped, and static_replay runs that segment plainly and keeps the
   generic replay for this graph.
 
-CUDA only: CuPy has no stream capture on HIP (ROCm takes ember's generic replay).
-`EMBER_CUDA_GRAPHS=0` turns it off.
+CUDA only: CuPy has no stream capture on HIP (ROCm takes ember's generic replay, with
+fused elementwise kernels).  `EMBER_CUDA_GRAPHS=0` turns the graphs off,
+`EMBER_CUDA_FUSION=0` the fusion (fusion.py).
 """
 from __future__ import annotations
 
@@ -98,9 +99,14 @@ def _call(fn, args, attrs, inplace):
     return fn(*args, **attrs) if attrs else fn(*args)
 
 
-def compile_graph(graph, cupy, index: int):
-    """The CUDA-graph replay of `graph` on device `index` (backends/static_replay.py)."""
+def compile_graph(graph, cupy, index: int, *, graphs: bool = True, fuse: bool = True):
+    """The replay of `graph` on device `index`: its elementwise trees fused (fusion.py),
+    then CUDA graphs (backends/static_replay.py); None where neither applies."""
     from ember.graph.replay import generate
 
     from ..static_replay import StaticReplay
-    return StaticReplay(graph, CudaGraphs(cupy, index), generate(graph))
+    from . import fusion
+    g = fusion.rewrite(graph, fusion.cupy_kernel(cupy)) if fuse else graph
+    if graphs:
+        return StaticReplay(g, CudaGraphs(cupy, index), generate(g))
+    return generate(g) if g is not graph else None

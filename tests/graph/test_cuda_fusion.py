@@ -1,0 +1,221 @@
+"""The elementwise fusion CuPy's ember.compile uses (backends/cupy/fusion.py), without a GPU:
+
+- the rewrite (which trees fuse, what they read, where they run) on the 'fixedmem' NumPy
+  device of test_static_replay.py, each tree run by its own unfused kernels: training
+  must stay bit-identical to eager, and trees must not span effects or swallow results;
+- the CUDA C each tree renders, compiled and run as OpenCL C on PoCL (the body uses only C
+  both accept), against the unfused NumPy kernels, NaN and infinities included: exact for
+  arithmetic, comparisons and selects, within a few ulps where a libm function is called
+  (PoCL's exp is not NumPy's).
+
+On a GPU, test_cuda_graphs.py runs the real kernels (FusedKernel compares each with the
+unfused kernels on its first call).
+"""
+from __future__ import annotations
+
+import zlib
+
+import ember
+import numpy as np
+import pytest
+from ember import plugins
+from ember.backends.cupy import fusion
+from ember.backends.static_replay import StaticReplay
+from ember.graph.replay import generate, needed
+from ember.testing import devices_under_test
+from test_compile import MODELS
+from test_static_replay import FixedMemoryBackend, FixedMemoryGraphs, _train
+
+OPENCL = [d for d, why in devices_under_test() if why is None and d.startswith("opencl")][:1]
+
+
+class FusingBackend(FixedMemoryBackend):
+    """fixedmem with CuPy's compile_graph shape: rewrite, then fixed-memory replay."""
+
+    def __init__(self):
+        super().__init__()
+        self.rewritten: list = []
+
+    def compile_graph(self, graph):
+        g = fusion.rewrite(graph, fusion.unfused_kernel)
+        self.rewritten.append((graph, g))
+        replay = StaticReplay(g, FixedMemoryGraphs(), generate(g))
+        self.replays.append(replay)
+        return replay
+
+
+@pytest.fixture
+def fusing():
+    backend = FusingBackend()
+    plugins._backends["fixedmem"] = backend
+    try:
+        yield backend
+    finally:
+        plugins._backends.pop("fixedmem", None)
+        ember.Device("fixedmem", 0)._backend = ember.Device("fixedmem", 0)._kernels = None
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fused_training_equals_eager(name, fusing):
+    eager = _train(name, "fixedmem", False)
+    compiled = _train(name, "fixedmem", True)
+    (replay,) = fusing.replays
+    assert replay.why_not is None and replay.replays >= 6
+    for a, b in zip((eager[0], *eager[1]), (compiled[0], *compiled[1])):
+        np.testing.assert_array_equal(a, b)
+    (graph, g), = fusing.rewritten
+    fused = [n for n in g.nodes if n.name == "fused_elementwise"]
+    assert fused, "nothing fused"
+    before, after = len(needed(graph)), len(g.nodes)
+    assert after == before - sum(len(n.meta["fused"]) - 1 for n in fused)
+
+
+def test_trees_never_span_effects_nor_swallow_results(fusing):
+    w = ember.ones(4, device="fixedmem")
+
+    def f(x):
+        y = (x * 2).exp()            # one tree: mul -> exp
+        w.add_(1)                    # an effect: what follows reads the new w
+        z = (y + w).tanh()           # another tree, from y (read once) and w
+        a = (x - 1).abs()            # a is a result: its tree ends at it
+        return z, a, (a * 3).neg()
+    run = ember.compile(f)
+    x = ember.tensor(np.linspace(-1, 1, 4), dtype=ember.float32, device="fixedmem")
+    w0 = w.numpy().copy()
+    outs = [[t.numpy().copy() for t in run(x)] for _ in range(6)]
+    (graph, g), = fusing.rewritten
+    trees = [n.meta["fused"] for n in g.nodes if n.name == "fused_elementwise"]
+    assert ["mul", "exp"] in trees and ["sub", "abs"] in trees and ["mul", "neg"] in trees
+    assert not any("add" in t and "mul" in t for t in trees)
+    xs = x.numpy()
+    for k, (z, a, b) in enumerate(outs):
+        wk = w0 + k + 1
+        np.testing.assert_allclose(z, np.tanh(np.exp(xs * 2) + wk), rtol=1e-6)
+        np.testing.assert_array_equal(a, np.abs(xs - 1))
+        np.testing.assert_array_equal(b, -(np.abs(xs - 1) * 3))
+
+
+# --- the rendered CUDA C, run as OpenCL C on PoCL ----------------------------------------
+
+_LOCAL = {"float32": "float", "float64": "double", "bool": "bool", "int32": "int",
+          "int64": "long"}
+_BUFFER = {"float32": "float", "float64": "double", "bool": "uchar", "int32": "int",
+           "int64": "long"}
+_LIBM = {"exp", "log", "sqrt", "tanh", "sin", "cos", "tan", "log1p", "expm1", "sigmoid",
+         "rsqrt"}
+
+
+def _run_on_pocl(externals, out_value, body, arrays):
+    import pyopencl as cl
+    rt = ember.device(OPENCL[0]).backend.runtime(0)
+    params, loads = [], []
+    for k, v in enumerate(externals):
+        d = v.dtype.name
+        params.append(f"__global const {_BUFFER[d]}* a{k}p")
+        loads.append(f"{_LOCAL[d]} a{k} = " + (f"a{k}p[i] != 0;" if d == "bool" else
+                                               f"a{k}p[i];"))
+    od = out_value.dtype.name
+    source = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+              "#pragma OPENCL FP_CONTRACT OFF\n" + fusion.PREAMBLE +
+              f"__kernel void fused({', '.join(params)}, __global {_BUFFER[od]}* outp) {{\n"
+              "size_t i = get_global_id(0);\n" + "\n".join(loads) +
+              f"\n{_LOCAL[od]} out;\n{body}\noutp[i] = out;\n}}\n")
+    program = cl.Program(rt.context, source).build(
+        options=["-cl-fp32-correctly-rounded-divide-sqrt"])
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    mf = cl.mem_flags
+    bufs = []
+    for a in arrays:
+        host = np.ascontiguousarray(np.broadcast_to(a, shape))
+        host = host.astype(np.uint8) if host.dtype == np.bool_ else host
+        bufs.append(cl.Buffer(rt.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                              hostbuf=host if host.size else np.zeros(1, host.dtype)))
+    odt = np.uint8 if od == "bool" else np.dtype(od)
+    out = np.empty(shape, odt)
+    obuf = cl.Buffer(rt.context, mf.WRITE_ONLY, max(out.nbytes, 1))
+    program.fused(rt.queue, (max(out.size, 1),), None, *bufs, obuf)
+    cl.enqueue_copy(rt.queue, out, obuf)
+    return out.astype(bool) if od == "bool" else out
+
+
+def _values(rng, v):
+    d = v.dtype.name
+    shape = v.shape
+    if d == "bool":
+        return rng.random(shape) < 0.5
+    if d in ("int32", "int64"):
+        return rng.integers(-5, 5, shape).astype(d)
+    x = (rng.standard_normal(shape) * 3).astype(d)
+    flat = x.reshape(-1)
+    if flat.size >= 8:                 # the special values every float op must pass through
+        flat[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-38]
+        rng.shuffle(flat)
+    return x
+
+
+def _every_op(x, y, n):
+    """A program whose trees hold every kind of node the fusion takes."""
+    a = ember.maximum(x, y * 0.5) - ember.minimum(x, 1.5)
+    b = ember.sigmoid(a).sqrt() + (x.abs() + 1).log1p()
+    c = ember.where(ember.logical_and(x > y, n > 2), b, -a.expm1())
+    d = (c.sin() * c.cos() + (y * 0.1).tan()) * (x * x + 1).rsqrt() + y.reciprocal()
+    e = (x.double() * 2 + 1).float() + (x != 0.25).float() + n.float() * 0.5
+    f = ember.logical_not(ember.logical_or(x <= 0.5, y >= -0.5))
+    g = ember.where(x < 0, (x - 1).exp(), 2.5) / (y.log() - 3)
+    return d + e, f, ember.relu(x) * y + g
+
+
+def _trees():
+    """Every tree the four models' compiled train steps fuse on a CuPy-shaped table, and
+    _every_op's."""
+    backend = FusingBackend()
+    plugins._backends["fixedmem"] = backend
+    try:
+        for name in sorted(MODELS):
+            _train(name, "fixedmem", True, steps=4)
+        run = ember.compile(_every_op)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            run(*(ember.tensor(rng.standard_normal((4, 8)), dtype=ember.float32,
+                               device="fixedmem") for _ in range(2)),
+                ember.tensor(rng.integers(0, 5, (4, 8)), device="fixedmem"))
+    finally:
+        plugins._backends.pop("fixedmem", None)
+        ember.Device("fixedmem", 0)._backend = ember.Device("fixedmem", 0)._kernels = None
+    found = {}
+    for graph, _ in backend.rewritten:
+        for members in fusion.groups(graph, needed(graph)):
+            externals, _, _, body = fusion.render(members)
+            found.setdefault(body, (members, externals))
+    return list(found.values())
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device under test")
+def test_rendered_kernels_compute_what_the_unfused_kernels_do():
+    with np.errstate(all="ignore"):
+        trees = _trees()
+    taken = {n.name for members, _ in trees for n in members}
+    every = set(fusion.UNARY) | set(fusion.BINARY) | {"sigmoid", "where", "cast", "gt", "lt",
+                                                      "le", "ge", "ne", "logical_and",
+                                                      "logical_or", "logical_not"}
+    assert every <= taken, sorted(every - taken)
+    rng = np.random.default_rng(zlib.crc32(b"fusion"))
+    # each tree whole, then each of its nodes alone (in a tree, a later node can hide an
+    # earlier one's nan: maximum's, under a minimum's nan)
+    singles = {}
+    for members, _ in trees:
+        for n in members:
+            externals, _, _, body = fusion.render([n])
+            singles.setdefault(body, ([n], externals))
+    for members, externals in trees + list(singles.values()):
+        arrays = [_values(rng, v) for v in externals]
+        with np.errstate(all="ignore"):
+            want = np.asarray(fusion.unfused_kernel(members, externals)(*arrays))
+        _, _, _, body = fusion.render(members)
+        got = _run_on_pocl(externals, members[-1].out, body, arrays)
+        assert got.dtype == want.dtype and got.shape == want.shape, body
+        names = {n.name for n in members}
+        if names & _LIBM:
+            np.testing.assert_allclose(got, want, rtol=4e-6, atol=1e-30, err_msg=body)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=body)
