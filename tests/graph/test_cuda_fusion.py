@@ -8,6 +8,10 @@
   arithmetic, comparisons and selects, within a few ulps where a libm function is called
   (PoCL's exp is not NumPy's).
 
+- the same C as CuPy compiles it, through NVRTC (the pip wheel runs without a GPU), in a
+  wrapper declaring what CuPy's ElementwiseKernel declares (const inputs, `out` a
+  reference), with the options fusion.py passes.
+
 On a GPU, test_cuda_graphs.py runs the real kernels (FusedKernel compares each with the
 unfused kernels on its first call).
 """
@@ -219,3 +223,44 @@ def test_rendered_kernels_compute_what_the_unfused_kernels_do():
             np.testing.assert_allclose(got, want, rtol=4e-6, atol=1e-30, err_msg=body)
         else:
             np.testing.assert_array_equal(got, want, err_msg=body)
+
+
+# --- and through NVRTC, as CuPy compiles it ------------------------------------------------
+
+_CUDA = {"float32": "float", "float64": "double", "bool": "bool", "int32": "int",
+         "int64": "long long"}
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        nvrtc.getVersion()
+        return nvrtc
+    except Exception as exc:        # noqa: BLE001  (no NVRTC library: say why)
+        pytest.skip(f"NVRTC is not loadable here ({type(exc).__name__}: {exc})")
+
+
+def test_rendered_kernels_compile_with_nvrtc():
+    nvrtc = _nvrtc()
+    with np.errstate(all="ignore"):
+        trees = _trees()
+    sources = []
+    for members, externals in trees:
+        _, in_params, out_params, body = fusion.render(members)
+        od = members[-1].out.dtype.name
+        params = [f"const {_CUDA[v.dtype.name]}* _raw_a{k}" for k, v in enumerate(externals)]
+        loads = [f"const {_CUDA[v.dtype.name]} a{k} = _raw_a{k}[i];"
+                 for k, v in enumerate(externals)]
+        sources.append(
+            fusion.PREAMBLE + f'extern "C" __global__ void ember_fused('
+            f"{', '.join(params)}, {_CUDA[od]}* _raw_out, long long n) {{\n"
+            "for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; "
+            "i += (long long)blockDim.x * gridDim.x) {\n" + "\n".join(loads) +
+            f"\n{_CUDA[od]} &out = _raw_out[i];\n{body}\n}}\n}}\n")
+    for source in sources:
+        prog = nvrtc.createProgram(source, "ember_fused.cu", [], [])
+        try:
+            nvrtc.compileProgram(prog, ["--fmad=false", "-arch=compute_90", "--std=c++17"])
+        except Exception as exc:     # noqa: BLE001
+            pytest.fail(f"NVRTC: {exc}\n{nvrtc.getProgramLog(prog)}\n{source}")
+        assert b".entry ember_fused" in nvrtc.getPTX(prog)
