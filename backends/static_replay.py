@@ -47,36 +47,19 @@ A strategy is an object with:
 """
 from __future__ import annotations
 
+from ember.graph.replay import Recorded
+
 VIEW_KERNELS = frozenset({"reshape", "permute", "expand", "slice"})
 
 
-class StaticReplay:
-    """fn(inputs) -> (outputs, grads): generic, then recorded, then replayed."""
+class StaticReplay(Recorded):
+    """fn(inputs) -> (outputs, grads): generic, then recorded, then the device graphs."""
 
     def __init__(self, graph, strategy, generic):
-        self.graph = graph
+        super().__init__(graph, generic)
         self.strategy = strategy
-        self.generic = generic
-        self.nodes = generic.nodes
-        self.program: Program | None = None
-        self.why_not: str | None = None
-        self.warm = False
-        self.replays = 0              # calls replayed from device graphs
-        self.fallbacks = 0            # calls that took the generic replay after the first
 
-    def __call__(self, inputs):
-        program = self.program
-        if program is not None:
-            out = program.run(inputs)
-            if out is not None:
-                self.replays += 1
-                return out
-            self.fallbacks += 1
-            return self.generic(inputs)
-        if self.why_not is not None or not self.warm:
-            self.fallbacks += self.warm
-            self.warm = True
-            return self.generic(inputs)
+    def record(self, inputs):
         program = Program(self.graph, self.strategy)
         out = program.record(inputs)
         if program.failed is None:

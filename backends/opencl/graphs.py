@@ -30,6 +30,7 @@ from __future__ import annotations
 import threading
 
 import pyopencl as cl
+from ember.graph.replay import Recorded
 
 from .fusion import LazyArray
 from .runtime import CLArray
@@ -83,42 +84,23 @@ def compile_graph(graph, runtime):
     return LaunchReplay(graph, runtime, generic)
 
 
-class LaunchReplay:
-    """fn(inputs) -> (outputs, grads): the first call records, later ones replay."""
+class LaunchReplay(Recorded):
+    """fn(inputs) -> (outputs, grads): generic, then recorded, then the launches again.
+
+    The first call's generic replay also builds the programs of the elementwise trees it
+    meets for the first time (fusion.ready), so the recording sees the launches every
+    later generic replay would make."""
 
     def __init__(self, graph, runtime, generic):
-        self.graph = graph
+        super().__init__(graph, generic)
         self.rt = runtime
-        self.generic = generic
-        self.nodes = generic.nodes
-        self.program = None           # the recorded Program, once made
-        self.why_not: str | None = None
-        self.replays = 0              # calls replayed from the launches
-        self.fallbacks = 0            # calls that took the generic replay (after the first)
-        self.warm = False             # whether the generic replay ran once
 
     def __call__(self, inputs):
-        rt = self.rt
-        if rt._pending:
-            rt.flush()        # arrays the caller left pending read memory this may write
-        program = self.program
-        if program is not None:
-            out = program.run(inputs)
-            if out is not None:
-                self.replays += 1
-                return out
-            self.fallbacks += 1
-            return self.generic(inputs)
-        if self.why_not is not None or not self.warm:
-            # the first call runs the generic replay: the elementwise trees it meets for
-            # the first time then have their programs (fusion.ready), so the recording
-            # sees the launches every later generic replay would make
-            self.warm = True
-            self.fallbacks += self.why_not is not None
-            return self.generic(inputs)
-        return self._record(inputs)
+        if self.rt._pending:
+            self.rt.flush()   # arrays the caller left pending read memory this may write
+        return super().__call__(inputs)
 
-    def _record(self, inputs):
+    def record(self, inputs):
         from ember.graph.replay import hoist_checks, needed
         rt = self.rt
         graph = self.graph
@@ -180,7 +162,7 @@ def _interpret(graph, nodes, inputs, recorder, program):
         elif node.kind == "host":
             out = node.fn()                     # a constant: its upload is recorded
         else:
-            raise AssertionError(node.kind)        # _record let only these three in
+            raise AssertionError(node.kind)        # record() let only these three in
         if node.out is not None:
             env[id(node.out)] = out
         args = out = None          # held no longer than the generic replay holds them

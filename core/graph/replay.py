@@ -147,4 +147,41 @@ def generate(graph: Graph, extra=()):
     return replay
 
 
-__all__ = ["build", "generate", "hoist_checks", "lifetimes", "needed", "Const"]
+class Recorded:
+    """The shape of a backend's replay that records (OpenCL's launches, CUDA graphs): the
+    first call runs the generic replay (the device builds and loads its kernels), the
+    second records, later ones run the recording (`program.run(inputs)`, None where this
+    call's inputs do not fit it: that call takes the generic replay).  Where recording
+    fails, `why_not` says why and the generic replay serves for good.  Subclasses define
+    `record(inputs)`, which returns the call's results and sets `program` or `why_not`."""
+
+    def __init__(self, graph, generic):
+        self.graph = graph
+        self.generic = generic
+        self.nodes = generic.nodes
+        self.program = None
+        self.why_not: str | None = None
+        self.warm = False             # whether the generic replay ran once
+        self.replays = 0              # calls run from the recording
+        self.fallbacks = 0            # calls that took the generic replay after the first
+
+    def __call__(self, inputs):
+        program = self.program
+        if program is not None:
+            out = program.run(inputs)
+            if out is not None:
+                self.replays += 1
+                return out
+            self.fallbacks += 1
+            return self.generic(inputs)
+        if self.why_not is not None or not self.warm:
+            self.fallbacks += self.warm
+            self.warm = True
+            return self.generic(inputs)
+        return self.record(inputs)
+
+    def record(self, inputs):
+        raise NotImplementedError
+
+
+__all__ = ["Recorded", "build", "generate", "hoist_checks", "lifetimes", "needed", "Const"]
