@@ -44,6 +44,8 @@ A strategy is an object with:
     stage(dst, src)          dst[...] = src, on the device
     fresh(x)                 a copy of x in ordinary memory
     nbytes(x), limit         the bytes x holds, and the most a graph may hold
+    held_bytes(arrays)       optional: what the graph holds, where the device counts more
+                             than its arrays (CUDA: kernels' temporaries too)
 """
 from __future__ import annotations
 
@@ -122,7 +124,6 @@ class Program:
         env: dict = {}                  # id(value) -> the array the segments use
         ref: dict = {}                  # id(value) -> how a Python step finds it
         direct_bounds: list = []
-        written_pos = []
         for k, (inp, x) in enumerate(zip(graph.inputs, inputs)):
             ref[id(inp.value)] = ("in", k)
             if id(inp.value) in written or inp.kind == "live":
@@ -130,7 +131,6 @@ class Program:
                 self.direct.append((k, s.layout(x)))
                 direct_bounds.append(s.bounds(x))
                 if id(inp.value) in written:
-                    written_pos.append(k)
                     self.written_bounds.append(s.bounds(x))
         for k, (inp, x) in enumerate(zip(graph.inputs, inputs)):
             if id(inp.value) in env:
@@ -212,8 +212,9 @@ class Program:
         self.results = results
         got = self._results(inputs, fresh)
         if self.failed is None:
-            held = sum(s.nbytes(x) for x in self.held) + sum(s.nbytes(x) for _, x in
-                                                             self.staged)
+            arrays = self.held + [x for _, x in self.staged]
+            counted = getattr(s, "held_bytes", None)
+            held = counted(arrays) if counted is not None else sum(s.nbytes(x) for x in arrays)
             if held > s.limit:
                 self.failed = (f"its buffers ({held:,} bytes) would stay allocated, more "
                                f"than the {s.limit:,} bytes a graph may hold here")

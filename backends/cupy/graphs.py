@@ -4,12 +4,11 @@ The rules (segments, direct and staged inputs, copies of results, held memory, f
 are backends/static_replay.py's; this is the CUDA side of them:
 
 - capture runs a segment's kernels on a private non-blocking stream in capture mode
-  (relaxed: CuPy's kernels and cuBLAS may allocate), with a memory pool of the graph's own
-  as the allocator (cupy.cuda.using_allocator, per thread): a CUDA graph replays into the
-  addresses it was captured with, so no array it made may ever go back to the default
-  pool (which `ember.cuda.empty_cache()` would also free to the driver) while the graph
-  lives.  Blocks a segment freed during its capture are reused only by this graph's own
-  later captures, whose kernels run after them in stream order.
+  (relaxed: CuPy's kernels and cuBLAS may allocate), with an allocator of the graph's own
+  (cupy.cuda.using_allocator, per thread) that keeps every block it hands out until the
+  graph goes: a CUDA graph replays into the addresses it was captured with, so no memory
+  it uses, a kernel's temporaries included, may go back to a pool (whence another array,
+  or `ember.cuda.empty_cache()` and CuPy's retry after an out-of-memory, could take it).
 - the captured graph is launched on the caller's current stream, right away (so the
   recording call computes its results) and at each later call; staging copies and result
   copies run on that stream too, so everything stays in stream order with eager work.
@@ -40,12 +39,24 @@ class CudaGraphs:
             self.stream = cupy.cuda.Stream(non_blocking=True)
             total = self.device.mem_info[1]
         self.limit = int(MAX_HELD_SHARE * total)
+        self.kept: list = []          # every block malloc handed out, for the graph's life
+        self.kept_bytes = 0
+
+    def malloc(self, nbytes: int):
+        memory = self.pool.malloc(nbytes)
+        self.kept.append(memory)
+        self.kept_bytes += nbytes
+        return memory
+
+    def held_bytes(self, arrays) -> int:
+        """What the graph holds: every block its allocator handed out."""
+        return self.kept_bytes
 
     def capture(self, run):
         cp = self.cp
         launch_on = cp.cuda.get_current_stream()
         stream = self.stream
-        with self.device, cp.cuda.using_allocator(self.pool.malloc), stream:
+        with self.device, cp.cuda.using_allocator(self.malloc), stream:
             stream.begin_capture()
             try:
                 run(_call)
@@ -80,7 +91,7 @@ class CudaGraphs:
 
     def static_like(self, x):
         cp = self.cp
-        with self.device, cp.cuda.using_allocator(self.pool.malloc):
+        with self.device, cp.cuda.using_allocator(self.malloc):
             return cp.empty(x.shape, dtype=x.dtype)
 
     def stage(self, dst, src) -> None:
