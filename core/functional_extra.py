@@ -522,6 +522,18 @@ def _flat_positions(input: Tensor, index: Tensor, axis: int, name: str) -> Tenso
     return lin
 
 
+def _src_at_index(src: Tensor, index: Tensor, dtype, name: str) -> Tensor:
+    """src's entries scatter writes (its leading index-shaped block, as PyTorch), flat, in
+    `dtype`; a ShapeError where src is smaller than index in some dim."""
+    if src.ndim != index.ndim or any(a < b for a, b in zip(src._data.shape,
+                                                           index._data.shape)):
+        raise ShapeError(f"{name}: src shape {tuple(src.shape)} must be at least the "
+                         f"index shape {tuple(index.shape)} in every dim")
+    if src._data.shape != index._data.shape:
+        src = src[tuple(slice(0, n) for n in index._data.shape)]
+    return src.to(dtype).reshape(-1)
+
+
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
             reduce: str | None = None) -> Tensor:
     """A copy of input with src (a tensor or a number) written at index along dim; of
@@ -546,13 +558,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
         return scatter(input, 0, index, src).reshape(())
     lin = _flat_positions(input, index, axis, "scatter")
     if type(src) is Tensor:
-        if src.ndim != index.ndim or any(a < b for a, b in zip(src._data.shape,
-                                                               index._data.shape)):
-            raise ShapeError(f"scatter: src shape {tuple(src.shape)} must be at least the "
-                             f"index shape {tuple(index.shape)} in every dim")
-        if src._data.shape != index._data.shape:
-            src = src[tuple(slice(0, n) for n in index._data.shape)]
-        values = src.to(input._dtype).reshape(-1)
+        values = _src_at_index(src, index, input._dtype, "scatter")
     else:
         values = src.item() if type(src) is Tensor else src
     flat = input.reshape(-1)

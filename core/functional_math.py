@@ -485,7 +485,7 @@ def scatter_extreme_or_prod(input: Tensor, dim: int, index: Tensor, src: Tensor,
     by a segmented scan (sorted by target, log2(n) doubling steps, exact for integers),
     and each segment's last value, its full reduction, is written."""
     from .dispatch import run
-    from .functional_extra import _flat_positions
+    from .functional_extra import _flat_positions, _src_at_index
     from .ops.index import _check_index_dtype, index_put_op
     _check_index_dtype("scatter_reduce", index)
     if type(src) is not Tensor:
@@ -495,14 +495,8 @@ def scatter_extreme_or_prod(input: Tensor, dim: int, index: Tensor, src: Tensor,
         return scatter_extreme_or_prod(input.reshape(1), 0, index.reshape(1),
                                        src.reshape(1), reduce, include_self).reshape(())
     axis = norm_dim(dim, input.ndim, "scatter_reduce")
-    if src.ndim != index.ndim or any(a < b for a, b in zip(src._data.shape,
-                                                           index._data.shape)):
-        raise ShapeError(f"scatter_reduce(): src shape {tuple(src.shape)} must be at least "
-                         f"the index shape {tuple(index.shape)} in every dim")
-    if src._data.shape != index._data.shape:
-        src = src[tuple(slice(0, n) for n in index._data.shape)]
+    vals = _src_at_index(src, index, input._dtype, "scatter_reduce()")
     lin = _flat_positions(input, index, axis, "scatter_reduce").reshape(-1).to(D.int64)
-    vals = src.to(input._dtype).reshape(-1)
     flat = input.reshape(-1)
     n = lin.shape[0]
     if n == 0:

@@ -31,6 +31,7 @@ from ..ops.creation import bernoulli_mask
 from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
 from ..tensor import Tensor
 from .layers_extra import (
+    _trailing_dims,
     adaptive_avg_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
@@ -439,17 +440,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last len(normalized_shape) dims."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    k = len(normalized_shape)
-    if tuple(input._data.shape[input.ndim - k:]) != normalized_shape or k == 0:
-        raise ShapeError(f"layer_norm: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {normalized_shape}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    count = 1
-    for v in normalized_shape:
-        count *= v
+    dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
     centered = input - ops.sum(input, dims, keepdim=True) / count
     var = ops.sum(centered * centered, dims, keepdim=True) / count
     out = centered * ops.rsqrt(var + eps)

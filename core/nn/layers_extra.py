@@ -115,21 +115,27 @@ def _eps(eps, dtype) -> float:
     return float(finfo(dtype).eps) if eps is None else eps
 
 
-def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-             eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
-    None means the dtype's machine epsilon, as in torch."""
+def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
+    """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
+    reduces; a ShapeError naming `name` where the input does not end with that shape."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
     if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
-        raise ShapeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
+        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
                          f"normalized_shape {normalized_shape}")
-    dims = tuple(range(input.ndim - k, input.ndim))
     count = 1
     for v in normalized_shape:
         count *= v
+    return tuple(range(input.ndim - k, input.ndim)), count
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
+    None means the dtype's machine epsilon, as in torch."""
+    dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
     out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
                             _eps(eps, input._dtype))
     return out if weight is None else out * weight

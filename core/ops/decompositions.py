@@ -12,17 +12,29 @@ from ..tensor import Tensor
 from ._op import declare, rule_same
 
 
-def _square(name):
+def _matrix(name, square: bool):
+    """The check of a linalg decomposition: a float tensor, (*, m, n), m == n if square."""
     def check(inputs, attrs):
         a = inputs[0]
         if a._dtype.category != D.FLOAT:
             raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
                                          f"got {a._dtype.name}; call .float() first")
         s = a._data.shape
-        if len(s) < 2 or s[-1] != s[-2]:
+        if square and (len(s) < 2 or s[-1] != s[-2]):
             raise ShapeError(f"linalg.{name}: expected a square matrix or a batch of them "
                              f"(shape (*, n, n)), got shape {tuple(s)}")
+        if len(s) < 2:
+            raise ShapeError(f"linalg.{name}: expected a matrix or a batch of them (shape "
+                             f"(*, m, n)), got shape {tuple(s)}")
     return check
+
+
+def _square(name):
+    return _matrix(name, True)
+
+
+def _float_matrix(name):
+    return _matrix(name, False)
 
 
 def _solve_check(inputs, attrs):
@@ -203,18 +215,6 @@ def _svd_vh_vjp(g, out, a, *, full_matrices):
         gs = g / s[..., :, None]
         return (u @ (mid @ vh + gs - (gs @ vh.mT) @ vh),)
     return (u @ mid @ vh,)
-
-
-def _float_matrix(name):
-    def check(inputs, attrs):
-        a = inputs[0]
-        if a._dtype.category != D.FLOAT:
-            raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
-                                         f"got {a._dtype.name}; call .float() first")
-        if len(a._data.shape) < 2:
-            raise ShapeError(f"linalg.{name}: expected a matrix or a batch of them (shape "
-                             f"(*, m, n)), got shape {tuple(a._data.shape)}")
-    return check
 
 
 def _u_shape(inputs, attrs):

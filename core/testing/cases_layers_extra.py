@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cases import Input, _softmax, case, section
-from .cases_nn import _adaptive_avg, _avg_pool, _max_pool
+from .cases_nn import _adaptive, _adaptive_avg, _avg_pool, _max_pool
 
 
 def F(E):
@@ -87,15 +87,7 @@ case("adaptive_avg_pool1d", lambda E, x: F(E).adaptive_avg_pool1d(x, 4),
 
 
 def _adaptive_max(x, size):
-    n, c, h, w = x.shape
-    oh, ow = size
-    out = np.zeros((n, c, oh, ow))
-    for i in range(oh):
-        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
-        for j in range(ow):
-            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            out[:, :, i, j] = x[:, :, r0:r1, c0:c1].max((2, 3))
-    return out
+    return _adaptive(x, size, np.max)
 
 
 case("adaptive_max_pool2d", lambda E, x: (F(E).adaptive_max_pool2d(x, (2, 3)),

@@ -231,7 +231,9 @@ def _avg_pool(x, k, s=None, p=0, ceil_mode=False, count_include_pad=True, diviso
     return total / count
 
 
-def _adaptive_avg(x, size):
+def _adaptive(x, size, reduce):
+    """PyTorch's adaptive pooling windows (start floor(i*h/oh), end ceil((i+1)*h/oh)),
+    each reduced by reduce(window, axes)."""
     n, c, h, w = x.shape
     oh, ow = size
     out = np.zeros((n, c, oh, ow))
@@ -239,8 +241,12 @@ def _adaptive_avg(x, size):
         r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
         for j in range(ow):
             c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            out[:, :, i, j] = x[:, :, r0:r1, c0:c1].mean((2, 3))
+            out[:, :, i, j] = reduce(x[:, :, r0:r1, c0:c1], (2, 3))
     return out
+
+
+def _adaptive_avg(x, size):
+    return _adaptive(x, size, np.mean)
 
 
 section("pooling")

@@ -72,15 +72,20 @@ def weight_norm(module, name: str = "weight", dim: int | None = 0):
     return module
 
 
-def remove_weight_norm(module, name: str = "weight"):
-    """Fold a weight_norm back into one plain parameter `name`; returns the module."""
+def _remove(module, name: str, kind, what: str):
+    """Take the `kind` hook of parameter `name` off module, folding it back in."""
     for key, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise EmberValueError(f"remove_weight_norm: weight_norm of {name!r} not found in "
+    raise EmberValueError(f"remove_{what}: {what} of {name!r} not found in "
                           f"{type(module).__name__}")
+
+
+def remove_weight_norm(module, name: str = "weight"):
+    """Fold a weight_norm back into one plain parameter `name`; returns the module."""
+    return _remove(module, name, WeightNorm, "weight_norm")
 
 
 class SpectralNorm:
@@ -173,10 +178,4 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1,
 
 def remove_spectral_norm(module, name: str = "weight"):
     """Fold a spectral_norm back into one plain parameter `name`; returns the module."""
-    for key, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise EmberValueError(f"remove_spectral_norm: spectral_norm of {name!r} not found in "
-                          f"{type(module).__name__}")
+    return _remove(module, name, SpectralNorm, "spectral_norm")
