@@ -110,14 +110,23 @@ def _call(fn, args, attrs, inplace):
     return fn(*args, **attrs) if attrs else fn(*args)
 
 
-def compile_graph(graph, cupy, index: int, *, graphs: bool = True, fuse: bool = True):
-    """The replay of `graph` on device `index`: its elementwise trees fused (fusion.py),
-    then CUDA graphs (backends/static_replay.py); None where neither applies."""
+def replay_for(graph, strategy=None, make_kernel=None):
+    """`graph`'s elementwise trees fused by make_kernel (fusion.rewrite; None: unfused),
+    replayed through `strategy`'s device graphs (static_replay; None: ember's generic
+    replay); None where neither applies.  The suite runs this with NumPy stand-ins."""
     from ember.graph.replay import generate
 
     from ..static_replay import StaticReplay
     from . import fusion
-    g = fusion.rewrite(graph, fusion.cupy_kernel(cupy)) if fuse else graph
-    if graphs:
-        return StaticReplay(g, CudaGraphs(cupy, index), generate(g))
+    g = fusion.rewrite(graph, make_kernel) if make_kernel is not None else graph
+    if strategy is not None:
+        return StaticReplay(g, strategy, generate(g))
     return generate(g) if g is not graph else None
+
+
+def compile_graph(graph, cupy, index: int, *, graphs: bool = True, fuse: bool = True):
+    """The replay of `graph` on device `index`: its elementwise trees fused (fusion.py),
+    then CUDA graphs (backends/static_replay.py); None where neither applies."""
+    from . import fusion
+    return replay_for(graph, CudaGraphs(cupy, index) if graphs else None,
+                      fusion.cupy_kernel(cupy) if fuse else None)

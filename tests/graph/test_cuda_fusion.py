@@ -23,8 +23,8 @@ import ember
 import numpy as np
 import pytest
 from ember.backends.cupy import fusion
-from ember.backends.static_replay import StaticReplay
-from ember.graph.replay import generate, needed
+from ember.backends.cupy.graphs import replay_for
+from ember.graph.replay import needed
 from ember.testing import devices_under_test
 from test_compile import MODELS, _train
 from test_static_replay import FixedMemoryBackend, FixedMemoryGraphs, registered, same
@@ -33,16 +33,16 @@ OPENCL = [d for d, why in devices_under_test() if why is None and d.startswith("
 
 
 class FusingBackend(FixedMemoryBackend):
-    """fixedmem with CuPy's compile_graph shape: rewrite, then fixed-memory replay."""
+    """fixedmem with CuPy's compile_graph (graphs.replay_for): rewrite, then fixed-memory
+    replay, each tree run by its own unfused kernels."""
 
     def __init__(self):
         super().__init__()
         self.rewritten: list = []
 
     def compile_graph(self, graph):
-        g = fusion.rewrite(graph, fusion.unfused_kernel)
-        self.rewritten.append((graph, g))
-        replay = StaticReplay(g, FixedMemoryGraphs(), generate(g))
+        replay = replay_for(graph, FixedMemoryGraphs(), fusion.unfused_kernel)
+        self.rewritten.append((graph, replay.graph))
         self.replays.append(replay)
         return replay
 
