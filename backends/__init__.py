@@ -3,10 +3,18 @@
 `mps`, `cudnn`, `cuda`, `mkldnn` and `openmp` answer the questions and take the switches
 PyTorch programs use from torch.backends (no backend module is imported for them).
 """
+import os
+
 from ember.backend import Backend, Capabilities, DeviceInfo, Probe
 
 __all__ = ["Backend", "Capabilities", "DeviceInfo", "Probe", "mps", "cudnn", "cuda",
            "mkldnn", "openmp"]
+
+
+def switched_on(var: str) -> bool:
+    """Whether the environment leaves the backend feature `var` on: unset means on; 0, off,
+    false, no (any case) mean off (EMBER_OPENCL_FUSION, EMBER_CUDA_GRAPHS, ...)."""
+    return os.environ.get(var, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 class _Switches:

@@ -133,15 +133,11 @@ class CuPyBackend:
         (fusion.py), replayed as CUDA graphs (graphs.py, backends/static_replay.py); no
         graphs on ROCm, which CuPy cannot capture.  EMBER_CUDA_GRAPHS=0 and
         EMBER_CUDA_FUSION=0 turn either off (both off: ember's generic replay)."""
-        import os
-
-        def on(name):
-            return os.environ.get(name, "1").strip().lower() not in ("0", "off", "false",
-                                                                      "no")
+        from .. import switched_on
         if not self.probe().available:
             return None
-        graphs, fuse = on("EMBER_CUDA_GRAPHS") and self.name != "rocm", \
-            on("EMBER_CUDA_FUSION")
+        graphs = switched_on("EMBER_CUDA_GRAPHS") and self.name != "rocm"
+        fuse = switched_on("EMBER_CUDA_FUSION")
         if not (graphs or fuse):
             return None
         from .graphs import compile_graph

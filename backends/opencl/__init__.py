@@ -12,6 +12,8 @@ import threading
 from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 
+from .. import switched_on
+
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 
 # bfloat16 has no OpenCL C type; float16 needs cl_khr_fp16, float64 CL_DEVICE_DOUBLE_FP_CONFIG
@@ -128,9 +130,7 @@ class OpenCLBackend:
         """ember.compile's replay on this device: the graph's launches, recorded once and
         enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's
         generic replay."""
-        import os
-        if os.environ.get("EMBER_OPENCL_GRAPHS", "1").strip().lower() in ("0", "off",
-                                                                         "false", "no"):
+        if not switched_on("EMBER_OPENCL_GRAPHS"):
             return None
         from .graphs import compile_graph
         device = graph.values()[0].device

@@ -24,10 +24,10 @@ EMBER_OPENCL_FUSION=0 turns the deferral off (every op runs when called).
 """
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
+from .. import switched_on
 from .codegen import COMPUTE, CTYPE
 from .launch import _cast_expr, launch
 from .runtime import CLArray, KernelBuildError, Runtime
@@ -39,8 +39,7 @@ _X = re.compile(r"\bx(\d+)\b")
 
 
 def enabled() -> bool:
-    return os.environ.get("EMBER_OPENCL_FUSION", "1").strip().lower() not in (
-        "0", "off", "false", "no")
+    return switched_on("EMBER_OPENCL_FUSION")
 
 
 class Node:

@@ -51,9 +51,11 @@ def _single_backend(graph):
 
 
 def hoist_checks(graph, nodes: list) -> list:
-    """`nodes` with each index check on graph inputs moved before the nodes ahead of it,
-    as far as no node with an effect (an in-place write, a random draw, another check)
-    stands in between: the values it reads are then the ones it would have read."""
+    """`nodes` with each index check moved before the nodes ahead of it, as far as no node
+    with an effect (an in-place write, a random draw, another check) stands in between,
+    together with the pure kernels that make what it reads from the graph's inputs (a
+    check on anything else stays where it is): the values it reads are then the ones it
+    would have read, and a replay's one wait for the device comes early."""
     inputs = {id(i.value) for i in graph.inputs}
     out: list = []
     for node in nodes:
