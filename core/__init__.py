@@ -9,6 +9,7 @@ from .dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, in
                      get_default_dtype, set_default_dtype, promote_types, result_type)
 from .dtypes import bool_ as bool  # noqa: A001  (ember.bool, as torch.bool)
 from .dtypes import DType as dtype
+from .dtypes import finfo, iinfo
 from .errors import (AutogradError, CheckpointError, DeviceMismatchError,
                      DeviceUnavailableError, DtypeNotSupportedError, EmberError, KernelError,
                      KernelNotFoundError, ShapeError)
@@ -59,7 +60,7 @@ __all__ = [
     "devices", "synchronize", "is_tensor",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
-    "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
     "fallback",

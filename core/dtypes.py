@@ -215,3 +215,48 @@ def result_type(*operands) -> DType:
 def can_cast(src: DType, dst: DType) -> bool:
     """PyTorch's same-kind rule for in-place results: never to a lower category."""
     return src.category <= dst.category
+
+
+# --- torch.finfo / torch.iinfo ------------------------------------------------------------
+
+class finfo:
+    """torch.finfo: bits, eps, max, min, tiny (smallest_normal), resolution of a float
+    dtype (the default float when none is given)."""
+
+    def __init__(self, type=None):
+        dtype = get_default_dtype() if type is None else get_dtype(type)
+        if dtype.category != FLOAT:
+            raise TypeError(f"finfo: expected a floating point dtype, got {dtype.name}")
+        info = np.finfo(dtype.np) if dtype is not bfloat16 else _bf16_info()
+        self.dtype = dtype
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"eps={self.eps}, smallest_normal={self.tiny}, bits={self.bits}, "
+                f"dtype={self.dtype.name})")
+
+
+def _bf16_info():
+    import ml_dtypes
+    return ml_dtypes.finfo(ml_dtypes.bfloat16)
+
+
+class iinfo:
+    """torch.iinfo: bits, min, max of an integer dtype."""
+
+    def __init__(self, type):
+        dtype = get_dtype(type)
+        if dtype.category == FLOAT:
+            raise TypeError(f"iinfo: expected an integer dtype, got {dtype.name}")
+        info = np.iinfo(np.uint8 if dtype is bool_ else dtype.np)
+        self.dtype, self.bits = dtype, int(info.bits)
+        self.min, self.max = int(info.min), int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, bits={self.bits}, dtype={self.dtype.name})"

@@ -466,7 +466,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
     top = counts.amax(-1, keepdim=True)
     big = math.inf if x._dtype.category == D.FLOAT else None
     if big is None:
-        big = D.iinfo(x._dtype).max if hasattr(D, "iinfo") else 2 ** 62
+        big = D.iinfo(x._dtype).max
     best = ops.where(counts == top, v, big).amin(-1, keepdim=True)
     pos = ops.arange(n, device=x._device)
     idx = ops.where(v == best, pos, -1).amax(-1, keepdim=True)

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 from . import dtypes as D
 from . import ops
-from ._compat import finfo
+from .dtypes import finfo
 from .dispatch import run
 from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from .ops import decompositions as P

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from .. import dtypes as D
 from .. import ops
-from .._compat import finfo
+from ..dtypes import finfo
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..ops.sampling import exponential_

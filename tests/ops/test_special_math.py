@@ -222,9 +222,14 @@ def test_mode(device):
         np.testing.assert_array_equal(_np(got.indices), want.indices.numpy())
         v, i = ember.tensor(a, device=device).mode(dim, keepdim=keep)
         np.testing.assert_array_equal(_np(i), want.indices.numpy())
-    ints = a.astype(np.int64)
-    got = ember.mode(ember.tensor(ints, device=device))
-    np.testing.assert_array_equal(_np(got.values), torch.mode(torch.tensor(ints)).values.numpy())
+    # every integer dtype: the "no candidate" fill is the dtype's own max (2**62 wrapped
+    # around in int8/int32/uint8 and picked the wrong value)
+    for dtype in ("int64", "int32", "int16", "int8", "uint8"):
+        ints = a.astype(dtype)
+        got = ember.mode(ember.tensor(ints, device=device))
+        want = torch.mode(torch.tensor(ints))
+        np.testing.assert_array_equal(_np(got.values), want.values.numpy())
+        np.testing.assert_array_equal(_np(got.indices), want.indices.numpy())
 
 
 @pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "sum", "mean"])
