@@ -34,8 +34,8 @@ from .linalg import torch_norm as norm
 from .linalg_extra import TOP_LEVEL as _LINALG_TOP
 globals().update(_LINALG_TOP)         # inverse, det, logdet, slogdet, cholesky, ...
 from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
-from ._compat import *  # noqa: F401,F403  (finfo, iinfo, set_printoptions, threads, ...)
-from ._compat import __all__ as _compat_names
+from .settings import *  # noqa: F401,F403  (set_printoptions, threads, determinism, ...)
+from .settings import __all__ as _compat_names
 from ._legacy import LEGACY as _LEGACY
 globals().update(_LEGACY)               # FloatTensor, LongTensor, ... (PyTorch's legacy types)
 from ._methods_extra import TORCH_SPELLINGS as _SPELLINGS

@@ -1,4 +1,5 @@
-"""Process-wide questions and switches PyTorch programs call at start-up: thread counts, matmul precision, determinism, seeding, type names.
+"""Process-wide settings and questions PyTorch programs call at start-up: thread counts,
+matmul precision, determinism, seeding, type names.
 
 Where ember has no such knob the call is accepted and what it sets is remembered and
 reported back; nothing here changes how a kernel computes.
