@@ -16,20 +16,13 @@ from .errors import (AutogradError, CheckpointError, DeviceMismatchError,
 from .tensor import Size, Tensor
 from .ops import *  # noqa: F401,F403  (the op functions: ember.add, ember.exp, ...)
 from .ops import __all__ as _op_names
-from .functional import (clamp, gelu, leaky_relu, log_softmax, logsumexp, max, mean, min,
-                         relu, silu, softmax, std, var, var_mean, linear, masked_fill, square)
 from . import _methods  # noqa: F401  (binds the ops onto Tensor)
 from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
 from . import _methods_extra  # noqa: F401  (tensor functions, sorting, scans as methods)
 from . import _methods_extra2  # noqa: F401  (bit operations, index_put_, cummax, ...)
 from . import _methods_math  # noqa: F401  (atan2, lgamma, erfinv, quantile, mode, ...)
-from .functional_extra import *  # noqa: F401,F403  (mm, tril, roll, scatter, ...)
-from .functional_extra import __all__ as _extra_names
-from .functional_extra2 import *  # noqa: F401,F403  (tensor_split, diff, cummax, ...)
-from .functional_extra2 import __all__ as _extra2_names
-from .functional_math import *  # noqa: F401,F403  (atan2, lgamma, histc, quantile, ...)
-from .functional_math import __all__ as _math_names
-from .einsum import einsum
+from .functional import *  # noqa: F401,F403  (mm, tril, roll, scatter, mean, softmax, ...)
+from .functional import __all__ as _functional_names
 from .linalg import torch_norm as norm
 from .linalg_extra import TOP_LEVEL as _LINALG_TOP
 globals().update(_LINALG_TOP)         # inverse, det, logdet, slogdet, cholesky, ...
@@ -51,7 +44,7 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16
-clip = clamp
+clip = clamp  # noqa: F405
 
 
 __all__ = [
@@ -68,15 +61,12 @@ __all__ = [
     "EmberError", "AutogradError", "CheckpointError", "DeviceMismatchError",
     "DeviceUnavailableError", "DtypeNotSupportedError", "KernelError", "KernelNotFoundError",
     "ShapeError",
-    # composites
-    "clamp", "clip", "gelu", "leaky_relu", "log_softmax", "logsumexp", "max", "mean", "min",
-    "silu", "softmax", "std", "var", "var_mean", "linear", "masked_fill", "square",
+    "clip",
     # the op functions, one per declaration (ember.ops.__all__)
     *_op_names,
-    # PyTorch's tensor functions, sampling, legacy types and process-wide switches
-    *_extra_names, "einsum", "norm", "bernoulli", "multinomial", "poisson", "rand_like",
-    *(n for n in _extra2_names if n not in _op_names),
-    *(n for n in _math_names if n not in _op_names),
+    # PyTorch's tensor functions (ember.functional), sampling, legacy types and switches
+    *(n for n in _functional_names if n not in _op_names), "norm", "bernoulli", "multinomial",
+    "poisson", "rand_like",
     "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
 ]
 

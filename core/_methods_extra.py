@@ -6,16 +6,21 @@ methods come from the declarations in _methods, not from here.
 """
 from __future__ import annotations
 
-from . import functional_extra as FX
+from . import functional as FX
 from . import ops
 from ._legacy import tensor_type
 from ._methods import _inplace
 from ._torch_gaps import install_tensor_gaps
 from .errors import EmberValueError, ShapeError
+from .functional.movement import repeat
 from .linalg import torch_norm
 from .ops import sampling
 from .ops._util import norm_dim
 from .tensor import Tensor
+
+# elementwise functions written with the primitives (methods and in-place forms too)
+MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp",
+        "hypot", "erfc", "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power")
 
 for _name in ("mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
               "baddbmm", "addbmm", "tril", "triu", "diag", "diagonal", "diag_embed", "trace",
@@ -23,7 +28,7 @@ for _name in ("mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm"
               "repeat_interleave", "tile", "cross", "isclose", "allclose", "equal", "scatter",
               "scatter_reduce", "index_fill", "masked_select", "count_nonzero", "nan_to_num",
               "clamp_min", "clamp_max", "swapaxes", "swapdims", "ravel", "rot90",
-              *FX.MATH):
+              *MATH):
     setattr(Tensor, _name, getattr(FX, _name))
 for _name in ("sort", "argsort", "topk", "kthvalue", "median", "msort", "cumsum", "cumprod",
               "logcumsumexp", "unique"):
@@ -31,7 +36,7 @@ for _name in ("sort", "argsort", "topk", "kthvalue", "median", "msort", "cumsum"
 for _name in ("multinomial", "bernoulli", "uniform_", "normal_", "bernoulli_",
               "exponential_", "log_normal_", "geometric_", "cauchy_", "random_"):
     setattr(Tensor, _name, getattr(sampling, _name))
-Tensor.repeat = lambda self, *sizes: FX.repeat(self, *sizes)
+Tensor.repeat = lambda self, *sizes: repeat(self, *sizes)
 # ember has no sparse layout (core/sparse.py): these are the tensor itself
 Tensor.to_sparse = Tensor.to_dense = Tensor.coalesce = lambda self, *args, **kwargs: self
 Tensor.is_coalesced = lambda self: True
@@ -83,7 +88,7 @@ def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return windows.movedim(axis + 1, -1)
 
 
-_inplace_of = {**{name: getattr(FX, name) for name in FX.MATH}, "tril": FX.tril,
+_inplace_of = {**{name: getattr(FX, name) for name in MATH}, "tril": FX.tril,
                "triu": FX.triu, "scatter": FX.scatter, "index_fill": FX.index_fill,
                "clamp_min": FX.clamp_min, "clamp_max": FX.clamp_max, "nan_to_num": FX.nan_to_num,
                "scatter_add": ops.scatter_add, "index_add": Tensor.index_add,

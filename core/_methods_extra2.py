@@ -6,8 +6,9 @@ Bound once at import (core/__init__.py imports this next to _methods_extra).
 from __future__ import annotations
 
 from . import dtypes as D
-from . import functional_extra2 as FX2
+from . import functional as FX2
 from ._methods import _inplace
+from .functional._util import _INTS
 from .tensor import Tensor
 
 for _name in ("tensor_split", "diff", "heaviside", "cummax", "cummin", "aminmax",
@@ -23,7 +24,7 @@ Tensor.round_ = _inplace(FX2.round)
 
 def _integer(x) -> bool:
     dtype = x._dtype if type(x) is Tensor else D.scalar_dtype(x)
-    return dtype in FX2._INTS
+    return dtype in _INTS
 
 
 def _with_integers(bool_form, bit_form, reflected=False):

@@ -2,7 +2,7 @@
 histc, quantile, mode, ...), bound once at import next to _methods_extra2."""
 from __future__ import annotations
 
-from . import functional_math as FM
+from . import functional as FM
 from ._methods import _inplace
 from .tensor import Tensor
 

@@ -11,7 +11,7 @@ import math
 
 from . import ops
 from .errors import EmberValueError
-from .functional_extra import broadcast_shapes
+from .functional.movement import broadcast_shapes
 from .ops._util import as_shape
 from .ops.sampling import multinomial
 from .tensor import Size, Tensor

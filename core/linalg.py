@@ -134,7 +134,7 @@ def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=No
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    from .functional_extra import cross as _cross
+    from .functional.products import cross as _cross
     return _cross(input, other, dim)
 
 
@@ -147,7 +147,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    from .functional_extra import diagonal as _diagonal
+    from .functional.products import diagonal as _diagonal
     return _diagonal(A, offset, dim1, dim2)
 
 

@@ -5,8 +5,8 @@ from collections import namedtuple
 
 from . import dtypes as D
 from . import ops
-from .dtypes import finfo
 from .dispatch import run
+from .dtypes import finfo
 from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from .ops import decompositions as P
 from .tensor import Tensor

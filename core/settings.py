@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from . import dtypes as D
 from ._format import set_printoptions
 from .tensor import Tensor
@@ -18,7 +16,7 @@ __all__ = ["set_printoptions", "set_num_threads", "get_num_threads",
            "set_num_interop_threads", "get_num_interop_threads",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "seed",
-           "typename", "is_storage", "is_nonzero", "is_complex"]
+           "typename", "is_storage", "is_nonzero", "is_complex", "numel", "is_floating_point"]
 
 _state = {"threads": None, "interop": None, "precision": "highest", "deterministic": False}
 
@@ -93,3 +91,10 @@ def is_nonzero(input: Tensor) -> bool:
 
 def is_complex(input: Tensor) -> bool:
     return False                    # ember has no complex dtypes
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+def is_floating_point(input: Tensor) -> bool:
+    return input._dtype.category == D.FLOAT

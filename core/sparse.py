@@ -52,7 +52,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     """sparse @ dense: a matrix product (every ember tensor is dense)."""
-    from .functional_extra import mm as _mm
+    from .functional.products import mm as _mm
     return _mm(input, mat2)
 
 

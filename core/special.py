@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 from . import functional as _F
-from . import functional_extra as _FX
-from . import functional_math as _FM
 from . import ops as _ops
+from .functional import _util
 from .tensor import Tensor
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "log1p",
@@ -14,17 +13,17 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi
            "softmax", "ndtr", "ndtri", "round", "i0"]
 
 erf = _ops.erf
-erfc = _FX.erfc
-erfinv = _FM.erfinv
-gammaln = _FM.lgamma
-digamma = _FM.digamma
-psi = _FM.digamma
+erfc = _F.erfc
+erfinv = _F.erfinv
+gammaln = _F.lgamma
+digamma = _F.digamma
+psi = _F.digamma
 log1p = _ops.log1p
 expm1 = _ops.expm1
-exp2 = _FX.exp2
-xlogy = _FX.xlogy
-xlog1py = _FM.xlog1py
-sinc = _FM.sinc
+exp2 = _F.exp2
+xlogy = _F.xlogy
+xlog1py = _F.xlog1py
+sinc = _F.sinc
 logsumexp = _F.logsumexp
 round = _ops.round  # noqa: A001  (torch.special.round)
 
@@ -36,12 +35,12 @@ def expit(input: Tensor) -> Tensor:
 
 def logit(input: Tensor, eps=None) -> Tensor:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
-    return _FX.logit(input, eps)
+    return _F.logit(input, eps)
 
 
 def entr(input: Tensor) -> Tensor:
     """-x log x elementwise: 0 at 0, -inf below 0."""
-    x = _FM._float(input)
+    x = _util._float(input)
     pos = x > 0
     out = -x * _ops.log(_ops.where(pos, x, 1.0))
     out = _ops.where(x == 0, 0.0, out)
@@ -61,20 +60,20 @@ def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF."""
-    x = _FM._float(input)
+    x = _util._float(input)
     return 0.5 * (1.0 + _ops.erf(x * (1.0 / math.sqrt(2.0))))
 
 
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of ndtr: sqrt(2) * erfinv(2p - 1)."""
-    p = _FM._float(input)
-    return math.sqrt(2.0) * _FM.erfinv(2.0 * p - 1.0)
+    p = _util._float(input)
+    return math.sqrt(2.0) * _F.erfinv(2.0 * p - 1.0)
 
 
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0 (power series for
     |x| <= 20, the asymptotic series beyond)."""
-    x = _FM._float(input).abs()
+    x = _util._float(input).abs()
     small = x <= 20.0
     xs = _ops.where(small, x, 0.0)
     q = xs * xs * 0.25

@@ -98,7 +98,7 @@ def _cholesky_vjp(g, out, a):
 
 def _phi(p):
     """The lower triangle of p with its diagonal halved."""
-    from ..functional_extra import tril
+    from ..functional.products import tril
     from .creation import eye
     n = p._data.shape[-1]
     return tril(p) - 0.5 * p * eye(n, dtype=p._dtype, device=p._device)

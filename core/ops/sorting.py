@@ -148,7 +148,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     first = cat([full((min(n, 1),), True, device=input._device), values[1:] != values[:-1]])
     out = [values[first]]
     if return_inverse:
-        from ..functional_extra import scatter
+        from ..functional.index import scatter
         group = first.cumsum(0) - 1
         inverse = scatter(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
         out.append(inverse.reshape(input._data.shape))

@@ -1,0 +1,46 @@
+"""Checks and conversions the torch.* composites share (tensor arguments, float inputs)."""
+from __future__ import annotations
+
+from .. import dtypes as D
+from .. import ops
+from ..errors import (
+    DtypeNotSupportedError,
+    EmberTypeError,
+    ShapeError,
+)
+from ..tensor import Tensor
+
+
+def _need_float(name, x):
+    if x._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(
+            f"{name}(): could not infer output dtype. Input dtype must be floating point, "
+            f"got {x._dtype.name}; call .float() first")
+
+
+def _need(name, x, ndim=None):
+    if type(x) is not Tensor:
+        raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
+    if ndim is not None and x.ndim != ndim:
+        raise ShapeError(f"{name}(): expected a {ndim}-D tensor, got shape {tuple(x.shape)}")
+
+
+def _float(x: Tensor) -> Tensor:
+    return x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+
+
+_INTS = (D.uint8, D.int8, D.int16, D.int32, D.int64)
+
+
+def _tensor(name, x, like=None):
+    if type(x) is Tensor:
+        return x
+    if isinstance(x, (int, float, bool)) and like is not None:
+        return ops.full((), x, dtype=like._dtype if like._dtype.category == D.FLOAT
+                        else D.get_default_dtype(), device=like._device)
+    raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
+
+
+def _signbit(x: Tensor) -> Tensor:
+    # -0.0 counts as negative: 1/-0 is -inf
+    return (x < 0).logical_or((x == 0).logical_and((1.0 / x) < 0))

@@ -1,0 +1,56 @@
+"""torch.* activations and softmax: relu, leaky_relu, gelu, silu, softplus, softmax, log_softmax."""
+from __future__ import annotations
+
+import math
+
+from .. import dispatch, ops
+from ..errors import EmberValueError
+from ..ops._util import norm_dim
+from ..ops.elementwise import relu as _relu
+from ..ops.nn import softmax_op
+from ..tensor import Tensor
+from ._util import _need_float
+
+__all__ = ["softmax", "log_softmax", "relu", "leaky_relu", "gelu", "silu"]
+
+
+def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("softmax", x)
+    # a 0-d tensor takes dim 0 or -1, as in PyTorch: its softmax is 1
+    return dispatch.run(softmax_op, x, axis=norm_dim(dim, x.ndim, "softmax"))
+
+
+def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("log_softmax", x)
+    shifted = x - ops.amax(x, dim, keepdim=True).detach()
+    return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
+
+
+def relu(x: Tensor) -> Tensor:
+    return _relu(x)
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return ops.where(x > 0, x, x * negative_slope)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return x * 0.5 * (ops.tanh(inner) + 1.0)
+    if approximate != "none":
+        raise EmberValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return x * 0.5 * (ops.erf(x * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+def silu(x: Tensor) -> Tensor:
+    return x * ops.sigmoid(x)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    bx = x * beta
+    return ops.where(bx > threshold, x, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)

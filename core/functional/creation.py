@@ -1,0 +1,43 @@
+"""torch.* creation composites: logspace, tril_indices, triu_indices."""
+from __future__ import annotations
+
+from .. import dtypes as D
+from .. import ops
+from ..errors import EmberTypeError, EmberValueError
+from ..tensor import Tensor
+
+__all__ = ["logspace", "tril_indices", "triu_indices"]
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    exponents = ops.linspace(start, end, steps, dtype=D.float64 if dtype is None else dtype,
+                             device="cpu")
+    out = (base ** exponents).to(dtype or D.get_default_dtype())
+    out = out.to(device) if device is not None else out
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _triangle_indices(name, row, col, offset, dtype, device, lower: bool) -> Tensor:
+    if row < 0 or col < 0:
+        raise EmberValueError(f"{name}: row and col must be non-negative, got {row}, {col}")
+    dtype = D.get_dtype(dtype) if dtype is not None else D.int64
+    if dtype not in (D.int32, D.int64):
+        raise EmberTypeError(f"{name}: expected dtype int32 or int64, got {dtype.name}")
+    rows = ops.arange(row, dtype=D.int64, device=device).reshape(row, 1).expand(row, col)
+    cols = ops.arange(col, dtype=D.int64, device=device).reshape(1, col).expand(row, col)
+    keep = (cols - rows <= offset) if lower else (cols - rows >= offset)
+    # boolean selection is row-major, the order PyTorch lists the coordinates in
+    return ops.stack([rows[keep], cols[keep]]).to(dtype)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle of a row x col matrix."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle of a row x col matrix."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)

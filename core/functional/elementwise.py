@@ -1,0 +1,354 @@
+"""torch.* elementwise functions written with ember ops: logs and powers, rounding, atan2,
+bit operations, clamps, interpolation.
+
+Composites only: each gets its gradient and every backend from the ops it is made of.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import ops
+from .._torch_gaps import gap
+from ..autograd.function import Function
+from ..errors import (
+    EmberTypeError,
+    EmberValueError,
+)
+from ..ops._util import broadcast_shapes
+from ..tensor import Tensor
+from ._util import _INTS, _float, _need, _signbit, _tensor
+
+__all__ = ["clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
+           "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp", "hypot", "erfc",
+           "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power", "lerp",
+           "addcmul", "addcdiv", "fmax", "fmin", "heaviside", "round", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "atan2",
+           "arctan2", "sinc", "xlog1py"]
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    if min is None and max is None:
+        raise EmberValueError("clamp: at least one of min and max must be given")
+    if min is not None:
+        x = ops.where(x < min, min, x) if not isinstance(min, Tensor) else ops.maximum(x, min)
+    if max is not None:
+        x = ops.where(x > max, max, x) if not isinstance(max, Tensor) else ops.minimum(x, max)
+    return x
+
+
+def square(x: Tensor) -> Tensor:
+    return x * x
+
+
+def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close)."""
+    if type(other) is not Tensor:
+        other = ops.full((), other, dtype=input._dtype, device=input._device)
+    if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
+        return input == other
+    close = (input - other).abs() <= atol + rtol * other.abs()
+    close = close.logical_or(input == other)
+    if equal_nan:
+        close = close.logical_or(input.isnan().logical_and(other.isnan()))
+    return close
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """nan, +inf and -inf replaced (the infinities by the dtype's extremes by default)."""
+    if input._dtype.category != D.FLOAT:
+        return input.clone()
+    info = np.finfo(input._dtype.np) if input._dtype is not D.bfloat16 else None
+    big = float(info.max) if info is not None else 3.3895313892515355e38
+    out = ops.where(input.isnan(), nan, input)
+    out = ops.where(out == float("inf"), big if posinf is None else posinf, out)
+    return ops.where(out == float("-inf"), -big if neginf is None else neginf, out)
+
+
+def clamp_min(input: Tensor, min) -> Tensor:
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:
+    return clamp(input, max=max)
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def log2(input: Tensor) -> Tensor:
+    return ops.log(input) * (1.0 / _LN2)
+
+
+def log10(input: Tensor) -> Tensor:
+    return ops.log(input) * (1.0 / _LN10)
+
+
+def exp2(input: Tensor) -> Tensor:
+    return ops.exp(_float(input) * _LN2)
+
+
+def sinh(input: Tensor) -> Tensor:
+    e = ops.exp(_float(input))
+    return (e - 1.0 / e) * 0.5
+
+
+def cosh(input: Tensor) -> Tensor:
+    e = ops.exp(_float(input))
+    return (e + 1.0 / e) * 0.5
+
+
+def trunc(input: Tensor) -> Tensor:
+    """Rounded toward zero."""
+    if input._dtype.category != D.FLOAT:
+        return input.clone()
+    return ops.where(input < 0, ops.ceil(input), ops.floor(input))
+
+
+fix = trunc
+
+
+def frac(input: Tensor) -> Tensor:
+    return input - trunc(input)
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    """The C remainder: input - trunc(input / other) * other (the sign of input)."""
+    if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
+            type(other) is not Tensor or other._dtype.category != D.FLOAT):
+        r = input.remainder(other)
+        return ops.where((r != 0).logical_and((r < 0) != (input < 0)), r - other, r)
+    return input - trunc(input / other) * other
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    m = ops.maximum(input, other).detach()
+    m = ops.where(m.isfinite(), m, 0.0)
+    return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    return (input * input + other * other).sqrt()
+
+
+def erfc(input: Tensor) -> Tensor:
+    return 1.0 - ops.erf(input)
+
+
+def logit(input: Tensor, eps=None) -> Tensor:
+    x = input if eps is None else input.clamp(eps, 1.0 - eps)
+    return ops.log(x / (1.0 - x))
+
+
+def xlogy(input, other) -> Tensor:
+    """input * log(other), 0 where input is 0 (and other is not nan)."""
+    if type(input) is not Tensor:
+        input = ops.full((), input, dtype=other._dtype, device=other._device)
+    out = input * ops.log(other)
+    return ops.where((input == 0).logical_and(~_isnan(other)), 0.0, out)
+
+
+def _isnan(x):
+    return x.isnan() if type(x) is Tensor else ops.full((), math.isnan(x), dtype=D.bool_)
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    return _float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    return _float(input) * (180.0 / math.pi)
+
+
+def sgn(input: Tensor) -> Tensor:
+    return ops.sign(input)
+
+
+def positive(input: Tensor) -> Tensor:
+    return input
+
+
+def float_power(input, exponent) -> Tensor:
+    base = input.to(D.float64) if type(input) is Tensor else input
+    exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
+    return base ** exp
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    return input + (end - input) * weight
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input + tensor1 * tensor2 * value
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    return input + tensor1 / tensor2 * value
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The larger of the two, ignoring nan (nan only where both are)."""
+    return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
+                                                     ops.maximum(input, other)))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
+                                                     ops.minimum(input, other)))
+
+
+def heaviside(input: Tensor, values) -> Tensor:
+    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    _need("heaviside", input)
+    dtype = D.result_type(input, values)
+    step = ops.where(input > 0, 1, 0).to(dtype)
+    if type(values) is not Tensor:
+        values = ops.tensor(values, dtype=dtype, device=input._device)
+    return ops.where(input == 0, values.to(dtype), step)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Nearest value with `decimals` decimal digits (halves to even), as PyTorch scales:
+    x * 10**d rounded, then divided back (negative d rounds to tens, hundreds, ...)."""
+    _need("round", input)
+    if decimals == 0 or input._dtype.category != D.FLOAT:
+        return ops.round(input)
+    scale = 10.0 ** builtins.abs(int(decimals))
+    if decimals > 0:
+        return ops.round(input * scale) / scale
+    return ops.round(input / scale) * scale
+
+
+# the bit operations are the array API's (core/array_api/_bitwise.py: integer arithmetic,
+# so every device has them), imported on first use to keep `import ember` light
+def _integers(name, *operands):
+    for x in operands:
+        dtype = x._dtype if type(x) is Tensor else None
+        if dtype is not None and dtype is not D.bool_ and dtype not in _INTS or (
+                dtype is None and not isinstance(x, (int, np.integer))):
+            got = dtype.name if dtype is not None else type(x).__name__
+            raise EmberTypeError(f"{name}: expected integer or bool tensors (or Python ints), "
+                                 f"got {got}")
+    from ..array_api import _bitwise
+    return _bitwise
+
+
+def bitwise_and(input, other) -> Tensor:
+    return _integers("bitwise_and", input, other).bitwise_and(input, other)
+
+
+def bitwise_or(input, other) -> Tensor:
+    return _integers("bitwise_or", input, other).bitwise_or(input, other)
+
+
+def bitwise_xor(input, other) -> Tensor:
+    return _integers("bitwise_xor", input, other).bitwise_xor(input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    return _integers("bitwise_not", input).bitwise_invert(input)
+
+
+def bitwise_left_shift(input, other) -> Tensor:
+    """input * 2**other, wrapping like the machine shift."""
+    return _integers("bitwise_left_shift", input, other).bitwise_left_shift(input, other)
+
+
+def bitwise_right_shift(input, other) -> Tensor:
+    """floor(input / 2**other): the arithmetic shift, which keeps the sign."""
+    return _integers("bitwise_right_shift", input, other).bitwise_right_shift(input, other)
+
+
+# Cephes atan: range reduction to |z| <= tan(pi/8), then a rational approximation
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+
+_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2,
+           4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+
+
+def _atan(x: Tensor) -> Tensor:
+    ax = x.abs()
+    big = ax > 2.41421356237309504880
+    mid = (ax > 0.66).logical_and(~big)
+    safe = ops.where(big, ax, 1.0)
+    z = ops.where(big, -1.0 / safe, ops.where(mid, (ax - 1.0) / (ax + 1.0), ax))
+    base = ops.where(big, math.pi / 2, ops.where(mid, math.pi / 4, ax * 0.0))
+    zz = z * z
+    p = zz * 0.0 + _ATAN_P[0]
+    for c in _ATAN_P[1:]:
+        p = p * zz + c
+    q = zz + _ATAN_Q[0]
+    for c in _ATAN_Q[1:]:
+        q = q * zz + c
+    r = base + (z * (zz * p / q) + z)
+    r = ops.where(ax == math.inf, math.pi / 2, r)
+    return ops.where(_signbit(x), -r, r)
+
+
+def _atan2_forward(y: Tensor, x: Tensor) -> Tensor:
+    xneg = _signbit(x)
+    yneg = _signbit(y)
+    ysign = ops.where(yneg, -1.0, 1.0).to(y._dtype)
+    ratio = y / ops.where(x == 0, 1.0, x)
+    t = _atan(ratio)
+    general = ops.where(xneg, t + ysign * math.pi, t)
+    # x = +-0: the y axis, or the origin where the signs of both zeros pick the answer
+    at_zero = ops.where(y == 0, ops.where(xneg, ysign * math.pi, y), ysign * (math.pi / 2))
+    both_inf = (x.abs() == math.inf).logical_and(y.abs() == math.inf)
+    corner = ysign * ops.where(xneg, 3 * math.pi / 4, ysign * 0.0 + math.pi / 4)
+    out = ops.where(x == 0, at_zero, general)
+    out = ops.where(both_inf, corner, out)
+    return ops.where(y.isnan().logical_or(x.isnan()), math.nan, out)
+
+
+class _Atan2(Function):
+    @staticmethod
+    def forward(ctx, y, x):
+        ctx.save_for_backward(y, x)
+        return _atan2_forward(y, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, x = ctx.saved_tensors
+        r2 = x * x + y * y
+        return grad * x / r2, grad * (-y) / r2
+
+
+def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The angle of the point (other, input), in (-pi, pi], with IEEE signed-zero rules."""
+    if out is not None:
+        raise gap("atan2(out=)", "write the result with out.copy_(...)")
+    y = _tensor("atan2", input, other if type(other) is Tensor else None)
+    x = _tensor("atan2", other, y)
+    y, x = _float(y), _float(x)
+    dtype = D.promote_types(y._dtype, x._dtype)
+    y, x = y.to(dtype), x.to(dtype)
+    shape = broadcast_shapes("atan2", y._data.shape, x._data.shape)
+    return _Atan2.apply(ops.expand(y, shape), ops.expand(x, shape))
+
+
+arctan2 = atan2
+
+
+def sinc(input: Tensor) -> Tensor:
+    """sin(pi x) / (pi x), 1 at 0."""
+    x = _float(_tensor("sinc", input))
+    zero = x == 0
+    px = math.pi * ops.where(zero, 1.0, x)
+    return ops.where(zero, 1.0, ops.sin(px) / px)
+
+
+def xlog1py(input, other) -> Tensor:
+    """input * log1p(other), 0 where input is 0 (and other is not nan)."""
+    if type(input) is not Tensor:
+        input = _tensor("xlog1py", input, _tensor("xlog1py", other))
+    other = _tensor("xlog1py", other, input)
+    out = input * ops.log1p(other)
+    return ops.where((input == 0).logical_and(~other.isnan()), 0.0, out)

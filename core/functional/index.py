@@ -1,0 +1,255 @@
+"""torch.* index functions: scatter, scatter_reduce, index_fill, index_put, masked_select,
+masked_scatter, take_along_dim, searchsorted.
+"""
+from __future__ import annotations
+
+from .. import dtypes as D
+from .. import ops
+from ..dispatch import run
+from ..errors import (
+    EmberIndexError,
+    EmberTypeError,
+    EmberValueError,
+    ShapeError,
+)
+from ..ops import index as _index
+from ..ops._util import broadcast_shapes as _broadcast
+from ..ops._util import norm_dim
+from ..ops.creation import check_fits
+from ..ops.index import _bounds, _check_gather, _check_index_dtype, index_put_op
+from ..tensor import Tensor
+from ._util import _need
+
+__all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
+           "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter"]
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    """x with value where mask is true; the result keeps x's dtype (a float value into an
+    integer tensor is truncated, one that does not fit raises: ops.creation.check_fits)."""
+    if type(value) is Tensor:
+        value = value.to(x._dtype)
+    elif x._dtype.category != D.FLOAT:
+        check_fits(value, x._dtype, "masked_fill")
+        value = bool(value) if x._dtype is D.bool_ else int(value)
+    return ops.where(mask, value, x)
+
+
+def _flat_positions(input: Tensor, index: Tensor, axis: int, name: str) -> Tensor:
+    """The positions in input.reshape(-1) that index addresses along axis (torch.scatter)."""
+    _check_gather(name, input, index, axis)       # gather's rules for the index's shape
+    index = _bounds(name, index.to(D.int64), input._data.shape[axis])
+    strides = [1] * input.ndim
+    for d in range(input.ndim - 2, -1, -1):
+        strides[d] = strides[d + 1] * input._data.shape[d + 1]
+    lin = index * strides[axis]
+    for d, n in enumerate(index._data.shape):
+        if d != axis and n > 1:
+            coord = ops.arange(n, device=input._device) * strides[d]
+            lin = lin + coord.reshape((1,) * d + (n,) + (1,) * (input.ndim - d - 1))
+    return lin
+
+
+def _src_at_index(src: Tensor, index: Tensor, dtype, name: str) -> Tensor:
+    """src's entries scatter writes (its leading index-shaped block, as PyTorch), flat, in
+    `dtype`; a ShapeError where src is smaller than index in some dim."""
+    if src.ndim != index.ndim or any(a < b for a, b in zip(src._data.shape,
+                                                           index._data.shape)):
+        raise ShapeError(f"{name}: src shape {tuple(src.shape)} must be at least the "
+                         f"index shape {tuple(index.shape)} in every dim")
+    if src._data.shape != index._data.shape:
+        src = src[tuple(slice(0, n) for n in index._data.shape)]
+    return src.to(dtype).reshape(-1)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+            reduce: str | None = None) -> Tensor:
+    """A copy of input with src (a tensor or a number) written at index along dim; of
+    repeated targets the last write wins.  reduce='add'/'multiply' as PyTorch's."""
+    _need("scatter", input)
+    _check_index_dtype("scatter", index)
+    if src is None:
+        src = value
+    if src is None:
+        raise EmberTypeError("scatter(): expected src (a tensor) or value (a number)")
+    axis = norm_dim(dim, input.ndim, "scatter") if input.ndim else 0
+    if reduce is not None:
+        return scatter_reduce(input, dim, index, src if type(src) is Tensor else
+                              ops.full(index._data.shape, src, dtype=input._dtype,
+                                       device=input._device),
+                              {"add": "sum", "multiply": "prod"}.get(reduce, reduce))
+    if input.ndim == 0:
+        input, index = input.reshape(1), index.reshape(1)
+        src = src.reshape(1) if type(src) is Tensor else src
+        return scatter(input, 0, index, src).reshape(())
+    lin = _flat_positions(input, index, axis, "scatter")
+    if type(src) is Tensor:
+        values = _src_at_index(src, index, input._dtype, "scatter")
+    else:
+        values = src.item() if type(src) is Tensor else src
+    flat = input.reshape(-1)
+    return run(index_put_op, flat, lin.reshape(-1), values).reshape(input._data.shape)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                   *, include_self: bool = True) -> Tensor:
+    """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'."""
+    if reduce == "sum":
+        base = input if include_self else scatter(input, dim, index, 0.0 if
+                                                   input._dtype.category == D.FLOAT else 0)
+        return ops.scatter_add(base, dim, index, src)
+    if reduce == "mean":
+        ones = ops.ones(index._data.shape, dtype=input._dtype, device=input._device)
+        base = input if include_self else scatter(input, dim, index, 0)
+        count = ops.scatter_add(ops.ones_like(input) if include_self else
+                                ops.zeros_like(input), dim, index, ones)
+        total = ops.scatter_add(base, dim, index, src)
+        return total / ops.where(count == 0, 1, count)
+    if reduce in ("amax", "amin", "prod"):
+        return scatter_extreme_or_prod(input, dim, index, src, reduce, include_self)
+    raise EmberValueError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
+                          f"'amax', 'amin', got {reduce!r}")
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of input with `value` at the given indices along dim."""
+    _check_index_dtype("index_fill", index)
+    axis = norm_dim(dim, input.ndim, "index_fill") if input.ndim else 0
+    n = input._data.shape[axis] if input.ndim else 1
+    index = _bounds("index_fill", index.reshape(-1).to(D.int64), n)
+    mask = run(index_put_op, ops.zeros(n, dtype=D.bool_, device=input._device), index, True)
+    if input.ndim:
+        mask = mask.reshape((n,) + (1,) * (input.ndim - axis - 1))
+    if type(value) is Tensor:
+        value = value.to(input._dtype)
+    return ops.where(mask, value, input)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of input where mask holds, as 1-D (both broadcast)."""
+    shape = _broadcast("masked_select", input._data.shape, mask._data.shape)
+    return ops.expand(input, shape)[ops.expand(mask, shape)]
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        return ops.take(input, indices.reshape(-1))
+    shape = list(_broadcast("take_along_dim", input._data.shape, indices._data.shape))
+    axis = norm_dim(dim, input.ndim, "take_along_dim")
+    shape_in, shape_ix = list(shape), list(shape)
+    shape_in[axis], shape_ix[axis] = input._data.shape[axis], indices._data.shape[axis]
+    return ops.gather(ops.expand(input, tuple(shape_in)), axis,
+                      ops.expand(indices, tuple(shape_ix)))
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
+                 right: bool = False, side=None, sorter=None) -> Tensor:
+    """Where each value would be inserted into the sorted last dim to keep it sorted."""
+    if side is not None:
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    values = input if type(input) is Tensor else ops.full((), input,
+                                                           dtype=sorted_sequence._dtype,
+                                                           device=sorted_sequence._device)
+    seq = sorted_sequence
+    if seq.ndim == 1:
+        cmp = seq <= values.unsqueeze(-1) if right else seq < values.unsqueeze(-1)
+    else:
+        cmp = (seq.unsqueeze(-2) <= values.unsqueeze(-1) if right
+               else seq.unsqueeze(-2) < values.unsqueeze(-1))
+    out = cmp.sum(-1)
+    return out.to(D.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of input with input[indices] = values (or += values, duplicates adding up,
+    with accumulate); indices is a tuple of integer or bool tensors."""
+    _need("index_put", input)
+    if not isinstance(indices, (tuple, list)):
+        raise EmberTypeError(f"index_put: expected indices as a tuple of tensors, got "
+                             f"{type(indices).__name__}")
+    key = tuple(indices)
+    if type(values) is not Tensor:
+        values = ops.tensor(values, dtype=input._dtype, device=input._device)
+    values = values.to(input._dtype)
+    if not accumulate:
+        out = input.clone()
+        out[key] = values
+        return out
+    lin = _index._linear_index(input, _index._expand_key(input, key))
+    try:
+        values = values.expand(*lin.shape)
+    except Exception:
+        raise ShapeError(f"index_put: values of shape {tuple(values.shape)} do not broadcast "
+                         f"to the indexed shape {tuple(lin.shape)}") from None
+    flat = ops.index_add(input.reshape(-1), 0, lin.reshape(-1), values.reshape(-1))
+    return flat.reshape(*input.shape)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """input with its masked positions (mask broadcast to input) filled, in row-major order,
+    by consecutive elements of source."""
+    _need("masked_scatter", input)
+    _need("masked_scatter", source)
+    if mask._dtype is not D.bool_:
+        raise EmberTypeError(f"masked_scatter: expected a bool mask, got {mask._dtype.name}")
+    shape = _broadcast("masked_scatter", tuple(input.shape), tuple(mask.shape))
+    if shape != tuple(input.shape):
+        raise ShapeError(f"masked_scatter: mask of shape {tuple(mask.shape)} does not "
+                         f"broadcast to the input's shape {tuple(input.shape)}")
+    flat_mask = mask.expand(*shape).reshape(-1)
+    position = ops.cumsum(flat_mask.to(D.int64), 0) - 1
+    count = int(position[-1].item()) + 1 if position.numel() else 0
+    if count > source.numel():
+        raise EmberIndexError(f"masked_scatter: the mask selects {count} elements but "
+                              f"source has only {source.numel()}")
+    if source.numel() == 0:
+        return input.clone()
+    taken = ops.take(source.to(input._dtype).reshape(-1), position.clamp(0, None))
+    return ops.where(flat_mask, taken, input.reshape(-1)).reshape(*shape)
+
+
+def scatter_extreme_or_prod(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+                            include_self: bool = True) -> Tensor:
+    """scatter_reduce for 'prod', 'amax', 'amin': the sources of each target are combined
+    by a segmented scan (sorted by target, log2(n) doubling steps, exact for integers),
+    and each segment's last value, its full reduction, is written."""
+    _check_index_dtype("scatter_reduce", index)
+    if type(src) is not Tensor:
+        raise EmberTypeError(f"scatter_reduce(): expected src to be a Tensor, got "
+                             f"{type(src).__name__}")
+    if input.ndim == 0:
+        return scatter_extreme_or_prod(input.reshape(1), 0, index.reshape(1),
+                                       src.reshape(1), reduce, include_self).reshape(())
+    axis = norm_dim(dim, input.ndim, "scatter_reduce")
+    vals = _src_at_index(src, index, input._dtype, "scatter_reduce()")
+    lin = _flat_positions(input, index, axis, "scatter_reduce").reshape(-1).to(D.int64)
+    flat = input.reshape(-1)
+    n = lin.shape[0]
+    if n == 0:
+        return input.clone()
+    combine = {"prod": ops.mul, "amax": ops.maximum, "amin": ops.minimum}[reduce]
+    order = ops.argsort(lin * n + ops.arange(n, device=input._device))
+    targets, v = lin[order], vals[order]
+    step = 1
+    while step < n:
+        same = ops.cat([ops.zeros(step, dtype=D.bool_, device=input._device),
+                        targets[step:] == targets[:-step]])
+        v = ops.where(same, combine(v, ops.cat([v[:step], v[:-step]])), v)
+        step *= 2
+    # each segment's last entry holds its full reduction: write only those (unique targets)
+    last = ops.cat([targets[1:] != targets[:-1],
+                    ops.ones(1, dtype=D.bool_, device=input._device)])
+    targets, v = targets[last], v[last]
+    written = run(index_put_op, flat, targets, v)
+    touched = run(index_put_op, ops.zeros(flat.shape[0], dtype=D.bool_, device=input._device),
+                  targets, True)
+    if include_self:
+        written = combine(flat, written)
+    return ops.where(touched, written, flat).reshape(input._data.shape)

@@ -1,0 +1,389 @@
+"""torch.* products: mm, bmm, addmm, outer, kron, tensordot, einsum, linear; triangles and
+diagonals (tril, triu, diag, trace), cross.
+"""
+from __future__ import annotations
+
+import builtins
+
+from .. import dispatch, ops
+from .. import dtypes as D
+from ..errors import (
+    EmberValueError,
+    ShapeError,
+)
+from ..ops._util import broadcast_shapes as _broadcast
+from ..ops._util import norm_dim
+from ..ops.nn import linear_op
+from ..tensor import Tensor
+from ._util import _need
+from .movement import select
+
+__all__ = ["linear", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+           "baddbmm", "addbmm", "tril", "triu", "diagonal", "diag_embed", "diag", "diagflat",
+           "trace", "cross", "tensordot", "kron", "einsum"]
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias (torch.nn.functional.linear)."""
+    if bias is None:
+        return dispatch.run(linear_op, x, weight)
+    return dispatch.run(linear_op, x, weight, bias)
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """input @ mat2 for two matrices."""
+    _need("mm", input, 2)
+    _need("mm", mat2, 2)
+    return ops.matmul(input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched input @ mat2 for (b, n, m) and (b, m, p) tensors (no broadcasting)."""
+    _need("bmm", input, 3)
+    _need("bmm", mat2, 3)
+    if input._data.shape[0] != mat2._data.shape[0]:
+        raise ShapeError(f"bmm(): batch sizes differ: {tuple(input.shape)} and "
+                         f"{tuple(mat2.shape)}; expected equal first dims")
+    return ops.matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix times vector."""
+    _need("mv", input, 2)
+    _need("mv", vec, 1)
+    return ops.matmul(input, vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """The inner product of two 1-D tensors."""
+    _need("dot", input, 1)
+    _need("dot", other, 1)
+    return ops.matmul(input, other)
+
+
+vdot = dot          # real tensors only: no conjugate to take
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sums over the last dims: shape input.shape[:-1] + other.shape[:-1]."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    k = input._data.shape[-1]
+    out = ops.matmul(input.reshape(-1, k), other.reshape(-1, k).mT)
+    return out.reshape(input._data.shape[:-1] + other._data.shape[:-1])
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    _need("outer", input, 1)
+    _need("outer", vec2, 1)
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def _scaled(input, product, beta, alpha):
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:                      # PyTorch ignores input then (nan and inf included)
+        return product.expand(_broadcast("addmm", input._data.shape,
+                                               product._data.shape))
+    return (input * beta if beta != 1 else input) + product
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2)."""
+    return _scaled(input, mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return _scaled(input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    return _scaled(input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    return _scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def _offsets(x: Tensor) -> Tensor:
+    """cols - rows for the last two dims of x, as an int64 (n, m) tensor on x's device."""
+    n, m = x._data.shape[-2:]
+    rows = ops.arange(n, device=x._device).reshape(n, 1)
+    cols = ops.arange(m, device=x._device).reshape(1, m)
+    return cols - rows
+
+
+def _zero(x: Tensor):
+    return False if x._dtype is D.bool_ else 0.0 if x._dtype.category == D.FLOAT else 0
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
+    _need("tril", input)
+    if input.ndim < 2:
+        raise ShapeError(f"tril: expected a tensor of at least 2 dims, got {tuple(input.shape)}")
+    return ops.where(_offsets(input) <= diagonal, input, _zero(input))
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
+    _need("triu", input)
+    if input.ndim < 2:
+        raise ShapeError(f"triu: expected a tensor of at least 2 dims, got {tuple(input.shape)}")
+    return ops.where(_offsets(input) >= diagonal, input, _zero(input))
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of dims dim1 and dim2 (moved last), shifted by offset."""
+    _need("diagonal", input)
+    if input.ndim < 2:
+        raise ShapeError(f"diagonal: expected a tensor of at least 2 dims, got "
+                         f"{tuple(input.shape)}")
+    a, b = norm_dim(dim1, input.ndim, "diagonal"), norm_dim(dim2, input.ndim, "diagonal")
+    if a == b:
+        raise ShapeError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    rest = [d for d in range(input.ndim) if d not in (a, b)]
+    x = input.permute(rest + [a, b])
+    n, m = x._data.shape[-2:]
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else
+                          builtins.min(n + offset, m))
+    start = offset if offset >= 0 else -offset * m
+    flat = x.reshape(x._data.shape[:-2] + (n * m,))
+    index = ops.arange(start, start + length * (m + 1), m + 1, device=input._device) \
+        if length else ops.zeros(0, dtype=D.int64, device=input._device)
+    return ops.index_select(flat, -1, index)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Tensors whose diagonals (of dims dim1, dim2) hold input's last dim."""
+    _need("diag_embed", input)
+    n = input._data.shape[-1] if input.ndim else 1
+    size = n + builtins.abs(offset)
+    x = input.reshape(1) if input.ndim == 0 else input
+    if offset >= 0:        # row i holds x[i] at column i + offset
+        line = ops.pad(x, (0, offset)).unsqueeze(-1)
+    else:                  # column j holds x[j] at row j - offset
+        line = ops.pad(x, (0, -offset)).unsqueeze(-2)
+    eye = ops.arange(size, device=x._device)
+    mask = (eye.reshape(1, size) - eye.reshape(size, 1)) == offset
+    out = ops.where(mask, line, _zero(x))
+    nd = out.ndim
+    a, b = norm_dim(dim1, nd, "diag_embed"), norm_dim(dim2, nd, "diag_embed")
+    if (a, b) == (nd - 2, nd - 1):
+        return out
+    if a == b:
+        raise ShapeError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    dims = list(range(nd - 2))
+    for d, src in sorted([(a, nd - 2), (b, nd - 1)]):
+        dims.insert(d, src)
+    return out.permute(_inverse_order(dims))
+
+
+def _inverse_order(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return inv
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D input on the diagonal of a square matrix, or a matrix's diagonal as 1-D."""
+    _need("diag", input)
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim == 2:
+        return globals()["diagonal"](input, diagonal)
+    raise ShapeError(f"diag(): expected a 1-D or 2-D tensor, got shape {tuple(input.shape)}")
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    return diag_embed(input.reshape(-1), offset)
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's diagonal."""
+    _need("trace", input, 2)
+    return diagonal(input).sum()
+
+
+def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
+    """The 3-D cross product along dim (default: the first dim of size 3)."""
+    shape = _broadcast("cross", input._data.shape, other._data.shape)
+    if dim is None:
+        dims = [d for d, n in enumerate(shape) if n == 3]
+        if not dims:
+            raise ShapeError(f"cross: no dimension of size 3 in shape {shape}")
+        dim = dims[0]
+    axis = norm_dim(dim, len(shape), "cross")
+    if shape[axis] != 3:
+        raise ShapeError(f"cross: dimension {dim} has size {shape[axis]}; expected 3")
+    a, b = ops.expand(input, shape), ops.expand(other, shape)
+    a0, a1, a2 = (select(a, axis, i) for i in range(3))
+    b0, b1, b2 = (select(b, axis, i) for i in range(3))
+    return ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Contract the last `dims` dims of a with the first of b (or the listed pairs)."""
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [norm_dim(d, a.ndim, "tensordot") for d in da]
+    db = [norm_dim(d, b.ndim, "tensordot") for d in db]
+    ra = [d for d in range(a.ndim) if d not in da]
+    rb = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a._data.shape[d]
+    left = a.permute(ra + da).reshape(-1, k)
+    right = b.permute(db + rb).reshape(k, -1)
+    shape = tuple(a._data.shape[d] for d in ra) + tuple(b._data.shape[d] for d in rb)
+    return ops.matmul(left, right).reshape(shape)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    nd = builtins.max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + input._data.shape)
+    b = other.reshape((1,) * (nd - other.ndim) + other._data.shape)
+    inter_a = tuple(v for n in a._data.shape for v in (n, 1))
+    inter_b = tuple(v for n in b._data.shape for v in (1, n))
+    out = a.reshape(inter_a) * b.reshape(inter_b)
+    return out.reshape(tuple(m * n for m, n in zip(a._data.shape, b._data.shape)))
+
+
+_ELLIPSIS = "."          # one placeholder per broadcast dim, made unique below
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """torch.einsum(equation, *operands) (operands may also come as one list)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise EmberValueError("einsum(): expected at least one operand")
+    inputs, output = _parse(equation.replace(" ", ""), operands)
+    terms = [_diagonals(x, labels) for x, labels in zip(operands, inputs)]
+    sizes = _sizes(terms, equation)
+    # contract left to right; a label is kept while the output or a later term needs it
+    x, labels = terms[0]
+    for i in range(1, len(terms)):
+        later = set(output).union(*(t[1] for t in terms[i + 1:]))
+        x, labels = _pair(x, labels, *terms[i], later, sizes)
+    x, labels = _sum_out(x, labels, set(output))
+    if labels != output:
+        x = x.permute([labels.index(c) for c in output])
+    return x
+
+
+def _parse(eq: str, operands):
+    if "->" in eq:
+        lhs, out = eq.split("->")
+        if "->" in out:
+            raise EmberValueError(f"einsum(): equation {eq!r} has more than one '->'")
+    else:
+        lhs, out = eq, None
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise EmberValueError(f"einsum(): the equation names {len(specs)} operand(s) but "
+                              f"{len(operands)} were given")
+    # each broadcast dim becomes a placeholder character no letter uses
+    ell = max((x.ndim - len(s.replace("...", "")) for s, x in zip(specs, operands)
+               if "..." in s), default=0)
+    marks = [chr(0x100 + i) for i in range(ell)]
+    inputs = []
+    for s, x in zip(specs, operands):
+        if type(x) is not Tensor:
+            raise EmberValueError(f"einsum(): operands must be tensors, got {type(x).__name__}")
+        for c in s.replace("...", ""):
+            if not c.isalpha():
+                raise EmberValueError(f"einsum(): invalid subscript {c!r} in {eq!r}; expected "
+                                      "letters, ',', '->' and '...'")
+        if "..." in s:
+            n = x.ndim - len(s.replace("...", ""))
+            if n < 0:
+                raise ShapeError(f"einsum(): subscripts {s!r} name more dims than the operand "
+                                 f"has ({tuple(x.shape)})")
+            s = s.replace("...", "".join(marks[ell - n:]))
+        if len(s) != x.ndim:
+            raise ShapeError(f"einsum(): subscripts {s!r} name {len(s)} dims but the operand "
+                             f"has shape {tuple(x.shape)}")
+        inputs.append(s)
+    if out is None:
+        counts: dict = {}
+        for s in inputs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(marks) + "".join(sorted(c for c, k in counts.items()
+                                              if k == 1 and c not in marks))
+    else:
+        out = out.replace("...", "".join(marks))
+        for c in out:
+            if out.count(c) > 1 or not any(c in s for s in inputs):
+                raise EmberValueError(f"einsum(): output subscript {c!r} appears twice or in "
+                                      f"no input of {eq!r}")
+    return inputs, out
+
+
+def _diagonals(x: Tensor, labels: str):
+    """A label repeated within one operand: take that diagonal (it moves to the end)."""
+    while True:
+        repeated = next((c for c in labels if labels.count(c) > 1), None)
+        if repeated is None:
+            return x, labels
+        a = labels.index(repeated)
+        b = labels.index(repeated, a + 1)
+        x = diagonal(x, 0, a, b)
+        labels = "".join(c for i, c in enumerate(labels) if i not in (a, b)) + repeated
+
+
+def _sizes(terms, eq):
+    sizes: dict = {}
+    for x, labels in terms:
+        for c, n in zip(labels, x._data.shape):
+            m = sizes.get(c, 1)
+            if n != 1 and m != 1 and n != m:
+                raise ShapeError(f"einsum(): subscript {c!r} has size {m} in one operand and "
+                                 f"{n} in another in {eq!r}")
+            sizes[c] = max(n, m) if n != 1 else m
+    return sizes
+
+
+def _sum_out(x, labels, keep):
+    gone = [i for i, c in enumerate(labels) if c not in keep]
+    if gone:
+        x = x.sum(gone)
+        labels = "".join(c for c in labels if c in keep)
+    return x, labels
+
+
+def _pair(a, la, b, lb, later, sizes):
+    """a and b contracted over the labels they share that nothing later needs."""
+    a, la = _sum_out(a, la, set(lb) | later)
+    b, lb = _sum_out(b, lb, set(la) | later)
+    batch = [c for c in la if c in lb and c in later]
+    contract = [c for c in la if c in lb and c not in later]
+    left = [c for c in la if c not in lb]
+    right = [c for c in lb if c not in la]
+
+    def arrange(x, labels, order):
+        x = x.permute([labels.index(c) for c in order]) if list(labels) != order else x
+        return x.expand(tuple(sizes[c] for c in order))
+    a = arrange(a, la, batch + left + contract)
+    b = arrange(b, lb, batch + contract + right)
+    nb, nl, nc, nr = (_prod(sizes[c] for c in group) for group in (batch, left, contract,
+                                                                    right))
+    out = a.reshape(nb, nl, nc) @ b.reshape(nb, nc, nr)
+    labels = batch + left + right
+    return out.reshape(tuple(sizes[c] for c in labels)), "".join(labels)
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n

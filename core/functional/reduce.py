@@ -1,0 +1,384 @@
+"""torch.* reductions: mean, var, std, max/min with indices, logsumexp, quantiles, mode,
+histograms, counts, running extremes, distances.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import NamedTuple
+
+from .. import dtypes as D
+from .. import ops
+from ..errors import (
+    EmberTypeError,
+    EmberValueError,
+    ShapeError,
+)
+from ..ops._util import norm_dim, norm_dims
+from ..tensor import Tensor
+from ._util import _need, _need_float, _tensor
+from .elementwise import isclose
+
+__all__ = ["mean", "var", "std", "var_mean", "logsumexp", "max", "min", "allclose", "equal",
+           "count_nonzero", "std_mean", "dist", "cdist", "bincount", "cummax", "cummin", "aminmax",
+           "histc", "quantile", "nanquantile", "mode"]
+
+
+def _every(dim):
+    """dim=() (or []) means every dim, as in sum (PyTorch's rule, docs/semantics.md)."""
+    return None if isinstance(dim, (list, tuple)) and not dim else dim
+
+
+def _count(x, dim):
+    dim = _every(dim)
+    n = 1
+    for d in norm_dims(dim, x.ndim, "mean"):
+        n *= x._data.shape[d]
+    return n
+
+
+def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.to(dtype)
+    _need_float("mean", x)
+    return ops.sum(x, dim, keepdim) / _count(x, dim)
+
+
+def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    _need_float("var", x)
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    centered = x - mean(x, dim, keepdim=True)
+    n = _count(x, dim)
+    return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
+
+
+def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+
+
+def var_mean(x, dim=None, *, correction=1, keepdim=False):
+    return var(x, dim, correction=correction, keepdim=keepdim), mean(x, dim, keepdim)
+
+
+def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    _need_float("logsumexp", x)
+    dim = _every(dim)
+    # the shift is a constant: detach keeps inf - inf out of the gradient
+    m = ops.amax(x, dim, keepdim=True).detach()
+    m = ops.where(ops.isfinite(m), m, 0.0)
+    out = ops.log(ops.sum(ops.exp(x - m), dim, keepdim=True)) + m
+    return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "logsumexp"))
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False):
+    """max() over all elements, or (values, indices) along dim, as torch.max."""
+    if isinstance(dim, Tensor):
+        return ops.maximum(x, dim)
+    if dim is None:
+        return ops.amax(x)
+    return _values_indices(x, dim, keepdim, ops.argmax)
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False):
+    if isinstance(dim, Tensor):
+        return ops.minimum(x, dim)
+    if dim is None:
+        return ops.amin(x)
+    return _values_indices(x, dim, keepdim, ops.argmin)
+
+
+class MaxMin(tuple):
+    """(values, indices), like torch.return_types.max."""
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def _values_indices(x, dim, keepdim, arg):
+    # values come through gather, so the gradient goes to the chosen index (PyTorch)
+    idx = arg(x, dim, keepdim=True)
+    values = ops.gather(x, dim, idx)
+    if not keepdim:
+        d = norm_dims(dim, x.ndim, "max")
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return MaxMin((values, idx))
+
+
+def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both have one shape and equal elements."""
+    if input._data.shape != other._data.shape:
+        return False
+    return bool((input == other).all().item())
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    return (input != 0).sum(dim)
+
+
+def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
+    return std(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    from ..linalg import vector_norm
+    return vector_norm(input - other, p)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M)."""
+    from ..linalg import vector_norm
+    if p == 2:
+        # |a - b|^2 = |a|^2 - 2 a.b + |b|^2, clamped at 0 against rounding
+        sq = (x1 * x1).sum(-1, keepdim=True) - 2 * ops.matmul(x1, x2.mT) + \
+            (x2 * x2).sum(-1).unsqueeze(-2)
+        zero = sq <= 0
+        return ops.where(zero, 0.0, ops.where(zero, 1.0, sq).sqrt())
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
+    """How often each non-negative integer occurs (weighted: the sum of its weights)."""
+    if input.ndim != 1 or input._dtype.category != D.INT:
+        raise ShapeError(f"bincount: expected a 1-D integer tensor, got {tuple(input.shape)} "
+                         f"{input._dtype.name}")
+    n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
+    if input.numel() and int(input.min().item()) < 0:
+        raise EmberValueError("bincount: the input must be non-negative")
+    src = weights if weights is not None else ops.ones(input._data.shape, dtype=D.int64,
+                                                       device=input._device)
+    base = ops.zeros(n, dtype=src._dtype, device=input._device)
+    return ops.index_add(base, 0, input, src)
+
+
+class _Fields(tuple):
+    """A two-field result like torch.return_types (indexable, unpackable, named)."""
+
+    __slots__ = ()
+    _names = ("values", "indices")
+
+    def __getattr__(self, name):
+        if name in self._names:
+            return self[self._names.index(name)]
+        raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self))
+        return f"ember.return_types.{type(self).__name__}({fields})"
+
+
+def _result_type(name, names=("values", "indices")):
+    return type(name, (_Fields,), {"__slots__": (), "_names": names})
+
+
+cummax_result = _result_type("cummax")
+
+cummin_result = _result_type("cummin")
+
+aminmax_result = _result_type("aminmax", ("min", "max"))
+
+
+def _cumulative_extreme(name, input: Tensor, dim: int, larger: bool, result):
+    _need(name, input)
+    axis = norm_dim(dim, input.ndim, name) if input.ndim else 0
+    x = input.detach().reshape(1) if input.ndim == 0 else input.detach()
+    length = x._data.shape[axis]
+    floating = x._dtype.category == D.FLOAT
+    index_shape = [1] * x.ndim
+    index_shape[axis] = length
+    index = ops.arange(length, dtype=D.int64, device=x._device).reshape(index_shape)
+    index = index.expand(*x.shape).contiguous()
+    values = x
+    step = 1
+    # a log-step scan: after the pass with `step`, position i holds the extreme of the last
+    # 2 * step elements up to i; a later element wins ties (PyTorch's >=), and nan wins
+    while step < length:
+        earlier, current = values.narrow(axis, 0, length - step), values.narrow(
+            axis, step, length - step)
+        beats = earlier > current if larger else earlier < current
+        if floating:
+            beats = beats.logical_or(earlier.isnan().logical_and(current.isnan().logical_not()))
+        kept = [values.narrow(axis, 0, step)]
+        values = ops.cat(kept + [ops.where(beats, earlier, current)], axis)
+        index = ops.cat([index.narrow(axis, 0, step),
+                         ops.where(beats, index.narrow(axis, 0, length - step),
+                                   index.narrow(axis, step, length - step))], axis)
+        step *= 2
+    if input.ndim == 0:
+        index = index.reshape(())
+        return result((input.clone(), index))
+    # gather from the input itself so the gradient reaches the selected elements
+    return result((ops.gather(input, axis, index), index))
+
+
+def cummax(input: Tensor, dim: int):
+    """(values, indices): the running maximum along dim and where it was found."""
+    return _cumulative_extreme("cummax", input, dim, True, cummax_result)
+
+
+def cummin(input: Tensor, dim: int):
+    """(values, indices): the running minimum along dim and where it was found."""
+    return _cumulative_extreme("cummin", input, dim, False, cummin_result)
+
+
+def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
+    """(min, max) over dim (every element by default); ties share the gradient as amin and
+    amax do."""
+    _need("aminmax", input)
+    if dim is None:
+        return aminmax_result((ops.amin(input).reshape(()) if not keepdim else
+                               ops.amin(input, tuple(range(input.ndim)), keepdim=True),
+                               ops.amax(input).reshape(()) if not keepdim else
+                               ops.amax(input, tuple(range(input.ndim)), keepdim=True)))
+    return aminmax_result((ops.amin(input, dim, keepdim=keepdim),
+                           ops.amax(input, dim, keepdim=keepdim)))
+
+
+def histc(input: Tensor, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002
+    """A histogram of input in `bins` equal bins over [min, max] (the data's range when
+    both are 0); elements outside are ignored, max falls in the last bin."""
+    x = _tensor("histc", input)
+    if x._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"histc(): expected a floating-point tensor, got {x._dtype}")
+    if not isinstance(bins, int) or bins <= 0:
+        raise EmberValueError(f"histc(): bins must be a positive int, got {bins!r}")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise EmberValueError(f"histc(): max must be at least min, got min={lo}, max={hi}")
+    flat = x.detach().reshape(-1)
+    if lo == hi and flat.numel():
+        lo, hi = float(flat.amin().item()), float(flat.amax().item())
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise EmberValueError(f"histc(): range of [{lo}, {hi}] is not finite")
+    inside = (flat >= lo).logical_and(flat <= hi)
+    pos = ((ops.where(inside, flat, lo) - lo) * (bins / (hi - lo))).floor().to(D.int64)
+    pos = pos.clamp(0, bins - 1)
+    counts = ops.zeros(bins, dtype=x._dtype, device=x._device)
+    return ops.scatter_add(counts, 0, pos, inside.to(x._dtype))
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    x = _tensor(name, input)
+    if x._dtype not in (D.float32, D.float64):
+        raise EmberTypeError(f"{name}(): expected a float32 or float64 input, got {x._dtype}")
+    if interpolation not in _INTERPOLATIONS:
+        raise EmberValueError(f"{name}(): interpolation must be one of {_INTERPOLATIONS}, "
+                              f"got {interpolation!r}")
+    scalar_q = type(q) is not Tensor or q.ndim == 0
+    if type(q) is Tensor:
+        if q.ndim > 1:
+            raise ShapeError(f"{name}(): q must be a scalar or 1-D tensor, got shape "
+                             f"{tuple(q.shape)}")
+        qv = q.detach().to(x._dtype).to(x._device).reshape(-1)
+        qs = [float(v) for v in qv.tolist()]
+    else:
+        qs = [float(q)]
+        qv = ops.tensor(qs, dtype=x._dtype, device=x._device)
+    if any(not (0.0 <= v <= 1.0) for v in qs):
+        raise EmberValueError(f"{name}(): q values must be in the range [0, 1], got {qs}")
+    if dim is None:
+        src, out_shape = x.reshape(-1), (1,) * x.ndim if keepdim else ()
+        axis_src = src
+    else:
+        d = norm_dim(dim, builtins.max(x.ndim, 1), name)
+        src0 = x.reshape(1) if x.ndim == 0 else x
+        axis_src = ops.movedim(src0, d, -1)
+        shp = list(src0.shape)
+        if keepdim:
+            shp[d] = 1
+        else:
+            shp.pop(d)
+        out_shape = tuple(shp) if x.ndim else ()
+    n = axis_src.shape[-1]
+    if n == 0:
+        raise EmberValueError(f"{name}(): input tensor must be non-empty")
+    srt = ops.sort(axis_src, dim=-1)[0]          # nan sorts last
+    nanmask = axis_src.isnan()
+    if ignore_nan:
+        count = (~nanmask).sum(-1, keepdim=True).to(x._dtype)
+    else:
+        count = ops.full(srt.shape[:-1] + (1,), float(n), dtype=x._dtype, device=x._device)
+    lead = tuple(srt.shape[:-1])
+    k = len(qs)
+    qb = qv.reshape((k,) + (1,) * len(lead) + (1,))
+    rank = qb * (count - 1.0).clamp(0.0, None)          # (k, *lead, 1)
+    if interpolation == "lower":
+        rank = rank.floor()
+    elif interpolation == "higher":
+        rank = rank.ceil()
+    elif interpolation == "nearest":
+        rank = ops.round(rank)
+    lo = rank.floor()
+    hi = rank.ceil()
+    srt_k = ops.expand(srt.unsqueeze(0), (k,) + tuple(srt.shape))
+    vlo = ops.gather(srt_k, -1, lo.to(D.int64))
+    vhi = ops.gather(srt_k, -1, hi.to(D.int64))
+    if interpolation == "midpoint":
+        val = ops.where(lo == hi, vlo, (vlo + vhi) * 0.5)
+    else:
+        w = rank - lo
+        val = vlo + (vhi - vlo) * w
+        val = ops.where(w == 0, vlo, val)
+    bad = (count == 0) if ignore_nan else nanmask.any(-1, keepdim=True)
+    val = ops.where(ops.expand(bad.unsqueeze(0), val.shape), math.nan, val)
+    val = val.reshape((k,) + out_shape)
+    return val.reshape(out_shape) if scalar_q else val
+
+
+def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The q-th quantiles of input (over dim, or all elements); nan if a slice has nan."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """quantile ignoring nan values (nan where a slice is all nan)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+class mode_result(NamedTuple):  # noqa: N801  (torch.return_types.mode)
+    values: Tensor
+    indices: Tensor
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
+    """The most frequent value of each slice along dim (the smallest among equally
+    frequent ones) and the index of its last occurrence, as torch on CPU."""
+    x = _tensor("mode", input)
+    if x.ndim == 0:
+        return mode_result(x.clone(), ops.zeros((), dtype=D.int64, device=x._device))
+    d = norm_dim(dim, x.ndim, "mode")
+    n = x.shape[d]
+    if n == 0:
+        raise EmberValueError(f"mode(): expected a non-empty dim {d}, got shape "
+                              f"{tuple(x.shape)}")
+    v = ops.movedim(x.detach(), d, -1)
+    counts = (v.unsqueeze(-1) == v.unsqueeze(-2)).sum(-1)
+    top = counts.amax(-1, keepdim=True)
+    big = math.inf if x._dtype.category == D.FLOAT else None
+    if big is None:
+        big = D.iinfo(x._dtype).max
+    best = ops.where(counts == top, v, big).amin(-1, keepdim=True)
+    pos = ops.arange(n, device=x._device)
+    idx = ops.where(v == best, pos, -1).amax(-1, keepdim=True)
+    values = ops.gather(ops.movedim(x, d, -1), -1, idx)
+    values, idx = ops.movedim(values, -1, d), ops.movedim(idx, -1, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return mode_result(values, idx)
