@@ -23,9 +23,6 @@ from . import _methods_extra2  # noqa: F401  (bit operations, index_put_, cummax
 from . import _methods_math  # noqa: F401  (atan2, lgamma, erfinv, quantile, mode, ...)
 from .functional import *  # noqa: F401,F403  (mm, tril, roll, scatter, mean, softmax, ...)
 from .functional import __all__ as _functional_names
-from .linalg import torch_norm as norm
-from .linalg_extra import TOP_LEVEL as _LINALG_TOP
-globals().update(_LINALG_TOP)         # inverse, det, logdet, slogdet, cholesky, ...
 from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
 from .settings import *  # noqa: F401,F403  (set_printoptions, threads, determinism, ...)
 from .settings import __all__ as _compat_names
@@ -65,7 +62,7 @@ __all__ = [
     # the op functions, one per declaration (ember.ops.__all__)
     *_op_names,
     # PyTorch's tensor functions (ember.functional), sampling, legacy types and switches
-    *(n for n in _functional_names if n not in _op_names), "norm", "bernoulli", "multinomial",
+    *(n for n in _functional_names if n not in _op_names), "bernoulli", "multinomial",
     "poisson", "rand_like",
     "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
 ]

@@ -12,8 +12,8 @@ from ._legacy import tensor_type
 from ._methods import _inplace
 from ._torch_gaps import install_tensor_gaps
 from .errors import EmberValueError, ShapeError
+from .functional.linalg import norm as torch_norm
 from .functional.movement import repeat
-from .linalg import torch_norm
 from .ops import sampling
 from .ops._util import norm_dim
 from .tensor import Tensor
@@ -41,6 +41,9 @@ Tensor.repeat = lambda self, *sizes: repeat(self, *sizes)
 Tensor.to_sparse = Tensor.to_dense = Tensor.coalesce = lambda self, *args, **kwargs: self
 Tensor.is_coalesced = lambda self: True
 Tensor.norm = torch_norm
+for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "svd",
+              "pinverse", "qr"):
+    setattr(Tensor, _name, getattr(FX, _name))
 Tensor.type = tensor_type
 Tensor.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
     *size, dtype=dtype or self._dtype, device=device or self._device,

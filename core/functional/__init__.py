@@ -4,7 +4,18 @@ This package only gathers them: `ember.*` re-exports every name in `__all__`.
 """
 from __future__ import annotations
 
-from . import activation, creation, elementwise, index, movement, products, random, reduce, special
+from . import (
+    activation,
+    creation,
+    elementwise,
+    index,
+    linalg,
+    movement,
+    products,
+    random,
+    reduce,
+    special,
+)
 from .activation import *  # noqa: F403
 
 # nn.functional's softplus: a composite here, but not a torch.* name
@@ -12,6 +23,7 @@ from .activation import softplus  # noqa: F401
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
+from .linalg import *  # noqa: F403
 from .movement import *  # noqa: F403
 from .products import *  # noqa: F403
 from .random import *  # noqa: F403
@@ -19,5 +31,5 @@ from .reduce import *  # noqa: F403
 from .special import *  # noqa: F403
 
 __all__ = [*activation.__all__, *creation.__all__, *elementwise.__all__, *index.__all__,
-           *movement.__all__, *products.__all__, *random.__all__, *reduce.__all__,
+           *linalg.__all__, *movement.__all__, *products.__all__, *random.__all__, *reduce.__all__,
            *special.__all__]

@@ -131,13 +131,13 @@ def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    from ..linalg import vector_norm
+    from ..linalg.norms import vector_norm
     return vector_norm(input - other, p)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M)."""
-    from ..linalg import vector_norm
+    from ..linalg.norms import vector_norm
     if p == 2:
         # |a - b|^2 = |a|^2 - 2 a.b + |b|^2, clamped at 0 against rounding
         sq = (x1 * x1).sum(-1, keepdim=True) - 2 * ops.matmul(x1, x2.mT) + \

@@ -5,8 +5,8 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from .. import dtypes as D
 from .. import ops
-from ..dtypes import finfo
 from ..autograd.grad_mode import no_grad
+from ..dtypes import finfo
 from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..ops.sampling import exponential_
 from ..tensor import Tensor

@@ -1,25 +1,16 @@
-"""ember.linalg (torch.linalg): norms, cross and products, written with ember ops.
-
-Decompositions and solvers (inv, solve, det, cholesky, eigh, ...) live in linalg_extra.py;
-the ones still missing (lstsq, eig, matrix_rank, ...) raise the ember-gap error
-(see _torch_gaps.py).
-"""
+"""torch.linalg's norms, cross and products, written with ember ops."""
 from __future__ import annotations
 
 import math
 
-from . import dtypes as D
-from . import ops
-from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
-from .ops._util import norm_dim, norm_dims
-from .tensor import Tensor
+from .. import dtypes as D
+from .. import ops
+from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from ..ops._util import norm_dim, norm_dims
+from ..tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "matmul", "vecdot", "diagonal"]
 
-from .linalg_extra import *  # noqa: E402,F401,F403  (inv, solve, det, cholesky, eigh, ...)
-from .linalg_extra import __all__ as _extra_all  # noqa: E402
-
-__all__ += _extra_all
 
 _INF = math.inf
 
@@ -88,7 +79,7 @@ def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
         out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     if ord in ("nuc", 2, -2):
-        from .linalg_extra import svdvals
+        from .decompositions import svdvals
         rest = [d for d in range(x.ndim) if d not in (rows, cols)]
         sv = svdvals(x.permute(*rest, rows, cols))
         out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
@@ -121,20 +112,8 @@ def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
                      f"2-D, got shape {tuple(x.shape)}")
 
 
-def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """torch.norm / Tensor.norm: p 'fro' (the 2-norm over dim, or over everything), a
-    number (the vector norm over dim), 'nuc' (not in ember yet)."""
-    if p == "fro" or p is None:
-        x = _floats("norm", input, dtype)
-        return _l2(x, _dims(x, dim), keepdim)
-    if p == "nuc":
-        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
-                           dtype=dtype)
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    from .functional.products import cross as _cross
+    from ..functional.products import cross as _cross
     return _cross(input, other, dim)
 
 
@@ -147,10 +126,5 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    from .functional.products import diagonal as _diagonal
+    from ..functional.products import diagonal as _diagonal
     return _diagonal(A, offset, dim1, dim2)
-
-
-def __getattr__(name: str):
-    from ._torch_gaps import missing
-    raise missing("linalg", name)

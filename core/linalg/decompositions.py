@@ -1,15 +1,15 @@
-"""torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, ..."""
+"""torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, svd, qr."""
 from __future__ import annotations
 
 from collections import namedtuple
 
-from . import dtypes as D
-from . import ops
-from .dispatch import run
-from .dtypes import finfo
-from .errors import DtypeNotSupportedError, EmberValueError, ShapeError
-from .ops import decompositions as P
-from .tensor import Tensor
+from .. import dtypes as D
+from .. import ops
+from ..dispatch import run
+from ..dtypes import finfo
+from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from ..ops import decompositions as P
+from ..tensor import Tensor
 
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
            "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv",
@@ -20,7 +20,6 @@ EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 InvExResult = namedtuple("inv_ex", ["inverse", "info"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
 SVDResult = namedtuple("svd", ["U", "S", "Vh"])
-TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 QRResult = namedtuple("qr", ["Q", "R"])
 
 
@@ -45,6 +44,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
     _out(out, "inv_ex")
     A = _float("inv_ex", A)
     return InvExResult(*_ex(inv, A, check_errors, lambda a: det(a) == 0))
+
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (left=False: X A = B); B a vector (*, n) or matrices (*, n, k), its
@@ -89,12 +89,6 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 
-def logdet(A: Tensor) -> Tensor:
-    """log det: nan where det < 0, -inf where det == 0 (torch.logdet)."""
-    sign, logabs = slogdet(A)
-    return ops.where(sign < 0, float("nan"), logabs)
-
-
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The lower (upper=True: upper) Cholesky factor; raises if A is not positive-definite."""
     _out(out, "cholesky")
@@ -124,6 +118,7 @@ def _ex(fn, A: Tensor, check_errors: bool, failed):
     eye = ops.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     result = fn(ops.where(bad[..., None, None], eye, A))
     return ops.where(bad[..., None, None], float("nan"), result), bad.to(D.int32)
+
 
 def _uplo(name, UPLO):
     if UPLO not in ("L", "U"):
@@ -271,7 +266,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
 
 
 def _broadcast(a, b) -> tuple:
-    from .ops._util import broadcast_shapes
+    from ..ops._util import broadcast_shapes
     return broadcast_shapes("linalg.solve (batch dims)", tuple(a), tuple(b))
 
 
@@ -281,47 +276,15 @@ def _out(out, name):
                               "result instead")
 
 
-# --- torch.<name> aliases and Tensor methods (only those torch itself has) --------------------
-def inverse(input: Tensor, *, out=None) -> Tensor:
-    return inv(input, out=out)
 
 
-def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """torch.cholesky / Tensor.cholesky: `upper` positional, as there."""
-    return cholesky(input, upper=upper, out=out)
 
 
-def chain_matmul(*matrices, out=None) -> Tensor:
-    return multi_dot(matrices, out=out)
 
 
-def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
-              out=None) -> TorchSVDResult:
-    """torch.svd / Tensor.svd: (U, S, V) with V, not Vh; `some` is not full_matrices;
-    compute_uv=False gives zero U and V, as there."""
-    if not compute_uv:
-        s = svdvals(input, out=out)
-        *b, m, n = input.shape
-        return TorchSVDResult(ops.zeros(*b, m, m if not some else min(m, n),
-                                        dtype=input.dtype, device=input.device), s,
-                              ops.zeros(*b, n, n if not some else min(m, n),
-                                        dtype=input.dtype, device=input.device))
-    U, S, Vh = svd(input, full_matrices=not some, out=out)
-    return TorchSVDResult(U, S, Vh.mT)
 
 
-def torch_qr(input: Tensor, some: bool = True, *, out=None) -> QRResult:
-    """torch.qr / Tensor.qr: `some` picks the reduced form."""
-    return qr(input, "reduced" if some else "complete", out=out)
 
 
-def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    return pinv(input, rtol=rcond)
 
 
-TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
-             "cholesky": torch_cholesky, "matrix_power": matrix_power,
-             "chain_matmul": chain_matmul, "svd": torch_svd, "pinverse": pinverse, "qr": torch_qr}
-for _name in ("inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "svd",
-              "pinverse", "qr"):
-    setattr(Tensor, _name, TOP_LEVEL[_name])

@@ -1,0 +1,83 @@
+"""torch.* linear algebra (torch.inverse, det, logdet, cholesky, svd, qr, pinverse, norm,
+chain_matmul): torch's spellings over ember.linalg.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .. import ops
+from ..linalg import decompositions as LA
+from ..linalg.decompositions import (
+    QRResult,
+    det,
+    inv,
+    matrix_power,
+    multi_dot,
+    pinv,
+    slogdet,
+    svdvals,
+)
+from ..linalg.norms import _dims, _floats, _l2, matrix_norm, vector_norm
+from ..tensor import Tensor
+
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
+           "svd", "pinverse", "qr", "norm"]
+
+TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log det: nan where det < 0, -inf where det == 0 (torch.logdet)."""
+    sign, logabs = slogdet(A)
+    return ops.where(sign < 0, float("nan"), logabs)
+
+
+# --- torch.<name> aliases and Tensor methods (only those torch itself has) --------------------
+def inverse(input: Tensor, *, out=None) -> Tensor:
+    return inv(input, out=out)
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """torch.cholesky / Tensor.cholesky: `upper` positional, as there."""
+    return LA.cholesky(input, upper=upper, out=out)
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    return multi_dot(matrices, out=out)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
+         out=None) -> TorchSVDResult:
+    """torch.svd / Tensor.svd: (U, S, V) with V, not Vh; `some` is not full_matrices;
+    compute_uv=False gives zero U and V, as there."""
+    if not compute_uv:
+        s = svdvals(input, out=out)
+        *b, m, n = input.shape
+        return TorchSVDResult(ops.zeros(*b, m, m if not some else min(m, n),
+                                        dtype=input.dtype, device=input.device), s,
+                              ops.zeros(*b, n, n if not some else min(m, n),
+                                        dtype=input.dtype, device=input.device))
+    U, S, Vh = LA.svd(input, full_matrices=not some, out=out)
+    return TorchSVDResult(U, S, Vh.mT)
+
+
+def qr(input: Tensor, some: bool = True, *, out=None) -> QRResult:
+    """torch.qr / Tensor.qr: `some` picks the reduced form."""
+    return LA.qr(input, "reduced" if some else "complete", out=out)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    return pinv(input, rtol=rcond)
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """torch.norm / Tensor.norm: p 'fro' (the 2-norm over dim, or over everything), a
+    number (the vector norm over dim), 'nuc' (not in ember yet)."""
+    if p == "fro" or p is None:
+        x = _floats("norm", input, dtype)
+        return _l2(x, _dims(x, dim), keepdim)
+    if p == "nuc":
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
