@@ -1,39 +1,66 @@
-"""ember: a PyTorch-style tensor library whose ops run on pluggable backends."""
+"""ember: a PyTorch-style tensor library whose ops run on pluggable backends.
+
+The public namespace (torch.* for ember) is written out here and nowhere else: each name is
+bound once, from the module that defines it (ops and functional by family, linalg, settings,
+legacy types); tests/unit/test_namespace.py keeps it so.
+"""
 # no `from __future__ import annotations` here: it would leak `annotations` into ember.*
 
 __version__ = "0.1.0"
 
-from . import dtypes as _dtypes
-from .device import Device, default_device as get_default_device, set_default_device
-from .dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8,
-                     get_default_dtype, set_default_dtype, promote_types, result_type)
-from .dtypes import bool_ as bool  # noqa: A001  (ember.bool, as torch.bool)
-from .dtypes import DType as dtype
-from .dtypes import finfo, iinfo
-from .errors import (AutogradError, CheckpointError, DeviceMismatchError,
-                     DeviceUnavailableError, DtypeNotSupportedError, EmberError, KernelError,
-                     KernelNotFoundError, ShapeError)
-from .tensor import Size, Tensor
-from .ops import *  # noqa: F401,F403  (the op functions: ember.add, ember.exp, ...)
-from .ops import __all__ as _op_names
-from . import _methods  # noqa: F401  (binds the ops onto Tensor)
-from . import _interop  # noqa: F401  (DLPack, __array_namespace__, to_device on Tensor)
-from . import _methods_extra  # noqa: F401  (tensor functions, sorting, scans as methods)
-from . import _methods_extra2  # noqa: F401  (bit operations, index_put_, cummax, ...)
-from . import _methods_math  # noqa: F401  (atan2, lgamma, erfinv, quantile, mode, ...)
-from .functional import *  # noqa: F401,F403  (mm, tril, roll, scatter, mean, softmax, ...)
-from .functional import __all__ as _functional_names
-from .ops.sampling import bernoulli, multinomial, poisson, rand_like, randint_like, randn_like
-from .settings import *  # noqa: F401,F403  (set_printoptions, threads, determinism, ...)
-from .settings import __all__ as _compat_names
-from ._legacy import LEGACY as _LEGACY
-globals().update(_LEGACY)               # FloatTensor, LongTensor, ... (PyTorch's legacy types)
-from ._methods_extra import TORCH_SPELLINGS as _SPELLINGS
-globals().update(_SPELLINGS)            # ember.sum(x, axis=1), ember.empty(size=(2, 3))
-from .sparse import sparse_coo_tensor, spmm
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from . import methods as _methods  # noqa: F401  (binds Tensor's methods, one table)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .device import Device, devices, set_default_device, synchronize
+from .device import default_device as get_default_device
 from .dispatch import fallback
+from .dtypes import DType as dtype
+from .dtypes import (
+    bfloat16,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from .dtypes import bool_ as bool  # noqa: A004  (ember.bool, as torch.bool)
+from .errors import (
+    AutogradError,
+    CheckpointError,
+    DeviceMismatchError,
+    DeviceUnavailableError,
+    DtypeNotSupportedError,
+    EmberError,
+    KernelError,
+    KernelNotFoundError,
+    ShapeError,
+)
+from .functional import *  # noqa: F403  (ember.functional.__all__: mean, tril, einsum, ...)
+from .legacy import *  # noqa: F403  (FloatTensor, LongTensor, ...: PyTorch's legacy types)
+from .ops import *  # noqa: F403  (ember.ops.__all__: one per declaration, creation, ...)
+from .settings import *  # noqa: F403  (threads, determinism, seed, printoptions, ...)
+from .sparse import sparse_coo_tensor, spmm
+from .tensor import Size, Tensor
+from . import functional as _functional
+from . import legacy as _legacy
+from . import ops as _ops
+from . import settings as _settings
 
+# torch's other names for dtypes and functions
 device = Device
 float = float32  # noqa: A001
 double = float64
@@ -43,11 +70,10 @@ int = int32  # noqa: A001
 short = int16
 clip = clamp  # noqa: F405
 
-
 __all__ = [
     # tensors, devices, dtypes
     "Tensor", "Size", "Device", "device", "dtype", "get_default_device", "set_default_device",
-    "devices", "synchronize", "is_tensor",
+    "devices", "synchronize",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",
@@ -58,44 +84,11 @@ __all__ = [
     "EmberError", "AutogradError", "CheckpointError", "DeviceMismatchError",
     "DeviceUnavailableError", "DtypeNotSupportedError", "KernelError", "KernelNotFoundError",
     "ShapeError",
-    "clip",
-    # the op functions, one per declaration (ember.ops.__all__)
-    *_op_names,
-    # PyTorch's tensor functions (ember.functional), sampling, legacy types and switches
-    *(n for n in _functional_names if n not in _op_names), "bernoulli", "multinomial",
-    "poisson", "rand_like",
-    "randint_like", "randn_like", *_LEGACY, *_compat_names, "sparse_coo_tensor", "spmm",
+    # functions: the op functions (one per declaration), the torch.* composites, sparse
+    *_ops.__all__, *_functional.__all__, "clip", "sparse_coo_tensor", "spmm",
+    # process-wide settings and PyTorch's legacy tensor types
+    *_settings.__all__, *_legacy.__all__,
 ]
-
-
-def is_tensor(x) -> bool:
-    return type(x) is Tensor
-
-
-def synchronize(device=None) -> None:
-    """Wait until the work queued on `device` (default: the default device) has finished.
-
-    Backends that queue kernels (CUDA, ROCm, OpenCL) return from ops before the work is
-    done, and OpenCL defers elementwise ops until a result is needed: time a step with the
-    result held until after this call. On the CPU it returns at once."""
-    dev = (Device(device) if device is not None else get_default_device()).concrete()
-    from .backend import optional
-    sync = optional(dev.backend, "synchronize")
-    if sync is not None:
-        sync(dev.index)
-
-
-def devices() -> list:
-    """Every available device of every installed backend (loads all plugins)."""
-    from . import plugins
-    plugins.load_all()
-    out = []
-    for kind, backend in sorted(plugins.loaded_backends().items()):
-        if kind != backend.name or not plugins._probe(backend).available:
-            continue
-        for info in backend.devices():
-            out.append(Device(kind, info.index))
-    return out
 
 
 def __getattr__(name):

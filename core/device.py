@@ -226,3 +226,29 @@ def as_device(spec) -> Device:
         return default_device()
     dev = spec if type(spec) is Device else Device(spec)
     return dev if dev.type == "cpu" else dev.concrete()
+
+
+def synchronize(device=None) -> None:
+    """Wait until the work queued on `device` (default: the default device) has finished.
+
+    Backends that queue kernels (CUDA, ROCm, OpenCL) return from ops before the work is
+    done, and OpenCL defers elementwise ops until a result is needed: time a step with the
+    result held until after this call. On the CPU it returns at once."""
+    dev = (Device(device) if device is not None else default_device()).concrete()
+    from .backend import optional
+    sync = optional(dev.backend, "synchronize")
+    if sync is not None:
+        sync(dev.index)
+
+
+def devices() -> list:
+    """Every available device of every installed backend (loads all plugins)."""
+    from . import plugins
+    plugins.load_all()
+    out = []
+    for kind, backend in sorted(plugins.loaded_backends().items()):
+        if kind != backend.name or not plugins._probe(backend).available:
+            continue
+        for info in backend.devices():
+            out.append(Device(kind, info.index))
+    return out

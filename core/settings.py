@@ -16,7 +16,8 @@ __all__ = ["set_printoptions", "set_num_threads", "get_num_threads",
            "set_num_interop_threads", "get_num_interop_threads",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "seed",
-           "typename", "is_storage", "is_nonzero", "is_complex", "numel", "is_floating_point"]
+           "typename", "is_storage", "is_nonzero", "is_complex", "numel", "is_floating_point",
+           "is_tensor"]
 
 _state = {"threads": None, "interop": None, "precision": "highest", "deterministic": False}
 
@@ -73,9 +74,13 @@ def seed() -> int:
 
 def typename(obj) -> str:
     if type(obj) is Tensor:
-        from ._legacy import type_name
+        from .legacy import type_name
         return type_name(obj)
     return type(obj).__module__ + "." + type(obj).__qualname__
+
+
+def is_tensor(x) -> bool:
+    return type(x) is Tensor
 
 
 def is_storage(obj) -> bool:

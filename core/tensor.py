@@ -1,7 +1,7 @@
 """Tensor: a native array, its device and dtype, and an autograd slot; no math of its own.
 
-Every method that computes is bound from ember.ops (see ops/__init__.py); this module keeps
-only state, conversion to the host and the repr.
+Every method that computes is bound from one table (core/methods/__init__.py); this module
+keeps only state, conversion to the host and the repr.
 """
 from __future__ import annotations
 
@@ -22,13 +22,8 @@ class Tensor:
     # reads and writes, host reads and the few places arrays are born report to it
     _capture = None
 
-    def __new__(cls, *args, device=None):
-        # PyTorch's legacy constructor: Tensor(2, 3), Tensor([1.0]) (see _legacy.py); ops
-        # build tensors through wrap(), which never comes here
-        from ._legacy import construct
-        from .dtypes import get_default_dtype
-        return construct(get_default_dtype(), *args, device=device)
-
+    # __new__ is PyTorch's legacy constructor, Tensor(2, 3) (legacy.tensor_new, bound with
+    # the methods); ops build tensors through wrap(), which never comes here
     def __init__(self, *args, **kwargs):
         pass                      # __new__ made it
 

@@ -4,6 +4,8 @@ This package only gathers them: `ember.*` re-exports every name in `__all__`.
 """
 from __future__ import annotations
 
+# nn.functional takes these from here too: softplus (not a torch.* name) and relu (an op)
+from ..ops.elementwise import relu  # noqa: F401
 from . import (
     activation,
     creation,
@@ -17,8 +19,6 @@ from . import (
     special,
 )
 from .activation import *  # noqa: F403
-
-# nn.functional's softplus: a composite here, but not a torch.* name
 from .activation import softplus  # noqa: F401
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403

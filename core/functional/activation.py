@@ -1,4 +1,5 @@
-"""torch.* activations and softmax: relu, leaky_relu, gelu, silu, softplus, softmax, log_softmax."""
+"""torch.* activations and softmax: leaky_relu, gelu, silu, softplus, softmax, log_softmax
+(relu is a declared op: ops.elementwise)."""
 from __future__ import annotations
 
 import math
@@ -6,14 +7,15 @@ import math
 from .. import dispatch, ops
 from ..errors import EmberValueError
 from ..ops._util import norm_dim
-from ..ops.elementwise import relu as _relu
 from ..ops.nn import softmax_op
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need_float
 
-__all__ = ["softmax", "log_softmax", "relu", "leaky_relu", "gelu", "silu"]
+__all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu"]
 
 
+@numpy_names
 def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
@@ -22,16 +24,13 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     return dispatch.run(softmax_op, x, axis=norm_dim(dim, x.ndim, "softmax"))
 
 
+@numpy_names
 def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     _need_float("log_softmax", x)
     shifted = x - ops.amax(x, dim, keepdim=True).detach()
     return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
-
-
-def relu(x: Tensor) -> Tensor:
-    return _relu(x)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:

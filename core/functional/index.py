@@ -253,3 +253,26 @@ def scatter_extreme_or_prod(input: Tensor, dim: int, index: Tensor, src: Tensor,
     if include_self:
         written = combine(flat, written)
     return ops.where(touched, written, flat).reshape(input._data.shape)
+
+
+# Tensor.fill_diagonal_'s out-of-place form (a Tensor method only)
+def fill_diagonal(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """x with fill_value on its main diagonal (every dim of one size, or a matrix; `wrap`
+    continues the diagonal of a tall matrix every n + 1 rows, as PyTorch)."""
+    if x.ndim < 2:
+        raise ShapeError(f"fill_diagonal_: expected a tensor of at least 2 dims, got "
+                         f"{tuple(x.shape)}")
+    shape = x._data.shape
+    if x.ndim > 2 and len(set(shape)) != 1:
+        raise ShapeError(f"fill_diagonal_: all dimensions of input must be of equal length, "
+                         f"got {tuple(shape)}")
+    numel = x.numel()
+    if x.ndim == 2:
+        rows, cols = shape
+        step = cols + 1
+        end = numel if wrap and rows > cols else min(rows, cols) * cols
+    else:
+        step = sum(shape[0] ** k for k in range(x.ndim))
+        end = numel
+    index = ops.arange(0, end, step, device=x._device)
+    return run(index_put_op, x.reshape(-1), index, fill_value).reshape(shape)

@@ -18,6 +18,7 @@ from ..linalg.decompositions import (
     svdvals,
 )
 from ..linalg.norms import _dims, _floats, _l2, matrix_norm, vector_norm
+from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
@@ -70,6 +71,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
+@numpy_names
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """torch.norm / Tensor.norm: p 'fro' (the 2-norm over dim, or over everything), a
     number (the vector norm over dim), 'nuc' (not in ember yet)."""

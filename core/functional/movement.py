@@ -339,3 +339,20 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         return ops.empty((0,) if r == 0 else (0, r), dtype=x._dtype, device=x._device)
     idx = ops.tensor([i for row in rows for i in row], dtype=D.int64, device=x._device)
     return x[idx].reshape(len(rows), r)
+
+
+def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: every window of `size` elements `step` apart along dimension, as a
+    new last dim (the windows' count replaces the dim)."""
+    axis = norm_dim(dimension, x.ndim, "unfold") if x.ndim else 0
+    n = x._data.shape[axis] if x.ndim else 1
+    if size < 0 or size > n or step <= 0:
+        raise EmberValueError(f"unfold: size {size} and step {step} do not fit dimension "
+                              f"{dimension} of size {n}; expected 0 <= size <= {n}, step > 0")
+    count = (n - size) // step + 1
+    index = (ops.arange(count, device=x._device).reshape(count, 1) * step
+             + ops.arange(size, device=x._device).reshape(1, size))
+    windows = ops.index_select(x, axis, index.reshape(-1))
+    shape = x._data.shape
+    windows = windows.reshape(shape[:axis] + (count, size) + shape[axis + 1:])
+    return windows.movedim(axis + 1, -1)

@@ -14,7 +14,8 @@ from ..errors import (
     EmberValueError,
     ShapeError,
 )
-from ..ops._util import norm_dim, norm_dims
+from ..ops._util import as_shape, norm_dim, norm_dims
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
 from .elementwise import isclose
@@ -37,6 +38,7 @@ def _count(x, dim):
     return n
 
 
+@numpy_names
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
@@ -44,6 +46,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return ops.sum(x, dim, keepdim) / _count(x, dim)
 
 
+@numpy_names
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     _need_float("var", x)
     if unbiased is not None:
@@ -53,6 +56,7 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
 
 
+@numpy_names
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
@@ -61,6 +65,7 @@ def var_mean(x, dim=None, *, correction=1, keepdim=False):
     return var(x, dim, correction=correction, keepdim=keepdim), mean(x, dim, keepdim)
 
 
+@numpy_names
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     _need_float("logsumexp", x)
     dim = _every(dim)
@@ -71,6 +76,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "logsumexp"))
 
 
+@numpy_names
 def max(x: Tensor, dim=None, keepdim: bool = False):
     """max() over all elements, or (values, indices) along dim, as torch.max."""
     if isinstance(dim, Tensor):
@@ -80,6 +86,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False):
     return _values_indices(x, dim, keepdim, ops.argmax)
 
 
+@numpy_names
 def min(x: Tensor, dim=None, keepdim: bool = False):
     if isinstance(dim, Tensor):
         return ops.minimum(x, dim)
@@ -122,6 +129,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool((input == other).all().item())
 
 
+@numpy_names
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return (input != 0).sum(dim)
 
@@ -382,3 +390,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return mode_result(values, idx)
+
+
+def sum_to_size(self, *size) -> Tensor:
+    """self summed over the dims where size has 1 (or lacks a leading dim)."""
+    size = as_shape(size, "sum_to_size")
+    lead = self.ndim - len(size)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
+                                      if n == 1 and self._data.shape[lead + i] != 1)
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(size)

@@ -1,97 +1,40 @@
 """Op declarations by family; this module gathers their public functions.
 
 REGISTRY (name -> Op) holds every declaration; OPS the primitives every backend
-implements, KERNELS the declared kernels a backend may implement (see _op.py).
+implements, KERNELS the declared kernels a backend may implement (see _op.py).  Each family
+module's `__all__` names its public functions (ember.add, ember.sum, ...); ember.* takes
+them from here.
 """
 from __future__ import annotations
 
-from . import decompositions  # noqa: F401  (declares inv, solve, det, cholesky, eigh)
+from . import (
+    creation,
+    decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
+    elementwise,
+    index,
+    linalg,
+    movement,
+    nn,
+    reduce,
+    sampling,
+    scan,
+    sorting,
+)
 from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
-from .creation import (
-                       Generator,
-                       arange,
-                       as_tensor,
-                       bernoulli_mask,  # noqa: F401  (ember.ops.bernoulli_mask: dropout)
-                       empty,
-                       empty_like,
-                       eye,
-                       from_host,  # noqa: F401  (ember.ops.from_host, not public)
-                       from_numpy,
-                       full,
-                       full_like,
-                       get_rng_state,
-                       initial_seed,
-                       linspace,
-                       manual_seed,
-                       normal,
-                       ones,
-                       ones_like,
-                       rand,
-                       randint,
-                       randn,
-                       randperm,
-                       set_rng_state,
-                       tensor,
-                       uniform,
-                       zeros,
-                       zeros_like,
-)
-from .elementwise import BINARY, UNARY, cast, relu, where
-from .index import (
-                       argwhere,
-                       gather,
-                       getitem,  # noqa: F401  (Tensor.__getitem__)
-                       index_add,
-                       index_select,
-                       nonzero,
-                       scatter_add,
-                       setitem,  # noqa: F401  (Tensor.__setitem__)
-                       take,
-                       take_along,
-)
-from .linalg import matmul
-from .movement import (
-                       cat,
-                       chunk,
-                       contiguous,
-                       expand,
-                       flatten,
-                       flip,
-                       movedim,
-                       pad,
-                       permute,
-                       reshape,
-                       slice_scatter,
-                       split,
-                       squeeze,
-                       stack,
-                       transpose,
-                       unsqueeze,
-)
-from .nn import fold, unfold
-from .reduce import all, amax, amin, any, argmax, argmin, prod, sum
-from .scan import cumprod, cumsum, logcumsumexp
-from .sorting import argsort, kthvalue, median, msort, sort, topk, unique
+from .creation import *  # noqa: F403
+from .creation import bernoulli_mask, from_host  # noqa: F401  (ember's own: dropout, devices)
+from .elementwise import *  # noqa: F403
+from .elementwise import BINARY, UNARY, round  # noqa: F401  (round: the primitive, no decimals=)
+from .index import *  # noqa: F403
+from .index import getitem, setitem, take_along  # noqa: F401  (Tensor.__getitem__, ...)
+from .linalg import *  # noqa: F403
+from .movement import *  # noqa: F403
+from .nn import *  # noqa: F403
+from .reduce import *  # noqa: F403
+from .sampling import *  # noqa: F403
+from .scan import *  # noqa: F403
+from .sorting import *  # noqa: F403
 
-globals().update(UNARY)              # ember.exp, ember.sigmoid, ... one per declaration
-globals().update(BINARY)             # ember.add, ember.eq, ...
-subtract, multiply, divide, true_divide = sub, mul, div, div  # noqa: F821
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F821
-
-_FUNCTIONS = ("arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
-              "full_like", "get_rng_state", "initial_seed", "linspace", "manual_seed", "normal",
-              "ones", "ones_like", "rand", "randint", "randn", "randperm", "set_rng_state",
-              "tensor", "uniform", "zeros", "zeros_like", "Generator", "cast", "relu", "where",
-              "argwhere", "gather", "index_add", "index_select", "nonzero", "scatter_add",
-              "take", "matmul", "cat", "chunk", "contiguous", "expand", "flatten", "flip",
-              "movedim", "pad", "permute", "reshape", "slice_scatter", "split", "squeeze",
-              "stack", "transpose", "unsqueeze", "fold", "unfold", "all", "amax", "amin", "any",
-              "argmax", "argmin", "prod", "sum", "subtract", "multiply", "divide",
-              "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
-              # scans and sorting (scan.py, sorting.py)
-              "cumsum", "cumprod", "logcumsumexp", "argsort", "sort", "topk", "kthvalue",
-              "median", "msort", "unique")
-# the public op functions (what `from ember.ops import *` and ember.* re-export): the
-# elementwise ones from their declarations, the rest listed; registries and helpers stay
-# inside ember.ops
-__all__ = sorted({*UNARY, *BINARY, *_FUNCTIONS})
+__all__ = [*creation.__all__, *elementwise.__all__, *index.__all__, *linalg.__all__,
+           *movement.__all__, *nn.__all__, *reduce.__all__, *sampling.__all__, *scan.__all__,
+           *sorting.__all__]

@@ -51,17 +51,19 @@ class Op:
     serves: for gradient and in-place kernels: the op they serve.
     operator: for binary ops, the Python operator they bind (`add` -> x + y, x += y).
     inplace: whether Tensor gets an in-place method (`x.exp_()`).
+    public: whether ember.<name> and Tensor.<name> are this declaration's function (False
+            where a torch.* composite of the same name takes the place: round(decimals=)).
     """
 
     __slots__ = ("name", "kind", "dtype", "rule", "shape", "check", "vjp", "promote",
                  "save_out", "fast", "doc", "uses", "decompose", "sig", "serves", "operator",
-                 "inplace")
+                 "inplace", "public")
 
     def __init__(self, name: str, kind: str, dtype: Callable | None, *, sig: str,
                  doc: str, rule: str = "", shape=None, check=None, vjp=None, promote=None,
                  save_out: bool = False, fast: dict | None = None, uses: tuple | None = None,
                  decompose=None, serves: str | None = None, operator: str | None = None,
-                 inplace: bool = False):
+                 inplace: bool = False, public: bool = True):
         if kind not in PRIMITIVE_KINDS and kind not in OPTIONAL_KINDS:
             raise ValueError(f"op {name!r}: unknown kind {kind!r}")
         if name in REGISTRY:
@@ -85,6 +87,7 @@ class Op:
         self.serves = serves
         self.operator = operator
         self.inplace = inplace
+        self.public = public
         REGISTRY[name] = self
         (OPS if kind in PRIMITIVE_KINDS else KERNELS)[name] = self
 
@@ -153,6 +156,7 @@ def describe(op: Op) -> dict:
             "signature": op.sig, "dtype_rule": op.rule, "promote": list(op.promote or ()),
             "shape_rule": op.shape is not None, "differentiable": op.differentiable,
             "serves": op.serves, "operator": op.operator, "inplace_method": op.inplace,
+            "public": op.public,
             "has_decomposition": op.decompose is not None}
 
 

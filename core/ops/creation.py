@@ -12,9 +12,17 @@ from .. import dtypes as D
 from ..device import as_device
 from ..dispatch import create
 from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
+from ..signatures import size_keyword
 from ..tensor import Tensor, wrap
 from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape
+
+# the public functions (ember.*); from_host, check_fits, ... are ember's own
+__all__ = ["arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+           "get_rng_state", "initial_seed", "linspace", "manual_seed", "normal", "ones",
+           "ones_like", "rand", "randint", "randn", "randperm", "set_rng_state", "tensor",
+           "uniform", "zeros", "zeros_like", "Generator"]
+
 
 full_op = declare("full", "creation", rule_attr, shape=shape_attr,
                   sig="*, shape: tuple[int], value: scalar, dtype: dtype",
@@ -220,16 +228,19 @@ def _shape_args(size, name):
     return _sized(size, name)
 
 
+@size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return full(_shape_args(size, "zeros"), 0, dtype=_factory_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
 
+@size_keyword
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return full(_shape_args(size, "ones"), 1, dtype=_factory_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
 
+@size_keyword
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -355,11 +366,13 @@ def _random(name, size, dtype, device, requires_grad, draw):
                  name=name)
 
 
+@size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     return _random("rand", size, dtype, device, requires_grad,
                    lambda s: _gen(generator).random(s))
 
 
+@size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     return _random("randn", size, dtype, device, requires_grad,
                    lambda s: _gen(generator).standard_normal(s))

@@ -13,7 +13,16 @@ from ..dispatch import run
 from ..dispatch import unary as _unary
 from ..errors import EmberTypeError
 from ..tensor import Tensor
-from ._op import declare, rule_attr, rule_bool, rule_float, rule_same, shape_broadcast, shape_first
+from ._op import (
+    REGISTRY,
+    declare,
+    rule_attr,
+    rule_bool,
+    rule_float,
+    rule_same,
+    shape_broadcast,
+    shape_first,
+)
 
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -46,11 +55,13 @@ def _check_neg(inputs, attrs):
 UNARY = {}
 
 
-def _u(name, rule, fast, vjp=None, *, doc, save_out=False, check=None, uses=None):
+def _u(name, rule, fast, vjp=None, *, doc, save_out=False, check=None, uses=None,
+       public=True):
     op = declare(name, "unary", rule, sig="x", doc=doc, fast=fast, vjp=vjp, save_out=save_out,
-                 check=check, uses=uses, shape=shape_first, inplace=rule is not rule_bool)
-    UNARY[name] = _unary_fn(op)
-    return op
+                 check=check, uses=uses, shape=shape_first,
+                 inplace=public and rule is not rule_bool, public=public)
+    UNARY[name] = fn = _unary_fn(op)
+    return fn
 
 
 def _grad_kernel(name, serves, sig, doc, decompose, **kw):
@@ -66,38 +77,40 @@ sigmoid_backward_op = _grad_kernel("sigmoid_backward", "sigmoid", "g, out",
                                    "g * out * (1 - out)", lambda g, out: g * out * (1 - out))
 
 # name, dtype rule, fast-path table, gradient rule (g, out, x) -> (gx,)
-_u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=(),
-   doc="-x")
-_u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),), doc="|x|")
-_u("sign", rule_same, "same", _zero, doc="-1, 0 or 1 by the sign of x; nan stays nan")
-_u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, doc="e ** x")
-_u("log", rule_float, "float", lambda g, out, x: (g / x,), doc="natural logarithm")
-_u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),), doc="log(1 + x)")
-_u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True,
-   doc="exp(x) - 1")
-_u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True,
-   doc="square root")
-_u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,),
-   save_out=True, doc="1 / sqrt(x)")
-_u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine")
-_u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
-_u("tan", rule_float, "float", lambda g, out, x: (g * (out * out + 1),), save_out=True,
-   doc="tangent")
-_u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
-   vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
-_u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",
-   vjp=lambda g, out, x: (run(sigmoid_backward_op, g, out),))
-_u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,),
-   doc="the error function")
-_u("floor", rule_same, "same_nobool", _zero, doc="largest integer <= x")
-_u("ceil", rule_same, "same_nobool", _zero, doc="smallest integer >= x")
-_u("round", rule_same, "same_nobool", _zero, doc="nearest integer, halves to even")
-_u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,), save_out=True,
-   doc="1 / x")
-_u("logical_not", rule_bool, "bool", doc="not x (nonzero is true)")
-_u("isnan", rule_bool, "bool", doc="x is nan")
-_u("isinf", rule_bool, "bool", doc="x is +inf or -inf")
-_u("isfinite", rule_bool, "bool", doc="x is neither nan nor infinite")
+neg = _u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=(),
+         doc="-x")
+abs = _u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),), doc="|x|")
+sign = _u("sign", rule_same, "same", _zero, doc="-1, 0 or 1 by the sign of x; nan stays nan")
+exp = _u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, doc="e ** x")
+log = _u("log", rule_float, "float", lambda g, out, x: (g / x,), doc="natural logarithm")
+log1p = _u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),), doc="log(1 + x)")
+expm1 = _u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True,
+           doc="exp(x) - 1")
+sqrt = _u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True,
+          doc="square root")
+rsqrt = _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,),
+           save_out=True, doc="1 / sqrt(x)")
+sin = _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine")
+cos = _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
+tan = _u("tan", rule_float, "float", lambda g, out, x: (g * (out * out + 1),), save_out=True,
+         doc="tangent")
+tanh = _u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
+          vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
+sigmoid = _u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",
+             vjp=lambda g, out, x: (run(sigmoid_backward_op, g, out),))
+erf = _u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,),
+         doc="the error function")
+floor = _u("floor", rule_same, "same_nobool", _zero, doc="largest integer <= x")
+ceil = _u("ceil", rule_same, "same_nobool", _zero, doc="smallest integer >= x")
+# torch.round takes decimals=: ember.round and Tensor.round are functional.elementwise.round
+round = _u("round", rule_same, "same_nobool", _zero, doc="nearest integer, halves to even",
+           public=False)
+reciprocal = _u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,),
+                save_out=True, doc="1 / x")
+logical_not = _u("logical_not", rule_bool, "bool", doc="not x (nonzero is true)")
+isnan = _u("isnan", rule_bool, "bool", doc="x is nan")
+isinf = _u("isinf", rule_bool, "bool", doc="x is +inf or -inf")
+isfinite = _u("isfinite", rule_bool, "bool", doc="x is neither nan nor infinite")
 
 
 def _relu_decompose(x):
@@ -120,7 +133,7 @@ relu_op = declare("relu", "composite", rule_same, sig="x", doc="max(x, 0)",
                   vjp=lambda g, out, x: (run(relu_backward_op, g, out),))
 
 
-def relu(x):
+def relu(x: Tensor) -> Tensor:
     """max(x, 0) elementwise."""
     _need_tensor("relu", x)
     return _unary(relu_op, x)
@@ -186,8 +199,8 @@ def _b(name, rule, fast, vjp=None, *, doc, save_out=False, uses=None, operator=N
     op = declare(name, "binary", rule, sig=_SCALARS, doc=doc, fast=fast, vjp=vjp,
                  save_out=save_out, check=_bcheck(name), uses=uses, shape=shape_broadcast,
                  operator=operator, inplace=rule is not rule_bool)
-    BINARY[name] = _binary_fn(op)
-    return op
+    BINARY[name] = fn = _binary_fn(op)
+    return fn
 
 
 def _inplace_kernel(name, serves):
@@ -197,9 +210,10 @@ def _inplace_kernel(name, serves):
                    doc=f"x = {serves}(x, y) written into x (y broadcasts to x's shape)")
 
 
-_b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=(), operator="add", doc="x + y")
-_b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=(), operator="sub",
-   doc="x - y")
+add = _b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=(), operator="add",
+         doc="x + y")
+sub = _b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=(), operator="sub",
+         doc="x - y")
 def _other_needs_grad(inputs) -> tuple:
     """mul reads x only for y's gradient and y only for x's."""
     x, y = inputs
@@ -207,24 +221,28 @@ def _other_needs_grad(inputs) -> tuple:
                  if type(other) is Tensor and other.requires_grad)
 
 
-_b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator="mul", doc="x * y",
-   uses=_other_needs_grad)
-_b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True,
-   operator="truediv", doc="x / y (true division)", uses=(1,))
-_b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y")
-_b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b),
-   doc="the larger of x and y (nan if either is nan)")
-_b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b),
-   doc="the smaller of x and y (nan if either is nan)")
-_b("remainder", rule_same, "same_nobool",
-   lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)), operator="mod",
-   doc="x - floor(x / y) * y (the sign of y, as Python's %)")
-_b("floor_divide", rule_same, "same_nobool", operator="floordiv", doc="floor(x / y)")
-for _name, _doc in (("eq", "x == y"), ("ne", "x != y"), ("lt", "x < y"), ("le", "x <= y"),
-                    ("gt", "x > y"), ("ge", "x >= y")):
-    _b(_name, rule_bool, "bool", operator=_name, doc=_doc)
-for _name in ("logical_and", "logical_or", "logical_xor"):
-    _b(_name, rule_bool, "bool", doc=f"x {_name[8:]} y (nonzero is true)")
+mul = _b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator="mul", doc="x * y",
+         uses=_other_needs_grad)
+div = _b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True,
+         operator="truediv", doc="x / y (true division)", uses=(1,))
+pow = _b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y")
+maximum = _b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b),
+             doc="the larger of x and y (nan if either is nan)")
+minimum = _b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b),
+             doc="the smaller of x and y (nan if either is nan)")
+remainder = _b("remainder", rule_same, "same_nobool",
+               lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)), operator="mod",
+               doc="x - floor(x / y) * y (the sign of y, as Python's %)")
+floor_divide = _b("floor_divide", rule_same, "same_nobool", operator="floordiv", doc="floor(x / y)")
+eq = _b("eq", rule_bool, "bool", operator="eq", doc="x == y")
+ne = _b("ne", rule_bool, "bool", operator="ne", doc="x != y")
+lt = _b("lt", rule_bool, "bool", operator="lt", doc="x < y")
+le = _b("le", rule_bool, "bool", operator="le", doc="x <= y")
+gt = _b("gt", rule_bool, "bool", operator="gt", doc="x > y")
+ge = _b("ge", rule_bool, "bool", operator="ge", doc="x >= y")
+logical_and = _b("logical_and", rule_bool, "bool", doc="x and y (nonzero is true)")
+logical_or = _b("logical_or", rule_bool, "bool", doc="x or y (nonzero is true)")
+logical_xor = _b("logical_xor", rule_bool, "bool", doc="x xor y (nonzero is true)")
 add_inplace_op = _inplace_kernel("add_", "add")
 sub_inplace_op = _inplace_kernel("sub_", "sub")
 mul_inplace_op = _inplace_kernel("mul_", "mul")
@@ -274,3 +292,14 @@ def cast(x: Tensor, dtype) -> Tensor:
     if x._dtype is dtype:
         return x
     return run(cast_op, x, dtype=dtype)
+
+
+# torch's other names for the same functions
+subtract, multiply, divide, true_divide = sub, mul, div, div
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+# the public functions: one per public declaration (ember.exp, ember.add, ...), where, cast,
+# relu and the aliases; derived from the declarations, never listed by hand
+__all__ = ["where", "cast", "relu", "subtract", "multiply", "divide", "true_divide", "greater",
+           "greater_equal", "less", "less_equal", "not_equal",
+           *(name for name, fn in (*UNARY.items(), *BINARY.items()) if REGISTRY[name].public)]

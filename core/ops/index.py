@@ -22,6 +22,8 @@ from ..tensor import Tensor
 from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import norm_dim
 
+__all__ = ["argwhere", "gather", "index_add", "index_select", "nonzero", "scatter_add", "take"]
+
 
 def _check_index_dtype(name, index):
     if type(index) is not Tensor or index._dtype.category != D.INT:

@@ -11,6 +11,8 @@ from ..tensor import Tensor
 from ._op import declare, rule_same
 from ._util import broadcast_shapes
 
+__all__ = ["matmul"]
+
 
 def _matmul_vjp(g, out, x, y):
     # Lift 1-D operands to matrices; the engine sums batch dims back and reshapes.

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_same, shape_attr, shape_first
 from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
+
+__all__ = ["cat", "chunk", "contiguous", "expand", "flatten", "flip", "movedim", "pad", "permute",
+           "reshape", "slice_scatter", "split", "squeeze", "stack", "transpose", "unsqueeze"]
 
 
 def _view_of(out: Tensor, x: Tensor, op, attrs) -> Tensor:
@@ -179,6 +183,7 @@ def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
     return run(slice_scatter_op, base, src, index=index)
 
 
+@numpy_names
 def flip(x: Tensor, dims) -> Tensor:
     axes = norm_dims(dims, x.ndim, "flip")
     if not axes:
@@ -282,6 +287,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, shape[:s] + (n,) + shape[e + 1:])
 
 
+@numpy_names
 def squeeze(x: Tensor, dim=None) -> Tensor:
     shape = x._data.shape
     if dim is None:

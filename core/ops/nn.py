@@ -18,6 +18,8 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_same, shape_first
 
+__all__ = ["fold", "unfold"]
+
 
 def pair(v, name="") -> tuple:
     if isinstance(v, (tuple, list)):

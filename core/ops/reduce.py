@@ -9,9 +9,12 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..dispatch import direct, run
 from ..errors import EmberValueError
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim, norm_dims
+
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "prod", "sum"]
 
 
 def _keep_shape(x, axes):
@@ -142,6 +145,7 @@ def _reduce(op, x: Tensor, dim, keepdim: bool):
 _ALL_AXES = [tuple(range(n)) for n in range(8)]
 
 
+@numpy_names
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
@@ -154,24 +158,29 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _reduce(sum_op, x, dim, keepdim)
 
 
+@numpy_names
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     return _reduce(prod_op, x, dim, keepdim)
 
 
+@numpy_names
 def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _reduce(max_op, x, dim, keepdim)
 
 
+@numpy_names
 def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _reduce(min_op, x, dim, keepdim)
 
 
+@numpy_names
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _reduce(any_op, x, dim, keepdim)
 
 
+@numpy_names
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _reduce(all_op, x, dim, keepdim)
 
@@ -186,9 +195,11 @@ def _arg(op, x, dim, keepdim):
     return run(op, x, axis=axis, keepdims=bool(keepdim) and axis is not None)
 
 
+@numpy_names
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg(argmax_op, x, dim, keepdim)
 
 
+@numpy_names
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg(argmin_op, x, dim, keepdim)

@@ -16,6 +16,8 @@ from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
 from .creation import _gen, _made, rand, randint, randn
 
+__all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
+
 
 def _like(x: Tensor, dtype, device):
     return dict(dtype=dtype or x._dtype, device=device or x._device)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from ..dispatch import run
 from ..errors import EmberTypeError
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, shape_first
 from ._util import norm_dim
 from .reduce import _sum_rule as _scan_rule  # as sum: bool and ints scan in int64
+
+__all__ = ["cumsum", "cumprod", "logcumsumexp"]
 
 
 def _reverse_cumsum(g: Tensor, axis: int) -> Tensor:
@@ -51,11 +54,13 @@ def _scan(op, input: Tensor, dim, dtype):
     return run(op, input, axis=norm_dim(dim, input.ndim, op.name))
 
 
+@numpy_names
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sums along dim."""
     return _scan(cumsum_op, input, dim, dtype)
 
 
+@numpy_names
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along dim."""
     return _scan(cumprod_op, input, dim, dtype)

@@ -11,9 +11,13 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_fixed, shape_first
 from ._util import norm_dim
+
+__all__ = ["argsort", "sort", "topk", "kthvalue", "median", "msort", "unique"]
+
 
 argsort_op = declare("argsort", "index", rule_fixed(D.int64),
                      sig="x, *, axis: int, descending: bool", shape=shape_first,
@@ -43,6 +47,7 @@ def _need_tensor(name, x):
         raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
 
 
+@numpy_names
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     """Indices that sort input along dim (always stable: `stable` is accepted for PyTorch's
@@ -57,6 +62,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,
     return run(argsort_op, x, axis=axis, descending=bool(descending))
 
 
+@numpy_names
 def sort(input: Tensor, dim: int = -1, descending: bool = False,
          stable: bool = False) -> ValuesIndices:
     """(values, indices) sorted along dim; ties keep their order."""
@@ -109,6 +115,7 @@ def _pick(input, axis, position, keepdim):
     return ValuesIndices((values, index))
 
 
+@numpy_names
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median (PyTorch's): of every element (dim None), or (values, indices)
     along dim."""

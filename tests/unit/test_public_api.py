@@ -28,7 +28,9 @@ def _signature(obj) -> str:
         text = str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "-"
-    return _ADDRESS.sub("", text)
+    # an annotation reads 'Tensor' or Tensor as its module has `from __future__ import
+    # annotations` or not: the same API either way
+    return _ADDRESS.sub("", text).replace("'", "")
 
 
 def _describe(obj) -> str:

@@ -1,22 +1,22 @@
-"""Binds the ecosystem protocols onto Tensor: DLPack, the array API namespace, to_device."""
+"""Tensor's ecosystem protocols: DLPack, the array API namespace, to_device."""
 from __future__ import annotations
 
-from .errors import EmberValueError
-from .tensor import Tensor
+from ..errors import EmberValueError
+from ..tensor import Tensor
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 
 def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule of this tensor's memory (see ember.utils.dlpack)."""
-    from .utils import dlpack
+    from ..utils import dlpack
     return dlpack.export(self, stream=stream, max_version=max_version, dl_device=dl_device,
                          copy=copy)
 
 
 def __dlpack_device__(self) -> tuple:
     """(DLPack device type, index): (1, 0) for cpu, (4, i) for opencl:i (see dlpack.py)."""
-    from .utils import dlpack
+    from ..utils import dlpack
     return dlpack.dlpack_device(self)
 
 
@@ -26,7 +26,7 @@ def __array_namespace__(self, /, *, api_version: str | None = None):
         raise EmberValueError(f"__array_namespace__: api_version {api_version!r} is not "
                               f"supported; ember.array_api implements "
                               f"{', '.join(_API_VERSIONS)} (2023.12)")
-    from . import array_api
+    from .. import array_api
     return array_api
 
 
@@ -36,9 +36,3 @@ def to_device(self, device, /, *, stream=None) -> Tensor:
         raise EmberValueError("to_device: ember has no streams to order the copy on; pass "
                               "stream=None")
     return self.to(device)
-
-
-Tensor.__dlpack__ = __dlpack__
-Tensor.__dlpack_device__ = __dlpack_device__
-Tensor.__array_namespace__ = __array_namespace__
-Tensor.to_device = to_device

@@ -11,8 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
+from . import ops
 from .errors import EmberTypeError
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, wrap
+
+__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
 # legacy type name -> dtype
 TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
@@ -24,8 +28,6 @@ _NAMES = {dtype: name for name, dtype in TYPES.items()}
 
 def construct(dtype, *args, device=None, strict: bool = False) -> Tensor:
     """The tensor that Tensor(*args) / FloatTensor(*args) makes (see the module doc)."""
-    from . import ops
-    from .tensor import wrap
     if not args:
         return ops.zeros(0, dtype=dtype, device=device)
     if len(args) == 1:
@@ -46,6 +48,11 @@ def construct(dtype, *args, device=None, strict: bool = False) -> Tensor:
         f"Tensor(): expected sizes (ints), a Size, data (a list or an array) or a tensor, "
         f"got ({', '.join(type(a).__name__ for a in args)}); to make a tensor from data use "
         "ember.tensor(data, dtype=...)")
+
+
+def tensor_new(cls, *args, device=None):
+    """Tensor.__new__: ember.Tensor(...) builds a tensor of the default float dtype."""
+    return construct(D.get_default_dtype(), *args, device=device)
 
 
 def type_name(x: Tensor) -> str:
@@ -88,6 +95,19 @@ class _Legacy(type):
         return f"<class 'ember.{cls.__name__}'>"
 
 
-LEGACY = {name: _Legacy(name, (), {"_dtype": dtype, "__doc__": f"{dtype.name} tensors on "
-                                   f"the CPU (PyTorch's legacy {name})."})
-          for name, dtype in TYPES.items()}
+def _legacy(name: str) -> _Legacy:
+    dtype = TYPES[name]
+    return _Legacy(name, (), {"_dtype": dtype, "__doc__": f"{dtype.name} tensors on the CPU "
+                                                          f"(PyTorch's legacy {name})."})
+
+
+FloatTensor = _legacy("FloatTensor")
+DoubleTensor = _legacy("DoubleTensor")
+HalfTensor = _legacy("HalfTensor")
+BFloat16Tensor = _legacy("BFloat16Tensor")
+LongTensor = _legacy("LongTensor")
+IntTensor = _legacy("IntTensor")
+ShortTensor = _legacy("ShortTensor")
+CharTensor = _legacy("CharTensor")
+ByteTensor = _legacy("ByteTensor")
+BoolTensor = _legacy("BoolTensor")

@@ -1,0 +1,353 @@
+"""Tensor's methods, operators and in-place forms: every name bound once, from one table.
+
+The elementwise methods, their operators and in-place forms follow from the op declarations
+(ops.UNARY/BINARY, each Op's `operator`, `inplace` and `public`): a new elementwise primitive
+needs no line here.  Everything else is one row of METHODS below, pointing at the function
+that implements it (ops, ember.functional, ember.linalg, or this package's inplace,
+conversion, grad and interop modules).  Binding a name twice is an error at import.
+"""
+from __future__ import annotations
+
+from .. import dispatch, legacy, ops
+from .. import dtypes as D
+from .. import functional as F
+from .._torch_gaps import install_tensor_gaps
+from ..errors import EmberTypeError
+from ..functional import index as FI
+from ..functional import linalg as FL
+from ..functional import movement as FM
+from ..functional import reduce as FR
+from ..ops import index as _index
+from ..ops import sampling
+from ..tensor import Tensor
+from . import conversion, grad, interop
+from .inplace import (
+    _add_scaled,
+    _direct_inplace,
+    _fill,
+    _inplace,
+    _reshaping,
+    _setitem,
+    _sub_scaled,
+    _zero,
+    copy_,
+)
+
+_binary, _rbinary, _unary = dispatch.binary, dispatch.rbinary, dispatch.unary
+_OPS, _K = ops.OPS, ops.KERNELS
+
+METHODS: dict = {}          # Tensor attribute name -> what it is bound to
+
+
+def method(name: str, fn) -> None:
+    """One row of the table; a name bound twice (or one Tensor defines itself) is a bug."""
+    if name in METHODS or name in vars(Tensor):
+        raise ImportError(f"ember.methods: Tensor.{name} is bound twice; each Tensor name has "
+                          "one row in core/methods/__init__.py")
+    METHODS[name] = fn
+
+
+def _named(name: str, fn):
+    """fn under another __name__ (_inplace names the in-place method after its function)."""
+    if fn.__name__ == name:
+        return fn
+
+    def f(*args, **kwargs):
+        return fn(*args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+# -- operators, from the declarations -----------------------------------------------------
+
+def _bin(op):
+    def method(self, other):
+        return _binary(op, self, other)
+
+    def reflected(self, other):
+        return _rbinary(op, other, self)
+    method.__name__ = op.name
+    return method, reflected
+
+
+_REFLECTED = ("add", "sub", "mul", "truediv", "pow", "mod", "floordiv")
+_OPERATORS = {}                     # Python operator name -> x.__op__(y)
+for _op in _OPS.values():
+    if _op.kind == "binary" and _op.operator is not None:
+        _m, _r = _bin(_op)
+        _OPERATORS[_op.operator] = _m
+        method(f"__{_op.operator}__", _m)
+        if _op.operator in _REFLECTED:
+            method(f"__r{_op.operator}__", _r)
+
+
+def _require_bool(sym, a, b):
+    for x in (a, b):
+        d = x._dtype if type(x) is Tensor else D.scalar_dtype(x)
+        if d is not D.bool_:
+            raise EmberTypeError(f"`{sym}` on tensors is supported for bool tensors only, got "
+                                 f"{d.name}; compare first (e.g. (x > 0) {sym} (y > 0))")
+    return None
+
+
+def _integer(x) -> bool:
+    dtype = x._dtype if type(x) is Tensor else D.scalar_dtype(x)
+    return dtype in F._util._INTS
+
+
+def _logical_or_bits(sym, logical, bits, reflected=False):
+    """x & y, x | y, x ^ y: bit operations on integers; logical ones on bool tensors (and
+    the bool-only error for floats)."""
+    def method(self, other):
+        if _integer(self) and (_integer(other) or type(other) is bool):
+            return bits(other, self) if reflected else bits(self, other)
+        return _require_bool(sym, self, other) or logical(self, other)
+    return method
+
+
+for _sym, _name in (("&", "and"), ("|", "or"), ("^", "xor")):
+    _logical = ops.BINARY[f"logical_{_name}"]
+    _bits = getattr(F, f"bitwise_{_name}")
+    method(f"__{_name}__", _logical_or_bits(_sym, _logical, _bits))
+    method(f"__r{_name}__", _logical_or_bits(_sym, _logical, _bits, reflected=True))
+
+
+def _raise(exc):
+    raise exc
+
+
+def _invert(self):
+    if _integer(self):
+        return F.bitwise_not(self)
+    if self._dtype is D.bool_:
+        return _unary(_OPS["logical_not"], self)
+    return _raise(EmberTypeError("`~` is supported for bool tensors only"))
+
+
+method("__invert__", _invert)
+method("__neg__", lambda self: _unary(_OPS["neg"], self))
+method("__pos__", lambda self: self)
+method("__abs__", lambda self: _unary(_OPS["abs"], self))
+method("__matmul__", lambda self, other: ops.matmul(self, other))
+method("__rmatmul__", lambda self, other: ops.matmul(other, self))
+method("__lshift__", lambda self, other: F.bitwise_left_shift(self, other))
+method("__rlshift__", lambda self, other: F.bitwise_left_shift(other, self))
+method("__rshift__", lambda self, other: F.bitwise_right_shift(self, other))
+method("__rrshift__", lambda self, other: F.bitwise_right_shift(other, self))
+method("__getitem__", _index.getitem)
+method("__setitem__", _setitem)
+method("__iadd__", _direct_inplace(_K["add_"], _inplace(_OPERATORS["add"])))
+method("__isub__", _direct_inplace(_K["sub_"], _inplace(_OPERATORS["sub"])))
+method("__imul__", _direct_inplace(_K["mul_"], _inplace(_OPERATORS["mul"])))
+method("__itruediv__", _direct_inplace(_K["div_"], _inplace(_OPERATORS["truediv"]),
+                                       floats_only=True))
+method("__ipow__", _inplace(_OPERATORS["pow"]))
+method("__imod__", _inplace(_OPERATORS["mod"]))
+method("__ifloordiv__", _inplace(_OPERATORS["floordiv"]))
+method("__dlpack__", interop.__dlpack__)
+method("__dlpack_device__", interop.__dlpack_device__)
+method("__array_namespace__", interop.__array_namespace__)
+# PyTorch's legacy constructor: Tensor(2, 3), Tensor([1.0]) (ops build tensors through
+# tensor.wrap(), which never comes here)
+method("__new__", staticmethod(legacy.tensor_new))
+
+# -- elementwise methods and their in-place forms, from the declarations -------------------
+
+# torch's add/sub take alpha= (x.add(y, alpha=2)); ember.add is the plain op
+_ELEMENTWISE_METHODS = {"add": _add_scaled, "sub": _sub_scaled}
+# these in-place forms go through the backend's own in-place kernel when they can
+_DIRECT = {"add": (_K["add_"], False), "sub": (_K["sub_"], False), "mul": (_K["mul_"], False),
+           "div": (_K["div_"], True)}
+for _name, _fn in (*ops.UNARY.items(), *ops.BINARY.items()):
+    _op = _OPS[_name]
+    if not _op.public:
+        continue
+    _fn = _ELEMENTWISE_METHODS.get(_name, _fn)
+    method(_name, _fn)
+    if _op.inplace:
+        _form = _inplace(_fn)
+        if _name in _DIRECT:
+            _form = _direct_inplace(_DIRECT[_name][0], _form, floats_only=_DIRECT[_name][1])
+        method(_name + "_", _form)
+
+
+def _spelled_inplace(name, fn):
+    """name_: the in-place form of fn (named after name: _inplace names the method)."""
+    method(name + "_", _inplace(_named(name, fn)))
+
+
+# -- the table ----------------------------------------------------------------------------
+
+# elementwise functions of ember.functional that are methods too, with in-place forms
+_MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp",
+         "hypot", "erfc", "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive",
+         "float_power")
+
+
+def _addcmul(self, a, b, value=1):
+    return self + a * b * value
+
+
+def _addcdiv(self, a, b, value=1):
+    return self + a / b * value
+
+
+def _lerp(self, end, weight):
+    return self + (end - self) * weight
+
+
+_addcmul.__name__, _addcdiv.__name__, _lerp.__name__ = "addcmul", "addcdiv", "lerp"
+
+for _name, _fn in {
+    # torch's other names for elementwise methods
+    "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
+    "negative": ops.neg, "absolute": ops.abs,
+    # reductions (they take axis=/keepdims= too: ember.signatures)
+    "sum": ops.sum, "prod": ops.prod, "amax": ops.amax, "amin": ops.amin, "any": ops.any,
+    "all": ops.all, "argmax": ops.argmax, "argmin": ops.argmin, "mean": F.mean, "var": F.var,
+    "std": F.std, "logsumexp": F.logsumexp, "max": F.max, "min": F.min,
+    "count_nonzero": F.count_nonzero, "norm": F.norm, "median": ops.median,
+    "aminmax": F.aminmax, "quantile": F.quantile, "nanquantile": F.nanquantile,
+    "mode": F.mode, "histc": F.histc, "bincount": F.bincount, "dist": F.dist,
+    "sum_to_size": FR.sum_to_size,
+    # scans and sorting
+    "cumsum": ops.cumsum, "cumprod": ops.cumprod, "logcumsumexp": ops.logcumsumexp,
+    "cummax": F.cummax, "cummin": F.cummin, "sort": ops.sort, "argsort": ops.argsort,
+    "topk": ops.topk, "kthvalue": ops.kthvalue, "msort": ops.msort, "unique": ops.unique,
+    # activations
+    "softmax": F.softmax, "log_softmax": F.log_softmax, "relu": ops.relu,
+    # elementwise composites
+    "clamp": F.clamp, "clip": F.clamp, "square": F.square, "clamp_min": F.clamp_min,
+    "clamp_max": F.clamp_max, "nan_to_num": F.nan_to_num, "isclose": F.isclose,
+    "allclose": F.allclose, "equal": F.equal, "fmax": F.fmax, "fmin": F.fmin,
+    "round": F.round, "heaviside": F.heaviside, "atan2": F.atan2, "arctan2": F.arctan2,
+    "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
+    "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
+    "bitwise_xor": F.bitwise_xor, "bitwise_not": F.bitwise_not,
+    "bitwise_left_shift": F.bitwise_left_shift, "bitwise_right_shift": F.bitwise_right_shift,
+    **{name: getattr(F, name) for name in _MATH},
+    # movement
+    "permute": ops.permute, "expand": ops.expand, "flatten": ops.flatten,
+    "squeeze": ops.squeeze, "unsqueeze": ops.unsqueeze, "transpose": ops.transpose,
+    "flip": ops.flip, "contiguous": ops.contiguous, "movedim": ops.movedim,
+    "split": lambda self, size, dim=0: ops.split(self, size, dim),
+    "chunk": lambda self, chunks, dim=0: ops.chunk(self, chunks, dim),
+    "reshape": lambda self, *shape: ops.reshape(self, *shape),
+    "view": conversion.view,
+    "view_as": lambda self, other: ops.reshape(self, other.shape),
+    "reshape_as": lambda self, other: ops.reshape(self, other.shape),
+    "expand_as": lambda self, other: ops.expand(self, other.shape),
+    "T": property(lambda self: self if self.ndim < 2 else ops.permute(
+        self, tuple(reversed(range(self.ndim))))),
+    "mT": property(lambda self: ops.transpose(self, -2, -1)),
+    "t": lambda self: self if self.ndim < 2 else ops.transpose(self, 0, 1),
+    "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
+    "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
+    "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
+    "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
+    "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
+    "unfold": FM.unfold_windows,
+    # index
+    "index_select": ops.index_select, "nonzero": ops.nonzero, "argwhere": ops.argwhere,
+    "masked_fill": F.masked_fill,
+    "where": lambda self, condition, other: ops.where(condition, self, other),
+    "take": lambda self, index: ops.take(self, index),
+    "gather": lambda self, dim, index: ops.gather(self, dim, index),
+    "scatter_add": lambda self, dim, index, src: ops.scatter_add(self, dim, index, src),
+    "index_add": lambda self, dim, index, source, *, alpha=1: ops.index_add(
+        self, dim, index, source, alpha=alpha),
+    "scatter": F.scatter, "scatter_reduce": F.scatter_reduce, "index_fill": F.index_fill,
+    "masked_select": F.masked_select, "take_along_dim": F.take_along_dim,
+    "index_put": F.index_put, "masked_scatter": F.masked_scatter,
+    # products and linear algebra
+    "matmul": lambda self, other: ops.matmul(self, other),
+    "mm": F.mm, "bmm": F.bmm, "mv": F.mv, "dot": F.dot, "vdot": F.vdot, "inner": F.inner,
+    "outer": F.outer, "ger": F.ger, "addmm": F.addmm, "addmv": F.addmv, "baddbmm": F.baddbmm,
+    "addbmm": F.addbmm, "tril": F.tril, "triu": F.triu, "diag": F.diag,
+    "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "cross": F.cross,
+    "kron": F.kron, "inverse": FL.inverse, "det": FL.det, "logdet": FL.logdet,
+    "slogdet": FL.slogdet, "cholesky": FL.cholesky, "matrix_power": FL.matrix_power,
+    "svd": FL.svd, "pinverse": FL.pinverse, "qr": FL.qr,
+    # the method forms of elementwise math written as methods (self first, value positional)
+    "addcmul": _addcmul, "addcdiv": _addcdiv, "lerp": _lerp,
+    # sampling
+    **{name: getattr(sampling, name) for name in (
+        "multinomial", "bernoulli", "uniform_", "normal_", "bernoulli_", "exponential_",
+        "log_normal_", "geometric_", "cauchy_", "random_")},
+    # conversion and copies
+    "to": conversion.to, "cpu": lambda self: conversion.to(self, "cpu"),
+    "cuda": lambda self, device=None: conversion.to(
+        self, f"cuda:{device}" if device is not None else "cuda"),
+    **{name: (lambda dt: lambda self: ops.cast(self, dt))(dtype) for name, dtype in (
+        ("float", D.float32), ("double", D.float64), ("half", D.float16),
+        ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
+        ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},
+    "type_as": lambda self, other: ops.cast(self, other._dtype),
+    "type": legacy.tensor_type,
+    "clone": conversion.clone, "detach": conversion.detach, "detach_": conversion.detach_,
+    "requires_grad_": conversion.requires_grad_,
+    "new_zeros": lambda self, *size, dtype=None, device=None: ops.zeros(
+        *size, dtype=dtype or self._dtype, device=device or self._device),
+    "new_ones": lambda self, *size, dtype=None, device=None: ops.ones(
+        *size, dtype=dtype or self._dtype, device=device or self._device),
+    "new_full": lambda self, size, value, dtype=None, device=None: ops.full(
+        size, value, dtype=dtype or self._dtype, device=device or self._device),
+    "new_tensor": lambda self, data, dtype=None, device=None: ops.tensor(
+        data, dtype=dtype or self._dtype, device=device or self._device),
+    "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
+        *size, dtype=dtype or self._dtype, device=device or self._device,
+        requires_grad=requires_grad),
+    "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
+    "fill_diagonal_": _inplace(FI.fill_diagonal),
+    "to_device": interop.to_device,
+    # ember has no sparse layout (core/sparse.py): these are the tensor itself
+    "to_sparse": lambda self, *args, **kwargs: self,
+    "to_dense": lambda self, *args, **kwargs: self,
+    "coalesce": lambda self, *args, **kwargs: self,
+    "is_coalesced": lambda self: True,
+    # autograd
+    "backward": grad.backward, "retain_grad": grad.retain_grad,
+    "register_hook": grad.register_hook,
+    "retains_grad": property(lambda self: self.grad_fn is not None and
+                             self.grad_fn.retained is not None),
+    # what device and kind of tensor this is
+    "is_cpu": property(lambda self: self._device.type == "cpu"),
+    "is_mps": property(lambda self: False),          # ember has no MPS backend
+    "is_xpu": property(lambda self: False),          # nor an XPU one
+    "is_sparse": property(lambda self: False),       # every ember tensor is dense
+    "is_quantized": property(lambda self: False),
+    "is_meta": property(lambda self: False),
+    "is_complex": lambda self: False,
+    "itemsize": property(lambda self: self._dtype.itemsize),
+    "nbytes": property(lambda self: self._dtype.itemsize * self.numel()),
+    "ndimension": lambda self: self.ndim,
+    "get_device": lambda self: -1 if self._device.type == "cpu" else (self._device.index or 0),
+    # ember moves data through the host itself: there is no pinned memory to ask for; the
+    # tensor is already where pinning would put it
+    "pin_memory": lambda self, device=None: self,
+    "is_pinned": lambda self, device=None: False,
+}.items():
+    method(_name, _fn)
+
+# in-place forms of the composites above (computed out of place, written back)
+for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_fill",
+              "clamp_min", "clamp_max", "nan_to_num", "scatter_reduce", "scatter_add",
+              "index_add", "cumsum", "cumprod", "atan2", "arctan2", "lgamma", "digamma",
+              "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
+              "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
+              "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
+              *_MATH):
+    _spelled_inplace(_name, METHODS[_name])
+method("clip_", METHODS["clamp_"])
+# in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
+              "addmm", "baddbmm", "addmv"):
+    _spelled_inplace(_name, METHODS[_name])
+# the shape-changing in-place forms (outside autograd only)
+for _name in ("squeeze", "unsqueeze", "t", "transpose"):
+    method(_name + "_", _reshaping(_name + "_", METHODS[_name]))
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)
+# last: every commonly used Tensor name still missing raises the ember-gap error
+install_tensor_gaps(Tensor)

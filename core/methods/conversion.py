@@ -1,0 +1,120 @@
+"""Tensor conversion methods: to(device/dtype), cpu(), cuda(), the dtype shorthands, clone,
+detach, requires_grad_, new_* (the device copy is a graph node: its gradient goes back)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dispatch, ops
+from .. import dtypes as D
+from ..backend import optional
+from ..device import Device, as_device
+from ..errors import EmberTypeError, EmberValueError
+from ..tensor import Tensor, wrap
+
+
+def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=False):
+    """to(device), to(dtype), to(device, dtype), to(other_tensor)."""
+    for a in args:
+        if type(a) is Tensor:
+            device, dtype = a._device, a._dtype
+        elif isinstance(a, (D.DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
+            dtype = a
+        elif isinstance(a, (str, Device)):
+            device = a
+        elif a is not None:
+            raise EmberTypeError(f"to(): expected a device, a dtype or a tensor, got {a!r}")
+    out = self
+    if device is not None:
+        dev = as_device(device)
+        if dev is not out._device:
+            out = _transfer(out, dev)
+    if dtype is not None:
+        out = ops.cast(out, dtype)
+    if copy and out is self:
+        out = ops.contiguous(self)
+    return out
+
+
+def _is_dtype_name(s: str) -> bool:
+    try:
+        D.get_dtype(s)
+        return True
+    except EmberValueError:
+        return False
+
+
+def _transfer(x: Tensor, dev) -> Tensor:
+    src = x._device
+    if dev.type != "cpu":
+        dispatch._check_dtype("to", dev, x._dtype)
+    move = _mover(src, dev)
+    tracer = None
+    if Tensor._capture is not None:
+        from ..graph.capture import current
+        tracer = current()
+    native = move(x._data) if tracer is None else tracer.transfer(x, dev, move)
+    out = wrap(native, dev, x._dtype)
+    if dispatch.is_grad_enabled() and x.requires_grad:
+        dispatch.record(_TRANSFER, out, (x,), {"source": src})
+    return out
+
+
+def _mover(src, dev):
+    """native on src -> a copy on dev: a backend that can copy directly between its own
+    devices does (CuPy peer copy); otherwise through the host."""
+    direct = optional(src.backend, "copy_to") if src.type == dev.type else None
+    if direct is not None:
+        return lambda native: direct(native, dev.index)
+    to_host = src.backend.to_host
+
+    def move(native):
+        host = to_host(native)
+        if dev.type == "cpu":
+            return np.array(host, copy=True) if src.type == "cpu" else host
+        return dev.backend.from_host(host, dev.index)
+    return move
+
+
+class _Transfer:
+    """A device copy as a graph node: the gradient goes back to the source device."""
+
+    name = "to_device"
+    save_out = False
+    uses = ()
+
+    @staticmethod
+    def vjp(g, out, x, *, source):
+        return (g.to(source),)
+
+
+_TRANSFER = _Transfer()
+
+
+def clone(self) -> Tensor:
+    return ops.contiguous(self)
+
+
+def detach(self) -> Tensor:
+    return wrap(self._data, self._device, self._dtype)
+
+
+def detach_(self) -> Tensor:
+    self.grad_fn = None
+    self.requires_grad = False
+    return self
+
+
+def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    if requires_grad and self._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"only Tensors of floating point dtype can require gradients, "
+                             f"got {self._dtype.name}")
+    if not requires_grad and self.grad_fn is not None:
+        raise EmberValueError("requires_grad_(False) on a non-leaf tensor; use .detach()")
+    self.requires_grad = bool(requires_grad)
+    return self
+
+
+def view(self, *shape):
+    if len(shape) == 1 and (isinstance(shape[0], (str, D.DType)) or shape[0] in (float, int)):
+        raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
+    return ops.reshape(self, *shape)

@@ -1,0 +1,139 @@
+"""In-place forms of Tensor methods: computed out of place and written back into the same
+memory (views see it), or through a backend's own in-place kernel when no graph is recorded.
+"""
+from __future__ import annotations
+
+from .. import dispatch, ops
+from .. import dtypes as D
+from ..errors import AutogradError, EmberTypeError, EmberValueError
+from ..ops import index as _index
+from ..ops._util import as_shape
+from ..tensor import Tensor
+
+
+def _inplace(fn):
+    def method(self, *args, **kwargs):
+        recording = dispatch.is_grad_enabled() and (self.requires_grad or any(
+            type(a) is Tensor and a.requires_grad for a in args))
+        if recording:
+            if self.grad_fn is None and self.requires_grad:
+                _index.raise_leaf_inplace()
+            # compute from a copy so the op's saved input is not the tensor we overwrite
+            result = fn(ops.contiguous(self), *args, **kwargs)
+        else:
+            result = fn(self, *args, **kwargs)
+        if result._dtype is not self._dtype:
+            if not D.can_cast(result._dtype, self._dtype):
+                raise EmberTypeError(
+                    f"{fn.__name__}_: result type {result._dtype.name} can't be cast to the "
+                    f"desired output type {self._dtype.name}; use the out-of-place op")
+            result = ops.cast(result, self._dtype)
+        if result._data.shape != self._data.shape:
+            raise EmberValueError(
+                f"{fn.__name__}_: output with shape {list(self.shape)} doesn't match the "
+                f"broadcast shape {list(result.shape)}")
+        if recording:
+            _index._rebase(self, result)
+        else:
+            _index._assign(self, result)
+            _index._bump(self)
+        return self
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _add_scaled(self, other, alpha=1):
+    return self + other * alpha if alpha != 1 else self + other
+
+
+def _sub_scaled(self, other, alpha=1):
+    return self - other * alpha if alpha != 1 else self - other
+
+
+_add_scaled.__name__, _sub_scaled.__name__ = "add", "sub"
+
+
+def _direct_inplace(op, generic, floats_only: bool = False):
+    """x.add_(y) etc. through a backend's own in-place kernel (one pass, no temporary; op
+    is its declaration) when no graph is recorded and no cast is needed; otherwise the
+    generic out-of-place path.  Optimizer steps live here."""
+    def method(self, other, alpha=1):
+        if not (dispatch.is_grad_enabled() and (self.requires_grad or (
+                type(other) is Tensor and other.requires_grad))):
+            cat = self._dtype.category
+            if self._dtype is not D.bfloat16 and (cat == D.FLOAT or not floats_only):
+                to = type(other)
+                if to is Tensor and other._dtype is self._dtype and \
+                        other._device is self._device:
+                    value = other if alpha == 1 else other * alpha
+                elif (to is float and cat == D.FLOAT) or (to is int and cat != D.BOOL):
+                    value = other * alpha
+                else:
+                    value = None
+                if value is not None and (type(value) is not Tensor or _fits(
+                        value._data.shape, self._data.shape)) and _writable(self):
+                    if dispatch.inplace(op, self, value):
+                        _index._bump(self)
+                        return self
+        return generic(self, other, alpha) if alpha != 1 else generic(self, other)
+    method.__name__ = op.name
+    return method
+
+
+def _fits(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target` without growing it."""
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _writable(x: Tensor) -> bool:
+    """In-place kernels write x's own memory: only where a write through x reaches every
+    tensor that shares it (see _index.writes_through)."""
+    return _index.writes_through(x)
+
+
+def _fill(self, value):
+    return ops.full_like(self, value.item() if type(value) is Tensor else value)
+
+
+def _zero(self):
+    return ops.zeros_like(self)
+
+
+_fill.__name__, _zero.__name__ = "fill", "zero"
+
+
+def copy_(self, src):
+    """Copy src's values into self (broadcast, cast), keeping self's dtype and device."""
+    src = src.to(self._device) if src._device is not self._device else src
+    if src._data.shape != self._data.shape:
+        src = ops.expand(src, as_shape(self.shape, "copy_"))
+    if dispatch.is_grad_enabled() and (self.requires_grad or src.requires_grad):
+        if self.grad_fn is None and self.requires_grad:
+            _index.raise_leaf_inplace()
+        _index._rebase(self, ops.contiguous(ops.cast(src, self._dtype)))
+    else:
+        _index._assign(self, ops.cast(src, self._dtype))
+        _index._bump(self)
+    return self
+
+
+def _reshaping(name: str, fn):
+    """squeeze_, unsqueeze_, t_, transpose_: x takes the new shape itself.  Outside autograd
+    only: under a recorded graph the op's saved input would change shape too."""
+    def method(self, *args):
+        if dispatch.is_grad_enabled() and self.requires_grad:
+            raise AutogradError(f"{name}: changing the shape in place of a tensor that "
+                                "requires grad is not supported; use the out-of-place "
+                                f"{name[:-1]}()")
+        self._data = fn(self, *args)._data
+        return self
+    method.__name__ = name
+    return method
+
+
+def _setitem(self, key, value):
+    if dispatch.is_grad_enabled() and self.requires_grad and self.grad_fn is None:
+        _index.raise_leaf_inplace()
+    _index.setitem(self, key, value)
