@@ -201,6 +201,8 @@ def run(op, *inputs, **attrs):
     track = _any_requires_grad(inputs)
     if op.decompose is not None and (kernel is None or (
             op.vjp is None and track and is_grad_enabled())):
+        if op.opaque and track and is_grad_enabled():
+            return _opaque(op, inputs, attrs)
         # a declared kernel this device lacks, or one with no gradient rule of its own
         # while a graph is recorded: its decomposition records itself
         return op.decompose(*inputs, **attrs)
@@ -233,6 +235,18 @@ def run(op, *inputs, **attrs):
     if upcast and out_dtype is D.bfloat16:
         kernel = _rounding(kernel, device.kernels["cast"], out_dtype)
     return _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track)
+
+
+def _opaque(op, inputs, attrs):
+    """A declared kernel this device lacks whose decomposition is not to be differentiated:
+    run it with grad mode off, then record the op's own rule."""
+    previous = set_grad_enabled(False)
+    try:
+        out = op.decompose(*inputs, **attrs)
+    finally:
+        set_grad_enabled(previous)
+    record(op, out, inputs, attrs)
+    return out
 
 
 def _any_requires_grad(inputs) -> bool:

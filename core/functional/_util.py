@@ -39,8 +39,3 @@ def _tensor(name, x, like=None):
         return ops.full((), x, dtype=like._dtype if like._dtype.category == D.FLOAT
                         else D.get_default_dtype(), device=like._device)
     raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
-
-
-def _signbit(x: Tensor) -> Tensor:
-    # -0.0 counts as negative: 1/-0 is -inf
-    return (x < 0).logical_or((x == 0).logical_and((1.0 / x) < 0))

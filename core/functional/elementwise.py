@@ -13,14 +13,15 @@ import numpy as np
 from .. import dtypes as D
 from .. import ops
 from .._torch_gaps import gap
-from ..autograd.function import Function
+from ..dispatch import run
 from ..errors import (
     EmberTypeError,
     EmberValueError,
 )
 from ..ops._util import broadcast_shapes
+from ..ops.special import atan2_op
 from ..tensor import Tensor
-from ._util import _INTS, _float, _need, _signbit, _tensor
+from ._util import _INTS, _float, _need, _tensor
 
 __all__ = ["clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
            "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp", "hypot", "erfc",
@@ -263,64 +264,6 @@ def bitwise_right_shift(input, other) -> Tensor:
     return _integers("bitwise_right_shift", input, other).bitwise_right_shift(input, other)
 
 
-# Cephes atan: range reduction to |z| <= tan(pi/8), then a rational approximation
-_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
-           -7.500855792314704667340e1, -1.228866684490136173410e2,
-           -6.485021904942025371773e1)
-
-_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2,
-           4.328810604912902668951e2, 4.853903996359136964868e2,
-           1.945506571482613964425e2)
-
-
-def _atan(x: Tensor) -> Tensor:
-    ax = x.abs()
-    big = ax > 2.41421356237309504880
-    mid = (ax > 0.66).logical_and(~big)
-    safe = ops.where(big, ax, 1.0)
-    z = ops.where(big, -1.0 / safe, ops.where(mid, (ax - 1.0) / (ax + 1.0), ax))
-    base = ops.where(big, math.pi / 2, ops.where(mid, math.pi / 4, ax * 0.0))
-    zz = z * z
-    p = zz * 0.0 + _ATAN_P[0]
-    for c in _ATAN_P[1:]:
-        p = p * zz + c
-    q = zz + _ATAN_Q[0]
-    for c in _ATAN_Q[1:]:
-        q = q * zz + c
-    r = base + (z * (zz * p / q) + z)
-    r = ops.where(ax == math.inf, math.pi / 2, r)
-    return ops.where(_signbit(x), -r, r)
-
-
-def _atan2_forward(y: Tensor, x: Tensor) -> Tensor:
-    xneg = _signbit(x)
-    yneg = _signbit(y)
-    ysign = ops.where(yneg, -1.0, 1.0).to(y._dtype)
-    ratio = y / ops.where(x == 0, 1.0, x)
-    t = _atan(ratio)
-    general = ops.where(xneg, t + ysign * math.pi, t)
-    # x = +-0: the y axis, or the origin where the signs of both zeros pick the answer
-    at_zero = ops.where(y == 0, ops.where(xneg, ysign * math.pi, y), ysign * (math.pi / 2))
-    both_inf = (x.abs() == math.inf).logical_and(y.abs() == math.inf)
-    corner = ysign * ops.where(xneg, 3 * math.pi / 4, ysign * 0.0 + math.pi / 4)
-    out = ops.where(x == 0, at_zero, general)
-    out = ops.where(both_inf, corner, out)
-    return ops.where(y.isnan().logical_or(x.isnan()), math.nan, out)
-
-
-class _Atan2(Function):
-    @staticmethod
-    def forward(ctx, y, x):
-        ctx.save_for_backward(y, x)
-        return _atan2_forward(y, x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        y, x = ctx.saved_tensors
-        r2 = x * x + y * y
-        return grad * x / r2, grad * (-y) / r2
-
-
 def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """The angle of the point (other, input), in (-pi, pi], with IEEE signed-zero rules."""
     if out is not None:
@@ -331,7 +274,7 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     dtype = D.promote_types(y._dtype, x._dtype)
     y, x = y.to(dtype), x.to(dtype)
     shape = broadcast_shapes("atan2", y._data.shape, x._data.shape)
-    return _Atan2.apply(ops.expand(y, shape), ops.expand(x, shape))
+    return run(atan2_op, ops.expand(y, shape), ops.expand(x, shape))
 
 
 arctan2 = atan2

@@ -19,6 +19,7 @@ from . import (
     sampling,
     scan,
     sorting,
+    special,  # declares lgamma, digamma, erfinv, atan2 (ember.functional runs them)
 )
 from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import *  # noqa: F403

@@ -51,19 +51,22 @@ class Op:
     serves: for gradient and in-place kernels: the op they serve.
     operator: for binary ops, the Python operator they bind (`add` -> x + y, x += y).
     inplace: whether Tensor gets an in-place method (`x.exp_()`).
+    opaque: for declared kernels with a VJP: the decomposition is how the value is computed,
+            not what is differentiated; without a kernel it runs with grad mode off and the
+            op's own rule is recorded (lgamma's series, atan2's polynomial).
     public: whether ember.<name> and Tensor.<name> are this declaration's function (False
             where a torch.* composite of the same name takes the place: round(decimals=)).
     """
 
     __slots__ = ("name", "kind", "dtype", "rule", "shape", "check", "vjp", "promote",
                  "save_out", "fast", "doc", "uses", "decompose", "sig", "serves", "operator",
-                 "inplace", "public")
+                 "inplace", "public", "opaque")
 
     def __init__(self, name: str, kind: str, dtype: Callable | None, *, sig: str,
                  doc: str, rule: str = "", shape=None, check=None, vjp=None, promote=None,
                  save_out: bool = False, fast: dict | None = None, uses: tuple | None = None,
                  decompose=None, serves: str | None = None, operator: str | None = None,
-                 inplace: bool = False, public: bool = True):
+                 inplace: bool = False, public: bool = True, opaque: bool = False):
         if kind not in PRIMITIVE_KINDS and kind not in OPTIONAL_KINDS:
             raise ValueError(f"op {name!r}: unknown kind {kind!r}")
         if name in REGISTRY:
@@ -88,6 +91,9 @@ class Op:
         self.operator = operator
         self.inplace = inplace
         self.public = public
+        if opaque and (decompose is None or vjp is None):
+            raise ValueError(f"op {name!r}: opaque needs a decomposition and a VJP")
+        self.opaque = opaque
         REGISTRY[name] = self
         (OPS if kind in PRIMITIVE_KINDS else KERNELS)[name] = self
 
@@ -156,7 +162,7 @@ def describe(op: Op) -> dict:
             "signature": op.sig, "dtype_rule": op.rule, "promote": list(op.promote or ()),
             "shape_rule": op.shape is not None, "differentiable": op.differentiable,
             "serves": op.serves, "operator": op.operator, "inplace_method": op.inplace,
-            "public": op.public,
+            "public": op.public, "opaque": op.opaque,
             "has_decomposition": op.decompose is not None}
 
 

@@ -1,0 +1,234 @@
+"""Special functions as declared kernels, each with its own gradient rule: lgamma, digamma,
+erfinv and atan2 (with IEEE signed-zero quadrants).
+
+A backend may run any of them as one kernel; without one, the decomposition below runs (ops
+only, so every backend has it) and is not itself differentiated: the op's rule is (Op.opaque:
+the series and polynomials would give gradients that are wrong at branch points and costly).
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as D
+from ..dispatch import run
+from ..tensor import Tensor
+from . import elementwise as E
+from ._op import declare, rule_float, shape_broadcast, shape_first
+
+
+def _signbit(x: Tensor) -> Tensor:
+    # -0.0 counts as negative: 1/-0 is -inf
+    return (x < 0).logical_or((x == 0).logical_and((1.0 / x) < 0))
+
+
+# --- atan2 -----------------------------------------------------------------------------
+
+
+# Cephes atan: range reduction to |z| <= tan(pi/8), then a rational approximation
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+
+
+_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2,
+           4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+
+
+def _atan(x: Tensor) -> Tensor:
+    ax = x.abs()
+    big = ax > 2.41421356237309504880
+    mid = (ax > 0.66).logical_and(~big)
+    safe = E.where(big, ax, 1.0)
+    z = E.where(big, -1.0 / safe, E.where(mid, (ax - 1.0) / (ax + 1.0), ax))
+    base = E.where(big, math.pi / 2, E.where(mid, math.pi / 4, ax * 0.0))
+    zz = z * z
+    p = zz * 0.0 + _ATAN_P[0]
+    for c in _ATAN_P[1:]:
+        p = p * zz + c
+    q = zz + _ATAN_Q[0]
+    for c in _ATAN_Q[1:]:
+        q = q * zz + c
+    r = base + (z * (zz * p / q) + z)
+    r = E.where(ax == math.inf, math.pi / 2, r)
+    return E.where(_signbit(x), -r, r)
+
+
+def _atan2_forward(y: Tensor, x: Tensor) -> Tensor:
+    xneg = _signbit(x)
+    yneg = _signbit(y)
+    ysign = E.where(yneg, -1.0, 1.0).to(y._dtype)
+    ratio = y / E.where(x == 0, 1.0, x)
+    t = _atan(ratio)
+    general = E.where(xneg, t + ysign * math.pi, t)
+    # x = +-0: the y axis, or the origin where the signs of both zeros pick the answer
+    at_zero = E.where(y == 0, E.where(xneg, ysign * math.pi, y), ysign * (math.pi / 2))
+    both_inf = (x.abs() == math.inf).logical_and(y.abs() == math.inf)
+    corner = ysign * E.where(xneg, 3 * math.pi / 4, ysign * 0.0 + math.pi / 4)
+    out = E.where(x == 0, at_zero, general)
+    out = E.where(both_inf, corner, out)
+    return E.where(y.isnan().logical_or(x.isnan()), math.nan, out)
+
+
+atan2_op = declare(
+    "atan2", "composite", rule_float, sig="y, x", promote=(0, 1), shape=shape_broadcast,
+    doc="the angle of the point (x, y) in (-pi, pi], IEEE signed-zero quadrants",
+    decompose=_atan2_forward, opaque=True,
+    vjp=lambda g, out, y, x: (g * x / (x * x + y * y), g * (-y) / (x * x + y * y)))
+
+
+# --- gamma family ----------------------------------------------------------------------
+
+_LANCZOS_G = 7.0
+
+
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+            771.32342877765313, -176.61502916214059, 12.507343278686905,
+            -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lgamma_pos(x: Tensor) -> Tensor:
+    # Lanczos (g=7, n=9) for x >= 0.5
+    z = x - 1.0
+    a = z * 0.0 + _LANCZOS[0]
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        a = a + c / (z + float(i))
+    t = z + (_LANCZOS_G + 0.5)
+    return 0.5 * math.log(2 * math.pi) + (z + 0.5) * E.log(t) - t + E.log(a)
+
+
+def _abs_sinpi(x: Tensor) -> Tensor:
+    # reduce first: sin(pi * x) of a large x loses every digit to the rounding of pi * x
+    return E.sin(math.pi * (x - E.round(x))).abs()
+
+
+def _lgamma_forward(x: Tensor) -> Tensor:
+    small = x < 0.5
+    pos = _lgamma_pos(E.where(small, 1.0 - x, x).clamp(0.5, None))
+    reflected = math.log(math.pi) - E.log(_abs_sinpi(x)) - pos
+    out = E.where(small, reflected, pos)
+    return E.where(x.abs() == math.inf, math.inf, out)
+
+
+def _series_shift(x: Tensor, term, upto: float = 10.0, steps: int = 10):
+    # recurrence up to x >= upto (x >= 0.5 here, so `steps` shifts suffice)
+    acc = x * 0.0
+    for _ in range(steps):
+        low = x < upto
+        acc = acc + E.where(low, term(E.where(low, x, 1.0)), 0.0)
+        x = E.where(low, x + 1.0, x)
+    return x, acc
+
+
+_DIGAMMA_B = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+
+
+def _digamma_pos(x: Tensor) -> Tensor:
+    x, acc = _series_shift(x, lambda v: 1.0 / v)
+    inv2 = 1.0 / (x * x)
+    s = inv2 * 0.0
+    for c in reversed(_DIGAMMA_B):
+        s = (s + c) * inv2
+    return E.log(x) - 0.5 / x - s - acc
+
+
+def _digamma_forward(x: Tensor) -> Tensor:
+    small = x < 0.5
+    pos = _digamma_pos(E.where(small, 1.0 - x, x).clamp(0.5, None))
+    frac = x - E.round(x)
+    reflected = pos - math.pi / E.tan(math.pi * frac)
+    out = E.where(small, reflected, pos)
+    # torch: nan at negative integers and -inf; -+inf at +-0; +inf at +inf
+    out = E.where((x < 0).logical_and(frac == 0), math.nan, out)
+    out = E.where(x == 0, E.where(_signbit(x), math.inf, -math.inf), out)
+    out = E.where(x == math.inf, math.inf, out)
+    return E.where(x == -math.inf, math.nan, out)
+
+
+_TRIGAMMA_B = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+def trigamma(x: Tensor) -> Tensor:
+    """psi'(x), by recurrence, the asymptotic series and reflection."""
+    small = x < 0.5
+    v = E.where(small, 1.0 - x, x).clamp(0.5, None)
+    v, acc = _series_shift(v, lambda u: 1.0 / (u * u))
+    inv = 1.0 / v
+    inv2 = inv * inv
+    s = inv2 * 0.0
+    for c in reversed(_TRIGAMMA_B):
+        s = (s + c) * inv2
+    pos = acc + inv + 0.5 * inv2 + s * inv
+    sinpi = _abs_sinpi(x)
+    reflected = (math.pi * math.pi) / (sinpi * sinpi) - pos
+    return E.where(small, reflected, pos)
+
+
+_GILES_LO = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+             0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+
+
+_GILES_HI = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+             0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erfc_tail(x: Tensor) -> Tensor:
+    # erfc for x >= 2 by its continued fraction: 1 - erf(x) would keep no digits there
+    t = x * 0.0
+    for k in range(50, 0, -1):
+        t = (k / 2) / (x + t)
+    return E.exp(-x * x) / (math.sqrt(math.pi) * (x + t))
+
+
+def _erfinv_forward(y: Tensor) -> Tensor:
+    a = E.where(y.abs() < 1, y.abs(), 0.0)
+    w = -E.log((1.0 - a) * (1.0 + a))
+    lo = w < 5.0
+    wl = w - 2.5
+    wh = E.sqrt(E.where(lo, 5.0, w)) - 3.0
+    pl = wl * 0.0 + _GILES_LO[0]
+    for c in _GILES_LO[1:]:
+        pl = pl * wl + c
+    ph = wh * 0.0 + _GILES_HI[0]
+    for c in _GILES_HI[1:]:
+        ph = ph * wh + c
+    x = E.where(lo, pl, ph) * a
+    # beyond float32's reach (w > 16) Giles' fit fails: start from erfc's asymptotic form
+    # 1 - a = exp(-x^2) / (x sqrt(pi)) * (1 - 1 / (2 x^2)), solved by fixed-point steps
+    far = w > 16.0
+    nlt = E.where(far, w + E.log1p(a), 16.0)
+    g = E.sqrt(nlt)
+    for _ in range(3):
+        g = E.sqrt(nlt - E.log(g * math.sqrt(math.pi)) + E.log1p(-0.5 / (g * g)))
+    x = E.where(far, g, x)
+    # Giles' guess is good to float32; Halley steps on erf(x) = a bring it to float64,
+    # with the residual taken from erfc in the tail, where erf(x) rounds to 1
+    steps = 3 if y._dtype == D.float64 else 1
+    for _ in range(steps):
+        tail = x >= 2.0
+        r = E.where(tail, (1.0 - a) - _erfc_tail(E.where(tail, x, 2.0)), E.erf(x) - a)
+        d = (2.0 / math.sqrt(math.pi)) * E.exp(-x * x)
+        f = r / d
+        x = x - f / (1.0 + x * f)
+    x = E.where(_signbit(y), -x, x)
+    x = E.where(y.abs() == 1, E.where(y > 0, math.inf, -math.inf), x)
+    x = E.where(y.abs() > 1, math.nan, x)
+    return E.where(y.isnan(), y, x)
+
+
+def digamma(x: Tensor) -> Tensor:
+    """psi(x) through its declaration (lgamma's gradient)."""
+    return run(digamma_op, x)
+
+
+lgamma_op = declare("lgamma", "composite", rule_float, sig="x", shape=shape_first,
+                    doc="log |Gamma(x)|", decompose=_lgamma_forward, opaque=True,
+                    vjp=lambda g, out, x: (g * digamma(x),))
+digamma_op = declare("digamma", "composite", rule_float, sig="x", shape=shape_first,
+                     doc="psi(x), the logarithmic derivative of Gamma",
+                     decompose=_digamma_forward, opaque=True,
+                     vjp=lambda g, out, x: (g * trigamma(x),))
+erfinv_op = declare("erfinv", "composite", rule_float, sig="x", shape=shape_first,
+                    doc="the inverse of erf on (-1, 1); +-inf at +-1, nan outside",
+                    decompose=_erfinv_forward, opaque=True, save_out=True, uses=(),
+                    vjp=lambda g, out, x: (g * (math.sqrt(math.pi) / 2) * E.exp(out * out),))
