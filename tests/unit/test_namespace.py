@@ -6,9 +6,8 @@ import collections
 import re
 from pathlib import Path
 
-import pytest
-
 import ember
+import pytest
 from ember import functional, legacy, methods, ops, settings
 
 ROOT = Path(__file__).resolve().parents[2]
