@@ -390,14 +390,22 @@ def _check_dtype(op, device, dtype):
             f"{', '.join(sorted(supported))}); cast first, e.g. x.to(ember.float32)")
 
 
+_cast_op = None              # the cast declaration: ops/elementwise.py hands it down (use_cast)
+
+
+def use_cast(op) -> None:
+    """The op promoted inputs are cast with (declared in ops, a layer above dispatch)."""
+    global _cast_op
+    _cast_op = op
+
+
 def _cast(x: Tensor, dtype, opname: str):
     """A promoted input's native array (a step inside another op, not an op of its own)."""
     device = x._device
     if device.type != "cpu":
         _check_dtype(opname, device, dtype)
-    from .ops.elementwise import cast_op
     # not tracked: the op that needs the cast records x itself, not this step
-    return _tail(cast_op, device, device.kernels["cast"], (x._data,), {"dtype": dtype},
+    return _tail(_cast_op, device, device.kernels["cast"], (x._data,), {"dtype": dtype},
                  (x,), dtype, False)._data
 
 
@@ -414,7 +422,7 @@ def record(op, out, inputs, attrs):
 
 def _node(op, out, inputs, attrs):
     global _node
-    from .autograd.engine import Node
+    from .autograd.node import Node
     _node = Node          # bind once: an import statement per op costs more than the op
     return Node(op, out, inputs, attrs)
 

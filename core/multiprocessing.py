@@ -41,8 +41,8 @@ from multiprocessing import (
 )
 from multiprocessing.connection import wait as _wait
 
-from . import dtypes as D
 from .errors import EmberError, EmberValueError
+from .methods import interop as _interop
 
 __all__ = [
     "Array", "Barrier", "Condition", "Event", "JoinableQueue", "Lock", "Manager", "Pipe",
@@ -55,34 +55,8 @@ __all__ = [
 
 # --- tensors by value ----------------------------------------------------------------------
 
-def reduce_tensor(t) -> tuple:
-    """What Tensor.__reduce__ returns: the rebuild function and the tensor's value."""
-    from .nn.parameter import Parameter
-    host = t.detach()._host()
-    data = host.reshape(-1).view("uint8").tobytes() if host.size else b""
-    return (_rebuild_tensor, (t.dtype.name, tuple(host.shape), data, str(t.device),
-                              bool(t.requires_grad), isinstance(t, Parameter)))
-
-
-def _rebuild_tensor(dtype: str, shape: tuple, data: bytes, device: str,
-                    requires_grad: bool = False, parameter: bool = False):
-    import math
-
-    import numpy as np
-
-    from .ops.creation import from_host
-    kind = D.get_dtype(dtype)
-    if (not isinstance(shape, tuple) or any(type(s) is not int or s < 0 for s in shape)
-            or not isinstance(data, bytes) or len(data) != math.prod(shape) * kind.itemsize):
-        raise EmberValueError(f"ember.multiprocessing: a pickled tensor of {dtype} and shape "
-                              f"{shape!r:.100} carries {len(data)} bytes; it was not "
-                              "written by Tensor.__reduce__")
-    host = np.frombuffer(data, dtype=kind.np).reshape(shape).copy()
-    t = from_host(host, device)
-    if parameter:
-        from .nn.parameter import Parameter
-        return Parameter(t, requires_grad=requires_grad)
-    return t.requires_grad_(True) if requires_grad else t
+# the rebuild function pickles of tensors name (Tensor.__reduce__, methods/interop.py)
+_rebuild_tensor = _interop._rebuild_tensor
 
 
 # --- spawn ---------------------------------------------------------------------------------

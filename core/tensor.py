@@ -205,12 +205,6 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __reduce__(self):
-        # by value (dtype, shape, bytes, device), for ember.multiprocessing and copy;
-        # checkpoints never pickle: ember.save writes a safe format
-        from .multiprocessing import reduce_tensor
-        return reduce_tensor(self)
-
     def __repr__(self) -> str:
         from ._format import format_tensor
         return format_tensor(self)

@@ -5,11 +5,11 @@ from contextlib import contextmanager
 
 from ..errors import AutogradError, EmberTypeError
 from ..tensor import Tensor
-from . import engine, function, functional
-from .engine import Node
+from . import engine, function, functional, node
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from .node import Node
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "Node",
@@ -86,13 +86,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 def detect_anomaly(check_nan: bool = True):
     """Within the block, a NaN/inf gradient raises an error naming the forward op and where
     it was called."""
-    prev = engine._anomaly[0]
-    engine._anomaly[0] = bool(check_nan)
+    prev = node._anomaly[0]
+    node._anomaly[0] = bool(check_nan)
     try:
         yield
     finally:
-        engine._anomaly[0] = prev
+        node._anomaly[0] = prev
 
 
 def set_detect_anomaly(mode: bool) -> None:
-    engine._anomaly[0] = bool(mode)
+    node._anomaly[0] = bool(mode)

@@ -25,8 +25,8 @@ from .. import dtypes as D
 from .. import ops
 from ..errors import AutogradError, EmberTypeError
 from ..tensor import Tensor
-from .engine import Node
 from .grad_mode import is_grad_enabled, no_grad
+from .node import Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

@@ -326,7 +326,7 @@ class Backward:
         _effects(entry, leaves, grads)
         value = entry.trace.graph.output_values()[0]
         out = wrap(outs[0], value.device, value.dtype)
-        from ..autograd.engine import Node
+        from ..autograd.node import Node
         inputs = tuple(leaves[k] if kind == "arg" else t for kind, k, t in self.wrt)
         out.grad_fn = Node(_CompiledBackward(self, saved), out, inputs, {})
         out.requires_grad = True

@@ -144,6 +144,7 @@ method("__itruediv__", _direct_inplace(_K["div_"], _inplace(_OPERATORS["truediv"
 method("__ipow__", _inplace(_OPERATORS["pow"]))
 method("__imod__", _inplace(_OPERATORS["mod"]))
 method("__ifloordiv__", _inplace(_OPERATORS["floordiv"]))
+method("__reduce__", interop.__reduce__)
 method("__dlpack__", interop.__dlpack__)
 method("__dlpack_device__", interop.__dlpack_device__)
 method("__array_namespace__", interop.__array_namespace__)

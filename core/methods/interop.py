@@ -1,7 +1,14 @@
-"""Tensor's ecosystem protocols: DLPack, the array API namespace, to_device."""
+"""Tensor's ecosystem protocols: pickling by value, DLPack, the array API namespace,
+to_device."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from .. import dtypes as D
 from ..errors import EmberValueError
+from ..ops.creation import from_host
 from ..tensor import Tensor
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12")
@@ -36,3 +43,31 @@ def to_device(self, device, /, *, stream=None) -> Tensor:
         raise EmberValueError("to_device: ember has no streams to order the copy on; pass "
                               "stream=None")
     return self.to(device)
+
+
+def __reduce__(self):
+    """Tensor.__reduce__: by value (dtype, shape, bytes, device), for ember.multiprocessing
+    and copy; checkpoints never pickle (ember.save writes a safe format).  A parameter
+    (nn.Parameter: a tensor flagged "param") comes back as one."""
+    t = self
+    host = t.detach()._host()
+    data = host.reshape(-1).view("uint8").tobytes() if host.size else b""
+    return (_rebuild_tensor, (t.dtype.name, tuple(host.shape), data, str(t.device),
+                              bool(t.requires_grad), t._meta is not None and "param" in t._meta))
+
+
+def _rebuild_tensor(dtype: str, shape: tuple, data: bytes, device: str,
+                    requires_grad: bool = False, parameter: bool = False):
+    kind = D.get_dtype(dtype)
+    if (not isinstance(shape, tuple) or any(type(s) is not int or s < 0 for s in shape)
+            or not isinstance(data, bytes) or len(data) != math.prod(shape) * kind.itemsize):
+        raise EmberValueError(f"ember.multiprocessing: a pickled tensor of {dtype} and shape "
+                              f"{shape!r:.100} carries {len(data)} bytes; it was not "
+                              "written by Tensor.__reduce__")
+    host = np.frombuffer(data, dtype=kind.np).reshape(shape).copy()
+    t = from_host(host, device)
+    if parameter:                       # nn.Parameter(t, requires_grad), as it was sent
+        t._set_meta("param", True)
+        t.requires_grad = bool(requires_grad)
+        return t
+    return t.requires_grad_(True) if requires_grad else t

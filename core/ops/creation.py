@@ -390,7 +390,7 @@ def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=Non
 def _normal_tensors(mean, std, generator) -> Tensor:
     """torch.normal with a tensor mean and/or std: one draw per element of their broadcast
     shape. Like PyTorch, the draw carries no gradient to mean or std."""
-    from ..autograd import no_grad
+    from ..autograd.grad_mode import no_grad
     from ._util import broadcast_shapes
     like = mean if type(mean) is Tensor else std
     if like._dtype.category != D.FLOAT:

@@ -98,10 +98,11 @@ def _cholesky_vjp(g, out, a):
 
 def _phi(p):
     """The lower triangle of p with its diagonal halved."""
-    from ..functional.products import tril
-    from .creation import eye
+    from .creation import arange
+    from .elementwise import where
     n = p._data.shape[-1]
-    return tril(p) - 0.5 * p * eye(n, dtype=p._dtype, device=p._device)
+    offsets = arange(n, device=p._device).reshape(1, n) - arange(n, device=p._device).reshape(n, 1)
+    return where(offsets < 0, p, where(offsets == 0, p * 0.5, 0.0))
 
 
 def _eigh_vjp(g, out, a, *, UPLO):

@@ -9,7 +9,7 @@ import math
 
 from .. import dtypes as D
 from ..dispatch import binary as _binary
-from ..dispatch import run
+from ..dispatch import run, use_cast
 from ..dispatch import unary as _unary
 from ..errors import EmberTypeError
 from ..tensor import Tensor
@@ -285,6 +285,7 @@ def where(condition, input=_NOTHING, other=_NOTHING):
 cast_op = declare("cast", "unary", rule_attr, sig="x, *, dtype: dtype", shape=shape_first,
                   doc="x converted to dtype (float to int truncates toward zero)",
                   vjp=lambda g, out, x, *, dtype: (g,), uses=())
+use_cast(cast_op)                 # dispatch casts promoted inputs with it
 
 
 def cast(x: Tensor, dtype) -> Tensor:

@@ -155,9 +155,10 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     first = cat([full((min(n, 1),), True, device=input._device), values[1:] != values[:-1]])
     out = [values[first]]
     if return_inverse:
-        from ..functional.index import scatter
+        from .index import scatter_add
         group = first.cumsum(0) - 1
-        inverse = scatter(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
+        # order is a permutation: each position receives exactly one group number
+        inverse = scatter_add(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
         out.append(inverse.reshape(input._data.shape))
     if return_counts:
         starts = first.nonzero().reshape(-1)

@@ -1,0 +1,144 @@
+"""The autograd graph's node: what one recorded op keeps for its VJP, and its edges.
+
+Dispatch makes one per recorded op (dispatch.record); the engine (engine.py) walks them.
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..errors import AutogradError
+from ..tensor import Tensor, wrap
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+class Node:
+    """One recorded op: what its VJP needs, and the edges to its inputs' history.
+
+    The output is kept as its native array only (not the Tensor), so the node does not keep
+    its own output alive in a cycle.
+    """
+
+    __slots__ = ("op", "inputs", "versions", "attrs", "out", "next", "meta", "__weakref__")
+
+    def __init__(self, op, out, inputs, attrs):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        # an edge is the input's node, the input itself when it is a leaf that needs a
+        # gradient, or None; loops, not generators: this runs once per recorded op.  A
+        # version is kept for the inputs whose values the VJP reads (op.uses: None for all,
+        # positions, or a function of the inputs: mul reads x only when y needs a gradient),
+        # so only those are checked against in-place modification, as PyTorch's saved ones
+        uses = op.uses
+        if uses is not None and not isinstance(uses, tuple):
+            uses = uses(inputs)
+        versions, edges = [], []
+        i = -1
+        for x in inputs:
+            i += 1
+            if type(x) is Tensor:
+                versions.append(x._version if uses is None or i in uses else None)
+                fn = x.grad_fn
+                edges.append(fn if fn is not None else (x if x.requires_grad else None))
+            else:
+                versions.append(None)
+                edges.append(None)
+        self.versions = versions
+        self.next = edges
+        # the output's native array and a weak reference to the output (enough to see an
+        # in-place change), only for rules that read the output
+        self.out = (out._data, out._device, out._dtype, weakref.ref(out)) if op.save_out \
+            else None
+        self.meta = {"anomaly": _anomaly_trace()} if _anomaly[0] else None
+
+    def name(self) -> str:
+        """PyTorch's name for the node: AddBackward0 for op add; an op may carry its own
+        (node_name: a custom Function's is MyReLUBackward, as torch's)."""
+        own = getattr(self.op, "node_name", None)
+        if own is not None:
+            return own
+        return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+    @property
+    def next_functions(self):
+        return tuple((e if isinstance(e, Node) else (_Leaf(e) if e is not None else None), 0)
+                     for e in self.next)
+
+    def _meta(self) -> dict:
+        if self.meta is None:
+            self.meta = {}
+        return self.meta
+
+    @property
+    def pre_hooks(self):
+        return None if self.meta is None else self.meta.get("pre_hooks")
+
+    @property
+    def retained(self):
+        return None if self.meta is None else self.meta.get("retained")
+
+    def register_hook(self, fn):
+        self._meta().setdefault("pre_hooks", []).append(fn)
+
+    def _output(self) -> Tensor:
+        data, device, dtype, _ = self.out
+        t = wrap(data, device, dtype)
+        t.grad_fn = self
+        t.requires_grad = True
+        return t
+
+    def apply(self, g: Tensor):
+        inputs = self.inputs
+        if inputs is None:
+            raise AutogradError(_FREED)
+        for x, v in zip(inputs, self.versions):
+            if v is not None and x._version != v:
+                raise AutogradError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{x._dtype.name} tensor of shape "
+                    f"{list(x.shape)}], which is an input of {self.name()} ({self.op.name}), "
+                    f"is at version {x._version}; expected version {v} instead. Hint: "
+                    "replace the in-place op with its out-of-place form, or .clone() the "
+                    "tensor before modifying it.")
+        if self.out is not None:
+            live = self.out[3]()
+            if live is not None and live._version:
+                raise AutogradError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{live._dtype.name} tensor of shape "
+                    f"{list(live.shape)}], which is output 0 of {self.name()}, is at version "
+                    f"{live._version}; expected version 0 instead. Hint: .clone() the output "
+                    "before modifying it in place.")
+        out = self._output() if self.out is not None else None
+        grads = self.op.vjp(g, out, *inputs, **self.attrs)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        return grads
+
+
+class _Leaf:
+    """AccumulateGrad: what grad_fn.next_functions shows for a leaf."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+_anomaly = [False]
+
+
+def _anomaly_trace():
+    import traceback
+    return "".join(traceback.format_stack()[:-4])
