@@ -10,12 +10,12 @@ import numpy as np
 
 from .. import dtypes as D
 from ..device import as_device
-from ..dispatch import create
+from ..dispatch import _check_dtype, create
 from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
 from ..signatures import size_keyword
 from ..tensor import Tensor, wrap
 from ._op import declare, rule_attr, shape_attr
-from ._util import as_shape
+from ._util import as_shape, broadcast_shapes
 
 # the public functions (ember.*); from_host, check_fits, ... are ember's own
 __all__ = ["arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
@@ -34,7 +34,6 @@ arange_op = declare("arange", "creation", rule_attr,
 
 def _check_device_dtype(device, dtype, what):
     if device.type != "cpu":
-        from ..dispatch import _check_dtype
         _check_dtype(what, device, dtype)
 
 
@@ -391,7 +390,6 @@ def _normal_tensors(mean, std, generator) -> Tensor:
     """torch.normal with a tensor mean and/or std: one draw per element of their broadcast
     shape. Like PyTorch, the draw carries no gradient to mean or std."""
     from ..autograd.grad_mode import no_grad
-    from ._util import broadcast_shapes
     like = mean if type(mean) is Tensor else std
     if like._dtype.category != D.FLOAT:
         raise EmberTypeError(f"normal: expected a floating mean/std tensor, got "

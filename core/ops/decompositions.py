@@ -7,9 +7,14 @@ so it runs on every device and differentiates again.
 from __future__ import annotations
 
 from .. import dtypes as D
-from ..errors import DtypeNotSupportedError, ShapeError
+from ..dispatch import run
+from ..errors import AutogradError, DtypeNotSupportedError, ShapeError
 from ..tensor import Tensor
 from ._op import declare, rule_same
+from .creation import arange, eye, zeros
+from .elementwise import where
+from .movement import cat
+from .scan import cumprod
 
 
 def _matrix(name, square: bool):
@@ -65,7 +70,6 @@ def _det_vjp(g, out, a):
         return ((g * out)[..., None, None] * inv_op_run(a).mT,)
     # a singular matrix: det's gradient is adj(A)^T, through the SVD as PyTorch's:
     # adj(A) = det(Vh) Vh^T diag(prod of the other singular values) det(U) U^T
-    from .scan import cumprod
     u, vh = run_svd_u(a, False), run_svd_vh(a, False)
     s = run_svdvals(a)
     ones = s[..., :1] * 0 + 1
@@ -77,13 +81,11 @@ def _det_vjp(g, out, a):
 
 
 def _cat_last(xs):
-    from .movement import cat
     return cat(xs, -1)
 
 
 def _run(op, *inputs, **attrs):
-    from ..dispatch import run as dispatch_run
-    return dispatch_run(op, *inputs, **attrs)
+    return run(op, *inputs, **attrs)
 
 
 def _logabsdet_vjp(g, out, a):
@@ -98,8 +100,6 @@ def _cholesky_vjp(g, out, a):
 
 def _phi(p):
     """The lower triangle of p with its diagonal halved."""
-    from .creation import arange
-    from .elementwise import where
     n = p._data.shape[-1]
     offsets = arange(n, device=p._device).reshape(1, n) - arange(n, device=p._device).reshape(n, 1)
     return where(offsets < 0, p, where(offsets == 0, p * 0.5, 0.0))
@@ -107,7 +107,6 @@ def _phi(p):
 
 def _eigh_vjp(g, out, a, *, UPLO):
     # eigenvectors V of distinct eigenvalues w: gA = V ((skew(V^T gV)) / E) V^T, E_ij = w_j - w_i
-    from .creation import eye
     w = eigvalsh_op_run(a, UPLO)
     n = w._data.shape[-1]
     e = w[..., None, :] - w[..., :, None]
@@ -153,22 +152,18 @@ eigvalsh_op = declare("eigvalsh", "linalg", rule_same, sig="a, *, UPLO: str",
 
 
 def inv_op_run(a: Tensor) -> Tensor:
-    from ..dispatch import run
     return run(inv_op, a)
 
 
 def solve_op_run(a: Tensor, b: Tensor) -> Tensor:
-    from ..dispatch import run
     return run(solve_op, a, b)
 
 
 def eigh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
-    from ..dispatch import run
     return run(eigh_op, a, UPLO=UPLO)
 
 
 def eigvalsh_op_run(a: Tensor, UPLO: str = "L") -> Tensor:
-    from ..dispatch import run
     return run(eigvalsh_op, a, UPLO=UPLO)
 
 
@@ -185,7 +180,6 @@ def _svd_parts(a):
 
 def _svd_e(s):
     """S_j^2 - S_i^2 off the diagonal, 1 on it (the diagonal of the skew terms is 0)."""
-    from .creation import eye
     s2 = s * s
     i = eye(s._data.shape[-1], dtype=s._dtype, device=s._device)
     return (s2[..., None, :] - s2[..., :, None]) * (1 - i) + i
@@ -243,17 +237,14 @@ svd_vh_op = declare("svd_vh", "linalg", rule_same, sig="a, *, full_matrices: boo
 
 
 def run_svdvals(a: Tensor) -> Tensor:
-    from ..dispatch import run
     return run(svdvals_op, a)
 
 
 def run_svd_u(a: Tensor, full_matrices: bool) -> Tensor:
-    from ..dispatch import run
     return run(svd_u_op, a, full_matrices=full_matrices)
 
 
 def run_svd_vh(a: Tensor, full_matrices: bool) -> Tensor:
-    from ..dispatch import run
     return run(svd_vh_op, a, full_matrices=full_matrices)
 
 
@@ -261,7 +252,6 @@ def run_svd_vh(a: Tensor, full_matrices: bool) -> Tensor:
 def _qr_square(q, r, gq, gr):
     """PyTorch's QR backward for m >= n: gA = (gQ + Q copyltu(triu(gR R^T - Q^T gQ))) R^-T,
     copyltu(X) = X + X^T with X's diagonal once.  gq/gr may be None (no gradient)."""
-    from .creation import eye
     m = None
     if gr is not None:
         m = gr @ r.mT
@@ -279,7 +269,6 @@ def _qr_square(q, r, gq, gr):
 def _qr_check_grad(a, mode):
     m, n = a._data.shape[-2:]
     if mode == "complete" and m > n:
-        from ..errors import AutogradError
         raise AutogradError("linalg.qr: not differentiable with mode='complete' and more rows "
                             "than columns (Q's extra columns are not determined), as in "
                             "PyTorch; use mode='reduced'")
@@ -303,13 +292,10 @@ def _qr_r_vjp(g, out, a, *, mode):
         return (_qr_square(q, out[..., :n, :], None, g[..., :n, :]),)
     gv = g[..., m:]                         # R = [U | V], V = Q^T Y
     gx = _qr_square(q, out[..., :m], a[..., m:] @ gv.mT, g[..., :m])
-    from .movement import cat
     return (cat([gx, q @ gv], -1),)
 
 
 def _pad_cols(x, k):
-    from .creation import zeros
-    from .movement import cat
     return cat([x, zeros(*x._data.shape[:-1], k, dtype=x._dtype, device=x._device)], -1)
 
 
@@ -329,10 +315,8 @@ qr_r_op = declare("qr_r", "linalg", rule_same, sig="a, *, mode: str", check=_flo
 
 
 def run_qr_q(a: Tensor, mode: str) -> Tensor:
-    from ..dispatch import run
     return run(qr_q_op, a, mode=mode)
 
 
 def run_qr_r(a: Tensor, mode: str) -> Tensor:
-    from ..dispatch import run
     return run(qr_r_op, a, mode=mode)

@@ -23,6 +23,8 @@ from ._op import (
     shape_broadcast,
     shape_first,
 )
+from ._util import broadcast_shapes
+from .creation import full
 
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -159,7 +161,6 @@ def _check_broadcast(inputs, attrs, name=None):
             return
     shapes = [x._data.shape for x in inputs if type(x) is Tensor]
     if len(shapes) > 1 and any(s != shapes[0] for s in shapes):
-        from ._util import broadcast_shapes
         broadcast_shapes(name, *shapes)
 
 
@@ -267,17 +268,21 @@ where_op = declare("where", "ternary", rule_same, promote=(1, 2), check=_where_c
 
 
 _NOTHING = object()
+_nonzero = None          # ops/index.py hands it down: where(condition) alone is nonzero
+
+
+def use_nonzero(fn) -> None:
+    global _nonzero
+    _nonzero = fn
 
 
 def where(condition, input=_NOTHING, other=_NOTHING):
     """Elements of input where condition holds, else of other (broadcast); where(condition)
     alone is nonzero(condition, as_tuple=True), as in PyTorch."""
     if input is _NOTHING and other is _NOTHING:
-        from .index import nonzero
-        return nonzero(condition, as_tuple=True)
+        return _nonzero(condition, as_tuple=True)
     if type(input) is not Tensor and type(other) is not Tensor and type(condition) is Tensor:
         # two numbers: the result dtype is theirs (a float gives the default float)
-        from .creation import full
         input = full((), input, dtype=D.result_type(input, other), device=condition._device)
     return run(where_op, condition, input, other)
 

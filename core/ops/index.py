@@ -17,10 +17,31 @@ from .. import dispatch
 from .. import dtypes as D
 from ..autograd.grad_mode import no_grad
 from ..dispatch import run
-from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
+from ..errors import (
+    AutogradError,
+    EmberIndexError,
+    EmberTypeError,
+    EmberValueError,
+    KernelNotFoundError,
+    ShapeError,
+)
 from ..tensor import Tensor
+from . import elementwise, movement
 from ._op import declare, rule_first, rule_fixed, shape_first
-from ._util import norm_dim
+from ._util import broadcast_shapes, norm_dim
+from .creation import c_order, from_host, full, tensor
+from .elementwise import where
+from .movement import (
+    _inverse,
+    expand_op,
+    permute_op,
+    reshape,
+    reshape_op,
+    slice_,
+    slice_op,
+    slice_scatter,
+    slice_scatter_op,
+)
 
 __all__ = ["argwhere", "gather", "index_add", "index_select", "nonzero", "scatter_add", "take"]
 
@@ -159,7 +180,6 @@ def _bounds_check(name, device, size):
 
 
 def _wrap_negative(index, size):
-    from .elementwise import where
     return where(index < 0, index + size, index)
 
 
@@ -249,6 +269,10 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     return out
 
 
+elementwise.use_nonzero(nonzero)       # where(condition) alone
+movement.use_index_select(index_select)    # pad(mode='reflect' | 'replicate' | 'circular')
+
+
 def argwhere(x: Tensor) -> Tensor:
     return nonzero(x)
 
@@ -332,7 +356,6 @@ def _index_tensor(k, x, size: int):
     """A list of Python ints as an index tensor on x's device, checked and wrapped on the
     host where its values are (a DataLoader's batch: checked on the device, each batch
     cost two reductions and two waits for it)."""
-    from .creation import tensor
     values = np.asarray(k, dtype=np.int64)
     lo, hi = int(values.min()), int(values.max())
     _raise_out_of_bounds("take", lo, hi, size)
@@ -361,7 +384,6 @@ def _host_key(key, x):
 def _linear_index(x: Tensor, key: tuple) -> Tensor:
     """The flat positions x[key] selects, computed on the host with NumPy's rules (which
     are PyTorch's for these cases), as an int64 tensor on x's device."""
-    from .creation import c_order, from_host
     positions = np.arange(x.numel(), dtype=np.int64).reshape(x._data.shape)
     try:
         lin = positions[_host_key(key, x)]
@@ -389,12 +411,10 @@ def getitem(x: Tensor, key) -> Tensor:
         out = x
     else:
         out = slice_view(x, slices)
-        from .movement import reshape
         out = reshape(out, shape)
         # an in-place op on this view under autograd is replayed on x (see _rebase)
         out._set_meta("view_key", (x, key))
         return out
-    from .movement import reshape
     return reshape(out, shape)
 
 
@@ -413,7 +433,6 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
             return x
         first = slice(start, None if stop < 0 else stop, step)
         out_shape = (len(range(start, stop, step)),) + shape[1:]
-    from .movement import reshape
     view = slice_view(x, (first,) + tuple(slice(0, m, 1) for m in shape[1:]))
     out = reshape(view, out_shape)
     out._set_meta("view_key", (x, (key,) + (slice(None),) * (len(shape) - 1)))
@@ -421,15 +440,12 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
 
 
 def slice_view(x, slices):
-    from .movement import slice_
     return slice_(x, slices)
 
 
 def setitem(x: Tensor, key, value) -> None:
-    from .creation import tensor as make_tensor
-    from .movement import reshape, slice_scatter
     if type(value) is not Tensor:
-        value = make_tensor(value, dtype=x._dtype, device=x._device)
+        value = tensor(value, dtype=x._dtype, device=x._device)
     elif value._device is not x._device:
         value = value.to(x._device)
     if value._dtype is not x._dtype:
@@ -459,7 +475,6 @@ def setitem(x: Tensor, key, value) -> None:
 
 
 def _fit(value: Tensor, shape, target_shape):
-    from ._util import broadcast_shapes
     try:
         broadcast_shapes("setitem", value._data.shape, shape)
     except ShapeError:
@@ -485,7 +500,6 @@ def _assign(target: Tensor, value) -> None:
 
 
 def _no_assign(target):
-    from ..errors import KernelNotFoundError
     raise KernelNotFoundError(f"assign: the {target._device.type} backend has no 'assign' "
                               "kernel (a primitive every backend implements)")
 
@@ -516,18 +530,6 @@ def writes_through(x: Tensor) -> bool:
 # the base (slice_scatter for slices, the inverse permute/reshape), and after any write
 # into the base its views are recomputed from it: no write is lost, either way.
 
-def track_view(out: Tensor, x: Tensor, root: Tensor, op, attrs) -> None:
-    import weakref
-    chain = x._get_meta("chain") or ()
-    out._set_meta("chain", chain + ((op, attrs),))
-    views = root._get_meta("views")
-    if views is None:
-        views = []
-        root._set_meta("views", views)
-    views[:] = [r for r in views if r() is not None]
-    views.append(weakref.ref(out))
-
-
 def _derive(root: Tensor, chain) -> list:
     """The tensors root, step 1 of chain applied to it, ... (the last step left out)."""
     steps = [root]
@@ -537,8 +539,6 @@ def _derive(root: Tensor, chain) -> list:
 
 
 def _write_back(target: Tensor, chain, value) -> None:
-    from .creation import full
-    from .movement import expand_op, permute_op, reshape_op, slice_op, slice_scatter_op
     root = target._get_meta("base")
     with no_grad():
         if type(value) is not Tensor:
@@ -552,7 +552,6 @@ def _write_back(target: Tensor, chain, value) -> None:
             if op is slice_op:
                 new = run(slice_scatter_op, prev, new, **attrs)
             elif op is permute_op:
-                from .movement import _inverse
                 new = dispatch.direct(permute_op, prev._device, prev._dtype, (new,),
                                       {"dims": _inverse(attrs["dims"])})
             elif op is reshape_op:
@@ -601,7 +600,6 @@ def _rebase(x: Tensor, new: Tensor) -> None:
         return
     base = x._get_meta("base")
     if base is not None and (base.requires_grad or new.requires_grad):
-        from ..errors import AutogradError
         raise AutogradError(
             "an in-place operation on a view of a tensor that is part of an autograd graph is "
             "not supported; use the out-of-place op (e.g. torch-style `y = x.clone(); "
@@ -613,7 +611,6 @@ def _rebase(x: Tensor, new: Tensor) -> None:
 
 
 def raise_leaf_inplace():
-    from ..errors import AutogradError
     raise AutogradError("a leaf Variable that requires grad is being used in an in-place "
                         "operation; wrap it in `with ember.no_grad():` or use the "
                         "out-of-place op")

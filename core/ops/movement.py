@@ -11,15 +11,26 @@ concatenate(*xs, axis); contiguous(x) -> a copy in row-major order.
 """
 from __future__ import annotations
 
+import weakref
+
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_same, shape_attr, shape_first
 from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
+from .creation import from_host
 
 __all__ = ["cat", "chunk", "contiguous", "expand", "flatten", "flip", "movedim", "pad", "permute",
            "reshape", "slice_scatter", "split", "squeeze", "stack", "transpose", "unsqueeze"]
+
+
+_index_select = None     # ops/index.py hands it down: pad's non-constant modes gather rows
+
+
+def use_index_select(fn) -> None:
+    global _index_select
+    _index_select = fn
 
 
 def _view_of(out: Tensor, x: Tensor, op, attrs) -> Tensor:
@@ -31,9 +42,19 @@ def _view_of(out: Tensor, x: Tensor, op, attrs) -> Tensor:
     root = x if base is None else base
     out._set_meta("base", root)
     if not x._device.strided_views:
-        from .index import track_view
         track_view(out, x, root, op, attrs)
     return out
+
+
+def track_view(out: Tensor, x: Tensor, root: Tensor, op, attrs) -> None:
+    chain = x._get_meta("chain") or ()
+    out._set_meta("chain", chain + ((op, attrs),))
+    views = root._get_meta("views")
+    if views is None:
+        views = []
+        root._set_meta("views", views)
+    views[:] = [r for r in views if r() is not None]
+    views.append(weakref.ref(out))
 
 
 def _slice_shape(inputs, attrs):
@@ -218,11 +239,10 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
     if value:
         raise EmberValueError(f"pad: mode {mode!r} takes no value (got {value}); use "
                               "mode='constant' to pad with a number")
-    from .index import index_select
     out = x
     for dim, (lo, hi) in enumerate(pairs):
         if lo or hi:
-            out = index_select(out, dim, _pad_index(mode, x._data.shape[dim], lo, hi,
+            out = _index_select(out, dim, _pad_index(mode, x._data.shape[dim], lo, hi,
                                                     x._device))
     return out
 
@@ -231,7 +251,6 @@ def _pad_index(mode, n, lo, hi, device):
     """The source position of every padded position along one dim."""
     import numpy as np
 
-    from .creation import from_host
     if mode == "reflect" and (lo >= n or hi >= n):
         raise EmberValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
                               f"dim's size {n}")

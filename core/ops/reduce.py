@@ -13,6 +13,7 @@ from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim, norm_dims
+from .movement import pad, permute, reshape
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "prod", "sum"]
 
@@ -48,7 +49,6 @@ def _prod_vjp(g, out, x, *, axes, keepdims):
 
 def _others_product(x, axes):
     """For each element, the product of the other elements over `axes`."""
-    from .movement import pad, permute, reshape
     shape = x._data.shape
     rest = [d for d in range(x.ndim) if d not in axes]
     order = tuple(rest) + tuple(axes)

@@ -11,6 +11,7 @@ from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, shape_first
 from ._util import norm_dim
+from .elementwise import where
 from .reduce import _sum_rule as _scan_rule  # as sum: bool and ints scan in int64
 
 __all__ = ["cumsum", "cumprod", "logcumsumexp"]
@@ -24,7 +25,6 @@ def _cumprod_vjp(g, out, x, *, axis):
     # d out_j / d x_k = prod_{i <= j, i != k} x_i for j >= k.  Before the first zero of a
     # line that is out_j / x_k; at the first zero it is the product with that zero taken
     # out; after it every product holds the zero: 0.  (PyTorch's rule, written with ops.)
-    from .elementwise import where
     zero = x == 0
     zeros_so_far = run(cumsum_op, zero, axis=axis)
     before = zeros_so_far == 0
@@ -70,6 +70,5 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along dim, shifted by the line's max so it cannot overflow."""
     axis = norm_dim(dim, input.ndim, "logcumsumexp") if input.ndim else 0
     m = input.amax(axis, keepdim=True).detach() if input.ndim else input.detach()
-    from .elementwise import where
     m = where(m.isfinite(), m, 0.0)
     return cumsum((input - m).exp(), axis).log() + m

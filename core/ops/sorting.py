@@ -9,12 +9,16 @@ gather's (the chosen elements get it), as in PyTorch.
 from __future__ import annotations
 
 from .. import dtypes as D
+from .._torch_gaps import gap
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_fixed, shape_first
 from ._util import norm_dim
+from .creation import full, zeros
+from .index import scatter_add
+from .movement import cat
 
 __all__ = ["argsort", "sort", "topk", "kthvalue", "median", "msort", "unique"]
 
@@ -143,10 +147,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     device from a sort; the number of distinct values is read back (as PyTorch's does)."""
     _need_tensor("unique", input)
     if dim is not None:
-        from .._torch_gaps import gap
         raise gap("unique(dim=...)", "only the flattened form exists; unique(x.reshape(-1))")
-    from .creation import full, zeros
-    from .movement import cat
     flat = input.reshape(-1).detach()
     n = flat._data.shape[0]
     order = argsort(flat)
@@ -155,7 +156,6 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     first = cat([full((min(n, 1),), True, device=input._device), values[1:] != values[:-1]])
     out = [values[first]]
     if return_inverse:
-        from .index import scatter_add
         group = first.cumsum(0) - 1
         # order is a permutation: each position receives exactly one group number
         inverse = scatter_add(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
