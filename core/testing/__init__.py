@@ -12,16 +12,17 @@ programs against the CPU backend (programs.py).
 """
 from __future__ import annotations
 
-from . import (  # noqa: F401  (they add rows and rules)
-    cases_layers_extra,
-    cases_linalg_extra,
-    cases_losses_extra,
-    cases_nn,
-    cases_train_extra,
-    semantics,
-    views,
+from . import semantics, views  # noqa: F401  (they add rules)
+from .cases import (  # noqa: F401  (linalg, nn_*: they add rows)
+    CASES,
+    Input,
+    OpCase,
+    linalg,
+    nn_activation,
+    nn_conv,
+    nn_loss,
+    nn_normalization,
 )
-from .cases import CASES, Input, OpCase
 from .checks import (
     LAYOUTS,
     Unsupported,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cases import Input, _softmax, case, section
-from .cases_nn import _adaptive, _adaptive_avg, _avg_pool, _max_pool
+from .elementwise import Input, _softmax, case, section
+from .nn_conv import _adaptive, _adaptive_avg, _avg_pool, _max_pool
 
 
 def F(E):

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .cases import ALL_FLOATS, FLOATS, Input, _erf, _lse, _softmax, case, section
+from .elementwise import ALL_FLOATS, FLOATS, Input, _erf, _lse, _softmax, case, section
 
 
 def F(E):

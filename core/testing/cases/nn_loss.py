@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .cases import Input, case, section
+from .elementwise import Input, case, section
 
 
 def F(E):

@@ -2,7 +2,7 @@
 against NumPy's LAPACK."""
 from __future__ import annotations
 
-from .cases import Input, case, section
+from .elementwise import Input, case, section
 
 
 def _general(E, x):

@@ -1,7 +1,7 @@
 """Conformance rows of the nn.functional names from nn/train_extra.py, with NumPy references."""
 from __future__ import annotations
 
-from .cases import Input, case, section
+from .elementwise import Input, case, section
 
 
 def F(E):
