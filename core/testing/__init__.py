@@ -13,16 +13,7 @@ programs against the CPU backend (programs.py).
 from __future__ import annotations
 
 from . import semantics, views  # noqa: F401  (they add rules)
-from .cases import (  # noqa: F401  (linalg, nn_*: they add rows)
-    CASES,
-    Input,
-    OpCase,
-    linalg,
-    nn_activation,
-    nn_conv,
-    nn_loss,
-    nn_normalization,
-)
+from .cases import CASES, Input, OpCase
 from .checks import (
     LAYOUTS,
     Unsupported,

@@ -1,14 +1,57 @@
-"""Conformance rows of the nn.functional names from nn/layers_extra.py, with NumPy references."""
+"""Conformance rows of the activations of torch.nn (their nn.functional forms), one_hot and
+normalize, with NumPy references.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from .elementwise import Input, _softmax, case, section
-from .nn_conv import _adaptive, _adaptive_avg, _avg_pool, _max_pool
+from ._references import _erf, _lse, _softmax, _softplus
+from ._table import ALL_FLOATS, FLOATS, F, Input, case, section
 
 
-def F(E):
-    return E.nn.functional
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# --- activations --------------------------------------------------------------------------
+section("activation")
+_ACTIVATIONS = [
+    ("gelu", lambda E, x: F(E).gelu(x), lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2)))),
+    ("gelu:tanh", lambda E, x: F(E).gelu(x, approximate="tanh"),
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    ("silu", lambda E, x: F(E).silu(x), lambda x: x * _sigmoid(x)),
+    ("softplus", lambda E, x: F(E).softplus(x * 10, beta=0.5, threshold=5.0),
+     lambda x: _softplus(x * 10, 0.5, 5.0)),
+    ("elu", lambda E, x: F(E).elu(x, 0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x))),
+    ("leaky_relu", lambda E, x: F(E).leaky_relu(x, 0.1), lambda x: np.where(x > 0, x, 0.1 * x)),
+    ("relu6", lambda E, x: F(E).relu6(x * 4), lambda x: np.clip(x * 4, 0, 6)),
+    ("hardtanh", lambda E, x: F(E).hardtanh(x, -0.5, 0.8), lambda x: np.clip(x, -0.5, 0.8)),
+    ("mish", lambda E, x: F(E).mish(x), lambda x: x * np.tanh(_softplus(x))),
+    ("logsigmoid", lambda E, x: F(E).logsigmoid(x * 30), lambda x: -_softplus(-x * 30)),
+    ("softmin", lambda E, x: F(E).softmin(x, 1), lambda x: _softmax(-x, 1)),
+    ("normalize", lambda E, x: (F(E).normalize(x), F(E).normalize(x, p=1.0, dim=-1)),
+     lambda x: (x / np.maximum(np.sqrt((x * x).sum(1, keepdims=True)), 1e-12),
+                x / np.maximum(np.abs(x).sum(-1, keepdims=True), 1e-12))),
+    ("sigmoid:functional", lambda E, x: (F(E).sigmoid(x), F(E).tanh(x), F(E).relu(x)),
+     lambda x: (_sigmoid(x), np.tanh(x), np.maximum(x, 0))),
+    ("log_softmax:functional", lambda E, x: (F(E).log_softmax(x, 1), F(E).softmax(x, 0),
+                                             F(E).logsumexp(x, 2)),
+     lambda x: (np.log(_softmax(x, 1)), _softmax(x, 0), _lse(x, 2))),
+]
+_COVERS = {"sigmoid:functional": ("sigmoid", "tanh", "relu"),
+           "log_softmax:functional": ("log_softmax", "softmax", "logsumexp")}
+for _name, _fn, _ref in _ACTIVATIONS:
+    case(_name, _fn, _ref, Input((2, 3, 4)), dtypes=ALL_FLOATS if _name in ("gelu", "silu")
+         else FLOATS, ops=_COVERS.get(_name, (_name.split(":")[0],)))
+case("gelu:special", lambda E, x: (F(E).gelu(x), F(E).silu(x), F(E).softplus(x)),
+     lambda np, x: (x * 0.5 * (1 + _erf(x / math.sqrt(2))), x * _sigmoid(x), _softplus(x)),
+     Input((8,), "f", (math.nan, math.inf, -math.inf, 0.0, -0.0, 50.0, -50.0, 1.0)),
+     grad=False, layouts=False, ops=("gelu", "silu", "softplus"))
+case("one_hot", lambda E, i: (F(E).one_hot(i, 5), F(E).one_hot(i)),
+     lambda np, i: (np.eye(5, dtype=np.int64)[i], np.eye(i.max() + 1, dtype=np.int64)[i]),
+     Input((2, 3), "ix5"), dtypes=("int64",), grad=False, out_dtype="int64")
 
 
 _ALPHA, _SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -60,38 +103,3 @@ case("gumbel_softmax", lambda E, x: _seeded_gumbel(E, x, tau=0.7),
 case("gumbel_softmax:hard", lambda E, x: _seeded_gumbel(E, x, hard=True, dim=0),
      lambda np, x: np.eye(x.shape[0])[(x + _gumbel_noise(x.shape)).argmax(0)].T,
      Input((4, 3)), grad=False, ops=("gumbel_softmax",))
-
-section("normalization")
-
-
-def _rms(x, dims, eps):
-    return x / np.sqrt((x * x).mean(dims, keepdims=True) + eps)
-
-
-case("rms_norm", lambda E, x, w: (F(E).rms_norm(x, (3, 4), w, eps=1e-5),
-                                  F(E).rms_norm(x, (4,), eps=0.1)),
-     lambda np, x, w: (_rms(x, (1, 2), 1e-5) * w, _rms(x, (2,), 0.1)),
-     Input((2, 3, 4)), Input((3, 4)))
-
-section("pooling")
-case("max_pool1d", lambda E, x: (F(E).max_pool1d(x, 3), F(E).max_pool1d(x, 3, 2, 1, 2)),
-     lambda np, x: (_max_pool(x[:, :, None], (1, 3))[:, :, 0],
-                    _max_pool(x[:, :, None], (1, 3), (1, 2), (0, 1), (1, 2))[:, :, 0]),
-     Input((2, 3, 10)))
-case("avg_pool1d", lambda E, x: (F(E).avg_pool1d(x, 3), F(E).avg_pool1d(x, 3, 2, 1, True, False)),
-     lambda np, x: (_avg_pool(x[:, :, None], (1, 3))[:, :, 0],
-                    _avg_pool(x[:, :, None], (1, 3), (1, 2), (0, 1), True, False)[:, :, 0]),
-     Input((2, 3, 10)))
-case("adaptive_avg_pool1d", lambda E, x: F(E).adaptive_avg_pool1d(x, 4),
-     lambda np, x: _adaptive_avg(x[:, :, None], (1, 4))[:, :, 0], Input((2, 3, 10)))
-
-
-def _adaptive_max(x, size):
-    return _adaptive(x, size, np.max)
-
-
-case("adaptive_max_pool2d", lambda E, x: (F(E).adaptive_max_pool2d(x, (2, 3)),
-                                          F(E).adaptive_max_pool2d(x, (3, None)),
-                                          F(E).adaptive_max_pool2d(x[:, :, :4, :6], 2)),
-     lambda np, x: (_adaptive_max(x, (2, 3)), _adaptive_max(x, (3, x.shape[3])),
-                    _adaptive_max(x[:, :, :4, :6], (2, 2))), Input((2, 3, 5, 7)))

@@ -1,25 +1,95 @@
-"""Conformance rows of the distances and the margin and likelihood losses (nn/loss_extra.py)."""
+"""Conformance rows of every loss of nn.functional, with NumPy references."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
-from .elementwise import Input, case, section
+from ._references import _dist, _lse, _softmax, _softplus
+from ._table import ALL_FLOATS, F, Input, case, section
+
+# --- losses -------------------------------------------------------------------------------
+section("loss")
 
 
-def F(E):
-    return E.nn.functional
+def _log_softmax(x, axis):
+    return x - _lse(x, axis)[..., None] if axis == -1 else np.log(_softmax(x, axis))
 
 
+def _nll(logp, t, weight=None, ignore=-100, reduction="mean"):
+    n = logp.shape[0]
+    keep = t != ignore
+    safe = np.where(keep, t, 0)
+    picked = np.take_along_axis(logp, safe[:, None], 1)[:, 0]
+    w = keep.astype(np.float64) * (1.0 if weight is None else weight[safe])
+    loss = -picked * w
+    assert loss.shape == (n,)
+    return loss.sum() / w.sum() if reduction == "mean" else loss.sum() \
+        if reduction == "sum" else loss
+
+
+def _ce_smooth(x, t, eps):
+    logp = _log_softmax(x, 1)
+    c = x.shape[1]
+    return np.mean(-(1 - eps) * np.take_along_axis(logp, t[:, None], 1)[:, 0]
+                   - eps / c * logp.sum(1))
+
+
+_T5 = Input((5,), "i", (2, 0, 3, 3, 1))
+case("cross_entropy", lambda E, x, t: (F(E).cross_entropy(x, t),
+                                       F(E).cross_entropy(x, t, reduction="none")),
+     lambda np, x, t: (_nll(_log_softmax(x, 1), t), _nll(_log_softmax(x, 1), t,
+                                                         reduction="none")),
+     Input((5, 4)), _T5, dtypes=ALL_FLOATS, atol=1e-4, rtol=1e-4)
+case("cross_entropy:weight_ignore", lambda E, x, t, w: F(E).cross_entropy(
+    x, t.masked_fill(t == 3, -100), weight=w.abs() + 0.1),
+     lambda np, x, t, w: _nll(_log_softmax(x, 1), np.where(t == 3, -100, t), np.abs(w) + 0.1),
+     Input((5, 4)), _T5, Input((4,)), ops=("cross_entropy",))
+case("cross_entropy:label_smoothing", lambda E, x, t: F(E).cross_entropy(
+    x, t, label_smoothing=0.2), lambda np, x, t: _ce_smooth(x, t, 0.2), Input((5, 4)), _T5,
+     ops=("cross_entropy",))
+case("cross_entropy:probabilities", lambda E, x, p: F(E).cross_entropy(x, p.softmax(1)),
+     lambda np, x, p: np.mean(-(_softmax(p, 1) * _log_softmax(x, 1)).sum(1)),
+     Input((5, 4)), Input((5, 4)), ops=("cross_entropy",))
+case("cross_entropy:spatial", lambda E, x, t: F(E).cross_entropy(x, t, reduction="sum"),
+     lambda np, x, t: -np.take_along_axis(np.log(_softmax(x, 1)), t[:, None], 1).sum(),
+     Input((2, 3, 2, 2)), Input((2, 2, 2), "ix3"), ops=("cross_entropy",))
+case("nll_loss", lambda E, x, t: (F(E).nll_loss(x, t), F(E).nll_loss(x, t, reduction="sum")),
+     lambda np, x, t: (_nll(x, t), _nll(x, t, reduction="sum")), Input((5, 4)), _T5)
+case("mse_loss", lambda E, x, y: (F(E).mse_loss(x, y), F(E).mse_loss(x, y, reduction="none")),
+     lambda np, x, y: (((x - y) ** 2).mean(), (x - y) ** 2), Input((3, 4)), Input((3, 4)))
+case("l1_loss", lambda E, x, y: (F(E).l1_loss(x, y), F(E).l1_loss(x, y, reduction="sum")),
+     lambda np, x, y: (np.abs(x - y).mean(), np.abs(x - y).sum()), Input((3, 4)),
+     Input((3, 4)))
+case("smooth_l1_loss", lambda E, x, y: F(E).smooth_l1_loss(x * 2, y, beta=0.5),
+     lambda np, x, y: np.mean(np.where(np.abs(2 * x - y) < 0.5, (2 * x - y) ** 2 / 1.0,
+                                       np.abs(2 * x - y) - 0.25)), Input((3, 4)), Input((3, 4)))
+case("huber_loss", lambda E, x, y: F(E).huber_loss(x * 2, y, delta=0.7),
+     lambda np, x, y: np.mean(np.where(np.abs(2 * x - y) < 0.7, 0.5 * (2 * x - y) ** 2,
+                                       0.7 * (np.abs(2 * x - y) - 0.35))),
+     Input((3, 4)), Input((3, 4)))
+case("binary_cross_entropy", lambda E, p, t, w: (F(E).binary_cross_entropy(p, t),
+                                                 F(E).binary_cross_entropy(p, t, weight=w)),
+     lambda np, p, t, w: (np.mean(-(t * np.log(p) + (1 - t) * np.log(1 - p))),
+                          np.mean(-w * (t * np.log(p) + (1 - t) * np.log(1 - p)))),
+     Input((3, 4), "f", tuple(np.linspace(0.05, 0.95, 12))), Input((3, 4), "f",
+                                                              (0, 1, 1, 0) * 3),
+     Input((3, 4), "p"), atol=1e-4)
+case("binary_cross_entropy_with_logits", lambda E, x, t, pw: (
+    F(E).binary_cross_entropy_with_logits(x * 5, t),
+    F(E).binary_cross_entropy_with_logits(x, t, pos_weight=pw)),
+     lambda np, x, t, pw: (np.mean((1 - t) * 5 * x + _softplus(-5 * x)),
+                           np.mean((1 - t) * x + (1 + (pw - 1) * t) * _softplus(-x))),
+     Input((3, 4)), Input((3, 4), "f", (0, 1, 1, 0) * 3), Input((4,), "p"), atol=1e-4)
+case("kl_div", lambda E, x, t: (F(E).kl_div(x.log_softmax(1), t.softmax(1), reduction="batchmean"),
+                                F(E).kl_div(x, t, reduction="sum", log_target=True)),
+     lambda np, x, t: ((_softmax(t, 1) * (np.log(_softmax(t, 1)) - _log_softmax(x, 1))).sum()
+                       / x.shape[0], (np.exp(t) * (t - x)).sum()),
+     Input((3, 4)), Input((3, 4)))
+
+
+# --- margin, embedding and likelihood losses -----------------------------------------------
 def _softplus_exact(x):
     """log(1 + e^x) with no threshold (the shared _softplus has torch's threshold)."""
     return np.logaddexp(0.0, x)
-
-
-def _dist(a, b, p=2.0, eps=1e-6):
-    d = np.abs(a - b + eps)
-    return d.max(-1) if p == math.inf else (d ** p).sum(-1) ** (1.0 / p)
 
 
 def _reductions(loss):
@@ -36,18 +106,6 @@ _BITS12 = Input((3, 4), "f", (0.0, 1.0, 1.0, 0.0, 1.0, 0.0) * 2)
 _COUNTS12 = Input((3, 4), "f", (0.0, 2.0, 3.0, 0.0, 5.0, 4.0, 0.0, 2.0, 6.0, 3.0, 0.0, 7.0))
 
 section("loss")
-case("cosine_similarity", lambda E, a, b: (F(E).cosine_similarity(a, b),
-                                           F(E).cosine_similarity(a, b[:1], dim=-1)),
-     lambda np, a, b: ((a * b).sum(1) / (np.linalg.norm(a, axis=1) *
-                                          np.linalg.norm(b, axis=1)),
-                       (a * b[:1]).sum(-1) / (np.linalg.norm(a, axis=-1) *
-                                               np.linalg.norm(b[:1], axis=-1))),
-     Input((3, 4)), Input((3, 4)), atol=1e-4)
-case("pairwise_distance", lambda E, a, b: (F(E).pairwise_distance(a, b),
-                                           F(E).pairwise_distance(a, b, p=1.0, keepdim=True),
-                                           F(E).pairwise_distance(a, b, p=3.0)),
-     lambda np, a, b: (_dist(a, b), _dist(a, b, 1.0)[:, None], _dist(a, b, 3.0)),
-     Input((3, 4)), Input((3, 4)), atol=1e-4)
 case("triplet_margin_loss", lambda E, a, p, n: (
     F(E).triplet_margin_loss(a, p, n, margin=2.0),
     F(E).triplet_margin_loss(a, p, n, margin=2.0, swap=True, reduction="none")),
