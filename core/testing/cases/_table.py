@@ -45,29 +45,36 @@ class OpCase:
     rtol: float = 1e-5
 
 
-CASES: list[OpCase] = []
 FLOATS = ("float32", "float64")
 ALL_FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 SPECIAL = (math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, 1.5, 2.5, -2.5, -1.0, 3.0, 1e-30)
-_family = ["elementwise"]
 
 
-def section(family: str) -> None:
-    """The op family of the rows that follow (the report groups results by it)."""
-    _family[0] = family
+class Rows(list):
+    """The rows of one family module, in the order its `case` calls add them.
 
+    `family` is the group the report puts them in (OpCase.family); `section` changes it for
+    the rows that follow."""
 
-def case(name, fn, ref, *inputs, **kw):
-    if not _takes_np(ref):
-        ref = (lambda r: lambda np_, *arrays: r(*arrays))(ref)
-    specs = tuple(i if isinstance(i, Input) else Input(*i) if isinstance(i, tuple) and
-                  i and isinstance(i[0], tuple) else Input(i) for i in inputs)
-    kw.setdefault("family", _family[0])
-    if ":special" in name:
-        kw.setdefault("ref_float64", False)
-    kw["ops"] = tuple(kw.get("ops", ())) or (name.split(":")[0],)
-    CASES.append(OpCase(name, fn, ref, specs, **kw))
+    def __init__(self, family: str):
+        super().__init__()
+        self.family = family
+
+    def section(self, family: str) -> None:
+        """The op family of the rows that follow (the report groups results by it)."""
+        self.family = family
+
+    def case(self, name, fn, ref, *inputs, **kw) -> None:
+        if not _takes_np(ref):
+            ref = (lambda r: lambda np_, *arrays: r(*arrays))(ref)
+        specs = tuple(i if isinstance(i, Input) else Input(*i) if isinstance(i, tuple) and
+                      i and isinstance(i[0], tuple) else Input(i) for i in inputs)
+        kw.setdefault("family", self.family)
+        if ":special" in name:
+            kw.setdefault("ref_float64", False)
+        kw["ops"] = tuple(kw.get("ops", ())) or (name.split(":")[0],)
+        self.append(OpCase(name, fn, ref, specs, **kw))
 
 
 def _takes_np(ref) -> bool:

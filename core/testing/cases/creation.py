@@ -1,10 +1,12 @@
 """Conformance rows of the creation functions (full, arange, tensor)."""
 from __future__ import annotations
 
-from ._table import ALL_FLOATS, Input, S, case, section
+from ._table import ALL_FLOATS, Input, Rows, S
+
+ROWS = Rows("creation")
+case = ROWS.case
 
 # --- creation -----------------------------------------------------------------------------
-section("creation")
 case("full", lambda E, x: (E.full((2, 3), 1.5, device=x.device), E.zeros(0, 3, device=x.device),
                            E.ones(2, dtype=E.int64, device=x.device), E.full_like(x, 7),
                            E.full((), -2.0, device=x.device)),

@@ -16,14 +16,15 @@ from ._table import (
     SPECIAL_ROW,
     Input,
     M,
+    Rows,
     S,
     _function,
     _method,
-    case,
-    section,
 )
 
-section("elementwise")
+ROWS = Rows("elementwise")
+case = ROWS.case
+
 # --- elementwise unary ------------------------------------------------------------------
 UNARY_FLOAT = [
     ("neg", np.negative, "f"), ("abs", np.abs, "f"), ("exp", np.exp, "f"),

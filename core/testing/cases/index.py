@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import FLOATS, Input, M, S, case, section
+from ._table import FLOATS, Input, M, Rows, S
+
+ROWS = Rows("index")
+case = ROWS.case
+section = ROWS.section
 
 # --- indexing ---------------------------------------------------------------------------
-section("index")
 case("slice", lambda E, x: (x[1], x[:, 1:3], x[..., ::-2], x[None, 0, :, -1],
                             x[1:, ::2, 1], x[:, 2:0:-1], x[::-1, ::-1, ::-1]),
      lambda np, x: (x[1], x[:, 1:3], x[..., ::-2], x[None, 0, :, -1], x[1:, ::2, 1],

@@ -1,10 +1,12 @@
 """Conformance rows of the in-place ops (add_, sub_, mul_, div_ and the operators +=, //=)."""
 from __future__ import annotations
 
-from ._table import ALL_FLOATS, Input, M, S, case, section
+from ._table import ALL_FLOATS, Input, M, Rows, S
+
+ROWS = Rows("inplace")
+case = ROWS.case
 
 # --- in-place ops -------------------------------------------------------------------------
-section("inplace")
 
 
 def _inplace_case(x, z, ember=True):

@@ -7,10 +7,13 @@ import math
 
 import numpy as np
 
-from ._table import ALL_FLOATS, Input, M, case, section
+from ._table import ALL_FLOATS, Input, M, Rows
+
+ROWS = Rows("linalg")
+case = ROWS.case
+section = ROWS.section
 
 # --- linalg, conv building blocks --------------------------------------------------------
-section("linalg")
 case("matmul", lambda E, x, y: x @ y, np.matmul, Input((3, 4)), Input((4, 5)),
      dtypes=ALL_FLOATS)
 case("matmul:batched_broadcast", lambda E, x, y: x @ y, np.matmul, Input((2, 1, 3, 4)),

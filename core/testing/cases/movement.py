@@ -3,10 +3,13 @@ slice_scatter) and of the composites that move data (roll, narrow, repeat, tile)
 """
 from __future__ import annotations
 
-from ._table import FLOATS, Input, M, S, case, section
+from ._table import FLOATS, Input, M, Rows, S
+
+ROWS = Rows("movement")
+case = ROWS.case
+section = ROWS.section
 
 # --- movement ---------------------------------------------------------------------------
-section("movement")
 case("reshape", lambda E, x: (x.reshape(4, -1), x.reshape(24)),
      lambda np, x: (x.reshape(4, -1), x.reshape(24)), Input(M), dtypes=FLOATS + ("int64",))
 case("reshape:view_flatten", lambda E, x: (x.view(6, 4), x.flatten(), x.flatten(1)),

@@ -8,7 +8,10 @@ import math
 import numpy as np
 
 from ._references import _erf, _lse, _softmax, _softplus
-from ._table import ALL_FLOATS, FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, FLOATS, F, Input, Rows
+
+ROWS = Rows("activation")
+case = ROWS.case
 
 
 def _sigmoid(x):
@@ -16,7 +19,6 @@ def _sigmoid(x):
 
 
 # --- activations --------------------------------------------------------------------------
-section("activation")
 _ACTIVATIONS = [
     ("gelu", lambda E, x: F(E).gelu(x), lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2)))),
     ("gelu:tanh", lambda E, x: F(E).gelu(x, approximate="tanh"),
@@ -56,7 +58,6 @@ case("one_hot", lambda E, i: (F(E).one_hot(i, 5), F(E).one_hot(i)),
 
 _ALPHA, _SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
-section("activation")
 case("glu", lambda E, x: (F(E).glu(x), F(E).glu(x, 1)),
      lambda np, x: (x[..., :2] / (1 + np.exp(-x[..., 2:])),
                     x[:, :3] / (1 + np.exp(-x[:, 3:]))), Input((2, 6, 4)))

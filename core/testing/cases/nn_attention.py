@@ -6,10 +6,12 @@ import math
 import numpy as np
 
 from ._references import _softmax
-from ._table import F, Input, case, section
+from ._table import F, Input, Rows
+
+ROWS = Rows("nn")
+case = ROWS.case
 
 # --- attention ------------------------------------------------------------------------------
-section("nn")
 
 
 def _attention(q, k, v, mask=None, causal=False, scale=None):

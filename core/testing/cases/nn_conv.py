@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import ALL_FLOATS, FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, FLOATS, F, Input, Rows
+
+ROWS = Rows("nn")
+case = ROWS.case
 
 # --- linear, convolution --------------------------------------------------------------------
-section("nn")
 
 
 def _conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):

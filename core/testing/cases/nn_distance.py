@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from ._references import _dist
-from ._table import F, Input, case, section
+from ._table import F, Input, Rows
 
-section("loss")
+ROWS = Rows("loss")
+case = ROWS.case
+
 case("cosine_similarity", lambda E, a, b: (F(E).cosine_similarity(a, b),
                                            F(E).cosine_similarity(a, b[:1], dim=-1)),
      lambda np, a, b: ((a * b).sum(1) / (np.linalg.norm(a, axis=1) *

@@ -1,9 +1,12 @@
 """Conformance rows of nn's linear layers: linear and bilinear."""
 from __future__ import annotations
 
-from ._table import ALL_FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, F, Input, Rows
 
-section("nn")
+ROWS = Rows("nn")
+case = ROWS.case
+section = ROWS.section
+
 case("linear", lambda E, x, w, b: (F(E).linear(x, w, b), F(E).linear(x, w)),
      lambda np, x, w, b: (x @ w.T + b, x @ w.T), Input((2, 3, 4)), Input((5, 4)), Input((5,)),
      dtypes=ALL_FLOATS)

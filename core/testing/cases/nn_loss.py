@@ -4,10 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._references import _dist, _lse, _softmax, _softplus
-from ._table import ALL_FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, F, Input, Rows
+
+ROWS = Rows("loss")
+case = ROWS.case
 
 # --- losses -------------------------------------------------------------------------------
-section("loss")
 
 
 def _log_softmax(x, axis):
@@ -105,7 +107,6 @@ _BITS12 = Input((3, 4), "f", (0.0, 1.0, 1.0, 0.0, 1.0, 0.0) * 2)
 # counts away from 1, where the Stirling term of the full Poisson loss switches on
 _COUNTS12 = Input((3, 4), "f", (0.0, 2.0, 3.0, 0.0, 5.0, 4.0, 0.0, 2.0, 6.0, 3.0, 0.0, 7.0))
 
-section("loss")
 case("triplet_margin_loss", lambda E, a, p, n: (
     F(E).triplet_margin_loss(a, p, n, margin=2.0),
     F(E).triplet_margin_loss(a, p, n, margin=2.0, swap=True, reduction="none")),

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import ALL_FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, F, Input, Rows
+
+ROWS = Rows("normalization")
+case = ROWS.case
 
 # --- normalisation --------------------------------------------------------------------------
-section("normalization")
 
 
 def _norm(x, axes, eps=1e-5):
@@ -39,7 +41,6 @@ case("instance_norm", lambda E, x, w, b: F(E).instance_norm(x, weight=w, bias=b)
      Input((2, 3, 3, 4)), Input((3,)), Input((3,)), atol=1e-4, rtol=1e-4)
 
 
-section("normalization")
 
 
 def _rms(x, dims, eps):
@@ -59,7 +60,6 @@ def _lrn(np, x, size, alpha=1e-4, beta=0.75, k=1.0):
     return x / (k + alpha * window) ** beta
 
 
-section("normalization")
 case("local_response_norm",
      lambda E, x, y: (F(E).local_response_norm(x, 3, alpha=0.5, beta=0.75, k=2.0),
                       F(E).local_response_norm(y, 2, alpha=0.3)),

@@ -1,9 +1,11 @@
 """Conformance rows of nn's padding modes (reflect, replicate, circular)."""
 from __future__ import annotations
 
-from ._table import F, Input, case, section
+from ._table import F, Input, Rows
 
-section("normalization")
+ROWS = Rows("normalization")
+case = ROWS.case
+
 # reflect / replicate / circular padding: an index_select per padded dim
 case("pad:modes", lambda E, x: tuple(F(E).pad(x, (2, 1, 1, 2), mode=m)
                                      for m in ("reflect", "replicate", "circular")),

@@ -1,10 +1,12 @@
 """Conformance rows of pixel_shuffle and pixel_unshuffle."""
 from __future__ import annotations
 
-from ._table import F, Input, case, section
+from ._table import F, Input, Rows
+
+ROWS = Rows("nn")
+case = ROWS.case
 
 # --- pixel shuffle -------------------------------------------------------------------------
-section("nn")
 
 
 def _pixel_shuffle(x, r):

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import ALL_FLOATS, FLOATS, F, Input, case, section
+from ._table import ALL_FLOATS, FLOATS, F, Input, Rows
+
+ROWS = Rows("pooling")
+case = ROWS.case
 
 
 # --- pooling ------------------------------------------------------------------------------
@@ -70,7 +73,6 @@ def _adaptive_avg(x, size):
     return _adaptive(x, size, np.mean)
 
 
-section("pooling")
 for _name, _kw in [("max_pool2d", dict(kernel_size=2)),
                    ("max_pool2d:pad_stride", dict(kernel_size=3, stride=2, padding=1)),
                    ("max_pool2d:dilation_ceil", dict(kernel_size=(2, 3), stride=2, dilation=(2, 1),
@@ -120,7 +122,6 @@ def _pool_indices(x):
     return rows * w + cols
 
 
-section("pooling")
 case("max_pool1d", lambda E, x: (F(E).max_pool1d(x, 3), F(E).max_pool1d(x, 3, 2, 1, 2)),
      lambda np, x: (_max_pool(x[:, :, None], (1, 3))[:, :, 0],
                     _max_pool(x[:, :, None], (1, 3), (1, 2), (0, 1), (1, 2))[:, :, 0]),

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import F, Input, case, section
+from ._table import F, Input, Rows
+
+ROWS = Rows("nn")
+case = ROWS.case
 
 # --- upsampling ---------------------------------------------------------------------------
-section("nn")
 
 
 def _nearest(n_in, n_out, exact):

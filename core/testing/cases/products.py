@@ -3,10 +3,12 @@ diagonals (tril, triu, diagonal, diag, trace, diag_embed).
 """
 from __future__ import annotations
 
-from ._table import FLOATS, Input, M, case, section
+from ._table import FLOATS, Input, M, Rows
+
+ROWS = Rows("tensor_functions")
+case = ROWS.case
 
 # --- PyTorch's tensor functions: products, triangles, diagonals ---------------------------
-section("tensor_functions")
 case("mm", lambda E, x, y, b: (E.mm(x, y), E.bmm(b, b.mT), E.addmm(x @ y, x, y, alpha=0.5),
                                E.mv(x, y[:, 0])),
      lambda np, x, y, b: (x @ y, b @ b.swapaxes(-1, -2), x @ y * 1.5, x @ y[:, 0]),

@@ -1,10 +1,12 @@
 """Conformance rows of sorting (argsort, sort, topk) and scans (cumsum, cumprod)."""
 from __future__ import annotations
 
-from ._table import Input, M, S, case, section
+from ._table import Input, M, Rows, S
+
+ROWS = Rows("sort_scan")
+case = ROWS.case
 
 # --- sorting and scans --------------------------------------------------------------------
-section("sort_scan")
 case("cumsum", lambda E, x: (E.cumsum(x, 1), E.cumsum(x, -1), E.cumprod(x, 0)),
      lambda np, x: (np.cumsum(x, 1), np.cumsum(x, -1), np.cumprod(x, 0)), Input(M),
      ops=("cumsum", "cumprod"))
