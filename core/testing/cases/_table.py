@@ -1,4 +1,4 @@
-"""The conformance table: one row per op case, checked against NumPy on every device.
+"""The conformance table's rows: their types, `Rows` to add them, and what rows share.
 
 A case names an ember function, its NumPy reference and its inputs.  Input kinds:
 'f' float (the dtype under test, standard normal), 'p' positive float, 'u' float in
@@ -7,7 +7,8 @@ A case names an ember function, its NumPy reference and its inputs.  Input kinds
 'b' bool, 'ix<n>' int64 index in [0, n).  Unsigned dtypes take absolute values.  Each row
 also runs on strided, transposed, negative-step, offset and expanded views of its inputs
 (`layouts=False` opts out), and differentiable rows go through gradcheck and
-gradgradcheck.  The composites (nn.functional) have their rows in cases_nn.py.
+gradgradcheck.  The rows live in this package, one module per op family (the nn.functional
+composites in the nn_* ones); every row is checked against NumPy on every device.
 Third-party backends reuse the table through `pytest --pyargs ember.testing` (see README).
 """
 from __future__ import annotations

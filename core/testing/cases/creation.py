@@ -6,7 +6,6 @@ from ._table import ALL_FLOATS, Input, Rows, S
 ROWS = Rows("creation")
 case = ROWS.case
 
-# --- creation -----------------------------------------------------------------------------
 case("full", lambda E, x: (E.full((2, 3), 1.5, device=x.device), E.zeros(0, 3, device=x.device),
                            E.ones(2, dtype=E.int64, device=x.device), E.full_like(x, 7),
                            E.full((), -2.0, device=x.device)),

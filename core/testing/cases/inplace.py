@@ -6,8 +6,6 @@ from ._table import ALL_FLOATS, Input, M, Rows, S
 ROWS = Rows("inplace")
 case = ROWS.case
 
-# --- in-place ops -------------------------------------------------------------------------
-
 
 def _inplace_case(x, z, ember=True):
     y = x * 1 if ember else x.copy()

@@ -13,7 +13,7 @@ ROWS = Rows("linalg")
 case = ROWS.case
 section = ROWS.section
 
-# --- linalg, conv building blocks --------------------------------------------------------
+# --- matmul --------------------------------------------------------------------------------
 case("matmul", lambda E, x, y: x @ y, np.matmul, Input((3, 4)), Input((4, 5)),
      dtypes=ALL_FLOATS)
 case("matmul:batched_broadcast", lambda E, x, y: x @ y, np.matmul, Input((2, 1, 3, 4)),

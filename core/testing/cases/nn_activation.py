@@ -18,7 +18,6 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-# --- activations --------------------------------------------------------------------------
 _ACTIVATIONS = [
     ("gelu", lambda E, x: F(E).gelu(x), lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2)))),
     ("gelu:tanh", lambda E, x: F(E).gelu(x, approximate="tanh"),

@@ -11,8 +11,6 @@ from ._table import F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- attention ------------------------------------------------------------------------------
-
 
 def _attention(q, k, v, mask=None, causal=False, scale=None):
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale

@@ -13,8 +13,6 @@ from ._table import ALL_FLOATS, FLOATS, F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- linear, convolution --------------------------------------------------------------------
-
 
 def _conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     n, c, h, wd = x.shape

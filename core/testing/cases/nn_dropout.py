@@ -6,7 +6,6 @@ from ._table import F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- dropout -------------------------------------------------------------------------------
 case("dropout:eval", lambda E, x: (F(E).dropout(x, 0.4, training=False),
                                    F(E).dropout(x, 0.0), F(E).dropout2d(x[None], 0.3, False)),
      lambda np, x: (x, x, x[None]), Input((2, 3, 4)), ops=("dropout", "dropout2d"))

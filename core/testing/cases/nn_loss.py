@@ -9,8 +9,6 @@ from ._table import ALL_FLOATS, F, Input, Rows
 ROWS = Rows("loss")
 case = ROWS.case
 
-# --- losses -------------------------------------------------------------------------------
-
 
 def _log_softmax(x, axis):
     return x - _lse(x, axis)[..., None] if axis == -1 else np.log(_softmax(x, axis))

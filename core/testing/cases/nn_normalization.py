@@ -10,8 +10,6 @@ from ._table import ALL_FLOATS, F, Input, Rows
 ROWS = Rows("normalization")
 case = ROWS.case
 
-# --- normalisation --------------------------------------------------------------------------
-
 
 def _norm(x, axes, eps=1e-5):
     m = x.mean(axes, keepdims=True)
@@ -39,8 +37,6 @@ case("group_norm", lambda E, x, w, b: F(E).group_norm(x, 2, w, b),
 case("instance_norm", lambda E, x, w, b: F(E).instance_norm(x, weight=w, bias=b),
      lambda np, x, w, b: _norm(x, (2, 3)) * w.reshape(1, -1, 1, 1) + b.reshape(1, -1, 1, 1),
      Input((2, 3, 3, 4)), Input((3,)), Input((3,)), atol=1e-4, rtol=1e-4)
-
-
 
 
 def _rms(x, dims, eps):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ._table import F, Input, Rows
 
+# the report has always grouped this row under normalization
 ROWS = Rows("normalization")
 case = ROWS.case
 

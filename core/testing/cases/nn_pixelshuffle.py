@@ -6,8 +6,6 @@ from ._table import F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- pixel shuffle -------------------------------------------------------------------------
-
 
 def _pixel_shuffle(x, r):
     n, c, h, w = x.shape

@@ -12,7 +12,6 @@ ROWS = Rows("pooling")
 case = ROWS.case
 
 
-# --- pooling ------------------------------------------------------------------------------
 def _windows(x, k, s, p, d, fill, ceil_mode=False, fill_past=None):
     """Every window tap of an (N, C, H, W) array, each shaped like the output; the padding
     holds `fill`, cells past it (ceil_mode) `fill_past` (default: fill)."""

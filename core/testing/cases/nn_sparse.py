@@ -6,7 +6,6 @@ from ._table import F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- embedding, dropout ---------------------------------------------------------------------
 case("embedding", lambda E, i, w: F(E).embedding(i, w), lambda np, i, w: w[i],
      Input((2, 3), "ix4"), Input((4, 3)))
 # padding_idx stops the gradient of that row on purpose: forward only

@@ -8,8 +8,6 @@ from ._table import F, Input, Rows
 ROWS = Rows("nn")
 case = ROWS.case
 
-# --- upsampling ---------------------------------------------------------------------------
-
 
 def _nearest(n_in, n_out, exact):
     scale = n_in / n_out

@@ -11,7 +11,6 @@ from ._table import ALL_FLOATS, INTS, Input, M, Rows, S, _method
 ROWS = Rows("reduce")
 case = ROWS.case
 
-# --- reductions -------------------------------------------------------------------------
 for _name, _ref in [("sum", np.sum), ("prod", np.prod), ("amax", np.max), ("amin", np.min)]:
     _op = {"amax": "max", "amin": "min"}.get(_name, _name)
     case(_name + ":all", _method(_name), (lambda r: lambda np, x: r(x))(_ref), Input(M),

@@ -6,7 +6,6 @@ from ._table import Input, Rows, S
 ROWS = Rows("shapes")
 case = ROWS.case
 
-# --- edge shapes --------------------------------------------------------------------------
 case("add:zero_dim", lambda E, x, y: (x + y, (x * y).exp(), x.reshape(1), x.sum(), x[None],
                                       x.flip(0), x.softmax(0), E.maximum(x, 0.5)),
      lambda np, x, y: (x + y, np.exp(x * y), x.reshape(1), x, x[None], x, np.ones_like(x),

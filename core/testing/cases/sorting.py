@@ -6,7 +6,6 @@ from ._table import Input, M, Rows, S
 ROWS = Rows("sort_scan")
 case = ROWS.case
 
-# --- sorting and scans --------------------------------------------------------------------
 case("cumsum", lambda E, x: (E.cumsum(x, 1), E.cumsum(x, -1), E.cumprod(x, 0)),
      lambda np, x: (np.cumsum(x, 1), np.cumsum(x, -1), np.cumprod(x, 0)), Input(M),
      ops=("cumsum", "cumprod"))
