@@ -11,23 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-DEVICES = ["cpu", "opencl:0"]
-
-
-def _device(name):
-    if name != "cpu":
-        dev = ember.Device(name.split(":")[0])
-        try:
-            dev.concrete()
-        except ember.EmberError as exc:
-            pytest.skip(f"{name}: {exc}")
-    return name
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return _device(request.param)
-
 
 def _inputs(name, specs):
     rng = np.random.default_rng(zlib.crc32(name.encode()))
