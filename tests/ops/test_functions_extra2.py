@@ -10,57 +10,41 @@ import ember
 import numpy as np
 import pytest
 from ember.utils.data import WeightedRandomSampler
+from parity_helpers import Rows, check_parity
 
 torch = pytest.importorskip("torch")
 
 
+ROWS = Rows()
+case = ROWS.case
 
-def _inputs(name, specs):
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    out = []
-    for kind, shape, *extra in specs:
-        if kind == "f":
-            out.append(rng.standard_normal(shape).astype(np.float32))
-        elif kind == "t":                       # small integers as floats: ties
-            out.append(rng.integers(0, 3, shape).astype(np.float32))
-        elif kind == "i":                       # integers in [lo, hi)
-            out.append(rng.integers(extra[0], extra[1], shape).astype(extra[2]))
-        elif kind == "b":
-            out.append(rng.random(shape) < 0.5)
-        elif kind == "v":
-            out.append(np.array(extra[0], dtype=np.float32).reshape(shape))
-    return out
-
-
-C = []
-
-
-def case(name, fn, *specs, grad=True):
-    C.append(pytest.param(name, fn, specs, grad, id=name))
-
-
-case("clone", lambda T, a: (T.clone(a) * 2,), ("f", (2, 3)))
-case("tensor_split:sections", lambda T, a: T.tensor_split(a, 3, dim=1), ("f", (2, 7)))
+case("clone", lambda T, a: (T.clone(a) * 2,), ("f", (2, 3)), grad_tol=1e-5)
+case("tensor_split:sections", lambda T, a: T.tensor_split(a, 3, dim=1), ("f", (2, 7)),
+     grad_tol=1e-5)
 case("tensor_split:indices", lambda T, a: (*T.tensor_split(a, [1, 5, 9]),
-                                           *a.tensor_split([4, 2])), ("f", (7, 2)))
-case("tensor_split:tensor", lambda T, a: T.tensor_split(a, T.tensor([2, -1]), 0), ("f", (5,)))
+                                           *a.tensor_split([4, 2])), ("f", (7, 2)),
+     grad_tol=1e-5)
+case("tensor_split:tensor", lambda T, a: T.tensor_split(a, T.tensor([2, -1]), 0), ("f", (5,)),
+     grad_tol=1e-5)
 case("diff", lambda T, a, p, q: (T.diff(a), T.diff(a, n=2, dim=0, prepend=p, append=q),
-                                 a.diff(dim=0)), ("f", (3, 4)), ("f", (1, 4)), ("f", (2, 4)))
+                                 a.diff(dim=0)), ("f", (3, 4)), ("f", (1, 4)), ("f", (2, 4)),
+     grad_tol=1e-5)
 case("diff:bool", lambda T, b: (T.diff(b, dim=1),), ("b", (3, 5)), grad=False)
 case("heaviside", lambda T, a, v: (T.heaviside(a, v), a.heaviside(v)),
      ("v", (5,), [-1.0, 0.0, 2.0, 0.0, -0.0]), ("f", (5,)), grad=False)
 case("tri_indices", lambda T: (T.tril_indices(3, 4), T.tril_indices(4, 3, 1),
                                T.triu_indices(3, 3, -1), T.triu_indices(2, 5, 2)), grad=False)
 case("round_decimals", lambda T, a: (T.round(a * 100, decimals=1), a.round(decimals=2),
-                                     T.round(a * 1000, decimals=-2), a.round()), ("f", (3, 4)))
+                                     T.round(a * 1000, decimals=-2), a.round()), ("f", (3, 4)),
+     grad_tol=1e-5)
 case("cummax_cummin", lambda T, a: (*T.cummax(a, 1), *T.cummin(a, 0), *a.cummax(dim=-1)),
-     ("t", (4, 9)))
+     ("t", (4, 9)), grad_tol=1e-5)
 case("cummax:nan", lambda T, a: (*T.cummax(a, 0), *T.cummin(a, 0)),
      ("v", (7,), [1.0, 3.0, 3.0, float("nan"), 2.0, float("nan"), 0.0]), grad=False)
 case("cummax:int", lambda T, i: (*T.cummax(i, 0), *T.cummin(i, 1)),
      ("i", (5, 3), -4, 4, np.int64), grad=False)
 case("aminmax", lambda T, a: (*T.aminmax(a), *T.aminmax(a, dim=1, keepdim=True),
-                              *a.aminmax(dim=0)), ("t", (3, 5)))
+                              *a.aminmax(dim=0)), ("t", (3, 5)), grad_tol=1e-5)
 for _dtype in (np.int64, np.int32, np.int16, np.uint8):
     _lo = 0 if _dtype is np.uint8 else -100
     case(f"bitwise:{_dtype.__name__}", lambda T, i, j: (
@@ -81,39 +65,15 @@ case("index_put", lambda T, a, v: (
     a.clone().index_put_((T.tensor([0, 0, 2]), T.tensor([1, 1, 3])), v[:3], accumulate=True),
     a.clone().index_put_((T.tensor([1, 1]),), v[:4], accumulate=True),
     a.clone().index_put_((a > 0,), T.tensor(7.0)),
-    a.index_put((T.tensor([2]),), v[:4])), ("f", (3, 4)), ("f", (4,)))
+    a.index_put((T.tensor([2]),), v[:4])), ("f", (3, 4)), ("f", (4,)), grad_tol=1e-5)
 case("masked_scatter", lambda T, a, m, s: (a.masked_scatter(m, s), a.clone().masked_scatter_(
-    m[0], s[:4] * 2), T.masked_scatter(a, m, s)), ("f", (3, 4)), ("b", (3, 4)), ("f", (3, 5)))
+    m[0], s[:4] * 2), T.masked_scatter(a, m, s)), ("f", (3, 4)), ("b", (3, 4)), ("f", (3, 5)),
+     grad_tol=1e-5)
 
 
-def _compare(got, want, what):
-    got, want = got.detach().numpy(), want.detach().numpy()
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    assert str(got.dtype) == str(want.dtype), (what, got.dtype, want.dtype)
-    np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5, err_msg=what)
-
-
-@pytest.mark.parametrize("name, fn, specs, grad", C)
-def test_parity(name, fn, specs, grad, device):
-    arrays = _inputs(name, specs)
-    floating = [a.dtype == np.float32 for a in arrays]
-    tin = [torch.tensor(a, requires_grad=grad and f) for a, f in zip(arrays, floating)]
-    ein = [ember.tensor(a, device=device).requires_grad_(grad and f)
-           for a, f in zip(arrays, floating)]
-    tout, eout = list(fn(torch, *tin)), list(fn(ember, *ein))
-    assert len(tout) == len(eout)
-    for k, (e, t) in enumerate(zip(eout, tout)):
-        _compare(e, t, f"{name} output {k}")
-    if not grad:
-        return
-    rng = np.random.default_rng(zlib.crc32(("grad:" + name).encode()))
-    pairs = [(e, t) for e, t in zip(eout, tout) if t.requires_grad]
-    ups = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for _, t in pairs]
-    torch.autograd.backward([t for _, t in pairs], [torch.tensor(u) for u in ups])
-    ember.autograd.backward([e for e, _ in pairs], [ember.tensor(u, device=device) for u in ups])
-    for k, (e, t) in enumerate(zip(ein, tin)):
-        if t.requires_grad:
-            _compare(e.grad, t.grad, f"{name} gradient of input {k}")
+@pytest.mark.parametrize("row", ROWS)
+def test_parity(row, device):
+    check_parity(row, device)
 
 
 def test_return_types_are_named():

@@ -4,36 +4,13 @@ gradients with a random upstream gradient, on cpu and opencl:0."""
 from __future__ import annotations
 
 import math
-import zlib
 
 import ember
 import numpy as np
 import pytest
+from parity_helpers import TOL, check_grad, seeded, to_numpy
 
 torch = pytest.importorskip("torch")
-
-TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
-
-
-def _rng(name):
-    return np.random.default_rng(zlib.crc32(name.encode()))
-
-
-def _np(t):
-    return t.detach().cpu().numpy() if hasattr(t, "cpu") and not isinstance(t, ember.Tensor) \
-        else t.detach().to("cpu").numpy()
-
-
-def _check_grad(name, e_fn, t_fn, arrays, device, tol):
-    """Random upstream gradient through both; compare every input's gradient."""
-    e_in = [ember.tensor(a, device=device, requires_grad=True) for a in arrays]
-    t_in = [torch.tensor(a, requires_grad=True) for a in arrays]
-    e_out, t_out = e_fn(*e_in), t_fn(*t_in)
-    up = _rng(name + "up").standard_normal(tuple(t_out.shape)).astype(arrays[0].dtype)
-    e_out.backward(ember.tensor(up, device=device))
-    t_out.backward(torch.tensor(up))
-    for i, (e, t) in enumerate(zip(e_in, t_in)):
-        np.testing.assert_allclose(_np(e.grad), t.grad.numpy(), **tol, err_msg=f"{name} {i}")
 
 
 def _wide(dtype):
@@ -49,7 +26,7 @@ def test_gamma_functions_forward(device, name, dtype):
     x = _wide(dtype)
     if dtype == "float32":
         x = x[np.abs(x) < 1e30]
-    got = _np(getattr(ember, name)(ember.tensor(x, device=device)))
+    got = to_numpy(getattr(ember, name)(ember.tensor(x, device=device)))
     want = getattr(torch, name)(torch.tensor(x)).numpy()
     tol = TOL[dtype]
     # near the roots (lgamma at 1 and 2, digamma at 1.4616) only absolute accuracy exists
@@ -65,7 +42,7 @@ def test_erfinv_forward(device, dtype):
     if dtype == "float64":
         y = np.concatenate([y, [1 - 1e-12, -(1 - 1e-15)]])
     y = y.astype(dtype)
-    got = _np(ember.erfinv(ember.tensor(y, device=device)))
+    got = to_numpy(ember.erfinv(ember.tensor(y, device=device)))
     want = torch.erfinv(torch.tensor(y)).numpy()
     np.testing.assert_allclose(got, want, **TOL[dtype])
     real = ~np.isnan(want)
@@ -78,23 +55,23 @@ def test_atan2_quadrants_and_zeros(device, dtype):
     edge = [0.0, -0.0, 1.0, -1.0, inf, -inf, nan, 1e-300 if dtype == "float64" else 1e-30]
     y = np.array([a for a in edge for _ in edge], dtype=dtype)
     x = np.array([b for _ in edge for b in edge], dtype=dtype)
-    rng = _rng("atan2" + dtype)
+    rng = seeded("atan2" + dtype)
     y = np.concatenate([y, rng.standard_normal(500) * 10.0 ** rng.integers(-5, 5, 500)])
     x = np.concatenate([x, rng.standard_normal(500) * 10.0 ** rng.integers(-5, 5, 500)])
     y, x = y.astype(dtype), x.astype(dtype)
-    got = _np(ember.atan2(ember.tensor(y, device=device), ember.tensor(x, device=device)))
+    got = to_numpy(ember.atan2(ember.tensor(y, device=device), ember.tensor(x, device=device)))
     want = torch.atan2(torch.tensor(y), torch.tensor(x)).numpy()
     np.testing.assert_allclose(got, want, rtol=TOL[dtype]["rtol"], atol=0)
     real = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[real]), np.signbit(want[real]))
     assert ember.arctan2 is ember.atan2
-    np.testing.assert_allclose(_np(ember.tensor(y[:5]).atan2(ember.tensor(x[:5]))), want[:5])
+    np.testing.assert_allclose(to_numpy(ember.tensor(y[:5]).atan2(ember.tensor(x[:5]))), want[:5])
 
 
 @pytest.mark.parametrize("name", ["atan2", "lgamma", "digamma", "erfinv", "sinc", "xlog1py",
                                   "i0", "ndtri", "entr", "logit"])
 def test_gradients(device, name):
-    rng = _rng(name)
+    rng = seeded(name)
     a = rng.uniform(0.2, 6.0, (3, 4))
     if name in ("erfinv", "ndtri", "logit"):
         a = rng.uniform(0.05, 0.95, (3, 4))
@@ -104,13 +81,13 @@ def test_gradients(device, name):
                                                             torch.special.xlog1py)}
     if name in fns:
         b = rng.standard_normal((3, 4))
-        _check_grad(name, *fns[name], [rng.standard_normal((3, 4)), b], device, TOL["float64"])
+        check_grad(name, *fns[name], [rng.standard_normal((3, 4)), b], device, TOL["float64"])
         return
     e_fn = getattr(ember.special, name, None) or getattr(ember, name)
     t_fn = getattr(torch.special, name, None) or getattr(torch, name)
     if name in ("lgamma", "digamma"):
         e_fn, t_fn = getattr(ember, name), getattr(torch, name)
-    _check_grad(name, e_fn, t_fn, [a], device, dict(rtol=1e-9, atol=1e-11))
+    check_grad(name, e_fn, t_fn, [a], device, dict(rtol=1e-9, atol=1e-11))
 
 
 def test_lgamma_second_derivative(device):
@@ -120,9 +97,9 @@ def test_lgamma_second_derivative(device):
     (h,) = ember.autograd.grad(g.sum(), x)
     tx = torch.tensor([0.3, 1.7, 4.0, -2.5], dtype=torch.float64)
     # torch's trigamma is good to ~1e-10; ember's matches pi^2/6 - sum 1/k^2 at integers
-    np.testing.assert_allclose(_np(h), torch.polygamma(1, tx).numpy(), rtol=1e-8)
+    np.testing.assert_allclose(to_numpy(h), torch.polygamma(1, tx).numpy(), rtol=1e-8)
     exact = math.pi ** 2 / 6 - sum(1 / k ** 2 for k in range(1, 4))
-    np.testing.assert_allclose(_np(h)[2], exact, rtol=1e-13)
+    np.testing.assert_allclose(to_numpy(h)[2], exact, rtol=1e-13)
 
 
 SPECIAL_UNARY = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi",
@@ -131,7 +108,7 @@ SPECIAL_UNARY = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma"
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_special_namespace(device, dtype):
-    rng = _rng("special" + dtype)
+    rng = seeded("special" + dtype)
     for name in SPECIAL_UNARY:
         if name in ("logit", "erfinv", "ndtri"):
             a = np.concatenate([rng.uniform(-1 if name == "erfinv" else 0, 1, 50), [0.0, 0.5]])
@@ -142,7 +119,7 @@ def test_special_namespace(device, dtype):
         else:
             a = np.concatenate([rng.uniform(-30, 30, 50), [0.0, -0.0, 1.0]])
         a = a.astype(dtype)
-        got = _np(getattr(ember.special, name)(ember.tensor(a, device=device)))
+        got = to_numpy(getattr(ember.special, name)(ember.tensor(a, device=device)))
         want = getattr(torch.special, name)(torch.tensor(a)).numpy()
         np.testing.assert_allclose(got, want, rtol=TOL[dtype]["rtol"] * 10,
                                    atol=1e-5 if dtype == "float32" else 1e-11, err_msg=name)
@@ -150,15 +127,15 @@ def test_special_namespace(device, dtype):
     b = rng.uniform(-1, 3, (4, 5)).astype(dtype)
     a[0, 0] = 0.0
     for name in ("xlogy", "xlog1py"):
-        got = _np(getattr(ember.special, name)(ember.tensor(a, device=device),
+        got = to_numpy(getattr(ember.special, name)(ember.tensor(a, device=device),
                                                ember.tensor(np.abs(b), device=device)))
         want = getattr(torch.special, name)(torch.tensor(a), torch.tensor(np.abs(b))).numpy()
         np.testing.assert_allclose(got, want, **TOL[dtype])
     for name in ("logsumexp", "log_softmax", "softmax"):
-        got = _np(getattr(ember.special, name)(ember.tensor(b, device=device), 1))
+        got = to_numpy(getattr(ember.special, name)(ember.tensor(b, device=device), 1))
         want = getattr(torch.special, name)(torch.tensor(b), 1).numpy()
         np.testing.assert_allclose(got, want, **TOL[dtype])
-    got = _np(ember.special.logit(ember.tensor(a, device=device), eps=0.1))
+    got = to_numpy(ember.special.logit(ember.tensor(a, device=device), eps=0.1))
     np.testing.assert_allclose(got, torch.special.logit(torch.tensor(a), eps=0.1).numpy(),
                                **TOL[dtype])
 
@@ -166,76 +143,76 @@ def test_special_namespace(device, dtype):
 @pytest.mark.parametrize("kwargs", [dict(), dict(bins=7), dict(bins=5, min=-1, max=1),
                                     dict(bins=4, min=0.5, max=0.5)])
 def test_histc(device, kwargs):
-    a = _rng("histc").standard_normal(200).astype(np.float32)
+    a = seeded("histc").standard_normal(200).astype(np.float32)
     a[:3] = [1.0, -1.0, 0.5]
-    got = _np(ember.histc(ember.tensor(a, device=device), **kwargs))
+    got = to_numpy(ember.histc(ember.tensor(a, device=device), **kwargs))
     np.testing.assert_array_equal(got, torch.histc(torch.tensor(a), **kwargs).numpy())
     same = np.full(5, 2.0, np.float32)
-    np.testing.assert_array_equal(_np(ember.tensor(same, device=device).histc(bins=3)),
+    np.testing.assert_array_equal(to_numpy(ember.tensor(same, device=device).histc(bins=3)),
                                   torch.histc(torch.tensor(same), bins=3).numpy())
 
 
 @pytest.mark.parametrize("r,rep", [(2, False), (3, False), (2, True), (1, False), (5, False)])
 def test_combinations(device, r, rep):
     a = np.arange(4, dtype=np.float32) * 1.5
-    got = _np(ember.combinations(ember.tensor(a, device=device), r, rep))
+    got = to_numpy(ember.combinations(ember.tensor(a, device=device), r, rep))
     want = torch.combinations(torch.tensor(a), r, rep).numpy()
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
-    _check_grad(f"comb{r}{rep}", lambda t: ember.combinations(t, 2, rep),
+    check_grad(f"comb{r}{rep}", lambda t: ember.combinations(t, 2, rep),
                 lambda t: torch.combinations(t, 2, rep), [a.astype(np.float64)], device,
                 TOL["float64"])
 
 
 @pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
 def test_quantile(device, interp):
-    rng = _rng("quantile" + interp)
+    rng = seeded("quantile" + interp)
     a = rng.standard_normal((4, 7))
     q = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
     for dim, keep in ((None, False), (1, False), (0, True), (-1, True)):
         for qq in (0.3, q):
             tq = torch.tensor(qq) if isinstance(qq, np.ndarray) else qq
             eq = ember.tensor(qq, device=device) if isinstance(qq, np.ndarray) else qq
-            got = _np(ember.quantile(ember.tensor(a, device=device), eq, dim, keep,
+            got = to_numpy(ember.quantile(ember.tensor(a, device=device), eq, dim, keep,
                                      interpolation=interp))
             want = torch.quantile(torch.tensor(a), tq, dim, keep, interpolation=interp)
             np.testing.assert_allclose(got, want.numpy(), **TOL["float64"])
     n = a.copy()
     n[0, 2] = n[1, :] = np.nan
     for fn in ("quantile", "nanquantile"):
-        got = _np(getattr(ember, fn)(ember.tensor(n, device=device), ember.tensor(q,
+        got = to_numpy(getattr(ember, fn)(ember.tensor(n, device=device), ember.tensor(q,
                                      device=device), dim=1, interpolation=interp))
         want = getattr(torch, fn)(torch.tensor(n), torch.tensor(q), dim=1,
                                   interpolation=interp).numpy()
         np.testing.assert_allclose(got, want, **TOL["float64"])
     if interp == "linear":
-        _check_grad("quantile", lambda t: t.quantile(0.37, dim=1),
+        check_grad("quantile", lambda t: t.quantile(0.37, dim=1),
                     lambda t: t.quantile(0.37, dim=1), [a], device, TOL["float64"])
 
 
 def test_mode(device):
-    a = _rng("mode").integers(0, 4, (5, 9)).astype(np.float32)
+    a = seeded("mode").integers(0, 4, (5, 9)).astype(np.float32)
     for dim, keep in ((-1, False), (0, True), (1, True)):
         got = ember.mode(ember.tensor(a, device=device), dim, keep)
         want = torch.mode(torch.tensor(a), dim, keep)
-        np.testing.assert_array_equal(_np(got.values), want.values.numpy())
-        np.testing.assert_array_equal(_np(got.indices), want.indices.numpy())
+        np.testing.assert_array_equal(to_numpy(got.values), want.values.numpy())
+        np.testing.assert_array_equal(to_numpy(got.indices), want.indices.numpy())
         v, i = ember.tensor(a, device=device).mode(dim, keepdim=keep)
-        np.testing.assert_array_equal(_np(i), want.indices.numpy())
+        np.testing.assert_array_equal(to_numpy(i), want.indices.numpy())
     # every integer dtype: the "no candidate" fill is the dtype's own max (2**62 wrapped
     # around in int8/int32/uint8 and picked the wrong value)
     for dtype in ("int64", "int32", "int16", "int8", "uint8"):
         ints = a.astype(dtype)
         got = ember.mode(ember.tensor(ints, device=device))
         want = torch.mode(torch.tensor(ints))
-        np.testing.assert_array_equal(_np(got.values), want.values.numpy())
-        np.testing.assert_array_equal(_np(got.indices), want.indices.numpy())
+        np.testing.assert_array_equal(to_numpy(got.values), want.values.numpy())
+        np.testing.assert_array_equal(to_numpy(got.indices), want.indices.numpy())
 
 
 @pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "sum", "mean"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce(device, reduce, include_self):
-    rng = _rng("scatter_reduce" + reduce)
+    rng = seeded("scatter_reduce" + reduce)
     inp = rng.standard_normal((4, 5))
     src = rng.standard_normal((6, 5))
     idx = rng.integers(0, 3, (6, 5))
@@ -243,14 +220,14 @@ def test_scatter_reduce(device, reduce, include_self):
                                        include_self=include_self)
     ft = lambda i, s: i.scatter_reduce(0, torch.tensor(idx), s, reduce,  # noqa: E731
                                        include_self=include_self)
-    got = _np(fe(ember.tensor(inp, device=device), ember.tensor(src, device=device)))
+    got = to_numpy(fe(ember.tensor(inp, device=device), ember.tensor(src, device=device)))
     np.testing.assert_allclose(got, ft(torch.tensor(inp), torch.tensor(src)).numpy(),
                                **TOL["float64"])
-    _check_grad("sr" + reduce, fe, ft, [inp, src], device, TOL["float64"])
+    check_grad("sr" + reduce, fe, ft, [inp, src], device, TOL["float64"])
     ii = rng.integers(-3, 4, (3, 4))
     si = rng.integers(-3, 4, (5, 4))
     ix = rng.integers(0, 3, (5, 4))
-    got = _np(ember.tensor(ii, device=device).scatter_reduce(
+    got = to_numpy(ember.tensor(ii, device=device).scatter_reduce(
         0, ember.tensor(ix, device=device), ember.tensor(si, device=device), reduce,
         include_self=include_self)) if reduce != "mean" else None
     if got is not None:

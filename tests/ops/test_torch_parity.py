@@ -8,41 +8,13 @@ import zlib
 import ember
 import numpy as np
 import pytest
+from parity_helpers import Rows, check_parity
 
 torch = pytest.importorskip("torch")
 
 
-def _inputs(name, specs):
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    out = []
-    for spec in specs:
-        kind, shape = spec[0], spec[1]
-        if kind == "f":
-            out.append(rng.standard_normal(shape).astype(np.float32))
-        elif kind == "p":                       # positive
-            out.append(rng.uniform(0.1, 1.0, shape).astype(np.float32))
-        elif kind == "t":                       # small integers as floats: ties
-            out.append(rng.integers(0, 3, shape).astype(np.float32))
-        elif kind == "i":
-            out.append(rng.integers(0, spec[2], shape).astype(np.int64))
-        elif kind == "b":
-            out.append(rng.random(shape) < 0.5)
-        elif kind == "v":                       # explicit values
-            out.append(np.array(spec[2], dtype=np.float32).reshape(shape))
-        elif kind == "perm":                    # a permutation per row along the last dim
-            out.append(np.argsort(rng.random(shape), axis=-1).astype(np.int64))
-    return out
-
-
-def _flat(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
-C = []
-
-
-def case(name, fn, *specs, grad=True, atol=1e-5, rtol=1e-5):
-    C.append(pytest.param(name, fn, specs, grad, atol, rtol, id=name))
+ROWS = Rows()
+case = ROWS.case
 
 
 # products
@@ -171,44 +143,9 @@ case("inplace_forms", lambda T, a, i: (
     *T.where(a > 0)), ("f", (3, 4)), ("perm", (3, 4)))
 
 
-def _to_ember(a, device):
-    return ember.tensor(a, device=device)
-
-
-def _grad_able(a):
-    return a.dtype == np.float32
-
-
-def _compare(got, want, atol, rtol, what):
-    got = got.detach().numpy() if hasattr(got, "detach") else np.asarray(got)
-    want = want.detach().numpy()
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    assert str(got.dtype) == str(want.dtype), (what, got.dtype, want.dtype)
-    np.testing.assert_allclose(got, want, atol=atol, rtol=rtol, err_msg=what)
-
-
-@pytest.mark.parametrize("name, fn, specs, grad, atol, rtol", C)
-def test_parity(name, fn, specs, grad, atol, rtol, device):
-    arrays = _inputs(name, specs)
-    tin = [torch.tensor(a, requires_grad=grad and _grad_able(a)) for a in arrays]
-    ein = [_to_ember(a, device).requires_grad_(grad and _grad_able(a)) for a in arrays]
-    tout, eout = _flat(fn(torch, *tin)), _flat(fn(ember, *ein))
-    assert len(tout) == len(eout)
-    for k, (e, t) in enumerate(zip(eout, tout)):
-        _compare(e, t, atol, rtol, f"{name} output {k}")
-    if not grad:
-        return
-    rng = np.random.default_rng(zlib.crc32(("grad:" + name).encode()))
-    pairs = [(e, t) for e, t in zip(eout, tout) if t.requires_grad]
-    ups = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for _, t in pairs]
-    torch.autograd.backward([t for _, t in pairs], [torch.tensor(u) for u in ups])
-    ember.autograd.backward([e for e, _ in pairs], [_to_ember(u, device) for u in ups])
-    for k, (e, t) in enumerate(zip(ein, tin)):
-        if t.requires_grad:
-            if t.grad is None:
-                assert e.grad is None, f"{name}: input {k} got a gradient torch does not give"
-                continue
-            _compare(e.grad, t.grad, 1e-4, 1e-4, f"{name} gradient of input {k}")
+@pytest.mark.parametrize("row", ROWS)
+def test_parity(row, device):
+    check_parity(row, device)
 
 
 @pytest.mark.parametrize("replacement", [True, False])
