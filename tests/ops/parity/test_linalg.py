@@ -1,13 +1,33 @@
-"""linalg's decompositions and solvers against PyTorch on cpu and opencl:0: forward values,
-gradients with a random upstream gradient, batching, torch's aliases, and clear errors."""
+"""linalg against PyTorch on cpu and opencl:0: the norms, and the decompositions and
+solvers: forward values, gradients with a random upstream gradient, batching, torch's
+aliases, and clear errors."""
 from __future__ import annotations
 
 import ember
 import numpy as np
 import pytest
-from parity_helpers import seeded
+from parity_helpers import Rows, check_parity, seeded
 
 torch = pytest.importorskip("torch")
+
+
+ROWS = Rows()
+case = ROWS.case
+
+# norms and comparisons
+case("norm", lambda T, a: (a.norm(), T.norm(a, 2, 1), a.norm(1, 0, keepdim=True),
+                           a.norm(float("inf"), 1), T.norm(a, p="fro"), a.norm(3, 1),
+                           a.norm(dim=(0, 1))), ("f", (3, 4)))
+case("norm:zero_vector", lambda T, a: (a * 0).norm(2, 1), ("f", (3, 4)))
+case("linalg_norm", lambda T, a: (T.linalg.norm(a), T.linalg.norm(a, dim=1),
+                                  T.linalg.norm(a, "fro"), T.linalg.norm(a, float("inf")),
+                                  T.linalg.norm(a, 1), T.linalg.vector_norm(a, 1, (0, 1)),
+                                  T.linalg.matrix_norm(a)), ("f", (3, 4)))
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_parity(row, device):
+    check_parity(row, device)
 
 
 def _general(rng, shape):
