@@ -14,7 +14,6 @@ torch = pytest.importorskip("torch")
 ROWS = Rows()
 case = ROWS.case
 
-# indexing
 case("scatter", lambda T, a, i, s, j: (T.scatter(a, 1, i, s), a.scatter(1, i, 2.5),
                                        T.scatter(a, 0, j, s[:1, :3])),
      ("f", (3, 4)), ("perm", (3, 4)), ("f", (3, 4)), ("perm", (1, 3)))

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 ROWS = Rows()
 case = ROWS.case
 
-# norms and comparisons
+# norms
 case("norm", lambda T, a: (a.norm(), T.norm(a, 2, 1), a.norm(1, 0, keepdim=True),
                            a.norm(float("inf"), 1), T.norm(a, p="fro"), a.norm(3, 1),
                            a.norm(dim=(0, 1))), ("f", (3, 4)))

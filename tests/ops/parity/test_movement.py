@@ -12,7 +12,6 @@ torch = pytest.importorskip("torch")
 ROWS = Rows()
 case = ROWS.case
 
-# movement
 case("roll", lambda T, a: (T.roll(a, 1), T.roll(a, -2, 1), a.roll((1, 2), (0, 2))),
      ("f", (3, 4, 5)))
 case("narrow_select_unbind", lambda T, a: (a.narrow(1, 1, 2), T.narrow(a, -1, 0, 3),

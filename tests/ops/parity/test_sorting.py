@@ -16,7 +16,6 @@ torch = pytest.importorskip("torch")
 ROWS = Rows()
 case = ROWS.case
 
-# sorting and scans
 case("sort", lambda T, a: (*T.sort(a), *a.sort(0, descending=True), T.argsort(a, 1)),
      ("t", (4, 6)))
 case("sort:nan", lambda T, a: (*T.sort(a), *T.sort(a, descending=True)),
