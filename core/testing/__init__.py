@@ -4,23 +4,15 @@ Run it for every available device with `pytest --pyargs ember.testing`, for chos
 with `EMBER_TEST_DEVICES=mydev:0 pytest --pyargs ember.testing`, or without pytest as a
 table per op family and device: `python -m ember.testing --report [--device mydev:0]`.
 
-What it checks, on every device: each row of the op table (cases.py, cases_nn.py) against
-NumPy in every dtype the device has, on contiguous, strided, transposed, negative-step,
-offset and expanded inputs, with gradcheck and gradgradcheck; the decided semantics
-(semantics.py, docs/semantics.md) and the view and aliasing rules (views.py); and random
-programs against the CPU backend (programs.py).
+What it checks, on every device: each row of the op table (cases/, one module per op
+family) against NumPy in every dtype the device has, on contiguous, strided, transposed,
+negative-step, offset and expanded inputs, with gradcheck and gradgradcheck; the decided
+semantics (semantics.py, docs/semantics.md) and the view and aliasing rules (views.py); and
+random programs against the CPU backend (programs.py).
 """
 from __future__ import annotations
 
-from . import (  # noqa: F401  (they add rows and rules)
-    cases_layers_extra,
-    cases_linalg_extra,
-    cases_losses_extra,
-    cases_nn,
-    cases_train_extra,
-    semantics,
-    views,
-)
+from . import semantics, views  # noqa: F401  (they add rules)
 from .cases import CASES, Input, OpCase
 from .checks import (
     LAYOUTS,

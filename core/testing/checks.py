@@ -6,10 +6,10 @@ hash()), so a failure reproduces from its name alone.
 from __future__ import annotations
 
 import warnings
-import zlib
 
 import numpy as np
 
+from ._seeds import seed_of
 from .cases import SPECIAL, OpCase
 
 TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2)}
@@ -28,11 +28,6 @@ def lacks_dtype(exc: BaseException) -> bool:
     which makes a check a skip: its other dtypes are checked by other rows and rules."""
     import ember
     return isinstance(exc, ember.DtypeNotSupportedError) and "does not support" in str(exc)
-
-
-def seed_of(*parts) -> int:
-    """A stable 32-bit seed from names and numbers."""
-    return zlib.crc32(":".join(map(str, parts)).encode())
 
 
 def supported_dtypes(device: str) -> frozenset:

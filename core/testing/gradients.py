@@ -14,7 +14,7 @@ import functools
 
 import numpy as np
 
-from .checks import seed_of
+from ._seeds import seed_of
 
 
 def _host(t) -> np.ndarray:

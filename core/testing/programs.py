@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import seed_of
+from ._seeds import seed_of
 
 SHAPES = [(4, 6), (6,), (4, 1), (2, 6)]
 SEEDS = 24                       # programs at the small shapes

@@ -1,5 +1,5 @@
-"""The `device` fixture of the tests here that compare an op with PyTorch: cpu, and
-opencl:0 where PoCL (or another OpenCL platform) runs; skipped, saying why, where not."""
+"""The `device` fixture of the tests in parity/ (an op against PyTorch): cpu, and opencl:0
+where PoCL (or another OpenCL platform) runs; skipped, saying why, where not."""
 from __future__ import annotations
 
 import ember

@@ -21,14 +21,14 @@ def test_every_declared_op_and_kernel_has_a_row():
     # a fused gradient kernel runs in the gradient checks of the op it serves
     missing = sorted(name for name, op in ops.REGISTRY.items() if name not in covered and
                      not (op.kind == "gradient" and op.serves in covered))
-    assert not missing, f"declared ops with no conformance row (core/testing/cases.py): " \
-                        f"{missing}"
+    assert not missing, f"declared ops with no conformance row (core/testing/cases/, the " \
+                        f"module of the op's family): {missing}"
 
 
 def test_every_nn_functional_name_has_a_row():
     missing = sorted(set(F.__all__) - _covered())
     assert not missing, f"nn.functional names with no conformance row " \
-                        f"(core/testing/cases_nn.py): {missing}"
+                        f"(core/testing/cases/nn_*.py): {missing}"
 
 
 def test_rows_name_real_ops():

@@ -49,7 +49,7 @@ def test_wheel_contains_code_and_data(tmp_path):
     for required in ("ember/__init__.py", "ember/dispatch.py", "ember/backends/array_api.py",
                      "ember/backends/cpu/__init__.py", "ember/tools/cli.py",
                      "ember/data/digits.npz", "ember/data/README.md",
-                     "ember/testing/cases.py"):
+                     "ember/testing/cases/__init__.py"):
         assert required in names, required
     assert any(n.startswith("ember/compat_matrix/") and n.endswith(".toml") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

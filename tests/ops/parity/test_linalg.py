@@ -1,19 +1,33 @@
-"""linalg's decompositions and solvers against PyTorch on cpu and opencl:0: forward values,
-gradients with a random upstream gradient, batching, torch's aliases, and clear errors."""
+"""linalg against PyTorch on cpu and opencl:0: the norms, and the decompositions and
+solvers: forward values, gradients with a random upstream gradient, batching, torch's
+aliases, and clear errors."""
 from __future__ import annotations
-
-import zlib
 
 import ember
 import numpy as np
 import pytest
+from parity_helpers import Rows, check_parity, seeded
 
 torch = pytest.importorskip("torch")
 
 
+ROWS = Rows()
+case = ROWS.case
 
-def _rng(name):
-    return np.random.default_rng(zlib.crc32(name.encode()))
+# norms
+case("norm", lambda T, a: (a.norm(), T.norm(a, 2, 1), a.norm(1, 0, keepdim=True),
+                           a.norm(float("inf"), 1), T.norm(a, p="fro"), a.norm(3, 1),
+                           a.norm(dim=(0, 1))), ("f", (3, 4)))
+case("norm:zero_vector", lambda T, a: (a * 0).norm(2, 1), ("f", (3, 4)))
+case("linalg_norm", lambda T, a: (T.linalg.norm(a), T.linalg.norm(a, dim=1),
+                                  T.linalg.norm(a, "fro"), T.linalg.norm(a, float("inf")),
+                                  T.linalg.norm(a, 1), T.linalg.vector_norm(a, 1, (0, 1)),
+                                  T.linalg.matrix_norm(a)), ("f", (3, 4)))
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_parity(row, device):
+    check_parity(row, device)
 
 
 def _general(rng, shape):
@@ -34,7 +48,7 @@ def _symmetric(rng, shape):
 def _compare(name, device, fe, ft, arrays, *, rtol=1e-7, atol=1e-9):
     """fe(ember tensors) and ft(torch tensors): outputs (one or a tuple) and the gradients
     of sum(out * random upstream) over every output."""
-    rng = _rng(name + ":upstream")
+    rng = seeded(name + ":upstream")
     te = [ember.tensor(a, device=device, requires_grad=True) for a in arrays]
     tt = [torch.tensor(a, requires_grad=True) for a in arrays]
     oe, ot = fe(*te), ft(*tt)
@@ -61,14 +75,14 @@ L, TL = ember.linalg, torch.linalg
 
 @pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3, 3)])
 def test_inv_det_slogdet(device, shape):
-    a = _general(_rng("inv"), shape)
+    a = _general(seeded("inv"), shape)
     _compare("inv", device, L.inv, TL.inv, [a])
     _compare("det", device, L.det, TL.det, [a])
     out = _compare("slogdet", device, lambda x: tuple(L.slogdet(x)),
                    lambda x: tuple(TL.slogdet(x)), [a])
     assert L.slogdet(ember.tensor(a, device=device))._fields == ("sign", "logabsdet")
     assert out[0].shape == shape[:-2]
-    _compare("logdet", device, ember.logdet, torch.logdet, [_spd(_rng("logdet"), shape)])
+    _compare("logdet", device, ember.logdet, torch.logdet, [_spd(seeded("logdet"), shape)])
 
 
 def test_det_sign_and_logdet_of_a_negative_det(device):
@@ -80,14 +94,14 @@ def test_det_sign_and_logdet_of_a_negative_det(device):
 
 @pytest.mark.parametrize("b_shape", [(4,), (4, 2), (3, 4), (3, 4, 2), (2, 1, 4, 5)])
 def test_solve_vectors_matrices_batches(device, b_shape):
-    rng = _rng(f"solve{b_shape}")
+    rng = seeded(f"solve{b_shape}")
     a = _general(rng, (3, 4, 4) if len(b_shape) != 4 else (3, 4, 4))
     b = rng.standard_normal(b_shape)
     _compare(f"solve{b_shape}", device, L.solve, TL.solve, [a, b])
 
 
 def test_solve_left_false(device):
-    rng = _rng("solve_right")
+    rng = seeded("solve_right")
     a, b = _general(rng, (2, 3, 3)), rng.standard_normal((2, 5, 3))
     _compare("solve_right", device, lambda x, y: L.solve(x, y, left=False),
              lambda x, y: TL.solve(x, y, left=False), [a, b])
@@ -96,7 +110,7 @@ def test_solve_left_false(device):
 @pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(device, upper):
-    a = _spd(_rng("cholesky"), (2, 4, 4))
+    a = _spd(seeded("cholesky"), (2, 4, 4))
     # the gradient of a symmetric input: compare through a symmetric parametrisation
     _compare("cholesky", device, lambda x: L.cholesky((x + x.mT) / 2, upper=upper),
              lambda x: TL.cholesky((x + x.mT) / 2, upper=upper), [a])
@@ -106,7 +120,7 @@ def test_cholesky(device, upper):
 
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh_and_eigvalsh(device, uplo):
-    a = _symmetric(_rng("eigh"), (2, 4, 4))
+    a = _symmetric(seeded("eigh"), (2, 4, 4))
 
     def fix_sign(v):          # eigenvectors are defined up to sign: compare a fixed one
         return v * v[..., :1, :].sign()
@@ -121,7 +135,7 @@ def test_eigh_and_eigvalsh(device, uplo):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, -3])
 def test_matrix_power(device, n):
-    a = _general(_rng("matrix_power"), (2, 3, 3)) / 3
+    a = _general(seeded("matrix_power"), (2, 3, 3)) / 3
     _compare(f"matrix_power{n}", device, lambda x: L.matrix_power(x, n),
              lambda x: TL.matrix_power(x, n), [a])
     _compare(f"Tensor.matrix_power{n}", device, lambda x: x.matrix_power(n),
@@ -129,7 +143,7 @@ def test_matrix_power(device, n):
 
 
 def test_multi_dot_and_chain_matmul(device):
-    rng = _rng("multi_dot")
+    rng = seeded("multi_dot")
     arrays = [rng.standard_normal(s) for s in [(3,), (3, 7), (7, 2), (2, 5), (5,)]]
     _compare("multi_dot", device, lambda *xs: L.multi_dot(list(xs)),
              lambda *xs: TL.multi_dot(list(xs)), arrays)
@@ -140,13 +154,13 @@ def test_multi_dot_and_chain_matmul(device):
 
 @pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 def test_aliases_and_methods(device):
-    a = _general(_rng("aliases"), (3, 3))
+    a = _general(seeded("aliases"), (3, 3))
     _compare("inverse", device, ember.inverse, torch.inverse, [a])
     _compare("Tensor.inverse", device, lambda x: x.inverse(), lambda x: x.inverse(), [a])
     _compare("Tensor.det", device, lambda x: x.det(), lambda x: x.det(), [a])
     _compare("Tensor.slogdet", device, lambda x: tuple(x.slogdet()),
              lambda x: tuple(x.slogdet()), [a])
-    s = _spd(_rng("aliases2"), (3, 3))
+    s = _spd(seeded("aliases2"), (3, 3))
     _compare("Tensor.logdet", device, lambda x: x.logdet(), lambda x: x.logdet(), [s])
     _compare("Tensor.cholesky", device, lambda x: ((x + x.mT) / 2).cholesky(),
              lambda x: ((x + x.mT) / 2).cholesky(), [s])
@@ -154,7 +168,7 @@ def test_aliases_and_methods(device):
 
 
 def test_float32(device):
-    a = _general(_rng("float32"), (2, 4, 4)).astype(np.float32)
+    a = _general(seeded("float32"), (2, 4, 4)).astype(np.float32)
     x = L.inv(ember.tensor(a, device=device))
     assert x.dtype == ember.float32
     np.testing.assert_allclose(x.numpy(), np.linalg.inv(a), rtol=1e-4, atol=1e-5)
@@ -184,7 +198,7 @@ def test_kernels_use_only_the_array_api_linalg_extension():
     xp = pytest.importorskip("array_api_strict")
     from ember.backends.array_api import linalg_kernels
     k = linalg_kernels(xp)
-    s = _spd(_rng("strict"), (2, 3, 3))
+    s = _spd(seeded("strict"), (2, 3, 3))
     a = xp.asarray(s)
     np.testing.assert_allclose(np.asarray(k["inv"](a)), np.linalg.inv(s), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(k["cholesky"](a)), np.linalg.cholesky(s), rtol=1e-10)
@@ -213,14 +227,14 @@ def test_svd(device, shape, full):
         assert tuple(U.shape[-2:]) == (shape[-2], shape[-2] if full else k)
         assert tuple(Vh.shape[-2:]) == (shape[-1] if full else k, shape[-1])
         return (S, *_gauge(U, Vh, k))
-    a = _rng(f"svd{shape}").standard_normal(shape)
+    a = seeded(f"svd{shape}").standard_normal(shape)
     _compare(f"svd{shape}{full}", device, lambda x: run(ember, x), lambda x: run(torch, x), [a])
     _compare("svdvals", device, L.svdvals, TL.svdvals, [a])
     assert L.svd(ember.tensor(a, device=device))._fields == ("U", "S", "Vh")
 
 
 def test_torch_svd_and_pinverse(device):
-    a = _rng("torch.svd").standard_normal((2, 5, 3))
+    a = seeded("torch.svd").standard_normal((2, 5, 3))
 
     def run(x):
         U, S, V = x.svd()
@@ -231,18 +245,18 @@ def test_torch_svd_and_pinverse(device):
 
 
 def test_pinv_rank_deficient_and_tolerances(device):
-    a = _rng("pinv").standard_normal((4, 3))
+    a = seeded("pinv").standard_normal((4, 3))
     a[:, 2] = a[:, 0]                                # rank 2: the third value is ~0
     for kw in ({}, dict(rtol=0.5), dict(atol=1.0), dict(hermitian=False)):
         got = L.pinv(ember.tensor(a, device=device), **kw).numpy()
         np.testing.assert_allclose(got, TL.pinv(torch.tensor(a), **kw).numpy(), atol=1e-9,
                                    err_msg=str(kw))
-    _compare("pinv", device, L.pinv, TL.pinv, [_rng("pinv2").standard_normal((3, 4))])
+    _compare("pinv", device, L.pinv, TL.pinv, [seeded("pinv2").standard_normal((3, 4))])
 
 
 @pytest.mark.parametrize("ord", ["nuc", 2, -2])
 def test_matrix_norms_through_the_svd(device, ord):
-    a = _rng(f"norm{ord}").standard_normal((2, 3, 4))
+    a = seeded(f"norm{ord}").standard_normal((2, 3, 4))
     _compare(f"matrix_norm{ord}", device, lambda x: L.matrix_norm(x, ord),
              lambda x: TL.matrix_norm(x, ord), [a])
     _compare(f"matrix_norm{ord}dims", device,
@@ -255,7 +269,7 @@ def test_matrix_norms_through_the_svd(device, ord):
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 3, 5)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
 def test_qr(device, shape, mode):
-    a = _rng(f"qr{shape}").standard_normal(shape)
+    a = seeded(f"qr{shape}").standard_normal(shape)
     if mode == "complete" and shape[-2] > shape[-1]:        # torch refuses this gradient too
         q, r = L.qr(ember.tensor(a, device=device), mode)
         np.testing.assert_allclose((q @ r).numpy(), a, atol=1e-12)
@@ -270,7 +284,7 @@ def test_qr(device, shape, mode):
 
 @pytest.mark.filterwarnings("ignore:torch.qr is deprecated")
 def test_qr_r_mode_and_torch_qr(device):
-    a = _rng("qr_r").standard_normal((4, 3))
+    a = seeded("qr_r").standard_normal((4, 3))
     q, r = L.qr(ember.tensor(a, device=device), mode="r")
     assert q.numel() == 0
     np.testing.assert_allclose(r.numpy(), TL.qr(torch.tensor(a), mode="r").R.numpy(),
@@ -304,7 +318,7 @@ def test_ex_variants_report_failures_in_info(device):
     tf, tinfo = TL.cholesky_ex(torch.tensor(s))
     np.testing.assert_allclose(f.numpy()[0], tf.numpy()[0])
     assert np.isnan(f.numpy()[1]).all() and list(info.numpy() != 0) == list(tinfo.numpy() != 0)
-    good = _spd(_rng("cholesky_ex"), (2, 3, 3))
+    good = _spd(seeded("cholesky_ex"), (2, 3, 3))
     f, info = L.cholesky_ex(ember.tensor(good, device=device), upper=True)
     np.testing.assert_allclose(f.numpy(), TL.cholesky_ex(torch.tensor(good), upper=True).L)
     assert not info.numpy().any()
@@ -315,7 +329,7 @@ def test_det_gradient_of_singular_matrices(device):
     kernel gives 0 for these rank n-1 matrices, which finite differences contradict)."""
     a = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
                   [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]])
-    up = _rng("det_singular").standard_normal(2)
+    up = seeded("det_singular").standard_normal(2)
     x = ember.tensor(a, device=device, requires_grad=True)
     (L.det(x) * ember.tensor(up, device=device)).sum().backward()
     numeric, eps = np.zeros_like(a), 1e-6

@@ -1,10 +1,45 @@
-"""Conformance rows of linalg's decompositions and solvers (inv, solve, det, cholesky, eigh),
-against NumPy's LAPACK."""
+"""Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
+det, cholesky, eigh, svd, qr) against NumPy's LAPACK.
+"""
 from __future__ import annotations
 
-from .cases import Input, case, section
+import math
+
+import numpy as np
+
+from ._table import ALL_FLOATS, Input, M, Rows
+
+ROWS = Rows("linalg")
+case = ROWS.case
+section = ROWS.section
+
+# --- matmul --------------------------------------------------------------------------------
+case("matmul", lambda E, x, y: x @ y, np.matmul, Input((3, 4)), Input((4, 5)),
+     dtypes=ALL_FLOATS)
+case("matmul:batched_broadcast", lambda E, x, y: x @ y, np.matmul, Input((2, 1, 3, 4)),
+     Input((3, 4, 2)))
+case("matmul:vector", lambda E, x, y, v: (x @ v, v @ y, v @ v), lambda np, x, y, v: (
+    x @ v, v @ y, v @ v), Input((3, 4)), Input((4, 2)), Input((4,)))
+case("matmul:int", lambda E, x, y: x @ y, np.matmul, Input((2, 3), "i"), Input((3, 2), "i"),
+     dtypes=("int64", "int32"), grad=False)
+case("matmul:empty", lambda E, x, y: (x @ y, y.mT @ x.mT),
+     lambda np, x, y: (x @ y, y.T @ x.T), Input((2, 0)), Input((0, 3)), grad=False)
+case("matmul:long", lambda E, x, y: x @ y, lambda np, x, y: x @ y, Input((2, 300)),
+     Input((300, 3)), dtypes=ALL_FLOATS, grad=False, layouts=False, atol=1e-4, rtol=1e-4)
+case("matmul:special", lambda E, x, y: x @ y, np.matmul, Input((2, 2), "f",
+                                                             (math.nan, 1.0, math.inf, 0.0)),
+     Input((2, 2), "f", (1.0, 2.0, 0.0, 1.0)), grad=False, layouts=False)
 
 
+# --- PyTorch's tensor functions: norms ----------------------------------------------------
+section("tensor_functions")
+case("norm", lambda E, x: (x.norm(), x.norm(1, 1), E.linalg.norm(x, dim=-1),
+                           E.linalg.vector_norm(x, float("inf"), (0, 2))),
+     lambda np, x: (np.sqrt((x * x).sum()), np.abs(x).sum(1), np.sqrt((x * x).sum(-1)),
+                    np.abs(x).max((0, 2))), Input(M), ops=("norm",))
+
+
+# --- linalg's decompositions and solvers ---------------------------------------------------
 def _general(E, x):
     """A well-conditioned matrix from random entries (conditioning keeps gradcheck stable)."""
     return x + 3 * E.eye(x.shape[-1], dtype=x.dtype, device=x.device)

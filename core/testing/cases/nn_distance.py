@@ -1,0 +1,21 @@
+"""Conformance rows of the distances: cosine_similarity and pairwise_distance."""
+from __future__ import annotations
+
+from ._references import _dist
+from ._table import F, Input, Rows
+
+ROWS = Rows("loss")
+case = ROWS.case
+
+case("cosine_similarity", lambda E, a, b: (F(E).cosine_similarity(a, b),
+                                           F(E).cosine_similarity(a, b[:1], dim=-1)),
+     lambda np, a, b: ((a * b).sum(1) / (np.linalg.norm(a, axis=1) *
+                                          np.linalg.norm(b, axis=1)),
+                       (a * b[:1]).sum(-1) / (np.linalg.norm(a, axis=-1) *
+                                               np.linalg.norm(b[:1], axis=-1))),
+     Input((3, 4)), Input((3, 4)), atol=1e-4)
+case("pairwise_distance", lambda E, a, b: (F(E).pairwise_distance(a, b),
+                                           F(E).pairwise_distance(a, b, p=1.0, keepdim=True),
+                                           F(E).pairwise_distance(a, b, p=3.0)),
+     lambda np, a, b: (_dist(a, b), _dist(a, b, 1.0)[:, None], _dist(a, b, 3.0)),
+     Input((3, 4)), Input((3, 4)), atol=1e-4)

@@ -1,0 +1,21 @@
+"""Conformance rows of sorting (argsort, sort, topk) and scans (cumsum, cumprod)."""
+from __future__ import annotations
+
+from ._table import Input, M, Rows, S
+
+ROWS = Rows("sort_scan")
+case = ROWS.case
+
+case("cumsum", lambda E, x: (E.cumsum(x, 1), E.cumsum(x, -1), E.cumprod(x, 0)),
+     lambda np, x: (np.cumsum(x, 1), np.cumsum(x, -1), np.cumprod(x, 0)), Input(M),
+     ops=("cumsum", "cumprod"))
+case("cumsum:int", lambda E, x: (E.cumsum(x, 0), E.cumprod(x, 1)),
+     lambda np, x: (np.cumsum(x, 0), np.cumprod(x, 1)), Input(S, "i"),
+     dtypes=("int64", "int32"), grad=False, out_dtype="int64", ops=("cumsum", "cumprod"))
+case("argsort", lambda E, x: (E.argsort(x), E.argsort(x, 0, descending=True)),
+     lambda np, x: (np.argsort(x, -1, kind="stable"), np.argsort(-x, 0, kind="stable")),
+     Input(M, "i"), dtypes=("int64", "float32"), grad=False, out_dtype="int64")
+case("argsort:sort_topk", lambda E, x: (*E.sort(x, 1), *E.topk(x, 2, -1)),
+     lambda np, x: (np.sort(x, 1), np.argsort(x, 1, kind="stable"),
+                    -np.sort(-x, -1)[..., :2], np.argsort(-x, -1, kind="stable")[..., :2]),
+     Input(M), out_dtype=("same", "int64", "same", "int64"), ops=("argsort", "sort", "topk"))
