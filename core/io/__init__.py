@@ -56,6 +56,7 @@ from ..device import Device, as_device
 from ..errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError
 from ..tensor import Tensor
 from . import safetensors as S
+from .record import Saved
 
 __all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "load", "save"]
 
@@ -323,17 +324,6 @@ def _path(f, what: str) -> str:
 
 
 # --- loading -------------------------------------------------------------------------------
-
-class Saved:
-    """A tensor read from a file and checked, not yet placed on a device."""
-
-    __slots__ = ("array", "device", "requires_grad", "parameter", "key")
-
-    def __init__(self, array: np.ndarray, device: str, requires_grad: bool, parameter: bool,
-                 key):
-        self.array, self.device, self.key = array, device, key
-        self.requires_grad, self.parameter = requires_grad, parameter
-
 
 def _bad(name: str, problem: str) -> CheckpointError:
     return CheckpointError(f"ember.load: {name} is not a valid ember checkpoint: {problem}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import CheckpointError
-from . import Saved
+from .record import Saved
 
 MAX_PICKLE_BYTES = 100_000_000
 MAX_NDIM = 64
