@@ -2,6 +2,7 @@
 through the plugin host, without importing CuPy until a GPU is really used."""
 from __future__ import annotations
 
+from . import plugins
 from .amp import GradScaler, autocast, custom_bwd, custom_fwd
 from .backend import optional
 from .errors import DeviceUnavailableError, EmberValueError
@@ -22,7 +23,6 @@ class Accelerator:
     # -- questions that never raise ---------------------------------------------------------
     def _backend(self):
         """The available backend serving this type, or None (never raises)."""
-        from . import plugins
         try:
             return plugins.try_backend_for(self._kind)
         except Exception:  # noqa: BLE001  (a broken third-party plugin means "not available")
@@ -77,12 +77,10 @@ class Accelerator:
 
     def is_available(self) -> bool:
         """True when a plugin for this type is installed, its probe passes and it has a GPU."""
-        backend = self._backend()
-        return backend is not None and self._count(backend) > 0
+        return plugins.device_count(self._kind) > 0
 
     def device_count(self) -> int:
-        backend = self._backend()
-        return 0 if backend is None else self._count(backend)
+        return plugins.device_count(self._kind)
 
     def unavailable_reason(self) -> str:
         """'' when available; otherwise why not and the fix (what `ember doctor` says)."""
@@ -138,7 +136,6 @@ class Accelerator:
         return backend.devices()[self._index(device)].name
 
     def _require(self):
-        from . import plugins
         backend = plugins.backend_for(self._kind)   # raises with the probe's reason
         if not self._count(backend):
             raise DeviceUnavailableError(

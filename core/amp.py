@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import dtypes as D
-from . import ops
+from . import ops, plugins
 from .autograd.grad_mode import no_grad
 from .errors import EmberError, EmberTypeError, EmberValueError, EmberWarning
 from .tensor import Tensor
@@ -161,9 +161,9 @@ class GradScaler:
             raise EmberValueError(f"GradScaler: growth_interval should be a positive "
                                   f"integer, got {growth_interval}")
         self._device = str(device).split(":")[0]
+        # ember.cuda answers for ROCm too (PyTorch's 'cuda' is an alias of 'rocm')
         if enabled and self._device in ("cuda", "rocm"):
-            from .accel import cuda
-            if not cuda.is_available():
+            if not plugins.device_count("cuda"):
                 warnings.warn(f"GradScaler is enabled, but {self._device} is not available. "
                               "Disabling.", EmberWarning, stacklevel=2)
                 enabled = False

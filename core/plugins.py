@@ -464,6 +464,17 @@ def try_backend_for(kind: str):
     return backend
 
 
+def device_count(kind: str) -> int:
+    """How many devices the available backend for a device type lists: 0 when none serves
+    it, or when its plugin or its devices() fails (an availability question never raises:
+    a broken third-party plugin means "not available")."""
+    try:
+        backend = try_backend_for(kind)
+        return 0 if backend is None else len(backend.devices())
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def loaded_backends() -> dict[str, object]:
     return dict(_backends)
 
