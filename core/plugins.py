@@ -72,6 +72,8 @@ _backends: dict[str, object] = {}     # device type (and aliases) -> backend
 _checked: dict[int, dict] = {}        # kernel tables already validated (held: ids stay unique)
 _warned: set[str] = set()             # EMBER_DISABLE_PLUGINS names already warned about
 _pm: pluggy.PluginManager | None = None
+_observers: tuple = ()                # the loaded plugins' ember_op_observer callables
+_observer_sink = None                 # the dispatcher's setter (watch_observers)
 
 
 def manager() -> pluggy.PluginManager:
@@ -527,13 +529,23 @@ def doctor_checks() -> list:
     return [c for group in manager().hook.ember_doctor_checks() if group for c in group]
 
 
+def watch_observers(sink) -> None:
+    """Call sink(observers) now and whenever loading a plugin changes them.  The dispatcher
+    installs its setter here when it loads, so the host never imports the dispatcher."""
+    global _observer_sink
+    _observer_sink = sink
+    sink(_observers)
+
+
 def _reset_observers() -> None:
-    from . import dispatch
+    global _observers
     try:
         observers = [o for o in manager().hook.ember_op_observer() if o]
     except Exception:
         observers = []
-    dispatch.set_observers(observers)
+    _observers = tuple(observers)
+    if _observer_sink is not None:
+        _observer_sink(_observers)
 
 
 def _reset_for_tests() -> None:
