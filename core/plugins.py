@@ -58,6 +58,7 @@ class PluginRecord:
     fix: str = ""                   # the next thing to do, for a broken plugin
     warnings: list = field(default_factory=list)      # validation notes of a loaded backend
     device_types: list = field(default_factory=list)  # served (or, when invalid, claimed)
+    hook_errors: dict = field(default_factory=dict)   # hook name -> traceback, loaded plugin
 
     @property
     def label(self) -> str:
@@ -485,7 +486,8 @@ def loaded_backends() -> dict[str, object]:
 def host_findings() -> list[dict]:
     """What the host itself found, as doctor findings (reference, severity, message, seen,
     fix, detail): refused backends, validation warnings, EMBER_DISABLE_PLUGINS names that
-    match nothing, the CPU backend disabled.  Loads every plugin."""
+    match nothing, the CPU backend disabled, hooks of loaded plugins that raised.  Loads
+    every plugin."""
     recs = load_all()
     raw = os.environ.get("EMBER_DISABLE_PLUGINS", "")
     found = []
@@ -517,6 +519,14 @@ def host_findings() -> list[dict]:
                                      "EMBER_DISABLE_PLUGINS: every CPU tensor (the default "
                                      "device) fails with DeviceUnavailableError",
                           "seen": f"EMBER_DISABLE_PLUGINS={raw}", "fix": rec.fix})
+        for hook, text in rec.hook_errors.items():
+            found.append({"reference": "plugin-hook-failed", "severity": "problem",
+                          "message": f"plugin {rec.label}: its {hook} hook raised "
+                                     f"({_last_line(text)}); ember goes on without it",
+                          "seen": "", "detail": text,
+                          "fix": f"upgrade it (pip install -U {rec.distribution or rec.name}) "
+                                 "or report the traceback to its authors; "
+                                 f"EMBER_DISABLE_PLUGINS={rec.name} silences it"})
     return found
 
 
@@ -538,11 +548,22 @@ def watch_observers(sink) -> None:
 
 
 def _reset_observers() -> None:
+    """Ask every registered plugin for its op observer.  One whose hook raises is left out
+    and its record keeps the traceback (`ember doctor` reports it); the others stay."""
     global _observers
-    try:
-        observers = [o for o in manager().hook.ember_op_observer() if o]
-    except Exception:
-        observers = []
+    observers = []
+    recs = _discover()
+    # in pluggy's calling order: the plugin registered last first
+    for impl in reversed(manager().hook.ember_op_observer.get_hookimpls()):
+        try:
+            observer = impl.function()
+        except Exception:  # noqa: BLE001  (a broken plugin must never break ember)
+            rec = recs.get(impl.plugin_name)
+            if rec is not None:
+                rec.hook_errors["ember_op_observer"] = traceback.format_exc()
+            continue
+        if observer:
+            observers.append(observer)
     _observers = tuple(observers)
     if _observer_sink is not None:
         _observer_sink(_observers)
