@@ -74,6 +74,7 @@ _checked: dict[int, dict] = {}        # kernel tables already validated (held: i
 _warned: set[str] = set()             # EMBER_DISABLE_PLUGINS names already warned about
 _pm: pluggy.PluginManager | None = None
 _observers: tuple = ()                # the loaded plugins' ember_op_observer callables
+_declared_names = None                # ops' declared_names (declare_kernel_names)
 _observer_sink = None                 # the dispatcher's setter (watch_observers)
 
 
@@ -207,9 +208,17 @@ def _api_refusal(obj, rec: PluginRecord) -> tuple[str, str]:
                  f"{PLUGIN_API_VERSION}: pip install -U {rec.distribution}")
 
 
-def _declared() -> frozenset:
-    from .ops._op import declared_names
-    return declared_names()
+def declare_kernel_names(source) -> None:
+    """source() -> every name a backend's kernel table may hold.  The op declarations
+    (ops/_op.py) install it when they load, so the host never imports the ops above it;
+    `import ember` loads them before any plugin, so every backend's names are checked."""
+    global _declared_names
+    _declared_names = source
+
+
+def _declared() -> frozenset | None:
+    """The declared kernel names, or None (names not checked) before ops has loaded."""
+    return None if _declared_names is None else _declared_names()
 
 
 def _refuse_backends(rec: PluginRecord, found: list, problems: list[str]) -> None:
