@@ -75,6 +75,7 @@ _warned: set[str] = set()             # EMBER_DISABLE_PLUGINS names already warn
 _pm: pluggy.PluginManager | None = None
 _observers: tuple = ()                # the loaded plugins' ember_op_observer callables
 _declared_names = None                # ops' declared_names (declare_kernel_names)
+_on_reset: list = []                  # what _reset_for_tests also calls (on_reset_for_tests)
 _observer_sink = None                 # the dispatcher's setter (watch_observers)
 
 
@@ -587,6 +588,11 @@ def _reset_for_tests() -> None:
         _backends.clear()
         _checked.clear()
         importlib.invalidate_caches()
-        from .device import Device
-        for dev in list(Device._interned.values()):
-            dev._backend = dev._kernels = None
+        for forget in _on_reset:
+            forget()
+
+
+def on_reset_for_tests(forget) -> None:
+    """Have _reset_for_tests call forget() too (device.py: drop the backends that Device
+    objects bound), so the host deals in device-type strings and never imports device."""
+    _on_reset.append(forget)
