@@ -294,8 +294,9 @@ def load(name: str) -> PluginRecord:
                        "(`ember doctor`) to its authors")
             try:
                 manager().unregister(name=name)
-            except Exception:
-                pass
+            except Exception as undo:  # noqa: BLE001  (record it beside the failure)
+                rec.error += ("\nunregistering it failed too, so some of its hooks may still "
+                              "be called:\n" + "".join(traceback.format_exception(undo)))
         finally:
             _reset_observers()
         return rec
