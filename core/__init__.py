@@ -1,7 +1,7 @@
 """ember: a PyTorch-style tensor library whose ops run on pluggable backends."""
 # no `from __future__ import annotations` here: it would leak `annotations` into ember.*
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import dtypes as _dtypes
 from .device import Device, default_device as get_default_device, set_default_device

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pluggy
 
 from . import hookspecs
+from ._version import __version__
 from .backend import check_kernels, optional, validate
 from .errors import DeviceUnavailableError
 
@@ -89,7 +90,6 @@ def manager() -> pluggy.PluginManager:
 
 
 def _ember_version() -> str:
-    from . import __version__
     return __version__
 
 
