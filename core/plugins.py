@@ -564,8 +564,11 @@ def _reset_observers() -> None:
     global _observers
     observers = []
     recs = _discover()
-    # in pluggy's calling order: the plugin registered last first
+    # in pluggy's calling order (the plugin registered last first); a wrapper returns no
+    # observer of its own, as when pluggy calls the hook
     for impl in reversed(manager().hook.ember_op_observer.get_hookimpls()):
+        if impl.hookwrapper or impl.wrapper:
+            continue
         try:
             observer = impl.function()
         except Exception:  # noqa: BLE001  (a broken plugin must never break ember)
