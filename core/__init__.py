@@ -6,7 +6,7 @@ legacy types); tests/unit/test_namespace.py keeps it so.
 """
 # no `from __future__ import annotations` here: it would leak `annotations` into ember.*
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import methods as _methods  # noqa: F401  (binds Tensor's methods, one table)
 from .autograd.grad_mode import (

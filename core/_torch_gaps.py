@@ -198,38 +198,6 @@ def gap(what: str, why: str) -> UnsupportedError:
     return UnsupportedError(f"ember has no {what} yet: {why}; {DOCTOR}")
 
 
-def _resolve(namespace: str):
-    import importlib
-
-    import ember
-    if namespace == "Tensor":
-        return ember.Tensor
-    if namespace == "torch":
-        return ember
-    return importlib.import_module("ember" + namespace[len("torch"):])
-
-
-def coverage() -> dict:
-    """{namespace: {"have": [...], "missing": [...]}} for every COMMON namespace."""
-    out = {}
-    for ns, names in COMMON.items():
-        try:
-            target = _resolve(ns)
-        except ImportError:
-            target = None
-        have = [n for n in names if target is not None and _has(target, n)]
-        out[ns] = {"have": have, "missing": [n for n in names if n not in have]}
-    return out
-
-
-def _has(target, name: str) -> bool:
-    try:
-        getattr(target, name)
-    except Exception:  # noqa: BLE001  (a lookup that fails in any way: ember lacks it)
-        return False
-    return True
-
-
 # Every public attribute of torch.Tensor in PyTorch 2.13.0 (generated with
 # `sorted(n for n in dir(torch.Tensor) if not n.startswith("_"))`): reading one that ember
 # lacks raises the ember-gap error (install_tensor_gaps) instead of a bare AttributeError

@@ -2,10 +2,12 @@
 through the plugin host, without importing CuPy until a GPU is really used."""
 from __future__ import annotations
 
+from . import plugins
+from .amp import GradScaler, autocast, custom_bwd, custom_fwd
 from .backend import optional
 from .errors import DeviceUnavailableError, EmberValueError
 
-__all__ = ["cuda", "rocm", "mps", "xpu", "accelerator"]
+__all__ = ["cuda", "rocm", "mps", "xpu", "accelerator", "device_namespace"]
 
 
 class Accelerator:
@@ -21,7 +23,6 @@ class Accelerator:
     # -- questions that never raise ---------------------------------------------------------
     def _backend(self):
         """The available backend serving this type, or None (never raises)."""
-        from . import plugins
         try:
             return plugins.try_backend_for(self._kind)
         except Exception:  # noqa: BLE001  (a broken third-party plugin means "not available")
@@ -36,7 +37,6 @@ class Accelerator:
     @property
     def amp(self):
         """torch.cuda.amp: autocast and GradScaler bound to this device type (ember.amp)."""
-        from .amp import device_namespace
         return device_namespace(self._kind)
 
     # -- seeds: ember draws every random number on the host from one stream (so a seed
@@ -77,12 +77,10 @@ class Accelerator:
 
     def is_available(self) -> bool:
         """True when a plugin for this type is installed, its probe passes and it has a GPU."""
-        backend = self._backend()
-        return backend is not None and self._count(backend) > 0
+        return plugins.device_count(self._kind) > 0
 
     def device_count(self) -> int:
-        backend = self._backend()
-        return 0 if backend is None else self._count(backend)
+        return plugins.device_count(self._kind)
 
     def unavailable_reason(self) -> str:
         """'' when available; otherwise why not and the fix (what `ember doctor` says)."""
@@ -138,7 +136,6 @@ class Accelerator:
         return backend.devices()[self._index(device)].name
 
     def _require(self):
-        from . import plugins
         backend = plugins.backend_for(self._kind)   # raises with the probe's reason
         if not self._count(backend):
             raise DeviceUnavailableError(
@@ -172,6 +169,38 @@ class Accelerator:
                 f"({', '.join(f'{self._kind}:{i}' for i in range(count)) or 'none'}); use an "
                 f"index below {count}")
         return index
+
+
+class _DeviceAmp:
+    """torch.cuda.amp / torch.cpu.amp: autocast and GradScaler bound to one device type."""
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+
+    def autocast(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
+        return autocast(self.device_type, dtype=dtype, enabled=enabled,
+                        cache_enabled=cache_enabled)
+
+    def GradScaler(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,  # noqa: N802
+                   backoff_factor: float = 0.5, growth_interval: int = 2000,
+                   enabled: bool = True) -> GradScaler:
+        return GradScaler(self.device_type, init_scale, growth_factor, backoff_factor,
+                          growth_interval, enabled)
+
+    def custom_fwd(self, fwd=None, *, cast_inputs=None):
+        return custom_fwd(fwd, device_type=self.device_type, cast_inputs=cast_inputs)
+
+    def custom_bwd(self, bwd=None):
+        return custom_bwd(bwd, device_type=self.device_type)
+
+    def __repr__(self) -> str:
+        return f"<ember.{self.device_type}.amp>"
+
+
+def device_namespace(device_type: str) -> _DeviceAmp:
+    """The torch.<device>.amp namespace for device_type (ember.cuda.amp is this for
+    'cuda')."""
+    return _DeviceAmp(device_type)
 
 
 cuda = Accelerator("cuda")

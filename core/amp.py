@@ -17,13 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from . import dtypes as D
-from . import ops
+from . import ops, plugins
 from .autograd.grad_mode import no_grad
 from .errors import EmberError, EmberTypeError, EmberValueError, EmberWarning
 from .tensor import Tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype",
-           "is_autocast_available", "custom_fwd", "custom_bwd", "device_namespace"]
+           "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 # torch's default autocast dtype per device type
 _DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16", "rocm": "float16", "xpu": "float16",
@@ -161,9 +161,9 @@ class GradScaler:
             raise EmberValueError(f"GradScaler: growth_interval should be a positive "
                                   f"integer, got {growth_interval}")
         self._device = str(device).split(":")[0]
+        # ember.cuda answers for ROCm too (PyTorch's 'cuda' is an alias of 'rocm')
         if enabled and self._device in ("cuda", "rocm"):
-            from .accel import cuda
-            if not cuda.is_available():
+            if not plugins.device_count("cuda"):
                 warnings.warn(f"GradScaler is enabled, but {self._device} is not available. "
                               "Disabling.", EmberWarning, stacklevel=2)
                 enabled = False
@@ -325,35 +325,3 @@ class GradScaler:
         self._growth_interval = int(state_dict["growth_interval"])
         tracker = state_dict["_growth_tracker"]
         self._growth_tracker = int(tracker.item()) if type(tracker) is Tensor else int(tracker)
-
-
-class _DeviceAmp:
-    """torch.cuda.amp / torch.cpu.amp: autocast and GradScaler bound to one device type."""
-
-    def __init__(self, device_type: str) -> None:
-        self.device_type = device_type
-
-    def autocast(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
-        return autocast(self.device_type, dtype=dtype, enabled=enabled,
-                        cache_enabled=cache_enabled)
-
-    def GradScaler(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,  # noqa: N802
-                   backoff_factor: float = 0.5, growth_interval: int = 2000,
-                   enabled: bool = True) -> GradScaler:
-        return GradScaler(self.device_type, init_scale, growth_factor, backoff_factor,
-                          growth_interval, enabled)
-
-    def custom_fwd(self, fwd=None, *, cast_inputs=None):
-        return custom_fwd(fwd, device_type=self.device_type, cast_inputs=cast_inputs)
-
-    def custom_bwd(self, bwd=None):
-        return custom_bwd(bwd, device_type=self.device_type)
-
-    def __repr__(self) -> str:
-        return f"<ember.{self.device_type}.amp>"
-
-
-def device_namespace(device_type: str) -> _DeviceAmp:
-    """The torch.<device>.amp namespace for device_type (ember.cuda.amp is this for
-    'cuda')."""
-    return _DeviceAmp(device_type)

@@ -176,14 +176,15 @@ def _closest(name: str, names: Collection[str], cutoff: float = 0.6) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def check_kernels(table, declared: Collection[str]) -> list[str]:
+def check_kernels(table, declared: Collection[str] | None) -> list[str]:
     """What is wrong with a kernel table: not a dict, names that are not declared ops
-    (each with the closest declared name), values that are not callable."""
+    (each with the closest declared name; None: names are not checked), values that are
+    not callable."""
     if not isinstance(table, dict):
         return [f"kernels must be a dict of op name -> callable, got {type(table).__name__}"]
     problems = []
     for name, kernel in table.items():
-        if not isinstance(name, str) or name not in declared:
+        if not isinstance(name, str) or (declared is not None and name not in declared):
             hint = _closest(name, declared) if isinstance(name, str) else ""
             problems.append(f"kernel {name!r} is not a declared op or kernel{hint}; "
                             "`ember ops --json` lists every name")
@@ -196,7 +197,7 @@ def _is_property(backend, name: str) -> bool:
     return isinstance(inspect.getattr_static(type(backend), name, None), property)
 
 
-def validate(backend, declared: Collection[str]) -> tuple[list[str], list[str]]:
+def validate(backend, declared: Collection[str] | None) -> tuple[list[str], list[str]]:
     """(problems, warnings) of a backend against the Protocols.
 
     Problems make the host refuse it: a required member missing or not callable, a `name`

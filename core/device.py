@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import threading
 
+from . import plugins
 from .errors import DeviceUnavailableError, EmberValueError
 
 # Device types ember knows before any plugin is loaded (first-party plugins); plugins may
@@ -67,7 +68,6 @@ class Device:
     def backend(self):
         b = self._backend
         if b is None:
-            from . import plugins
             b = plugins.backend_for(self.type)
             self._backend = b
         return b
@@ -82,7 +82,6 @@ class Device:
             if concrete is not self:
                 k = concrete.kernels
             else:
-                from . import plugins
                 k = plugins.kernel_table(backend, self.index)    # checked when first seen
             self._kernels = k
         return k
@@ -133,6 +132,16 @@ class Device:
         _state.default = _state.stack.pop()
 
 
+def _forget_backends() -> None:
+    """Every Device forgets the backend and kernels it bound (tests that reinstall plugins
+    reset the host, which calls this)."""
+    for dev in list(Device._interned.values()):
+        dev._backend = dev._kernels = None
+
+
+plugins.on_reset_for_tests(_forget_backends)
+
+
 def _parse(spec, index):
     if isinstance(spec, Device):
         if index is not None and index != spec.index:
@@ -160,7 +169,6 @@ def _parse(spec, index):
         raise EmberValueError(f"device: {spec!r} is not a device string; expected e.g. 'cpu', "
                               "'cuda:0', 'opencl:1' or 'auto'")
     if kind not in KNOWN_TYPES and kind != "auto":
-        from . import plugins
         # a third-party type is known once the plugin providing it loads
         if kind not in plugins.known_device_types() and plugins.find_backend(kind) is None:
             raise EmberValueError(
@@ -205,7 +213,6 @@ def set_default_device(spec) -> None:
 
 def resolve_auto() -> Device:
     """The best available device: cuda, rocm, an OpenCL GPU, then cpu."""
-    from . import plugins
     for kind in AUTO_ORDER:
         if kind == "cpu":
             return Device("cpu")

@@ -16,6 +16,7 @@ import warnings
 from contextlib import contextmanager
 
 from . import dtypes as D
+from . import plugins
 from .backend import optional
 from .errors import (
     DeviceMismatchError,
@@ -166,6 +167,9 @@ def _observe(op, device, kernel, natives, attrs, inputs, result) -> None:
     out = result if result is not None else inputs[0]
     for obs in _observers:
         obs(op.name, device, out)
+
+
+plugins.watch_observers(set_observers)     # the host hands over each plugin's observer
 
 
 # --- the tail -------------------------------------------------------------------------------
@@ -430,7 +434,6 @@ def _node(op, out, inputs, attrs):
 # --- missing kernels: the fallback policy ----------------------------------------------------
 
 def _where_available(name):
-    from . import plugins
     return list(plugins.available_kernel_sources(name))
 
 

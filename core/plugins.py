@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pluggy
 
 from . import hookspecs
+from ._version import __version__
 from .backend import check_kernels, optional, validate
 from .errors import DeviceUnavailableError
 
@@ -58,6 +59,7 @@ class PluginRecord:
     fix: str = ""                   # the next thing to do, for a broken plugin
     warnings: list = field(default_factory=list)      # validation notes of a loaded backend
     device_types: list = field(default_factory=list)  # served (or, when invalid, claimed)
+    hook_errors: dict = field(default_factory=dict)   # hook name -> traceback, loaded plugin
 
     @property
     def label(self) -> str:
@@ -72,6 +74,10 @@ _backends: dict[str, object] = {}     # device type (and aliases) -> backend
 _checked: dict[int, dict] = {}        # kernel tables already validated (held: ids stay unique)
 _warned: set[str] = set()             # EMBER_DISABLE_PLUGINS names already warned about
 _pm: pluggy.PluginManager | None = None
+_observers: tuple = ()                # the loaded plugins' ember_op_observer callables
+_declared_names = None                # ops' declared_names (declare_kernel_names)
+_on_reset: list = []                  # what _reset_for_tests also calls (on_reset_for_tests)
+_observer_sink = None                 # the dispatcher's setter (watch_observers)
 
 
 def manager() -> pluggy.PluginManager:
@@ -84,7 +90,6 @@ def manager() -> pluggy.PluginManager:
 
 
 def _ember_version() -> str:
-    from . import __version__
     return __version__
 
 
@@ -204,9 +209,17 @@ def _api_refusal(obj, rec: PluginRecord) -> tuple[str, str]:
                  f"{PLUGIN_API_VERSION}: pip install -U {rec.distribution}")
 
 
-def _declared() -> frozenset:
-    from .ops._op import declared_names
-    return declared_names()
+def declare_kernel_names(source) -> None:
+    """source() -> every name a backend's kernel table may hold.  The op declarations
+    (ops/_op.py) install it when they load, so the host never imports the ops above it;
+    `import ember` loads them before any plugin, so every backend's names are checked."""
+    global _declared_names
+    _declared_names = source
+
+
+def _declared() -> frozenset | None:
+    """The declared kernel names, or None (names not checked) before ops has loaded."""
+    return None if _declared_names is None else _declared_names()
 
 
 def _refuse_backends(rec: PluginRecord, found: list, problems: list[str]) -> None:
@@ -281,8 +294,9 @@ def load(name: str) -> PluginRecord:
                        "(`ember doctor`) to its authors")
             try:
                 manager().unregister(name=name)
-            except Exception:
-                pass
+            except Exception as undo:  # noqa: BLE001  (record it beside the failure)
+                rec.error += ("\nunregistering it failed too, so some of its hooks may still "
+                              "be called:\n" + "".join(traceback.format_exception(undo)))
         finally:
             _reset_observers()
         return rec
@@ -464,6 +478,17 @@ def try_backend_for(kind: str):
     return backend
 
 
+def device_count(kind: str) -> int:
+    """How many devices the available backend for a device type lists: 0 when none serves
+    it, or when its plugin or its devices() fails (an availability question never raises:
+    a broken third-party plugin means "not available")."""
+    try:
+        backend = try_backend_for(kind)
+        return 0 if backend is None else len(backend.devices())
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def loaded_backends() -> dict[str, object]:
     return dict(_backends)
 
@@ -472,7 +497,8 @@ def loaded_backends() -> dict[str, object]:
 def host_findings() -> list[dict]:
     """What the host itself found, as doctor findings (reference, severity, message, seen,
     fix, detail): refused backends, validation warnings, EMBER_DISABLE_PLUGINS names that
-    match nothing, the CPU backend disabled.  Loads every plugin."""
+    match nothing, the CPU backend disabled, hooks of loaded plugins that raised.  Loads
+    every plugin."""
     recs = load_all()
     raw = os.environ.get("EMBER_DISABLE_PLUGINS", "")
     found = []
@@ -504,6 +530,14 @@ def host_findings() -> list[dict]:
                                      "EMBER_DISABLE_PLUGINS: every CPU tensor (the default "
                                      "device) fails with DeviceUnavailableError",
                           "seen": f"EMBER_DISABLE_PLUGINS={raw}", "fix": rec.fix})
+        for hook, text in rec.hook_errors.items():
+            found.append({"reference": "plugin-hook-failed", "severity": "problem",
+                          "message": f"plugin {rec.label}: its {hook} hook raised "
+                                     f"({_last_line(text)}); ember goes on without it",
+                          "seen": "", "detail": text,
+                          "fix": f"upgrade it (pip install -U {rec.distribution or rec.name}) "
+                                 "or report the traceback to its authors; "
+                                 f"EMBER_DISABLE_PLUGINS={rec.name} silences it"})
     return found
 
 
@@ -516,13 +550,37 @@ def doctor_checks() -> list:
     return [c for group in manager().hook.ember_doctor_checks() if group for c in group]
 
 
+def watch_observers(sink) -> None:
+    """Call sink(observers) now and whenever loading a plugin changes them.  The dispatcher
+    installs its setter here when it loads, so the host never imports the dispatcher."""
+    global _observer_sink
+    _observer_sink = sink
+    sink(_observers)
+
+
 def _reset_observers() -> None:
-    from . import dispatch
-    try:
-        observers = [o for o in manager().hook.ember_op_observer() if o]
-    except Exception:
-        observers = []
-    dispatch.set_observers(observers)
+    """Ask every registered plugin for its op observer.  One whose hook raises is left out
+    and its record keeps the traceback (`ember doctor` reports it); the others stay."""
+    global _observers
+    observers = []
+    recs = _discover()
+    # in pluggy's calling order (the plugin registered last first); a wrapper returns no
+    # observer of its own, as when pluggy calls the hook
+    for impl in reversed(manager().hook.ember_op_observer.get_hookimpls()):
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        try:
+            observer = impl.function()
+        except Exception:  # noqa: BLE001  (a broken plugin must never break ember)
+            rec = recs.get(impl.plugin_name)
+            if rec is not None:
+                rec.hook_errors["ember_op_observer"] = traceback.format_exc()
+            continue
+        if observer:
+            observers.append(observer)
+    _observers = tuple(observers)
+    if _observer_sink is not None:
+        _observer_sink(_observers)
 
 
 def _reset_for_tests() -> None:
@@ -534,6 +592,11 @@ def _reset_for_tests() -> None:
         _backends.clear()
         _checked.clear()
         importlib.invalidate_caches()
-        from .device import Device
-        for dev in list(Device._interned.values()):
-            dev._backend = dev._kernels = None
+        for forget in _on_reset:
+            forget()
+
+
+def on_reset_for_tests(forget) -> None:
+    """Have _reset_for_tests call forget() too (device.py: drop the backends that Device
+    objects bound), so the host deals in device-type strings and never imports device."""
+    _on_reset.append(forget)

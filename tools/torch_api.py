@@ -8,7 +8,10 @@ itself, so the report cannot drift from the code.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+
+from ember._torch_gaps import COMMON
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +39,6 @@ def report(coverage: dict, all_missing: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ember._torch_gaps import coverage
     found = coverage()
     if args.namespace:
         if args.namespace not in found:
@@ -49,3 +51,33 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report(found, args.missing))
     return 0
+
+
+def _resolve(namespace: str):
+    import ember
+    if namespace == "Tensor":
+        return ember.Tensor
+    if namespace == "torch":
+        return ember
+    return importlib.import_module("ember" + namespace[len("torch"):])
+
+
+def coverage() -> dict:
+    """{namespace: {"have": [...], "missing": [...]}} for every COMMON namespace."""
+    out = {}
+    for ns, names in COMMON.items():
+        try:
+            target = _resolve(ns)
+        except ImportError:
+            target = None
+        have = [n for n in names if target is not None and _has(target, n)]
+        out[ns] = {"have": have, "missing": [n for n in names if n not in have]}
+    return out
+
+
+def _has(target, name: str) -> bool:
+    try:
+        getattr(target, name)
+    except Exception:  # noqa: BLE001  (a lookup that fails in any way: ember lacks it)
+        return False
+    return True

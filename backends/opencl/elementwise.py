@@ -12,13 +12,14 @@ import math
 import numpy as np
 from ember import dtypes as D
 from ember import ops
-from ember.backends.array_api import OVERLAP, overlapping
 
 from . import codegen
 from .codegen import BINARY, CTYPE, UNARY  # the op names: codegen's table keys
-from .fusion import LazyArray, assign_into, defer
-from .launch import _cast_expr, broadcast_shape, launch
-from .runtime import CLArray, Runtime
+from .copies import assign, cast, contiguous
+from .fusion import defer
+from .launch import broadcast_shape
+from .reduce import reduction
+from .runtime import CLArray
 
 # which ops give bool results: from their declarations' dtype rule
 BOOL_OUT = frozenset(name for name in UNARY + BINARY if ops.REGISTRY[name].rule == "bool")
@@ -52,7 +53,6 @@ _COMPARE = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "l
 
 def _any(x: CLArray) -> bool:
     """Whether any element of a bool array is true (one reduction and a 1-byte read)."""
-    from .reduce import reduction
     return bool(x.runtime.to_host(reduction("any")(x, axes=tuple(range(x.ndim)),
                                                    keepdims=False)))
 
@@ -123,30 +123,6 @@ def where(cond: CLArray, x, y) -> CLArray:
                  [cond, x, y], ["bool", dt, dt], shape, dtype, ["AAA", "AAS", "ASA", "ASS"])
 
 
-def cast(x: CLArray, *, dtype) -> CLArray:
-    return defer("cast", x.runtime, "cast", lambda: (_cast_expr(x.dtype.name, dtype.name), ""),
-                 [x], [x.dtype.name], x.shape, dtype, ["A"])
-
-
-def assign(dst: CLArray, src) -> None:
-    """dst[...] = src in place (src broadcast, or a scalar), converting dtypes."""
-    if overlapping(dst):
-        raise ValueError(OVERLAP)
-    if isinstance(src, LazyArray) and src.node is not None and assign_into(dst, src):
-        return                         # src's pending ops ran as one kernel into dst
-    if isinstance(src, CLArray) and src.buffer is dst.buffer:
-        src = contiguous(src)          # overlapping views (x[1:] = x[:-1]): read, then write
-    src_dt = src.dtype.name if isinstance(src, CLArray) else dst.dtype.name
-    launch("assign", dst.runtime, "copy", lambda: (_cast_expr(src_dt, dst.dtype.name), ""),
-           [src], [src_dt], dst, ["A", "S"])
-
-
-def contiguous(x: CLArray) -> CLArray:
-    out = x.runtime.empty(x.shape, x.dtype)
-    assign(out, x)
-    return out
-
-
 def full(runtime, *, shape, value, dtype) -> CLArray:
     out = runtime.empty(shape, dtype)
     if dtype.category != D.FLOAT and isinstance(value, float):
@@ -183,5 +159,3 @@ def table() -> dict:
     out.update(where=where, cast=cast, assign=assign, contiguous=contiguous)
     return out
 
-
-Runtime.contiguous = staticmethod(contiguous)

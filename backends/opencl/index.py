@@ -12,7 +12,7 @@ from ember import dtypes as D
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE
-from .elementwise import contiguous
+from .copies import contiguous
 from .runtime import CLArray, max_dims_error, numel
 
 

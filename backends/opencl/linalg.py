@@ -15,7 +15,7 @@ import numpy as np
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE
-from .elementwise import assign
+from .copies import assign
 from .runtime import CLArray, max_dims_error, numel
 
 TILE = 16

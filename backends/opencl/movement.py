@@ -2,7 +2,8 @@
 same buffer); flip, pad, concatenate and slice_scatter copy through the elementwise copy."""
 from __future__ import annotations
 
-from .elementwise import assign, contiguous, full
+from .copies import assign, contiguous
+from .elementwise import full
 from .runtime import CLArray, contiguous_strides
 
 

@@ -15,6 +15,7 @@ from ember.errors import ShapeError
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE, FLOATS
+from .copies import cast, contiguous
 from .runtime import CLArray, KernelBuildError, numel
 
 CHUNK = 4096          # longest serial run of one work-item
@@ -350,7 +351,6 @@ def reduction(op: str):
         out_dtype = D.bool_ if op in ("any", "all") else x.dtype
         if not axes:
             # a 0-d input: the value itself (any/all as bool; sum/prod arrive cast by the core)
-            from .elementwise import cast, contiguous
             return cast(x, dtype=out_dtype) if out_dtype is not x.dtype else contiguous(x)
         return _reduce(op, x, axes, _out_shape(x.shape, axes, keepdims), out_dtype)
     kernel.__name__ = op

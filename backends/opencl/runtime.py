@@ -77,7 +77,7 @@ class CLArray:
 class Runtime:
     """Everything one OpenCL device needs: context, in-order queue, pool, built programs."""
 
-    # What the layers above provide (fusion.py and elementwise.py set them when they load):
+    # What the layers above provide (fusion.py and copies.py set them when they load):
     # the runtime calls up through these and never imports those modules.
     deferral_enabled = staticmethod(lambda: False)
     materialize = None          # materialize(lazy_array): compute a deferred result

@@ -13,7 +13,7 @@ import numpy as np
 from ember import dtypes as D
 
 from .codegen import COMPUTE, CTYPE, FLOATS
-from .elementwise import contiguous
+from .copies import contiguous
 from .runtime import CLArray, contiguous_strides
 
 

@@ -107,7 +107,6 @@ from ._manipulation import (
                        broadcast_arrays,
                        broadcast_shapes,
                        broadcast_to,
-                       concat,
                        expand_dims,
                        flip,
                        moveaxis,
@@ -151,6 +150,7 @@ from ._statistical import (
                        sum,
                        var,
 )
+from ._util import concat
 from .linalg import matmul, matrix_transpose, tensordot, vecdot
 
 __array_api_version__ = "2023.12"

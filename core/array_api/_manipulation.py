@@ -7,16 +7,10 @@ from ..errors import EmberIndexError, EmberValueError, ShapeError
 from ..ops._util import broadcast_shapes as _broadcast_shapes
 from ..ops._util import norm_dim
 from ..tensor import Tensor
-from ._dtypes import need, result_type
-
-
-def _axes(name, axis, ndim) -> tuple:
-    """Normalised axes of a tuple (or one int); repeats are an error, as the standard says."""
-    raw = (axis,) if isinstance(axis, int) else tuple(axis)
-    axes = tuple(norm_dim(a, ndim, name) for a in raw)
-    if len(set(axes)) != len(axes):
-        raise EmberValueError(f"ember.array_api.{name}: axis {axis} repeats an axis")
-    return axes
+from ._dtypes import need
+from ._sorting import searchsorted
+from ._statistical import cumulative_sum
+from ._util import norm_axes, promoted
 
 
 def broadcast_shapes(*shapes) -> tuple:
@@ -38,29 +32,9 @@ def broadcast_arrays(*arrays: Tensor) -> list:
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def _common(name, arrays):
-    arrays = list(arrays)
-    if not arrays:
-        raise EmberValueError(f"ember.array_api.{name}: expected at least one array")
-    d = result_type(*(need(name, a) for a in arrays))
-    return [a.to(d) for a in arrays]
-
-
-def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
-    """The arrays joined along an existing axis (None: flattened first)."""
-    arrays = _common("concat", arrays)
-    if axis is None:
-        arrays, axis = [a.reshape(-1) for a in arrays], 0
-    if arrays[0].ndim == 0:
-        raise ShapeError("ember.array_api.concat: 0-d arrays cannot be concatenated; use "
-                         "stack")
-    out = ops.cat(arrays, axis)
-    return out.clone() if len(arrays) == 1 else out
-
-
 def stack(arrays, /, *, axis: int = 0) -> Tensor:
     """The arrays (one shape) joined along a new axis."""
-    return ops.stack(_common("stack", arrays), axis)
+    return ops.stack(promoted("stack", arrays), axis)
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple:
@@ -84,7 +58,7 @@ def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
 def squeeze(x: Tensor, /, axis) -> Tensor:
     """x without the given axes, each of which must have size 1."""
     need("squeeze", x)
-    axes = _axes("squeeze", axis, x.ndim)
+    axes = norm_axes("squeeze", axis, x.ndim)
     for a in axes:
         if x._data.shape[a] != 1:
             raise ShapeError(f"ember.array_api.squeeze: axis {a} has size "
@@ -94,7 +68,7 @@ def squeeze(x: Tensor, /, axis) -> Tensor:
 
 def flip(x: Tensor, /, *, axis=None) -> Tensor:
     need("flip", x)
-    axes = tuple(range(x.ndim)) if axis is None else _axes("flip", axis, x.ndim)
+    axes = tuple(range(x.ndim)) if axis is None else norm_axes("flip", axis, x.ndim)
     return ops.flip(x, axes) if axes else x
 
 
@@ -104,7 +78,7 @@ def permute_dims(x: Tensor, /, axes) -> Tensor:
 
 def moveaxis(x: Tensor, source, destination, /) -> Tensor:
     need("moveaxis", x)
-    src, dst = _axes("moveaxis", source, x.ndim), _axes("moveaxis", destination, x.ndim)
+    src, dst = norm_axes("moveaxis", source, x.ndim), norm_axes("moveaxis", destination, x.ndim)
     if len(src) != len(dst):
         raise EmberValueError(f"ember.array_api.moveaxis: source {source} and destination "
                               f"{destination} must have the same number of axes")
@@ -164,8 +138,6 @@ def repeat(x: Tensor, repeats, /, *, axis: int | None = None) -> Tensor:
     if counts._data.shape[0] != n:
         raise ShapeError(f"ember.array_api.repeat: {counts._data.shape[0]} repeats for an axis "
                          f"of size {n}; expected 1 or {n}")
-    from ._sorting import searchsorted
-    from ._statistical import cumulative_sum
     ends = cumulative_sum(counts)
     total = int(ends[-1].item()) if n else 0
     # output position p reads the element whose run of copies contains p

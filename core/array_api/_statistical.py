@@ -13,18 +13,12 @@ from .. import ops
 from ..errors import EmberValueError
 from ..ops._util import norm_dim
 from ..tensor import Tensor
-from ._dtypes import as_dtype, need
-from ._manipulation import _axes
+from ._dtypes import need
+from ._util import concat, norm_axes, sum_dtype
 
 
 def _reduced(name, x, axis) -> tuple:
-    return tuple(range(x.ndim)) if axis is None else _axes(name, axis, x.ndim)
-
-
-def _sum_dtype(x: Tensor, dtype) -> D.DType:
-    if dtype is not None:
-        return as_dtype(dtype)
-    return D.int64 if x._dtype.category == D.INT else x._dtype
+    return tuple(range(x.ndim)) if axis is None else norm_axes(name, axis, x.ndim)
 
 
 def _fresh(x: Tensor, y: Tensor) -> Tensor:
@@ -34,7 +28,7 @@ def _fresh(x: Tensor, y: Tensor) -> Tensor:
 
 def _accumulate(name, reduce, x, axis, dtype, keepdims):
     need(name, x, "numeric")
-    d = _sum_dtype(x, dtype)
+    d = sum_dtype(x, dtype)
     axes = _reduced(name, x, axis)
     y = x.to(d)
     if not axes:
@@ -117,7 +111,7 @@ def _scan(x: Tensor, axis: int, combine, identity) -> Tensor:
 def _cumulative(name, combine, identity, x, axis, dtype, include_initial):
     need(name, x, "numeric")
     axis = _scan_axis(name, x, axis)
-    d = _sum_dtype(x, dtype)
+    d = sum_dtype(x, dtype)
     out = _scan(x.to(d), axis, combine, identity)
     out = _fresh(x, out)
     if include_initial:
@@ -171,7 +165,6 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend=None, append=None)
     axis = norm_dim(axis, x.ndim, "diff")
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
-        from ._manipulation import concat
         x = concat(parts, axis=axis)
     for _ in range(n):
         m = x._data.shape[axis]

@@ -22,8 +22,7 @@ from ..ops._util import norm_dim
 from ..tensor import Tensor
 from ._dtypes import need, promote
 from ._host import to_device, to_host
-from ._manipulation import _axes
-from ._statistical import _sum_dtype
+from ._util import norm_axes, sum_dtype
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
@@ -241,14 +240,14 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
 def trace(x: Tensor, /, *, offset: int = 0, dtype=None) -> Tensor:
     """The sum of each matrix's offset-th diagonal (integers in int64, as sum)."""
     need("trace", x, "numeric")
-    d = _sum_dtype(x, dtype)
+    d = sum_dtype(x, dtype)
     return ops.sum(diagonal(x, offset=offset).to(d), -1).to(d)
 
 
 def vector_norm(x: Tensor, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """The ord-norm of vectors over axis (None: all elements): 2, 1, inf, -inf, 0, p."""
     need("vector_norm", x, "real floating-point")
-    axes = tuple(range(x.ndim)) if axis is None else _axes("vector_norm", axis, x.ndim)
+    axes = tuple(range(x.ndim)) if axis is None else norm_axes("vector_norm", axis, x.ndim)
     a = ops.abs(x)
     if ord == math.inf:
         out = ops.amax(a, axes, keepdims)

@@ -76,7 +76,7 @@ def load(path, *, device=None) -> ExportedProgram:
     """Read a program that ExportedProgram.save wrote; its weights go to `device` (default:
     the cpu).  Nothing in the file is executed; a broken or hostile file raises
     ExportFormatError."""
-    from .format import load as _load
+    from .program import load as _load
     program = _load(path)
     return program if device is None else program.to(device)
 

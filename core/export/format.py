@@ -15,9 +15,10 @@ graph) and {"$expr": {"coef", "powers", "offset"}} (a size in dynamic dimensions
 Reading checks everything before anything runs: the zip's members and sizes, the JSON's
 size and nesting, every field's type, every op against this ember's declarations (name,
 signature, attribute names and types), the weights' names, shapes and dtypes against the
-graph (ember.load checks the safetensors layout and checksum), and then the graph itself
-at the example sizes (program.instantiate: values made before use, shape and dtype rules,
-value sizes).  Every failure is an ExportFormatError naming the file and the problem.
+graph (ember.load checks the safetensors layout and checksum); program.load then checks
+the graph itself at the example sizes (program.instantiate: values made before use, shape
+and dtype rules, value sizes).  Every failure is an ExportFormatError naming the file and
+the problem.
 """
 from __future__ import annotations
 
@@ -139,8 +140,9 @@ def encode(value):
 
 # --- reading -------------------------------------------------------------------------------
 
-def load(path):
-    from .program import ExportedProgram, instantiate
+def read(path) -> tuple:
+    """(name, spec, weights, examples) of the exported-program file at `path`, each part
+    checked against the others; program.load makes them a program and checks its graph."""
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
     members = _read_zip(path, name)
     document = _parse_json(members["program.json"], name)
@@ -148,26 +150,17 @@ def load(path):
     spec = reader.spec(document)
     weights = _read_tensors(members["weights.safetensors"], name, "weights.safetensors")
     if not isinstance(weights, dict) or not all(isinstance(k, str) for k in weights):
-        raise _bad(name, "weights.safetensors does not hold a dict of named tensors")
+        raise invalid(name, "weights.safetensors does not hold a dict of named tensors")
     _check_weights(spec, weights, name)
     examples = None
     if "examples.safetensors" in members:
         stored = _read_tensors(members["examples.safetensors"], name, "examples.safetensors")
         examples = _check_examples(spec, stored, name)
-    program = ExportedProgram(spec, weights, examples)
-    try:
-        if examples is not None:
-            instantiate(spec, program._example_sizes(), program.device)
-        elif not spec.dims:
-            instantiate(spec, {}, program.device)
-    except ExportFormatError:
-        raise
-    except EmberError as exc:
-        raise _bad(name, str(exc)) from None
-    return program
+    return name, spec, weights, examples
 
 
-def _bad(name: str, problem: str) -> ExportFormatError:
+def invalid(name: str, problem: str) -> ExportFormatError:
+    """The error that refuses file `name`, saying what is wrong with it."""
     return ExportFormatError(f"ember.export.load: {name} is not a valid exported program: "
                              f"{problem}")
 
@@ -178,43 +171,43 @@ def _read_zip(path, name) -> dict:
     except FileNotFoundError:
         raise ExportFormatError(f"ember.export.load: no file at {name}") from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise _bad(name, f"not a readable zip file ({exc})") from None
+        raise invalid(name, f"not a readable zip file ({exc})") from None
     with zf:
         archive = zf.fp.seek(0, os.SEEK_END) if zf.fp is not None else 0
         infos = {}
         for info in zf.infolist():
             if info.filename in infos:
-                raise _bad(name, f"member {info.filename!r:.60} appears twice")
+                raise invalid(name, f"member {info.filename!r:.60} appears twice")
             infos[info.filename] = info
         for required in _MEMBERS[:2]:
             if required not in infos:
-                raise _bad(name, f"it lacks {required} (members: "
+                raise invalid(name, f"it lacks {required} (members: "
                                  f"{sorted(infos)[:8]!r:.200})")
         extra = set(infos) - set(_MEMBERS)
         if extra:
-            raise _bad(name, f"unexpected members {sorted(extra)[:8]!r:.200}")
+            raise invalid(name, f"unexpected members {sorted(extra)[:8]!r:.200}")
         out = {}
         for member, info in infos.items():
             limit = MAX_JSON_BYTES if member == "program.json" else MAX_MEMBER_BYTES
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise _bad(name, f"{member} uses compression method {info.compress_type}; "
+                raise invalid(name, f"{member} uses compression method {info.compress_type}; "
                                  "programs are stored or deflated")
             if info.compress_type == zipfile.ZIP_STORED and info.file_size > archive:
-                raise _bad(name, f"{member} claims {info.file_size} bytes; the whole file has "
+                raise invalid(name, f"{member} claims {info.file_size} bytes; the whole file has "
                                  f"{archive} (truncated?)")
             if info.file_size > limit:
-                raise _bad(name, f"{member} claims {info.file_size} bytes (at most {limit})")
+                raise invalid(name, f"{member} claims {info.file_size} bytes (at most {limit})")
             if info.compress_type == zipfile.ZIP_DEFLATED and \
                     info.file_size > 1100 * info.compress_size + (1 << 20):
-                raise _bad(name, f"{member} would inflate {info.compress_size} bytes to "
+                raise invalid(name, f"{member} would inflate {info.compress_size} bytes to "
                                  f"{info.file_size} (a zip bomb?)")
             try:
                 data = zf.read(member)
             except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
                     RuntimeError) as exc:
-                raise _bad(name, f"cannot read {member} ({exc})") from None
+                raise invalid(name, f"cannot read {member} ({exc})") from None
             if len(data) != info.file_size:
-                raise _bad(name, f"{member} holds {len(data)} bytes, not {info.file_size}")
+                raise invalid(name, f"{member} holds {len(data)} bytes, not {info.file_size}")
             out[member] = data
     return out
 
@@ -223,34 +216,34 @@ def _parse_json(data: bytes, name):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _bad(name, f"program.json is not UTF-8 ({exc})") from None
+        raise invalid(name, f"program.json is not UTF-8 ({exc})") from None
     del data
     # json builds ~60 bytes of objects per container: bound their count by the text first
     containers = text.count("[") + text.count("{")
     if 64 * containers > 8 * len(text) + (1 << 20):
-        raise _bad(name, f"program.json holds {containers} containers in {len(text)} "
+        raise invalid(name, f"program.json holds {containers} containers in {len(text)} "
                          "characters (a hostile file?)")
 
     def no_duplicates(pairs):
         out = {}
         for k, v in pairs:
             if k in out:
-                raise _bad(name, f"program.json repeats the key {k!r:.60}")
+                raise invalid(name, f"program.json repeats the key {k!r:.60}")
             out[k] = v
         return out
 
     def constant(token):
-        raise _bad(name, f"program.json holds {token}, which is not JSON")
+        raise invalid(name, f"program.json holds {token}, which is not JSON")
     try:
         document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=constant)
     except RecursionError:
-        raise _bad(name, "program.json is nested too deeply") from None
+        raise invalid(name, "program.json is nested too deeply") from None
     except ValueError as exc:
         if isinstance(exc, ExportFormatError):
             raise
-        raise _bad(name, f"program.json is not valid JSON ({exc})") from None
+        raise invalid(name, f"program.json is not valid JSON ({exc})") from None
     if not isinstance(document, dict):
-        raise _bad(name, "program.json is not a JSON object")
+        raise invalid(name, "program.json is not a JSON object")
     return document
 
 
@@ -259,7 +252,7 @@ def _read_tensors(data: bytes, name, member):
     try:
         return load_tensors(io.BytesIO(data), map_location="cpu")
     except CheckpointError as exc:
-        raise _bad(name, f"{member}: {exc}") from None
+        raise invalid(name, f"{member}: {exc}") from None
 
 
 class _Reader:
@@ -270,7 +263,7 @@ class _Reader:
         self.dims: dict = {}
 
     def bad(self, problem: str) -> ExportFormatError:
-        return _bad(self.name, problem)
+        return invalid(self.name, problem)
 
     def spec(self, doc: dict) -> Spec:
         if doc.get("format") != FORMAT:
@@ -561,27 +554,27 @@ def _check_weights(spec: Spec, weights: dict, name) -> None:
     want = {i.name: i for i in spec.inputs if i.kind != "input"}
     if set(weights) != set(want):
         missing, extra = sorted(set(want) - set(weights)), sorted(set(weights) - set(want))
-        raise _bad(name, f"weights.safetensors does not match the graph (missing "
+        raise invalid(name, f"weights.safetensors does not match the graph (missing "
                          f"{missing[:5]!r:.200}, unexpected {extra[:5]!r:.200})")
     for key, t in weights.items():
         i = want[key]
         if i.dtype is not t.dtype or any(isinstance(n, Expr) for n in i.shape) or \
                 tuple(t.shape) != tuple(i.shape):
-            raise _bad(name, f"weight {key!r:.60} is {t.dtype.name}{list(t.shape)}; the graph "
+            raise invalid(name, f"weight {key!r:.60} is {t.dtype.name}{list(t.shape)}; the graph "
                              f"reads {i.dtype.name}{list(i.shape)}")
 
 
 def _check_examples(spec: Spec, stored, name) -> tuple:
     if not (isinstance(stored, dict) and set(stored) == {"inputs", "outputs"}
             and all(isinstance(stored[k], list) for k in stored)):
-        raise _bad(name, "examples.safetensors does not hold {'inputs': [...], 'outputs': "
+        raise invalid(name, "examples.safetensors does not hold {'inputs': [...], 'outputs': "
                          "[...]}")
     from ..tensor import Tensor
     inputs, outputs = stored["inputs"], stored["outputs"]
     if not all(type(t) is Tensor for t in inputs + outputs):
-        raise _bad(name, "examples.safetensors holds something other than tensors")
+        raise invalid(name, "examples.safetensors holds something other than tensors")
     if len(inputs) != len(spec.arg_inputs()):
-        raise _bad(name, f"examples.safetensors has {len(inputs)} inputs; the graph takes "
+        raise invalid(name, f"examples.safetensors has {len(inputs)} inputs; the graph takes "
                          f"{len(spec.arg_inputs())}")
     return inputs, outputs
 

@@ -24,6 +24,7 @@ from ..errors import (
     ShapeError,
 )
 from ..tensor import Tensor, wrap
+from .format import ExportFormatError, describe, invalid, read, save
 from .symbolic import Expr
 from .symbolic import evaluate as evaluate_expr
 from .trace import ExportError, NodeSpec, Ref, Spec
@@ -78,7 +79,6 @@ class ExportedProgram:
 
     def format(self) -> str:
         """The program as text: symbolic shapes, weights by name, every node."""
-        from .format import describe
         return describe(self.spec)
 
     __str__ = format
@@ -100,7 +100,6 @@ class ExportedProgram:
 
     def save(self, path) -> None:
         """Write the program to one file (format.py: a zip, no pickle)."""
-        from .format import save
         save(self, path)
 
     # -- running ---------------------------------------------------------------------------
@@ -218,6 +217,23 @@ class ExportedProgram:
 
     def _graph(self, sizes: dict):
         return instantiate(self.spec, sizes, self.device)
+
+
+def load(path) -> ExportedProgram:
+    """The program in the file at `path` (format.read), its graph checked at the example
+    sizes before anything runs; a broken or hostile file raises ExportFormatError."""
+    name, spec, weights, examples = read(path)
+    program = ExportedProgram(spec, weights, examples)
+    try:
+        if examples is not None:
+            instantiate(spec, program._example_sizes(), program.device)
+        elif not spec.dims:
+            instantiate(spec, {}, program.device)
+    except ExportFormatError:
+        raise
+    except EmberError as exc:
+        raise invalid(name, str(exc)) from None
+    return program
 
 
 def mismatch(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple:

@@ -301,9 +301,7 @@ def _host_maker(make, device):
 def _user_frame() -> str:
     """file:line of the innermost frame outside ember (where the user's code is)."""
     import os
-
-    import ember
-    root = os.path.dirname(ember.__file__)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))    # ember's package
     for frame in reversed(traceback.extract_stack()[:-2]):
         if not frame.filename.startswith(root):
             return f"{frame.filename}:{frame.lineno} ({frame.line})"

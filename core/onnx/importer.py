@@ -16,7 +16,10 @@ import math
 import numpy as np
 
 from .. import dtypes as D
+from .. import ops
 from ..errors import EmberError
+from ..functional import relu
+from ..functional_extra2 import round as round_half_even
 from ..nn.module import Module
 from ..tensor import Tensor
 
@@ -163,8 +166,9 @@ def _elementwise(fn, host=None):
 
 
 def _em(name):
-    import ember
-    return getattr(ember, name)
+    # ember.<name> is ember.ops.<name> for every name looked up here (relu and round, where
+    # the top-level function is a composite, are passed as functions)
+    return getattr(ops, name)
 
 
 def _unary(name, host=None):
@@ -553,8 +557,8 @@ OPS = {
     "Tanh": _unary("tanh"), "Sigmoid": _unary("sigmoid"), "Erf": _unary("erf"),
     "Reciprocal": _unary("reciprocal"), "Not": _unary("logical_not", np.logical_not),
     "IsNaN": _unary("isnan"), "IsInf": _unary("isinf"), "Sign": _unary("sign", np.sign),
-    "Floor": _unary("floor"), "Ceil": _unary("ceil"), "Round": _unary("round"),
-    "Relu": _unary("relu"),
+    "Floor": _unary("floor"), "Ceil": _unary("ceil"), "Round": _elementwise(round_half_even),
+    "Relu": _elementwise(relu),
     "Add": _binary("add", np.add), "Sub": _binary("sub", np.subtract),
     "Mul": _binary("mul", np.multiply), "Div": _binary("div", lambda x, y: (
         x // y if x.dtype.kind in "iu" else x / y)),

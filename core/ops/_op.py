@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import dtypes as D
+from .. import plugins
 from ..tensor import Tensor
 
 PRIMITIVE_KINDS = ("creation", "unary", "binary", "ternary", "reduce", "movement", "index",
@@ -154,6 +155,9 @@ def _split(sig: str):
 def declared_names() -> frozenset:
     """Every kernel name a backend's table may hold: primitives and declared kernels."""
     return frozenset(REGISTRY)
+
+
+plugins.declare_kernel_names(declared_names)    # the host checks backends' tables by it
 
 
 def describe(op: Op) -> dict:

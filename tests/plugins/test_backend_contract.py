@@ -193,6 +193,21 @@ def test_plugin_api_gate(module, declared, refused):
         assert fix == "install a release of ember-acme for plugin API 1: pip install -U ember-acme"
 
 
+def test_a_failed_plugin_that_cannot_be_unregistered_says_so(monkeypatch):
+    plugins._reset_for_tests()
+    try:
+        plugins._discover()["acme"] = _record()           # its module does not exist
+        def refuse(*args, **kwargs):
+            raise ValueError("pluggy refused")
+        monkeypatch.setattr(plugins.manager(), "unregister", refuse)
+        rec = plugins.load("acme")
+        assert rec.status == "failed" and "No module named 'acme'" in rec.error
+        assert "unregistering it failed too" in rec.error and "pluggy refused" in rec.error
+    finally:
+        monkeypatch.undo()
+        plugins._reset_for_tests()
+
+
 def test_unknown_disabled_names_are_warned_once(monkeypatch):
     plugins.records()                       # discovered before the variable is set
     monkeypatch.setenv("EMBER_DISABLE_PLUGINS", "cpu, nosuch ,ember")

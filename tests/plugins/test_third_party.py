@@ -83,6 +83,26 @@ PLUGINS = {
             Backend.kernels = property(_table, lambda self, value: None)
         ''')),
     }),
+    # op observers: one that works and one whose hook raises (the first must stay)
+    "ember-watch": ("ember>=0.1,<1", {
+        "watcher": ("ember_watcher", '''
+            from ember.plugins import hookimpl
+            PLUGIN_API = 1
+            SEEN = []
+
+            @hookimpl
+            def ember_op_observer():
+                return lambda name, device, out: SEEN.append(name)
+        '''),
+        "badwatch": ("ember_badwatch", '''
+            from ember.plugins import hookimpl
+            PLUGIN_API = 1
+
+            @hookimpl
+            def ember_op_observer():
+                raise RuntimeError("this observer hook is broken on purpose")
+        '''),
+    }),
 }
 
 
@@ -264,6 +284,27 @@ def test_kernels_property_is_checked_when_first_used(report):
     rec, error = report["records"]["lazy"], report["errors"]["lazy"]
     assert rec["status"] == "invalid"
     assert "kernel 'exp' is not callable (got int)" in rec["error"] and rec["fix"] in error
+
+
+def test_a_raising_observer_hook_is_recorded_and_the_others_stay(installed):
+    got = _run('''
+        import json, ember, ember_watcher
+        from ember import plugins
+        plugins.load_all()
+        (ember.ones(2) + 1).tolist()
+        recs = {r.name: r for r in plugins.records()}
+        print(json.dumps({"seen": ember_watcher.SEEN, "status": recs["badwatch"].status,
+                          "errors": recs["badwatch"].hook_errors,
+                          "good": recs["watcher"].hook_errors}))
+    ''')
+    assert "add" in got["seen"] and got["good"] == {}
+    assert got["status"] == "loaded"
+    error = got["errors"]["ember_op_observer"]
+    assert "Traceback" in error and "this observer hook is broken on purpose" in error
+    code, out, err = _cli("doctor", "--json", "--no-smoke")
+    [found] = [f for f in json.loads(out)["findings"] if f["reference"] == "plugin-hook-failed"]
+    assert found["severity"] == "problem" and "'badwatch' (ember-watch 1.0)" in found["message"]
+    assert "ember_op_observer" in found["message"] and "broken on purpose" in found["detail"]
 
 
 def test_ember_devices_lists_broken_third_party_types(installed):

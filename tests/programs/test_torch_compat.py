@@ -160,7 +160,7 @@ def test_torch_api_command_reports_coverage(capsys):
     line = next(row for row in capsys.readouterr().out.splitlines()
                 if row.startswith("torch.linalg"))
     assert "lstsq" in line and "vector_norm" not in line
-    from ember._torch_gaps import coverage
+    from ember.tools.torch_api import coverage
     found = coverage()
     assert "mm" in found["torch"]["have"] and "einsum" in found["torch"]["have"]
     assert "sort" in found["Tensor"]["have"]

@@ -2,9 +2,9 @@
 
 - core/ never imports a backend module by name (backends arrive through the plugin host);
 - inside the OpenCL backend the layers are codegen -> devices -> runtime -> launch ->
-  fusion -> the kernel families (elementwise, reduce, linalg, ...: the modules with a
+  fusion -> copies -> the kernel families (elementwise, reduce, linalg, ...: the modules with a
   table()), and a lower layer never imports a higher one (the runtime calls up through
-  callbacks that fusion.py and elementwise.py install).
+  callbacks that fusion.py and copies.py install).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENCL = ROOT / "backends" / "opencl"
-LAYERS = ["codegen", "devices", "runtime", "launch", "fusion"]
+LAYERS = ["codegen", "devices", "runtime", "launch", "fusion", "copies"]
 
 
 def _imports(path: Path) -> set:

@@ -120,7 +120,8 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    from ... import manual_seed, set_default_device
+    from ...device import set_default_device
+    from ...ops.creation import manual_seed
     from .dataloader import _Fetcher
     set_default_device("cpu")      # workers never touch an accelerator (forked contexts)
     random.seed(seed)

@@ -54,7 +54,7 @@ class Header(NamedTuple):
 
 
 class HeaderError(ValueError):
-    """What is wrong with a header, in words; io.py turns it into a CheckpointError."""
+    """What is wrong with a header, in words; ember.io turns it into a CheckpointError."""
 
 
 def np_dtype(code: str) -> np.dtype:

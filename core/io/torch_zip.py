@@ -21,9 +21,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import dtypes as D
-from .errors import CheckpointError
-from .io import Saved
+from .. import dtypes as D
+from ..errors import CheckpointError
+from .record import Saved
 
 MAX_PICKLE_BYTES = 100_000_000
 MAX_NDIM = 64

@@ -23,12 +23,12 @@ each tensor in name order, by its name, dtype, shape and bytes; any change to th
 makes loading fail.
 
 Loading never executes anything from the file and never needs much more memory than the
-file's own size: the header is parsed to its schema only (_safetensors.py), every size and
+file's own size: the header is parsed to its schema only (io/safetensors.py), every size and
 offset is checked before anything is read, the checksum is verified before the structure
 is parsed, and the structure's element count is bounded by its length before json parses
 it.  Every failure is a CheckpointError saying what was expected and found.  `load` also
 reads plain safetensors files (a dict of tensors) and PyTorch zip checkpoints
-(_torch_zip.py: a restricted pickle interpreter, no torch, no unpickling).
+(io/torch_zip.py: a restricted pickle interpreter, no torch, no unpickling).
 
 Saving writes `.NAME.<pid>-<random>.tmp` in the target's folder, fsyncs it and renames it
 over the target, so a crash leaves the old checkpoint, never a half-written one; the next
@@ -51,11 +51,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _safetensors as S
-from . import dtypes as D
-from .device import Device, as_device
-from .errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError
-from .tensor import Tensor
+from .. import dtypes as D
+from ..device import Device, as_device
+from ..errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError
+from ..tensor import Tensor
+from . import safetensors as S
+from .record import Saved
 
 __all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "load", "save"]
 
@@ -143,7 +144,7 @@ class _Encoder:
 
     def _tensor(self, t: Tensor, path: str) -> dict:
         name = self._array(t._data, t, path)
-        from .nn.parameter import Parameter
+        from ..nn.parameter import Parameter
         return {"$tensor": name, "device": str(t.device), "requires_grad": t.requires_grad,
                 "parameter": isinstance(t, Parameter)}
 
@@ -324,17 +325,6 @@ def _path(f, what: str) -> str:
 
 # --- loading -------------------------------------------------------------------------------
 
-class Saved:
-    """A tensor read from a file and checked, not yet placed on a device."""
-
-    __slots__ = ("array", "device", "requires_grad", "parameter", "key")
-
-    def __init__(self, array: np.ndarray, device: str, requires_grad: bool, parameter: bool,
-                 key):
-        self.array, self.device, self.key = array, device, key
-        self.requires_grad, self.parameter = requires_grad, parameter
-
-
 def _bad(name: str, problem: str) -> CheckpointError:
     return CheckpointError(f"ember.load: {name} is not a valid ember checkpoint: {problem}")
 
@@ -355,8 +345,8 @@ def load(f: PathLike | Any, map_location: str | Device | dict | Callable | None 
         fh.seek(start)
         prefix = fh.read(9)
         if prefix[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-            from . import _torch_zip
-            obj = _torch_zip.load(fh, start, size, name)
+            from . import torch_zip
+            obj = torch_zip.load(fh, start, size, name)
         else:
             obj = _load_safetensors(fh, start, size, name, prefix)
     return _Placer(name, map_location).fill(obj, {}, 0)
@@ -589,7 +579,7 @@ class _Placer:
                                       "marked requires_grad, which only floating tensors "
                                       "can be")
             if saved.parameter:
-                from .nn.parameter import Parameter
+                from ..nn.parameter import Parameter
                 t = Parameter(placed, requires_grad=saved.requires_grad)
             else:
                 t = placed.detach().requires_grad_(True) if saved.requires_grad else placed
@@ -597,7 +587,7 @@ class _Placer:
         return t
 
     def _place(self, saved: Saved) -> Tensor:
-        from .ops.creation import from_host
+        from ..ops.creation import from_host
         host = from_host(saved.array, "cpu")      # arrays read from a file are fresh
         target = self.map_location
         if callable(target) and not isinstance(target, (str, Device)):
