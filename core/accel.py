@@ -301,7 +301,7 @@ class _AcceleratorNamespace:
     def synchronize(self, device=None) -> None:
         dev = self.current_accelerator()
         if dev is not None:
-            from . import synchronize
+            from .device import synchronize
             synchronize(device or dev)
 
 

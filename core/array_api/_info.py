@@ -17,7 +17,7 @@ class __array_namespace_info__:  # noqa: N801  (the standard's name)
 
     def devices(self) -> list:
         """Every available device (loads the installed backend plugins)."""
-        from .. import devices
+        from ..device import devices
         return devices()
 
     def default_dtypes(self, *, device=None) -> dict:

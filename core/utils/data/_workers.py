@@ -122,7 +122,7 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from ...device import set_default_device
     from ...ops.creation import manual_seed
-    from .dataloader import _Fetcher
+    from .fetch import _Fetcher
     set_default_device("cpu")      # workers never touch an accelerator (forked contexts)
     random.seed(seed)
     manual_seed(seed)
