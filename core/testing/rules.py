@@ -2,7 +2,9 @@
 
 A rule is a function of a device that asserts one decided behaviour (docs/semantics.md):
 an error ember raises on every backend, a write that must reach the base of a view, a
-result that must not alias its input.  semantics.py and views.py hold them.
+result that must not alias its input.  semantics.py and views.py hold them, each in its
+own `Rules` list; the package joins the two (RULES in testing/__init__.py), so no rule
+registers itself by being imported.
 """
 from __future__ import annotations
 
@@ -22,16 +24,16 @@ class Rule:
     doc: str
 
 
-RULES: list[Rule] = []
+class Rules(list):
+    """The rules of one module, in the order its `rule` decorators add them."""
 
-
-def rule(family: str):
-    """Register fn(device) as a rule of `family`; its docstring's first line says what."""
-    def register(fn):
-        doc = (fn.__doc__ or "").strip().splitlines()[0]
-        RULES.append(Rule(fn.__name__, family, fn, doc))
-        return fn
-    return register
+    def rule(self, family: str):
+        """Add fn(device) as a rule of `family`; its docstring's first line says what."""
+        def add(fn):
+            doc = (fn.__doc__ or "").strip().splitlines()[0]
+            self.append(Rule(fn.__name__, family, fn, doc))
+            return fn
+        return add
 
 
 def need(device: str, *dtypes: str) -> None:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .rules import equal, need, raises, rule, tensor
+from .rules import Rules, equal, need, raises, tensor
 
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 
@@ -32,6 +32,10 @@ def _powers(x, device, dt):
             ("x ** y", lambda: x ** tensor([1, -2, 0], device, dt)),
             ("2 ** y", lambda: 2 ** tensor([3, -1, 0], device, dt)),
             ("x.pow_(-2)", lambda: x.clone().pow_(-2))]
+
+
+RULES = Rules()
+rule = RULES.rule
 
 
 @rule("integer")

@@ -13,10 +13,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import programs
+from . import programs, semantics, views
 from .cases import CASES
 from .checks import Unsupported, lacks_dtype, run_case
-from .rules import RULES
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class Check:
 
 def all_checks() -> list[Check]:
     out = [Check(c.name, c.family, functools.partial(run_case, c)) for c in CASES]
-    out += [Check("rule:" + r.name, r.family, r.fn) for r in RULES]
+    out += [Check("rule:" + r.name, r.family, r.fn) for r in (*semantics.RULES, *views.RULES)]
     out += [Check(f"program:{seed}" + (f"x{scale}" if scale > 1 else ""), "programs",
                   functools.partial(programs.check_program, seed, scale), cpu=False)
             for seed, scale in programs.PROGRAMS]

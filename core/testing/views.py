@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from .rules import equal, raises, rule
+from .rules import Rules, equal, raises
 
 
 def _pair(device, shape=(4, 6), dtype="float32"):
@@ -72,6 +72,10 @@ METHODS = [
 ]
 VIEWS = [("negative_step", lambda x: x[::-1, 1:]), ("strided", lambda x: x[1:, ::2]),
          ("transposed", lambda x: x.T[1:])]
+
+
+RULES = Rules()
+rule = RULES.rule
 
 
 @rule("views")
