@@ -3,45 +3,45 @@ from __future__ import annotations
 
 from . import functional, init, utils
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .layers_extra import (
-    CELU,
-    GLU,
-    SELU,
     AdaptiveAvgPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     EmbeddingBag,
-    Hardsigmoid,
-    Hardswish,
     MaxPool1d,
     ParameterDict,
     ParameterList,
-    PReLU,
     RMSNorm,
-    Softmax2d,
-    Softsign,
-    Tanhshrink,
-    Threshold,
 )
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (

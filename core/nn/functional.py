@@ -30,23 +30,31 @@ from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask
 from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
 from ..tensor import Tensor
+from .activation import (
+    celu,
+    elu,
+    glu,
+    gumbel_softmax,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    selu,
+    softmin,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from .layers_extra import (
     _trailing_dims,
     adaptive_avg_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
-    celu,
-    glu,
-    gumbel_softmax,
-    hardsigmoid,
-    hardswish,
     max_pool1d,
-    prelu,
     rms_norm,
-    selu,
-    softsign,
-    tanhshrink,
-    threshold,
 )
 from .loss import (
     binary_cross_entropy,
@@ -97,31 +105,6 @@ __all__ = [
 
 
 # -- activations not in ember.functional ----------------------------------------------------
-
-def relu6(x: Tensor) -> Tensor:
-    return hardtanh(x, 0.0, 6.0)
-
-
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return ops.where(x < min_val, min_val, ops.where(x > max_val, max_val, x))
-
-
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
-    return ops.where(x > 0, x, ops.expm1(ops.minimum(x, 0.0)) * alpha)
-
-
-def logsigmoid(x: Tensor) -> Tensor:
-    # -softplus(-x): stable for large |x| in both directions
-    return -softplus(-x)
-
-
-def mish(x: Tensor) -> Tensor:
-    return x * ops.tanh(softplus(x))
-
-
-def softmin(x: Tensor, dim: int = -1) -> Tensor:
-    return softmax(-x, dim)
-
 
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x divided by its p-norm along dim (at least eps)."""
