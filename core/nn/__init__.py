@@ -41,7 +41,6 @@ from .layers_extra import (
     MaxPool1d,
     ParameterDict,
     ParameterList,
-    RMSNorm,
 )
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
@@ -77,6 +76,8 @@ from .normalization import (
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -100,7 +101,7 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
-from .train_extra import Bilinear, LocalResponseNorm
+from .train_extra import Bilinear
 from .transformer import (
     Transformer,
     TransformerDecoder,

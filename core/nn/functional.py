@@ -49,12 +49,10 @@ from .activation import (
     threshold,
 )
 from .layers_extra import (
-    _trailing_dims,
     adaptive_avg_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     max_pool1d,
-    rms_norm,
 )
 from .loss import (
     binary_cross_entropy,
@@ -80,8 +78,17 @@ from .loss_extra import (
     soft_margin_loss,
     triplet_margin_loss,
 )
+from .normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
-from .train_extra import bilinear, local_response_norm
+from .train_extra import bilinear
 from .upsampling import interpolate, upsample
 
 __all__ = [
@@ -102,21 +109,6 @@ __all__ = [
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
     "local_response_norm", "bilinear",
 ]
-
-
-# -- activations not in ember.functional ----------------------------------------------------
-
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x divided by its p-norm along dim (at least eps)."""
-    if p == 2:
-        norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
-    else:
-        norm = ops.sum(ops.abs(x) ** p, dim, keepdim=True) ** (1.0 / p)
-    return x / _clamp_min(norm, eps)
-
-
-def _clamp_min(x: Tensor, low: float) -> Tensor:
-    return ops.where(x < low, low, x)
 
 
 # -- convolution -------------------------------------------------------------------------
@@ -371,130 +363,6 @@ def _adaptive_matrix(out: int, size: int, like: Tensor) -> Tensor:
         m[i, start:end] = 1.0 / (end - start)
     return ops.from_host(m, like.device)
 
-
-# -- normalisation -----------------------------------------------------------------------
-
-
-
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel (dim 1) by batch statistics (training; the running ones are
-    updated in place) or by the running statistics (eval)."""
-    if input.ndim < 2:
-        raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
-                         f"shape {tuple(input.shape)}")
-    c = input._data.shape[1]
-    shape = (c,) + (1,) * (input.ndim - 2)
-    dims = (0,) + tuple(range(2, input.ndim))
-    if training:
-        count = input.numel() // c
-        if count <= 1:
-            raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
-                                  f"training, got input size {list(input.shape)}")
-        mean = ops.sum(input, dims, keepdim=True) / count
-        centered = input - mean
-        var = ops.sum(centered * centered, dims, keepdim=True) / count
-        if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(
-                        var.reshape(c) * (momentum * count / (count - 1)))
-        scale = ops.rsqrt(var + eps)
-        if weight is not None:
-            scale = scale * weight.reshape(shape)
-        out = centered * scale
-        return out if bias is None else out + bias.reshape(shape)
-    if running_mean is None or running_var is None:
-        raise EmberValueError("batch_norm: running_mean and running_var are needed when not "
-                              "training (or pass training=True to use batch statistics)")
-    # eval: fold everything into one per-channel scale and shift
-    scale = ops.rsqrt(running_var + eps)
-    if weight is not None:
-        scale = scale * weight
-    shift = -running_mean * scale
-    if bias is not None:
-        shift = shift + bias
-    return input * scale.reshape(shape) + shift.reshape(shape)
-
-
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last len(normalized_shape) dims."""
-    dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
-    centered = input - ops.sum(input, dims, keepdim=True) / count
-    var = ops.sum(centered * centered, dims, keepdim=True) / count
-    out = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
-
-
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise each group of channels of each sample."""
-    if input.ndim < 2:
-        raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape "
-                         f"{tuple(input.shape)}")
-    n, c = input._data.shape[:2]
-    if num_groups <= 0 or c % num_groups:
-        raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
-                              f"divisible by num_groups ({num_groups})")
-    x = input.reshape(n, num_groups, -1)
-    count = x._data.shape[2]
-    centered = x - ops.sum(x, 2, keepdim=True) / count
-    var = ops.sum(centered * centered, 2, keepdim=True) / count
-    out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
-    shape = (c,) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
-
-
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel of each sample over its spatial dims (torch's instance_norm:
-    running statistics, when given, follow the mean over the batch of the per-instance
-    mean and unbiased variance)."""
-    if input.ndim < 3:
-        raise ShapeError(f"instance_norm: expected an input (N, C, ...) with at least one "
-                         f"spatial dim, got shape {tuple(input.shape)}")
-    c = input._data.shape[1]
-    dims = tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if use_input_stats:
-        mean = ops.sum(input, dims, keepdim=True) / _count(input, dims)
-        centered = input - mean
-        var = ops.sum(centered * centered, dims, keepdim=True) / _count(input, dims)
-        count = _count(input, dims)
-        with no_grad():
-            if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(c) *
-                                                     momentum)
-            if running_var is not None:
-                unbiased = var.detach() * (count / max(count - 1, 1))
-                running_var.mul_(1 - momentum).add_(unbiased.mean(0).reshape(c) * momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise EmberValueError("instance_norm: use_input_stats=False needs running_mean "
-                                  "and running_var")
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        centered = input - mean
-    out = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
-
-
-def _count(x, dims) -> int:
-    n = 1
-    for d in dims:
-        n *= x._data.shape[d]
-    return n
 
 
 # -- embedding, dropout ------------------------------------------------------------------

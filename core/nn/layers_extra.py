@@ -6,7 +6,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from .. import dtypes as D
 from .. import ops
 from ..autograd.grad_mode import no_grad
-from ..dtypes import finfo
 from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
 from . import init
@@ -14,8 +13,8 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "rms_norm", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
-    "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
+    "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+    "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
     "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
 ]
 
@@ -28,38 +27,6 @@ def _F():
     # nn.functional imports this module, so it is looked up when a function runs
     from . import functional
     return functional
-
-
-# -- activations ------------------------------------------------------------------------
-
-def _eps(eps, dtype) -> float:
-    return float(finfo(dtype).eps) if eps is None else eps
-
-
-def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
-    """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
-    reduces; a ShapeError naming `name` where the input does not end with that shape."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
-        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {normalized_shape}")
-    count = 1
-    for v in normalized_shape:
-        count *= v
-    return tuple(range(input.ndim - k, input.ndim)), count
-
-
-def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-             eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
-    None means the dtype's machine epsilon, as in torch."""
-    dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
-    out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
-                            _eps(eps, input._dtype))
-    return out if weight is None else out * weight
 
 
 # -- pooling ------------------------------------------------------------------------------
@@ -138,38 +105,6 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
                     for a, b in _adaptive_bounds(ow, w)], -1)              # (..., H, ow)
     return ops.cat([ops.amax(cols[..., a:b, :], -2, keepdim=True)
                     for a, b in _adaptive_bounds(oh, h)], -2)              # (..., oh, ow)
-
-
-# -- modules: activations -------------------------------------------------------------------
-
-class RMSNorm(Module):
-    """Root-mean-square normalisation over the trailing normalized_shape dims."""
-
-    def __init__(self, normalized_shape, eps: float | None = None,
-                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.empty(*self.normalized_shape, dtype=dtype,
-                                              device=device))
-        else:
-            self.register_parameter("weight", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        if self.weight is not None:
-            init.ones_(self.weight)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return rms_norm(input, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
-                f"{self.elementwise_affine}")
 
 
 # -- modules: pooling -----------------------------------------------------------------------

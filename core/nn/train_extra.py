@@ -1,40 +1,17 @@
-"""Local response normalisation and the bilinear layer (torch.nn's LocalResponseNorm,
-Bilinear and their functional forms), as composites of ember ops."""
+"""The bilinear layer (torch.nn's Bilinear and its functional form), as a composite of ember
+ops."""
 from __future__ import annotations
 
 import math
 
 from .. import ops
-from ..errors import EmberValueError, ShapeError
+from ..errors import ShapeError
 from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["local_response_norm", "bilinear", "LocalResponseNorm", "Bilinear"]
-
-
-def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                        k: float = 1.0) -> Tensor:
-    """input / (k + alpha * mean of input^2 over `size` neighbouring channels) ** beta, the
-    window zero-padded at the channel ends and always divided by size (as torch)."""
-    if input.ndim < 3:
-        raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
-                         f"(got {input.ndim} dimensions)")
-    if not isinstance(size, int) or size < 1:
-        raise EmberValueError(f"local_response_norm: size must be a positive int, got "
-                              f"{size!r}")
-    if input.numel() == 0:
-        return input
-    n, c = input.shape[0], input.shape[1]
-    sq = (input * input).reshape(n, c, -1)
-    padded = ops.pad(sq, (0, 0, size // 2, (size - 1) // 2))
-    # the window sum as `size` shifted slices: size is small (torch programs use 2..5)
-    total = padded[:, 0:c]
-    for j in range(1, size):
-        total = total + padded[:, j:j + c]
-    div = (total.reshape(input.shape) * (alpha / size) + k) ** beta
-    return input / div
+__all__ = ["bilinear", "Bilinear"]
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
@@ -55,21 +32,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     t = (input1.reshape(-1, in1) @ w).reshape(-1, out, in2)
     y = (t * input2.reshape(-1, 1, in2)).sum(-1).reshape(lead + (out,))
     return y if bias is None else y + bias
-
-
-class LocalResponseNorm(Module):
-    """Local response normalisation across channels (see local_response_norm)."""
-
-    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                 k: float = 1.0) -> None:
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-
-    def forward(self, input: Tensor) -> Tensor:
-        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class Bilinear(Module):
