@@ -34,11 +34,7 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .layers_extra import (
-    AdaptiveAvgPool1d,
-    AdaptiveMaxPool2d,
-    AvgPool1d,
     EmbeddingBag,
-    MaxPool1d,
     ParameterDict,
     ParameterList,
 )
@@ -98,7 +94,15 @@ from .padding import (
 )
 from .parameter import Buffer, Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .train_extra import Bilinear

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import dispatch, ops
 from .. import dtypes as D
+from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import (
@@ -28,8 +28,9 @@ from ..functional import (
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask
-from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
+from ..ops.nn import max_pool2d_op, out_size, pair  # noqa: F401  (public API snapshot)
 from ..tensor import Tensor
+from ._util import _batched
 from .activation import (
     celu,
     elu,
@@ -47,12 +48,6 @@ from .activation import (
     softsign,
     tanhshrink,
     threshold,
-)
-from .layers_extra import (
-    adaptive_avg_pool1d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    max_pool1d,
 )
 from .loss import (
     binary_cross_entropy,
@@ -88,6 +83,15 @@ from .normalization import (
     rms_norm,
 )
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from .train_extra import bilinear
 from .upsampling import interpolate, upsample
 
@@ -112,16 +116,6 @@ __all__ = [
 
 
 # -- convolution -------------------------------------------------------------------------
-
-def _batched(name: str, x: Tensor, ndim: int):
-    """(x with a batch dim, whether one was added): torch accepts unbatched inputs."""
-    if x.ndim == ndim:
-        return x, False
-    if x.ndim == ndim - 1:
-        return x.unsqueeze(0), True
-    raise ShapeError(f"{name}: expected a {ndim - 1}-D (unbatched) or {ndim}-D (batched) "
-                     f"input, got shape {tuple(x.shape)}")
-
 
 def _same_padding(name, kernel, dilation, stride):
     """'same' padding per spatial dim as (low, high) pairs (the extra pixel goes high)."""
@@ -235,134 +229,6 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     if bias is not None:
         out = out + bias.reshape(o, 1, 1)
     return out.squeeze(0) if unbatched else out
-
-
-# -- pooling -----------------------------------------------------------------------------
-
-def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
-    k = pair(kernel_size, name)
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
-        else pair(stride, name)
-    p, d = pair(padding, name), pair(dilation, name)
-    if min(k) <= 0 or min(s) <= 0 or min(d) <= 0 or min(p) < 0:
-        raise EmberValueError(f"{name}: kernel_size, stride and dilation must be positive "
-                              f"and padding non-negative; got kernel_size={k}, stride={s}, "
-                              f"padding={p}, dilation={d}")
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise EmberValueError(f"{name}: pad should be at most half of effective kernel size, "
-                              f"but got pad={p} and kernel_size={k}")
-    outs, extra = [], []
-    for i, size in enumerate(x._data.shape[-2:]):
-        span = d[i] * (k[i] - 1) + 1
-        num = size + 2 * p[i] - span
-        o = (-(-num // s[i]) if ceil_mode else num // s[i]) + 1
-        if ceil_mode and (o - 1) * s[i] >= size + p[i]:
-            o -= 1       # the last window must start inside the input or left padding
-        if o <= 0:
-            raise ShapeError(f"{name}: the input {tuple(x.shape[-2:])} is too small for "
-                             f"kernel_size={k} with padding={p}, dilation={d}")
-        outs.append(o)
-        extra.append(max(0, (o - 1) * s[i] + span - (size + 2 * p[i])))
-    return k, s, p, d, tuple(outs), tuple(extra)
-
-
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
-    """Max over windows; the gradient goes to the first maximum of each window, as in
-    PyTorch."""
-    x, unbatched = _batched("max_pool2d", input, 4)
-    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("max_pool2d", x, kernel_size, stride,
-                                                    padding, dilation, ceil_mode)
-    n, c, h, w = x._data.shape
-    attrs = dict(kernel_size=k, stride=s, padding=p, dilation=d, extra=(eh, ew))
-    if return_indices:
-        out, idx = _max_pool_decomposed(x, **attrs)
-    else:
-        out = dispatch.run(max_pool2d_op, x, **attrs)
-    if unbatched:
-        out = out.squeeze(0)
-    if not return_indices:
-        return out
-    return out, _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched)
-
-
-def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
-    """Indices into each (H*W) plane, as max_pool2d(return_indices=True) gives them."""
-    with no_grad():
-        idx = idx.reshape(n, c, oh, ow)
-        ki, kj = idx // k[1], idx % k[1]
-        rows = ops.arange(oh, device=idx.device).reshape(oh, 1) * s[0] - p[0] + ki * d[0]
-        colsj = ops.arange(ow, device=idx.device).reshape(1, ow) * s[1] - p[1] + kj * d[1]
-        flat = rows * w + colsj
-    return flat.squeeze(0) if unbatched else flat
-
-
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """Mean over windows (unfold + sum); padding counts toward the divisor unless
-    count_include_pad=False, windows past the edge (ceil_mode) never do."""
-    x, unbatched = _batched("avg_pool2d", input, 4)
-    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
-                                                    padding, 1, ceil_mode)
-    n, c, h, w = x._data.shape
-    flat = x.reshape(n * c, 1, h, w)
-    if p != (0, 0) or eh or ew:
-        flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh))
-    total = ops.sum(unfold(flat, k, 1, 0, s), 1)          # (N*C, L)
-    if divisor_override is not None:
-        out = total / divisor_override
-    elif p == (0, 0) and not (eh or ew):
-        out = total / (k[0] * k[1])
-    else:
-        out = total / _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad)
-    out = out.reshape(n, c, oh, ow)
-    return out.squeeze(0) if unbatched else out
-
-
-def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
-    """How many cells each window averages: the windows of a mask of the counted area."""
-    with no_grad():
-        if count_include_pad:
-            mask = pad(ops.ones(1, 1, h + 2 * p[0], w + 2 * p[1], dtype=x.dtype,
-                                device=x.device), (0, ew, 0, eh))
-        else:
-            mask = pad(ops.ones(1, 1, h, w, dtype=x.dtype, device=x.device),
-                       (p[1], p[1] + ew, p[0], p[0] + eh))
-        return ops.sum(unfold(mask, k, 1, 0, s), 1)        # (1, L)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """Average over PyTorch's adaptive windows: rows and columns are pooled by two small
-    averaging matrices (exact for any sizes, one matmul each)."""
-    x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
-    n, c, h, w = x._data.shape
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh, ow = (h if output_size[0] is None else output_size[0],
-              w if output_size[1] is None else output_size[1])
-    if oh <= 0 or ow <= 0:
-        raise EmberValueError(f"adaptive_avg_pool2d: output_size must be positive, got "
-                              f"{output_size}")
-    if (oh, ow) == (1, 1):
-        out = ops.sum(x, (2, 3), keepdim=True) / (h * w)
-    elif h % oh == 0 and w % ow == 0:
-        out = ops.sum(x.reshape(n, c, oh, h // oh, ow, w // ow), (3, 5)) / (
-            (h // oh) * (w // ow))
-    else:
-        rows = _adaptive_matrix(oh, h, x)                   # (oh, h)
-        cols = _adaptive_matrix(ow, w, x)                   # (ow, w)
-        out = rows @ x @ cols.mT
-    return out.squeeze(0) if unbatched else out
-
-
-def _adaptive_matrix(out: int, size: int, like: Tensor) -> Tensor:
-    import numpy as np
-    m = np.zeros((out, size), dtype=like._dtype.np)
-    for i in range(out):
-        start, end = (i * size) // out, -((-(i + 1) * size) // out)
-        m[i, start:end] = 1.0 / (end - start)
-    return ops.from_host(m, like.device)
-
 
 
 # -- embedding, dropout ------------------------------------------------------------------
