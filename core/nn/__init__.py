@@ -34,7 +34,6 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .layers_extra import (
-    EmbeddingBag,
     ParameterDict,
     ParameterList,
 )
@@ -104,7 +103,7 @@ from .pooling import (
     MaxPool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .train_extra import Bilinear
 from .transformer import (
     Transformer,

@@ -13,8 +13,13 @@ import warnings
 
 from .. import dtypes as D
 from .. import ops
-from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
+from ..autograd.grad_mode import is_grad_enabled, no_grad  # noqa: F401  (public API snapshot)
+from ..errors import (  # noqa: F401  (EmberTypeError: public API snapshot)
+    EmberTypeError,
+    EmberValueError,
+    EmberWarning,
+    ShapeError,
+)
 from ..functional import (
     gelu,
     leaky_relu,
@@ -92,6 +97,7 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
+from .sparse import embedding, one_hot
 from .train_extra import bilinear
 from .upsampling import interpolate, upsample
 
@@ -115,51 +121,7 @@ __all__ = [
 ]
 
 
-# -- embedding, dropout ------------------------------------------------------------------
-
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of weight picked by the integer input; the padding_idx row gets no gradient."""
-    if type(input) is not Tensor or input._dtype.category != D.INT:
-        got = input._dtype.name if type(input) is Tensor else type(input).__name__
-        raise EmberTypeError(f"embedding: expected an integer index tensor (int64), got "
-                             f"{got}; convert with .long()")
-    if scale_grad_by_freq or sparse:
-        raise EmberValueError("embedding: scale_grad_by_freq and sparse gradients are not "
-                              "supported; leave them False")
-    num = weight._data.shape[0]
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += num
-    if max_norm is not None:
-        _renorm_rows(weight, input, max_norm, norm_type)
-    out = ops.take_along(weight, input, 0)
-    if padding_idx is not None and weight.requires_grad and is_grad_enabled():
-        keep = (input != padding_idx).unsqueeze(-1)
-        out = ops.where(keep, out, out.detach())
-    return out
-
-
-def _renorm_rows(weight, input, max_norm, norm_type):
-    """Rescale (in place) the looked-up rows whose norm exceeds max_norm, as torch does."""
-    import numpy as np
-    with no_grad():
-        rows = ops.from_host(np.unique(input.detach().numpy().reshape(-1)), weight.device)
-        picked = ops.take_along(weight, rows, 0)
-        norms = ops.sum(ops.abs(picked) ** norm_type, 1, keepdim=True) ** (1.0 / norm_type)
-        scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[rows] = picked * scale
-
-
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    if tensor._dtype is not D.int64:
-        raise EmberTypeError(f"one_hot: expected an int64 class-index tensor, got "
-                             f"{tensor._dtype.name}")
-    if num_classes < 0:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    classes = ops.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).to(D.int64)
-
+# -- dropout ------------------------------------------------------------------------------
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:

@@ -3,151 +3,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from .. import dtypes as D
-from .. import ops
-from ..autograd.grad_mode import no_grad
-from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError, ShapeError
+from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
-from . import init
 from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "EmbeddingBag", "ParameterList", "ParameterDict",
+    "ParameterList", "ParameterDict",
 ]
 
 
 class _KeyError(EmberError, KeyError):
     """A key a ParameterDict does not have (a KeyError, as in torch)."""
-
-
-def _F():
-    # nn.functional imports this module, so it is looked up when a function runs
-    from . import functional
-    return functional
-
-
-# -- EmbeddingBag ---------------------------------------------------------------------------
-
-class EmbeddingBag(Module):
-    """Sums, means or maxes of bags of embeddings: a 2-D input is one bag per row; a 1-D
-    input is cut into bags at offsets.  per_sample_weights scale each entry (mode='sum');
-    entries equal to padding_idx are left out of their bag (an empty bag gives zeros)."""
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
-                 sparse: bool = False, _weight: Tensor | None = None,
-                 include_last_offset: bool = False, padding_idx: int | None = None,
-                 device=None, dtype=None) -> None:
-        super().__init__()
-        if mode not in ("sum", "mean", "max"):
-            raise EmberValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got "
-                                  f"{mode!r}")
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise EmberValueError(f"EmbeddingBag: padding_idx {padding_idx} must be "
-                                      f"within num_embeddings ({num_embeddings})")
-            padding_idx %= num_embeddings
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type = max_norm, norm_type
-        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
-        self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
-        if _weight is None:
-            self.weight = Parameter(ops.empty(num_embeddings, embedding_dim, dtype=dtype,
-                                              device=device))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ShapeError(f"EmbeddingBag: _weight has shape {tuple(_weight.shape)}, "
-                                 f"expected ({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight)
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0.0
-
-    def forward(self, input: Tensor, offsets: Tensor | None = None,
-                per_sample_weights: Tensor | None = None) -> Tensor:
-        if per_sample_weights is not None:
-            if self.mode != "sum":
-                raise EmberValueError(f"EmbeddingBag: per_sample_weights is only supported "
-                                      f"for mode='sum', got mode={self.mode!r}")
-            if tuple(per_sample_weights.shape) != tuple(input.shape):
-                raise ShapeError(f"EmbeddingBag: per_sample_weights of shape "
-                                 f"{tuple(per_sample_weights.shape)} must match the input's "
-                                 f"shape {tuple(input.shape)}")
-        if input.ndim == 2:
-            if offsets is not None:
-                raise EmberValueError("EmbeddingBag: offsets has to be None if input is 2-D "
-                                      "(each row is a bag)")
-            index, valid, weights = input, None, per_sample_weights
-        elif input.ndim == 1:
-            if offsets is None or offsets.ndim != 1:
-                raise EmberValueError("EmbeddingBag: a 1-D input needs 1-D offsets (where "
-                                      "each bag starts)")
-            index, valid, weights = self._bags(input, offsets, per_sample_weights)
-        else:
-            raise ShapeError(f"EmbeddingBag: expected a 1-D (with offsets) or 2-D input, got "
-                             f"shape {tuple(input.shape)}")
-        return self._reduce(index, valid, weights)
-
-    def _bags(self, input, offsets, weights):
-        """The 1-D input as a padded (bags, longest) index, with a mask of real entries."""
-        import numpy as np
-        starts = offsets.detach().numpy().astype(np.int64)    # bag bounds are host data
-        n = input._data.shape[0]
-        if starts.size and starts[0] != 0:
-            raise EmberValueError(f"EmbeddingBag: offsets[0] has to be 0, i.e., the first "
-                                  f"sequence in the mini-batch has to start from position 0; "
-                                  f"got {int(starts[0])}")
-        if np.any(np.diff(starts) < 0) or (starts.size and starts[-1] > n):
-            raise EmberValueError(f"EmbeddingBag: offsets must be non-decreasing and at most "
-                                  f"the input length {n}, got {starts.tolist()}")
-        ends = np.append(starts[1:], n)
-        if self.include_last_offset:
-            starts, ends = starts[:-1], ends[:-1]
-        longest = max(int((ends - starts).max()) if starts.size else 0, 1)
-        pos = starts[:, None] + np.arange(longest)[None, :]
-        mask = pos < ends[:, None]
-        pos = ops.from_host(np.where(mask, pos, 0), input.device)
-        index = ops.take_along(input, pos, 0)
-        if weights is not None:
-            weights = ops.take_along(weights, pos, 0)
-        return index, ops.from_host(mask, input.device), weights
-
-    def _reduce(self, index, valid, weights):
-        emb = _F().embedding(index, self.weight, None, self.max_norm, self.norm_type,
-                             self.scale_grad_by_freq, self.sparse)           # (B, L, D)
-        if self.padding_idx is not None:
-            keep = index != self.padding_idx
-            valid = keep if valid is None else valid & keep
-        if self.mode == "max":
-            if valid is None:
-                return ops.amax(emb, 1)
-            out = ops.amax(ops.where(valid.unsqueeze(-1), emb, -float("inf")), 1)
-            return ops.where(ops.sum(valid.to(D.int64), 1, keepdim=True) > 0, out, 0.0)
-        scale = None if valid is None else valid.to(emb._dtype)
-        if weights is not None:
-            scale = weights if scale is None else scale * weights
-        total = ops.sum(emb if scale is None else emb * scale.unsqueeze(-1), 1)
-        if self.mode == "sum":
-            return total
-        count = index._data.shape[1] if valid is None else \
-            ops.maximum(ops.sum(valid.to(emb._dtype), 1, keepdim=True), 1.0)
-        return total / count
-
-    def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        s += f", mode={self.mode!r}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        return s
 
 
 # -- ParameterList, ParameterDict -----------------------------------------------------------
