@@ -8,10 +8,6 @@ one reduction: no Python loop over batch or channels.
 """
 from __future__ import annotations
 
-import math
-
-from .. import dtypes as D
-from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad  # noqa: F401  (public API snapshot)
 from ..errors import (  # noqa: F401  (EmberTypeError: public API snapshot)
     EmberTypeError,
@@ -33,7 +29,7 @@ from ..functional import (
 from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask  # noqa: F401  (public API snapshot)
 from ..ops.nn import max_pool2d_op, out_size, pair  # noqa: F401  (public API snapshot)
-from ..tensor import Tensor
+from ..tensor import Tensor  # noqa: F401  (public API snapshot)
 from .activation import (
     celu,
     elu,
@@ -52,6 +48,7 @@ from .activation import (
     tanhshrink,
     threshold,
 )
+from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose2d
 from .dropout import dropout, dropout1d, dropout2d, dropout3d
 from .loss import (
@@ -119,57 +116,6 @@ __all__ = [
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
     "local_response_norm", "bilinear",
 ]
-
-
-# -- attention ---------------------------------------------------------------------------
-
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
-    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys.
-
-    A bool attn_mask marks the positions that may be attended (True = keep); a float one
-    is added to the scores.  is_causal masks keys after each query (top-left aligned).
-    """
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise ShapeError("scaled_dot_product_attention: query, key and value need at least "
-                         f"2 dims (..., L, E); got {tuple(query.shape)}, {tuple(key.shape)}, "
-                         f"{tuple(value.shape)}")
-    if is_causal and attn_mask is not None:
-        raise EmberValueError("scaled_dot_product_attention: pass either attn_mask or "
-                              "is_causal=True, not both")
-    length, source = query._data.shape[-2], key._data.shape[-2]
-    if enable_gqa and query.ndim >= 3:
-        hq, hk = query._data.shape[-3], key._data.shape[-3]
-        if hq % hk:
-            raise ShapeError(f"scaled_dot_product_attention: {hq} query heads are not a "
-                             f"multiple of {hk} key/value heads")
-        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
-    if scale is None:
-        scale = 1.0 / math.sqrt(query._data.shape[-1])
-    scores = (query * scale) @ key.mT
-    if is_causal:
-        rows = ops.arange(length, device=query.device).reshape(length, 1)
-        attn_mask = rows >= ops.arange(source, device=query.device).reshape(1, source)
-    if attn_mask is not None:
-        if attn_mask._dtype is D.bool_:
-            scores = ops.where(attn_mask, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return weights @ value
-
-
-def _repeat_heads(x: Tensor, times: int) -> Tensor:
-    if times == 1:
-        return x
-    shape = x._data.shape
-    lead, h = shape[:-3], shape[-3]
-    x = x.unsqueeze(-3).expand(lead + (h, times) + shape[-2:])
-    return x.reshape(lead + (h * times,) + shape[-2:])
 
 
 def __getattr__(name: str):
