@@ -30,13 +30,9 @@ from .activation import (
     Threshold,
 )
 from .attention import MultiheadAttention
-from .containers import ModuleDict, ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
-from .layers_extra import (
-    ParameterDict,
-    ParameterList,
-)
 from .linear import Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
