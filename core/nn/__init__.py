@@ -33,7 +33,7 @@ from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
-from .linear import Flatten, Identity, Linear, Unflatten
+from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -100,7 +100,6 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
-from .train_extra import Bilinear
 from .transformer import (
     Transformer,
     TransformerDecoder,

@@ -51,6 +51,7 @@ from .activation import (
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose2d
 from .dropout import dropout, dropout1d, dropout2d, dropout3d
+from .linear import bilinear
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -95,7 +96,6 @@ from .pooling import (
     max_pool2d,
 )
 from .sparse import embedding, one_hot
-from .train_extra import bilinear
 from .upsampling import interpolate, upsample
 
 __all__ = [
