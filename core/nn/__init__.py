@@ -32,29 +32,28 @@ from .activation import (
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
 )
-from .loss_extra import (
+from .margin_loss import (
     CosineEmbeddingLoss,
-    CosineSimilarity,
-    GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
-    PairwiseDistance,
-    PoissonNLLLoss,
     SoftMarginLoss,
     TripletMarginLoss,
 )

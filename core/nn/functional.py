@@ -50,29 +50,28 @@ from .activation import (
 )
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv_transpose2d
+from .distance import cosine_similarity, pairwise_distance
 from .dropout import dropout, dropout1d, dropout2d, dropout3d
 from .linear import bilinear
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
 )
-from .loss_extra import (
+from .margin_loss import (
     cosine_embedding_loss,
-    cosine_similarity,
-    gaussian_nll_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
     multilabel_soft_margin_loss,
-    pairwise_distance,
-    poisson_nll_loss,
     soft_margin_loss,
     triplet_margin_loss,
 )
