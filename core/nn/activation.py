@@ -6,10 +6,9 @@ from .. import dtypes as D
 from .. import ops
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
-from ..functional import softmax, softplus
+from ..functional import gelu, leaky_relu, log_softmax, relu, silu, softmax, softplus
 from ..ops.sampling import exponential_
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -152,7 +151,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.relu_() if self.inplace else F.relu(input)
+        return input.relu_() if self.inplace else relu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -162,7 +161,7 @@ class ReLU6(Module):
     """min(max(x, 0), 6)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu6(input)
+        return relu6(input)
 
 
 class LeakyReLU(Module):
@@ -174,7 +173,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -190,7 +189,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha)
+        return elu(input, self.alpha)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -207,7 +206,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.gelu(input, approximate=self.approximate)
+        return gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -221,7 +220,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input)
+        return silu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -231,7 +230,7 @@ class Mish(Module):
     """x * tanh(softplus(x))."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input)
+        return mish(input)
 
 
 class Softplus(Module):
@@ -243,7 +242,7 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softplus(input, self.beta, self.threshold)
+        return softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -257,7 +256,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return hardtanh(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -281,7 +280,7 @@ class LogSigmoid(Module):
     """log(sigmoid(x)), computed stably."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.logsigmoid(input)
+        return logsigmoid(input)
 
 
 def _softmax_dim(dim, input: Tensor) -> int:
@@ -299,7 +298,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, _softmax_dim(self.dim, input))
+        return softmax(input, _softmax_dim(self.dim, input))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -309,7 +308,7 @@ class Softmin(Softmax):
     """softmax(-x) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, _softmax_dim(self.dim, input))
+        return softmin(input, _softmax_dim(self.dim, input))
 
 
 class LogSoftmax(Module):
@@ -320,7 +319,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, _softmax_dim(self.dim, input))
+        return log_softmax(input, _softmax_dim(self.dim, input))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

@@ -7,7 +7,6 @@ import warnings
 from ..errors import EmberValueError, EmberWarning, ShapeError
 from ..ops.creation import bernoulli_mask
 from ..tensor import Tensor
-from . import functional as F
 from .module import Module
 
 # -- functional forms ---------------------------------------------------------------------
@@ -111,14 +110,14 @@ class Dropout(_DropoutNd):
     """Zero elements with probability p during training, scaling the rest by 1/(1-p)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     """Zero whole channels of (N, C, L) or (C, L) with probability p during training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout1d(input, self.p, self.training, self.inplace)
+        return dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
@@ -126,7 +125,7 @@ class Dropout2d(_DropoutNd):
     shapes as PyTorch takes them (3-D as (N, C, L); see F.dropout2d), with a warning."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout2d(input, self.p, self.training, self.inplace)
+        return dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
@@ -134,4 +133,4 @@ class Dropout3d(_DropoutNd):
     training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout3d(input, self.p, self.training, self.inplace)
+        return dropout3d(input, self.p, self.training, self.inplace)

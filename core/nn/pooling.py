@@ -8,7 +8,6 @@ from ..errors import EmberValueError, ShapeError
 from ..ops import pad, unfold
 from ..ops.nn import _max_pool_decomposed, max_pool2d_op, pair
 from ..tensor import Tensor
-from . import functional as F
 from ._util import _batched
 from .module import Module
 
@@ -231,7 +230,7 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
+        return max_pool2d(input, self.kernel_size, self.stride, self.padding,
                             self.dilation, self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
@@ -253,7 +252,7 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
+        return avg_pool2d(input, self.kernel_size, self.stride, self.padding,
                             self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
@@ -268,7 +267,7 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

@@ -7,7 +7,6 @@ from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -100,7 +99,7 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+        return embedding(input, self.weight, self.padding_idx, self.max_norm,
                            self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     @classmethod

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from .. import dtypes as D
 from .. import ops
 from ..errors import EmberValueError, ShapeError
+from ..functional import gelu, relu
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .attention import MultiheadAttention
 from .containers import ModuleList
@@ -33,9 +33,9 @@ __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder",
 def _activation(activation) -> Callable:
     if isinstance(activation, str):
         if activation == "relu":
-            return F.relu
+            return relu
         if activation == "gelu":
-            return F.gelu
+            return gelu
         raise EmberValueError(f"activation should be relu/gelu, not {activation}")
     if not callable(activation):
         raise EmberValueError(f"activation should be 'relu', 'gelu' or a callable, got "
@@ -91,7 +91,7 @@ class TransformerEncoderLayer(_TransformerLayer):
     LayerNorm (after each block, or before with norm_first=True)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = F.relu,
+                 dropout: float = 0.1, activation: str | Callable = relu,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
@@ -113,7 +113,7 @@ class TransformerDecoderLayer(_TransformerLayer):
     each with a residual connection and a LayerNorm."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = F.relu,
+                 dropout: float = 0.1, activation: str | Callable = relu,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
@@ -207,7 +207,7 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = F.relu,
+                 dropout: float = 0.1, activation: str | Callable = relu,
                  custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
