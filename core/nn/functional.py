@@ -1,15 +1,18 @@
 """ember.nn.functional: the layers and losses as functions, with torch's names and signatures.
 
-Convolution, pooling, normalisation, embedding, dropout, attention, activations, losses.
-
-Every function is a composite over ember ops, so it runs on every backend and its gradient
-comes from the ops' rules.  Convolution and pooling use unfold (im2col) plus one matmul or
-one reduction: no Python loop over batch or channels.
+Nothing is defined here: each function lives beside its Module in the nn family module
+(activation, conv, pooling, normalization, sparse, dropout, attention, linear, distance,
+loss, margin_loss, pixelshuffle, upsampling), and the composites ember.* shares (relu,
+softmax, linear, pad, unfold, ...) come from ember.functional and ember.ops.  Every one
+is a composite over ember ops, so it runs on every backend and its gradient comes from the
+ops' rules.
 """
 from __future__ import annotations
 
-from ..autograd.grad_mode import is_grad_enabled, no_grad  # noqa: F401  (public API snapshot)
-from ..errors import (  # noqa: F401  (EmberTypeError: public API snapshot)
+# names this module has always exposed besides torch's carry `noqa: F401 (snapshot)`: the
+# public API snapshot (tests/unit/data/public_api.json) holds them, so they stay
+from ..autograd.grad_mode import is_grad_enabled, no_grad  # noqa: F401  (snapshot)
+from ..errors import (  # noqa: F401  (snapshot)
     EmberTypeError,
     EmberValueError,
     EmberWarning,
@@ -27,9 +30,9 @@ from ..functional import (
     softplus,
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
-from ..ops.creation import bernoulli_mask  # noqa: F401  (public API snapshot)
-from ..ops.nn import max_pool2d_op, out_size, pair  # noqa: F401  (public API snapshot)
-from ..tensor import Tensor  # noqa: F401  (public API snapshot)
+from ..ops.creation import bernoulli_mask  # noqa: F401  (snapshot)
+from ..ops.nn import out_size, pair  # noqa: F401  (snapshot)
+from ..tensor import Tensor  # noqa: F401  (snapshot)
 from .activation import (
     celu,
     elu,
@@ -98,22 +101,42 @@ from .sparse import embedding, one_hot
 from .upsampling import interpolate, upsample
 
 __all__ = [
-    "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
-    "sigmoid", "tanh", "hardtanh", "softmax", "softmin", "log_softmax", "logsumexp",
-    "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad", "instance_norm",
-    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
-    "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout1d", "dropout2d",
-    "dropout3d", "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample",
-    "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div",
-    "glu", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold",
-    "prelu", "rms_norm", "gumbel_softmax", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
-    "adaptive_avg_pool1d",
-    "cosine_similarity", "pairwise_distance", "triplet_margin_loss", "margin_ranking_loss",
-    "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss",
-    "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
-    "local_response_norm", "bilinear",
+    # ember.functional and ember.ops
+    "relu", "leaky_relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
+    "log_softmax", "logsumexp", "linear", "unfold", "fold", "pad",
+    # activation
+    "relu6", "elu", "mish", "logsigmoid", "hardtanh", "softmin", "glu", "hardswish",
+    "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold", "prelu",
+    "gumbel_softmax",
+    # attention
+    "scaled_dot_product_attention",
+    # conv
+    "conv1d", "conv2d", "conv_transpose2d",
+    # distance
+    "cosine_similarity", "pairwise_distance",
+    # dropout
+    "dropout", "dropout1d", "dropout2d", "dropout3d",
+    # linear
+    "bilinear",
+    # loss
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+    "gaussian_nll_loss",
+    # margin_loss
+    "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "cosine_embedding_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
+    # normalization
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+    "local_response_norm", "normalize",
+    # pixelshuffle
+    "pixel_shuffle", "pixel_unshuffle",
+    # pooling
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d",
+    # sparse
+    "embedding", "one_hot",
+    # upsampling
+    "interpolate", "upsample",
 ]
 
 
