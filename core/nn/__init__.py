@@ -1,4 +1,4 @@
-"""Neural-network layers, losses and initialisers (ember.nn)."""
+"""ember.nn: the layers and losses, gathered from one module per torch.nn.modules family."""
 from __future__ import annotations
 
 from . import functional, init, utils
@@ -109,31 +109,52 @@ from .transformer import (
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
-    "Module", "Parameter", "Buffer", "StateDictError", "IncompatibleKeys", "RemovableHandle",
-    "Sequential", "ModuleList", "ModuleDict",
-    "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    # module, parameter
+    "Module", "StateDictError", "IncompatibleKeys", "RemovableHandle", "Parameter", "Buffer",
+    # containers
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    # activation
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
+    "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish",
+    "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold", "Softmax2d", "PReLU",
+    # attention
+    "MultiheadAttention",
+    # conv
+    "Conv1d", "Conv2d", "ConvTranspose2d",
+    # distance
+    "CosineSimilarity", "PairwiseDistance",
+    # dropout
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    # linear
+    "Identity", "Linear", "Bilinear", "Flatten", "Unflatten",
+    # loss
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    # margin_loss
+    "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+    "CosineEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+    # normalization
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+    # padding
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-    "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "Upsample",
-    "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    # pixelshuffle
+    "PixelShuffle", "PixelUnshuffle",
+    # pooling
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    # rnn
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    # sparse
+    "Embedding", "EmbeddingBag",
+    # transformer
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
-    "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax",
-    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-    "BCEWithLogitsLoss", "KLDivLoss",
-    "CosineSimilarity", "PairwiseDistance", "TripletMarginLoss", "MarginRankingLoss",
-    "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
-    "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
-    "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
-    "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
-    "LocalResponseNorm", "Bilinear",
+    # upsampling
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    # submodules
     "functional", "init", "utils",
 ]
 

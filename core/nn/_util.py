@@ -1,5 +1,4 @@
-"""Checks shared by several nn families (conv and pooling inputs, loss and distance
-arguments)."""
+"""Argument checks several nn families share (conv and pooling inputs, loss and distance ones)."""
 from __future__ import annotations
 
 from .. import dtypes as D

@@ -1,5 +1,7 @@
-"""Activations (torch.nn.modules.activation): ReLU, GELU, Softmax, GLU, PReLU, ... and their
-functional forms (relu6, hardtanh, elu, glu, selu, prelu, gumbel_softmax, ...)."""
+"""Activation layers and their functional forms (torch.nn.modules.activation).
+
+ReLU, GELU, Softmax, GLU, PReLU, ... and relu6, hardtanh, elu, glu, selu, prelu,
+gumbel_softmax, ...; relu, gelu, silu, softmax, ... themselves are ember.functional's."""
 from __future__ import annotations
 
 from .. import dtypes as D
@@ -12,6 +14,13 @@ from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+__all__ = [
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
+    "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish", "Hardsigmoid",
+    "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold", "Softmax2d", "PReLU",
+]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

@@ -1,5 +1,4 @@
-"""Attention (torch.nn.modules.activation's MultiheadAttention, with torch's parameter layout:
-in_proj_weight, out_proj, ...) and scaled_dot_product_attention."""
+"""Attention: MultiheadAttention (torch's parameter layout) and scaled_dot_product_attention."""
 from __future__ import annotations
 
 import math
@@ -14,6 +13,9 @@ from .dropout import dropout
 from .linear import Linear
 from .module import Module
 from .parameter import Parameter
+
+__all__ = ["MultiheadAttention"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

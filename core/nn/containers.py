@@ -1,5 +1,4 @@
-"""Containers (torch.nn.modules.container): Sequential, ModuleList, ModuleDict, ParameterList,
-ParameterDict."""
+"""Containers (torch.nn.modules.container): Sequential, ModuleList/Dict, ParameterList/Dict."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -9,6 +8,8 @@ from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueErro
 from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(i: int, n: int, what: str) -> int:

@@ -1,5 +1,7 @@
-"""Convolution (torch.nn.modules.conv): Conv1d, Conv2d, ConvTranspose2d and their functional
-forms conv1d, conv2d, conv_transpose2d (unfold/fold + one matmul)."""
+"""Convolution layers and their functional forms (torch.nn.modules.conv).
+
+Conv1d, Conv2d, ConvTranspose2d and conv1d, conv2d, conv_transpose2d: unfold/fold plus one
+matmul, no Python loop over batch or channels."""
 from __future__ import annotations
 
 import math
@@ -13,6 +15,9 @@ from . import init
 from ._util import _batched
 from .module import Module
 from .parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""Distances (torch.nn.modules.distance): CosineSimilarity, PairwiseDistance and their
-functional forms cosine_similarity, pairwise_distance."""
+"""Distances and their functional forms (torch.nn.modules.distance).
+
+CosineSimilarity, PairwiseDistance, cosine_similarity, pairwise_distance."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,9 @@ from ..errors import EmberIndexError, ShapeError
 from ..tensor import Tensor
 from ._util import _floats
 from .module import Module
+
+__all__ = ["CosineSimilarity", "PairwiseDistance"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

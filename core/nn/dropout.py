@@ -1,5 +1,7 @@
-"""Dropout (torch.nn.modules.dropout): Dropout, Dropout1d/2d/3d and their functional forms
-(ember's seeded host stream draws the masks)."""
+"""Dropout layers and their functional forms (torch.nn.modules.dropout).
+
+Dropout, Dropout1d/2d/3d and dropout, dropout1d/2d/3d; ember's seeded host stream draws
+the masks."""
 from __future__ import annotations
 
 import warnings
@@ -8,6 +10,9 @@ from ..errors import EmberValueError, EmberWarning, ShapeError
 from ..ops.creation import bernoulli_mask
 from ..tensor import Tensor
 from .module import Module
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

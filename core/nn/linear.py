@@ -1,6 +1,7 @@
-"""Linear layers (torch.nn.modules.linear and flatten): Linear, Bilinear, Identity, Flatten,
-Unflatten, and bilinear's functional form (linear's is ember.functional.linear, which
-ember.linear shares)."""
+"""Linear layers (torch.nn.modules.linear, flatten): Linear, Bilinear, Identity, Flatten, ...
+
+bilinear is Bilinear's functional form; linear's is ember.functional.linear, which
+ember.linear shares."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,9 @@ from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

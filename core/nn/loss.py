@@ -1,6 +1,7 @@
-"""Losses (torch.nn.modules.loss; the margin ones are in margin_loss.py): MSELoss, L1Loss,
-CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, ...
-and their functional forms.
+"""Losses and their functional forms (torch.nn.modules.loss; the margin ones: margin_loss.py).
+
+MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,
+GaussianNLLLoss, ...
 
 Written for stability: cross entropy goes through log_softmax, the logits form of binary
 cross entropy through max(-x, 0) + log1p(exp(-|x|)), KL divergence never evaluates log(0).
@@ -18,6 +19,12 @@ from ..functional import log_softmax
 from ..tensor import Tensor
 from ._util import _need_float, _tensor
 from .module import Module
+
+__all__ = [
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+]
+
 
 _REDUCTIONS = ("mean", "sum", "none")
 

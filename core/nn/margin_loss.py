@@ -1,6 +1,7 @@
-"""Margin and embedding losses (the second half of torch.nn.modules.loss): TripletMarginLoss,
-MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss, MultiMarginLoss,
-MultiLabelSoftMarginLoss and their functional forms."""
+"""Margin and embedding losses, the second half of torch.nn.modules.loss, with functional forms.
+
+TripletMarginLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
+MultiMarginLoss, MultiLabelSoftMarginLoss (nn.loss has the others)."""
 from __future__ import annotations
 
 from .. import dtypes as D
@@ -12,6 +13,12 @@ from ..tensor import Tensor
 from ._util import _floats, _need_float, _tensor
 from .distance import pairwise_distance
 from .loss import _Loss, _reduce, _reduction, _WeightedLoss
+
+__all__ = [
+    "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+    "CosineEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+]
+
 
 # -- helpers ---------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""Normalisation (torch.nn.modules.normalization and batchnorm): BatchNorm1d/2d, LayerNorm,
-GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalResponseNorm, and their functional forms
-(batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm; normalize)."""
+"""Normalisation layers and their functional forms (torch.nn.modules.normalization, batchnorm).
+
+BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalResponseNorm, and
+batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm, normalize."""
 from __future__ import annotations
 
 from .. import dtypes as D
@@ -12,6 +13,12 @@ from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

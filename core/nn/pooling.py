@@ -1,5 +1,7 @@
-"""Pooling (torch.nn.modules.pooling): MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d,
-AdaptiveMaxPool2d, and their functional forms (max_pool2d, avg_pool2d, ...)."""
+"""Pooling layers and their functional forms (torch.nn.modules.pooling).
+
+MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool2d, and max_pool2d,
+avg_pool2d, adaptive_avg_pool2d, ... (unfold plus one reduction each)."""
 from __future__ import annotations
 
 from .. import dispatch, ops
@@ -10,6 +12,12 @@ from ..ops.nn import _max_pool_decomposed, max_pool2d_op, pair
 from ..tensor import Tensor
 from ._util import _batched
 from .module import Module
+
+__all__ = [
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+]
+
 
 # -- functional forms ---------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""Lookup tables (torch.nn.modules.sparse): Embedding, EmbeddingBag and the functional forms
-embedding and one_hot."""
+"""Lookup tables and their functional forms (torch.nn.modules.sparse): Embedding, EmbeddingBag.
+
+The functional forms are embedding and one_hot."""
 from __future__ import annotations
 
 from .. import dtypes as D
@@ -10,6 +11,9 @@ from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+__all__ = ["Embedding", "EmbeddingBag"]
+
 
 # -- functional forms ---------------------------------------------------------------------
 
