@@ -8,7 +8,7 @@ from .. import dispatch, ops
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError, ShapeError
 from ..ops import pad, unfold
-from ..ops.nn import _max_pool_decomposed, max_pool2d_op, pair
+from ..ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
 from ..tensor import Tensor
 from ._util import _batched
 from .module import Module
@@ -58,7 +58,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     n, c, h, w = x._data.shape
     attrs = dict(kernel_size=k, stride=s, padding=p, dilation=d, extra=(eh, ew))
     if return_indices:
-        out, idx = _max_pool_decomposed(x, **attrs)
+        out, idx = max_pool2d_decomposed(x, **attrs)
     else:
         out = dispatch.run(max_pool2d_op, x, **attrs)
     if unbatched:

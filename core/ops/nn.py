@@ -102,9 +102,10 @@ def _windows(x, kernel_size, stride, padding, dilation, extra):
     return cols, mark_in_range(argmax(cols, 1, keepdim=True), cols._data.shape[1])
 
 
-def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
+def max_pool2d_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
     """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
-    goes to the first maximum of each window, as in PyTorch."""
+    goes to the first maximum of each window, as in PyTorch.  Returns the pooled array and
+    each maximum's position in its window (what max_pool2d(return_indices=True) needs)."""
     from .index import gather
     n, c, h, w = x._data.shape
     (ph, pw), (eh, ew) = padding, extra
@@ -147,7 +148,7 @@ def _max_pool_vjp(g, out, x, **attrs):
 # a composite with its own gradient rule: the CPU runs it as one kernel each way
 max_pool2d_op = declare("max_pool2d", "composite", rule_first, sig="x, *, " + _POOL,
                         save_out=True, vjp=_max_pool_vjp,
-                        decompose=lambda x, **a: _max_pool_decomposed(x, **a)[0],
+                        decompose=lambda x, **a: max_pool2d_decomposed(x, **a)[0],
                         doc="the max over each window of an (N, C, H, W) array; `extra` "
                             "pads the far edges for ceil_mode (with -inf)")
 
