@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import ops
-from ..errors import EmberIndexError, ShapeError
+from ..errors import EmberIndexError
+from ..ops._util import broadcast_shapes
 from ..tensor import Tensor
 from ._util import _floats
 from .module import Module
@@ -57,11 +56,7 @@ def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
 
 
 def _broadcast(name: str, *xs: Tensor) -> list[Tensor]:
-    try:
-        shape = np.broadcast_shapes(*(x._data.shape for x in xs))
-    except ValueError:
-        raise ShapeError(f"{name}: the shapes {', '.join(str(tuple(x.shape)) for x in xs)} "
-                         "do not broadcast together") from None
+    shape = broadcast_shapes(name, *(x._data.shape for x in xs))
     return [x if x._data.shape == shape else x.expand(shape) for x in xs]
 
 
