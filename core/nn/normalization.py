@@ -78,12 +78,17 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return out if bias is None else out + bias
 
 
+def _trailing_shape(normalized_shape) -> tuple:
+    """normalized_shape as layer and RMS norms take it: an int is one trailing dim."""
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
 def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
     """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
     reduces; a ShapeError naming `name` where the input does not end with that shape."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
+    normalized_shape = _trailing_shape(normalized_shape)
     k = len(normalized_shape)
     if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
         raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
@@ -283,9 +288,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _trailing_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -416,9 +419,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps: float | None = None,
                  elementwise_affine: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _trailing_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
