@@ -228,7 +228,7 @@ class Conv1d(_ConvNd):
     def forward(self, input: Tensor) -> Tensor:
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
         return conv1d(input, self.weight, self.bias, self.stride[0], padding,
-                        self.dilation[0], self.groups)
+                      self.dilation[0], self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -242,7 +242,7 @@ class Conv2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+                      self.dilation, self.groups)
 
 
 class ConvTranspose2d(_ConvNd):
@@ -264,7 +264,7 @@ class ConvTranspose2d(_ConvNd):
         if output_size is not None:
             output_padding = self._output_padding(input, tuple(output_size)[-2:])
         return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  output_padding, self.groups, self.dilation)
+                                output_padding, self.groups, self.dilation)
 
     def _output_padding(self, input: Tensor, size: tuple) -> tuple:
         out = []

@@ -261,8 +261,8 @@ class _BatchNorm(Module):
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         return batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
+                          self.running_var if track else None, self.weight, self.bias,
+                          use_batch, factor, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -373,8 +373,8 @@ class _InstanceNorm(Module):
                              f"got input of shape {tuple(input.shape)}")
         # torch's instance norms keep num_batches_tracked (for state dicts) but never count
         out = instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                              self.training or not self.track_running_stats, self.momentum,
-                              self.eps)
+                            self.training or not self.track_running_stats, self.momentum,
+                            self.eps)
         return out.squeeze(0) if unbatched else out
 
     def extra_repr(self) -> str:

@@ -166,8 +166,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     _check_1d("max_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
     out = max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
-                          (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
-                          ceil_mode, return_indices)
+                     (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
+                     ceil_mode, return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)
@@ -179,8 +179,8 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     _check_1d("avg_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "avg_pool1d"))
     return avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "avg_pool1d")), stride,
-                           (0, _one(padding, "avg_pool1d")), ceil_mode,
-                           count_include_pad).squeeze(-2)
+                      (0, _one(padding, "avg_pool1d")), ceil_mode,
+                      count_include_pad).squeeze(-2)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -239,7 +239,7 @@ class MaxPool2d(Module):
 
     def forward(self, input: Tensor):
         return max_pool2d(input, self.kernel_size, self.stride, self.padding,
-                            self.dilation, self.ceil_mode, self.return_indices)
+                          self.dilation, self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding="
@@ -261,7 +261,7 @@ class AvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool2d(input, self.kernel_size, self.stride, self.padding,
-                            self.ceil_mode, self.count_include_pad, self.divisor_override)
+                          self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -104,7 +104,7 @@ class Embedding(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return embedding(input, self.weight, self.padding_idx, self.max_norm,
-                           self.norm_type, self.scale_grad_by_freq, self.sparse)
+                         self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -219,7 +219,7 @@ class EmbeddingBag(Module):
 
     def _reduce(self, index, valid, weights):
         emb = embedding(index, self.weight, None, self.max_norm, self.norm_type,
-                             self.scale_grad_by_freq, self.sparse)           # (B, L, D)
+                        self.scale_grad_by_freq, self.sparse)           # (B, L, D)
         if self.padding_idx is not None:
             keep = index != self.padding_idx
             valid = keep if valid is None else valid & keep
