@@ -8,9 +8,10 @@ from .. import dtypes as D
 from .. import ops
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
-from ..functional import gelu, leaky_relu, log_softmax, relu, silu, softmax, softplus
+from ..functional import softmax, softplus
 from ..ops.sampling import exponential_
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -137,7 +138,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     with no_grad():
         gumbels = -exponential_(ops.empty(*logits._data.shape, dtype=logits._dtype,
                                           device=logits.device)).log()
-    y_soft = softmax((logits + gumbels) / tau, dim)
+    y_soft = F.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
     d = dim % logits.ndim
@@ -160,7 +161,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.relu_() if self.inplace else relu(input)
+        return input.relu_() if self.inplace else F.relu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -170,7 +171,7 @@ class ReLU6(Module):
     """min(max(x, 0), 6)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return relu6(input)
+        return F.relu6(input)
 
 
 class LeakyReLU(Module):
@@ -182,7 +183,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -198,7 +199,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return elu(input, self.alpha)
+        return F.elu(input, self.alpha)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -215,7 +216,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return gelu(input, approximate=self.approximate)
+        return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -229,7 +230,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return silu(input)
+        return F.silu(input)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -239,7 +240,7 @@ class Mish(Module):
     """x * tanh(softplus(x))."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return mish(input)
+        return F.mish(input)
 
 
 class Softplus(Module):
@@ -251,7 +252,7 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input: Tensor) -> Tensor:
-        return softplus(input, self.beta, self.threshold)
+        return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -265,7 +266,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -289,7 +290,7 @@ class LogSigmoid(Module):
     """log(sigmoid(x)), computed stably."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return logsigmoid(input)
+        return F.logsigmoid(input)
 
 
 def _softmax_dim(dim, input: Tensor) -> int:
@@ -307,7 +308,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return softmax(input, _softmax_dim(self.dim, input))
+        return F.softmax(input, _softmax_dim(self.dim, input))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -317,7 +318,7 @@ class Softmin(Softmax):
     """softmax(-x) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return softmin(input, _softmax_dim(self.dim, input))
+        return F.softmin(input, _softmax_dim(self.dim, input))
 
 
 class LogSoftmax(Module):
@@ -328,7 +329,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return log_softmax(input, _softmax_dim(self.dim, input))
+        return F.log_softmax(input, _softmax_dim(self.dim, input))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -428,7 +429,7 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape "
                              f"{tuple(input.shape)}")
-        return softmax(input, -3)
+        return F.softmax(input, -3)
 
 
 class PReLU(Module):

@@ -8,8 +8,8 @@ from .. import ops
 from ..errors import EmberValueError, ShapeError
 from ..functional import linear, softmax
 from ..tensor import Tensor
+from . import functional as F
 from . import init
-from .dropout import dropout
 from .linear import Linear
 from .module import Module
 from .parameter import Parameter
@@ -55,7 +55,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             scores = scores + attn_mask
     weights = softmax(scores, -1)
     if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
+        weights = F.dropout(weights, dropout_p)
     return weights @ value
 
 
@@ -178,7 +178,7 @@ class MultiheadAttention(Module):
             k = ops.cat([k, self.bias_k.expand(1, n, e)])
             v = ops.cat([v, self.bias_v.expand(1, n, e)])
             if mask is not None:
-                mask = ops.pad(mask, (0, 1))
+                mask = F.pad(mask, (0, 1))
         # (S, N, E) -> (N*H, S, hd): heads become batch entries
         q = q.reshape(length, n * h, hd).transpose(0, 1)
         k = k.reshape(k.shape[0], n * h, hd).transpose(0, 1)
@@ -187,13 +187,13 @@ class MultiheadAttention(Module):
             zeros = ops.zeros(n * h, 1, hd, dtype=k.dtype, device=k.device)
             k, v = ops.cat([k, zeros], 1), ops.cat([v, zeros], 1)
             if mask is not None:
-                mask = ops.pad(mask, (0, 1))
+                mask = F.pad(mask, (0, 1))
         scores = (q * (1.0 / math.sqrt(hd))) @ k.mT
         if mask is not None:
             scores = scores + mask
         weights = softmax(scores, -1)
         if self.training and self.dropout > 0.0:
-            weights = dropout(weights, self.dropout)
+            weights = F.dropout(weights, self.dropout)
         out = (weights @ v).transpose(0, 1).reshape(length * n, e)
         out = linear(out, self.out_proj.weight, self.out_proj.bias).reshape(length, n, e)
         if unbatched:

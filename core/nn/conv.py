@@ -11,6 +11,7 @@ from ..errors import EmberValueError, ShapeError
 from ..ops import fold, pad, unfold
 from ..ops.nn import out_size, pair
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from ._util import _batched
 from .module import Module
@@ -227,8 +228,8 @@ class Conv1d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return conv1d(input, self.weight, self.bias, self.stride[0], padding,
-                      self.dilation[0], self.groups)
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
+                        self.dilation[0], self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -241,8 +242,8 @@ class Conv2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                      self.dilation, self.groups)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
 
 
 class ConvTranspose2d(_ConvNd):
@@ -263,8 +264,8 @@ class ConvTranspose2d(_ConvNd):
         output_padding = self.output_padding
         if output_size is not None:
             output_padding = self._output_padding(input, tuple(output_size)[-2:])
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                output_padding, self.groups, self.dilation)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)
 
     def _output_padding(self, input: Tensor, size: tuple) -> tuple:
         out = []

@@ -9,6 +9,7 @@ import warnings
 from ..errors import EmberValueError, EmberWarning, ShapeError
 from ..ops.creation import bernoulli_mask
 from ..tensor import Tensor
+from . import functional as F
 from .module import Module
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
@@ -115,14 +116,14 @@ class Dropout(_DropoutNd):
     """Zero elements with probability p during training, scaling the rest by 1/(1-p)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout(input, self.p, self.training, self.inplace)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     """Zero whole channels of (N, C, L) or (C, L) with probability p during training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout1d(input, self.p, self.training, self.inplace)
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
@@ -130,7 +131,7 @@ class Dropout2d(_DropoutNd):
     shapes as PyTorch takes them (3-D as (N, C, L); see F.dropout2d), with a warning."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout2d(input, self.p, self.training, self.inplace)
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
@@ -138,4 +139,4 @@ class Dropout3d(_DropoutNd):
     training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout3d(input, self.p, self.training, self.inplace)
+        return F.dropout3d(input, self.p, self.training, self.inplace)

@@ -6,6 +6,11 @@ loss, margin_loss, pixelshuffle, upsampling), and the composites ember.* shares 
 softmax, linear, pad, unfold, ...) come from ember.functional and ember.ops.  Every one
 is a composite over ember ops, so it runs on every backend and its gradient comes from the
 ops' rules.
+
+The Modules call their functional forms through this module (F.dropout, F.conv2d, ...), as
+torch's do, so code that replaces F.dropout (a mocking test, the programs harness replaying
+dropout masks) reaches nn.Dropout too.  The family modules therefore import this module
+back; ember.nn imports it first, and they only read from it when a Module runs.
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -260,9 +261,9 @@ class _BatchNorm(Module):
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if track else None,
-                          self.running_var if track else None, self.weight, self.bias,
-                          use_batch, factor, self.eps)
+        return F.batch_norm(input, self.running_mean if track else None,
+                            self.running_var if track else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -310,7 +311,7 @@ class LayerNorm(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -337,7 +338,7 @@ class GroupNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
@@ -372,9 +373,9 @@ class _InstanceNorm(Module):
             raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels, "
                              f"got input of shape {tuple(input.shape)}")
         # torch's instance norms keep num_batches_tracked (for state dicts) but never count
-        out = instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training or not self.track_running_stats, self.momentum,
-                            self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum,
+                              self.eps)
         return out.squeeze(0) if unbatched else out
 
     def extra_repr(self) -> str:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..errors import EmberValueError
-from ..ops import pad
 from ..tensor import Tensor
+from . import functional as F
 from .module import Module
 
 __all__ = [
@@ -38,8 +38,8 @@ class _Pad(Module):
             raise EmberValueError(f"{type(self).__name__}: expected a {self.dims + 1}-D or "
                                   f"{self.dims + 2}-D input, got shape {tuple(input.shape)}")
         if self.mode == "constant":
-            return pad(input, self.padding, value=self.value)
-        return pad(input, self.padding, mode=self.mode)
+            return F.pad(input, self.padding, value=self.value)
+        return F.pad(input, self.padding, mode=self.mode)
 
     def extra_repr(self) -> str:
         return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" and

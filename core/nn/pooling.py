@@ -10,6 +10,7 @@ from ..errors import EmberValueError, ShapeError
 from ..ops import pad, unfold
 from ..ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
 from ..tensor import Tensor
+from . import functional as F
 from ._util import _batched
 from .module import Module
 
@@ -165,9 +166,9 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     """max_pool2d over a 1-high image; indices are positions along L."""
     _check_1d("max_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
-    out = max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
-                     (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
-                     ceil_mode, return_indices)
+    out = F.max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
+                       (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
+                       ceil_mode, return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)
@@ -178,16 +179,16 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     """avg_pool2d over a 1-high image."""
     _check_1d("avg_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "avg_pool1d"))
-    return avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "avg_pool1d")), stride,
-                      (0, _one(padding, "avg_pool1d")), ceil_mode,
-                      count_include_pad).squeeze(-2)
+    return F.avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "avg_pool1d")), stride,
+                        (0, _one(padding, "avg_pool1d")), ceil_mode,
+                        count_include_pad).squeeze(-2)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """adaptive_avg_pool2d over a 1-high image."""
     _check_1d("adaptive_avg_pool1d", input)
     size = _one(output_size, "adaptive_avg_pool1d")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+    return F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 def _adaptive_bounds(out: int, size: int):
@@ -238,8 +239,8 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor):
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding,
-                          self.dilation, self.ceil_mode, self.return_indices)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            self.dilation, self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding="
@@ -260,8 +261,8 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding,
-                          self.ceil_mode, self.count_include_pad, self.divisor_override)
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -275,7 +276,7 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return adaptive_avg_pool2d(input, self.output_size)
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

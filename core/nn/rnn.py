@@ -17,8 +17,8 @@ from ..autograd.function import Function
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear
 from ..tensor import Tensor
+from . import functional as F
 from . import init
-from .dropout import dropout
 from .module import Module
 from .parameter import Parameter
 from .utils.rnn import PackedSequence
@@ -330,7 +330,7 @@ class RNNBase(Module):
                 c_n.append(c)
             x = outs[0] if directions == 1 else ops.cat(outs, 1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = dropout(x, self.dropout)
+                x = F.dropout(x, self.dropout)
         return x, ops.stack(h_n), (None if c0 is None else ops.stack(c_n))
 
     def extra_repr(self) -> str:

@@ -8,6 +8,7 @@ from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -103,8 +104,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:
-        return embedding(input, self.weight, self.padding_idx, self.max_norm,
-                         self.norm_type, self.scale_grad_by_freq, self.sparse)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -218,8 +219,8 @@ class EmbeddingBag(Module):
         return index, ops.from_host(mask, input.device), weights
 
     def _reduce(self, index, valid, weights):
-        emb = embedding(index, self.weight, None, self.max_norm, self.norm_type,
-                        self.scale_grad_by_freq, self.sparse)           # (B, L, D)
+        emb = F.embedding(index, self.weight, None, self.max_norm, self.norm_type,
+                          self.scale_grad_by_freq, self.sparse)           # (B, L, D)
         if self.padding_idx is not None:
             keep = index != self.padding_idx
             valid = keep if valid is None else valid & keep

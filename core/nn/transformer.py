@@ -16,8 +16,8 @@ from collections.abc import Callable
 from .. import dtypes as D
 from .. import ops
 from ..errors import EmberValueError, ShapeError
-from ..functional import gelu, relu
 from ..tensor import Tensor
+from . import functional as F
 from . import init
 from .attention import MultiheadAttention
 from .containers import ModuleList
@@ -35,9 +35,9 @@ __all__ = [
 def _activation(activation) -> Callable:
     if isinstance(activation, str):
         if activation == "relu":
-            return relu
+            return F.relu
         if activation == "gelu":
-            return gelu
+            return F.gelu
         raise EmberValueError(f"activation should be relu/gelu, not {activation}")
     if not callable(activation):
         raise EmberValueError(f"activation should be 'relu', 'gelu' or a callable, got "
@@ -93,7 +93,7 @@ class TransformerEncoderLayer(_TransformerLayer):
     LayerNorm (after each block, or before with norm_first=True)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = relu,
+                 dropout: float = 0.1, activation: str | Callable = F.relu,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
@@ -115,7 +115,7 @@ class TransformerDecoderLayer(_TransformerLayer):
     each with a residual connection and a LayerNorm."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = relu,
+                 dropout: float = 0.1, activation: str | Callable = F.relu,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,
                  dtype=None) -> None:
@@ -209,7 +209,7 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = relu,
+                 dropout: float = 0.1, activation: str | Callable = F.relu,
                  custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None,

@@ -75,3 +75,20 @@ def test_dropout2d_on_3d_and_2d_inputs_warns_and_acts_as_torch(torch):
         nn.Dropout1d()(ember.zeros(1, 2, 3, 4))
     with pytest.raises(ember.EmberError, match="between 0 and 1"):
         F.dropout3d(ember.zeros(1, 2, 2, 2, 2), p=2.0)
+
+
+def test_a_replaced_f_dropout_reaches_the_layers(monkeypatch):
+    # the programs harness replays torch's dropout masks by replacing F.dropout; the layers
+    # (and scaled_dot_product_attention's dropout) must call through it, as torch's do
+    calls = []
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        calls.append(p)
+        return input
+    monkeypatch.setattr(F, "dropout", dropout)
+    x = ember.ones(2, 3, 4)
+    nn.Dropout(0.3)(x)
+    nn.MultiheadAttention(4, 2, dropout=0.2)(x, x, x)
+    F.scaled_dot_product_attention(x, x, x, dropout_p=0.1)
+    nn.LSTM(4, 3, num_layers=2, dropout=0.4)(x)
+    assert calls == [0.3, 0.2, 0.1, 0.4]
