@@ -12,7 +12,10 @@ class GradcheckError(AutogradError):
 
 
 def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
+    # a list is a sequence of inputs (or outputs), as torch.autograd.gradcheck takes it
+    if isinstance(x, tuple):
+        return x
+    return tuple(x) if isinstance(x, list) else (x,)
 
 
 def _numerical(fn, inputs, i, eps):

@@ -1,70 +1,59 @@
-"""Neural-network layers, losses and initialisers (ember.nn)."""
+"""ember.nn: the layers and losses, gathered from one module per torch.nn.modules family."""
 from __future__ import annotations
 
 from . import functional, init, utils
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
-    Tanh,
-)
-from .attention import MultiheadAttention
-from .containers import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
-from .layers_extra import (
-    CELU,
-    GLU,
-    SELU,
-    AdaptiveAvgPool1d,
-    AdaptiveMaxPool2d,
-    AvgPool1d,
-    EmbeddingBag,
-    Hardsigmoid,
-    Hardswish,
-    MaxPool1d,
-    ParameterDict,
-    ParameterList,
-    PReLU,
-    RMSNorm,
-    Softmax2d,
     Softsign,
+    Tanh,
     Tanhshrink,
     Threshold,
 )
-from .linear import Flatten, Identity, Linear, Unflatten
+from .attention import MultiheadAttention
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
 )
-from .loss_extra import (
+from .margin_loss import (
     CosineEmbeddingLoss,
-    CosineSimilarity,
-    GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
-    PairwiseDistance,
-    PoissonNLLLoss,
     SoftMarginLoss,
     TripletMarginLoss,
 )
@@ -77,6 +66,8 @@ from .normalization import (
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -97,10 +88,17 @@ from .padding import (
 )
 from .parameter import Buffer, Parameter
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
-from .train_extra import Bilinear, LocalResponseNorm
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -111,31 +109,52 @@ from .transformer import (
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
-    "Module", "Parameter", "Buffer", "StateDictError", "IncompatibleKeys", "RemovableHandle",
-    "Sequential", "ModuleList", "ModuleDict",
-    "Linear", "Identity", "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose2d",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    # module, parameter
+    "Module", "StateDictError", "IncompatibleKeys", "RemovableHandle", "Parameter", "Buffer",
+    # containers
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    # activation
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
+    "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish",
+    "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold", "Softmax2d", "PReLU",
+    # attention
+    "MultiheadAttention",
+    # conv
+    "Conv1d", "Conv2d", "ConvTranspose2d",
+    # distance
+    "CosineSimilarity", "PairwiseDistance",
+    # dropout
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    # linear
+    "Identity", "Linear", "Bilinear", "Flatten", "Unflatten",
+    # loss
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    # margin_loss
+    "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+    "CosineEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+    # normalization
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+    # padding
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-    "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-    "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "Upsample",
-    "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    # pixelshuffle
+    "PixelShuffle", "PixelUnshuffle",
+    # pooling
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    # rnn
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    # sparse
+    "Embedding", "EmbeddingBag",
+    # transformer
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
-    "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax",
-    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-    "BCEWithLogitsLoss", "KLDivLoss",
-    "CosineSimilarity", "PairwiseDistance", "TripletMarginLoss", "MarginRankingLoss",
-    "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
-    "GLU", "Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold",
-    "Softmax2d", "PReLU", "RMSNorm", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
-    "AdaptiveMaxPool2d", "EmbeddingBag", "ParameterList", "ParameterDict",
-    "LocalResponseNorm", "Bilinear",
+    # upsampling
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    # submodules
     "functional", "init", "utils",
 ]
 

@@ -1,12 +1,157 @@
-"""Activation layers: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, ..."""
+"""Activation layers and their functional forms (torch.nn.modules.activation).
+
+ReLU, GELU, Softmax, GLU, PReLU, ... and relu6, hardtanh, elu, glu, selu, prelu,
+gumbel_softmax, ...; relu, gelu, silu, softmax, ... themselves are ember.functional's."""
 from __future__ import annotations
 
+from .. import dtypes as D
 from .. import ops
-from ..errors import EmberValueError
+from ..autograd.grad_mode import no_grad
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..functional import softmax, softplus
+from ..ops.sampling import exponential_
 from ..tensor import Tensor
 from . import functional as F
+from . import init
 from .module import Module
+from .parameter import Parameter
 
+__all__ = [
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
+    "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish", "Hardsigmoid",
+    "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold", "Softmax2d", "PReLU",
+]
+
+
+# -- functional forms ---------------------------------------------------------------------
+
+def relu6(x: Tensor) -> Tensor:
+    return hardtanh(x, 0.0, 6.0)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return ops.where(x < min_val, min_val, ops.where(x > max_val, max_val, x))
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    return ops.where(x > 0, x, ops.expm1(ops.minimum(x, 0.0)) * alpha)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    # -softplus(-x): stable for large |x| in both directions
+    return -softplus(-x)
+
+
+def mish(x: Tensor) -> Tensor:
+    return x * ops.tanh(softplus(x))
+
+
+def softmin(x: Tensor, dim: int = -1) -> Tensor:
+    return softmax(-x, dim)
+
+
+# torch's SELU constants (Klambauer et al., 2017)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    return input.copy_(out) if inplace else out
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    if input.ndim == 0:
+        raise ShapeError("glu: does not support scalars because halving size must be even")
+    size = input._data.shape[dim % input.ndim]
+    if size % 2:
+        raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size "
+                         f"{size}")
+    a, b = ops.chunk(input, 2, dim)
+    return a * ops.sigmoid(b)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, input,
+                                                  input * (input + 3.0) / 6.0))
+    return _inplace(input, out, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    return _inplace(input, out, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    neg = ops.expm1(ops.minimum(input, 0.0)) * (_SELU_ALPHA * _SELU_SCALE)
+    return _inplace(input, ops.where(input > 0, input * _SELU_SCALE, neg), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise EmberValueError("celu: ZeroDivisionError, alpha cannot be 0")
+    neg = ops.expm1(ops.minimum(input, 0.0) / alpha) * alpha
+    return _inplace(input, ops.where(input > 0, input, neg), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (ops.abs(input) + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - ops.tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, value elsewhere."""
+    return _inplace(input, ops.where(input > threshold, input, value), inplace)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1."""
+    n = weight.numel()
+    if n != 1:
+        if input.ndim < 2 or input._data.shape[1] != n:
+            raise ShapeError(f"prelu: weight has {n} values, so the input needs {n} channels "
+                             f"in dim 1; got shape {tuple(input.shape)}")
+        weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return ops.where(input >= 0, input, input * weight)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); hard=True gives the one-hot of its argmax in
+    the forward pass and the soft sample's gradient (straight-through).  The noise comes
+    from ember's host stream, so manual_seed reproduces it on every device.  eps is
+    accepted for torch's signature (deprecated and unused there as well)."""
+    if logits._dtype.category != D.FLOAT:
+        raise EmberTypeError(f"gumbel_softmax: expected floating logits, got "
+                             f"{logits._dtype.name}")
+    with no_grad():
+        gumbels = -exponential_(ops.empty(*logits._data.shape, dtype=logits._dtype,
+                                          device=logits.device)).log()
+    y_soft = F.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    d = dim % logits.ndim
+    with no_grad():
+        index = ops.argmax(y_soft, d, keepdim=True)
+        shape = [1] * logits.ndim
+        shape[d] = logits._data.shape[d]
+        positions = ops.arange(shape[d], device=logits.device).reshape(tuple(shape))
+        y_hard = (positions == index).to(logits._dtype)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# -- modules ------------------------------------------------------------------------------
 
 class ReLU(Module):
     """max(x, 0)."""
@@ -188,3 +333,121 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class _Inplace(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class GLU(Module):
+    """Gated linear unit along dim."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Hardswish(_Inplace):
+    """x * relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardswish(input, self.inplace)
+
+
+class Hardsigmoid(_Inplace):
+    """relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardsigmoid(input, self.inplace)
+
+
+class SELU(_Inplace):
+    """Self-normalising ELU."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return selu(input, self.inplace)
+
+
+class CELU(Module):
+    """Continuously differentiable ELU."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return softsign(input)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return tanhshrink(input)
+
+
+class Threshold(Module):
+    """x where x > threshold, value elsewhere."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input, got shape "
+                             f"{tuple(input.shape)}")
+        return F.softmax(input, -3)
+
+
+class PReLU(Module):
+    """x for x >= 0, a * x otherwise, with a learned (one or per-channel) slope a."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ops.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

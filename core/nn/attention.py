@@ -1,4 +1,4 @@
-"""MultiheadAttention, with torch's parameter layout (in_proj_weight, out_proj, ...)."""
+"""Attention: MultiheadAttention (torch's parameter layout) and scaled_dot_product_attention."""
 from __future__ import annotations
 
 import math
@@ -14,6 +14,61 @@ from .linear import Linear
 from .module import Module
 from .parameter import Parameter
 
+__all__ = ["MultiheadAttention"]
+
+
+# -- functional forms ---------------------------------------------------------------------
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys.
+
+    A bool attn_mask marks the positions that may be attended (True = keep); a float one
+    is added to the scores.  is_causal masks keys after each query (top-left aligned).
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise ShapeError("scaled_dot_product_attention: query, key and value need at least "
+                         f"2 dims (..., L, E); got {tuple(query.shape)}, {tuple(key.shape)}, "
+                         f"{tuple(value.shape)}")
+    if is_causal and attn_mask is not None:
+        raise EmberValueError("scaled_dot_product_attention: pass either attn_mask or "
+                              "is_causal=True, not both")
+    length, source = query._data.shape[-2], key._data.shape[-2]
+    if enable_gqa and query.ndim >= 3:
+        hq, hk = query._data.shape[-3], key._data.shape[-3]
+        if hq % hk:
+            raise ShapeError(f"scaled_dot_product_attention: {hq} query heads are not a "
+                             f"multiple of {hk} key/value heads")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query._data.shape[-1])
+    scores = (query * scale) @ key.mT
+    if is_causal:
+        rows = ops.arange(length, device=query.device).reshape(length, 1)
+        attn_mask = rows >= ops.arange(source, device=query.device).reshape(1, source)
+    if attn_mask is not None:
+        if attn_mask._dtype is D.bool_:
+            scores = ops.where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p)
+    return weights @ value
+
+
+def _repeat_heads(x: Tensor, times: int) -> Tensor:
+    if times == 1:
+        return x
+    shape = x._data.shape
+    lead, h = shape[:-3], shape[-3]
+    x = x.unsqueeze(-3).expand(lead + (h, times) + shape[-2:])
+    return x.reshape(lead + (h * times,) + shape[-2:])
+
+
+# -- modules ------------------------------------------------------------------------------
 
 class NonDynamicallyQuantizableLinear(Linear):
     """torch's name for MultiheadAttention.out_proj (kept so reprs and state dicts match)."""

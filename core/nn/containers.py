@@ -1,11 +1,15 @@
-"""Containers: Sequential, ModuleList, ModuleDict."""
+"""Containers (torch.nn.modules.container): Sequential, ModuleList/Dict, ParameterList/Dict."""
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..errors import EmberIndexError, EmberTypeError
+from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError
+from ..tensor import Tensor
 from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(i: int, n: int, what: str) -> int:
@@ -205,3 +209,205 @@ class ModuleDict(Module):
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict has no forward(); index it and call the "
                                   "module")
+
+
+# -- ParameterList, ParameterDict ---------------------------------------------------------
+
+class _KeyError(EmberError, KeyError):
+    """A key a ParameterDict does not have (a KeyError, as in torch)."""
+
+
+def _as_parameter(value):
+    # torch wraps a plain tensor put in a parameter container
+    if type(value) is Tensor and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """A list of parameters registered as "0", "1", ... (in parameters() and state_dict)."""
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _key(self, idx: int) -> str:
+        if not isinstance(idx, int):
+            raise EmberTypeError(f"ParameterList indices must be integers or slices, not "
+                                 f"{type(idx).__name__}")
+        if not -self._size <= idx < self._size:
+            raise EmberIndexError(f"index {idx} is out of range for a ParameterList of "
+                                  f"length {self._size}")
+        return str(idx % self._size)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx: int, param) -> None:
+        key = self._key(idx)
+        param = _as_parameter(param)
+        if isinstance(param, Parameter):
+            if key in self.__dict__:
+                del self.__dict__[key]
+            setattr(self, key, param)
+        else:
+            self._parameters.pop(key, None)
+            self.__dict__[key] = param
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters: Iterable) -> ParameterList:
+        return self.extend(parameters)
+
+    def append(self, value) -> ParameterList:
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        if isinstance(values, (Tensor, str)) or not isinstance(values, Iterable):
+            raise EmberTypeError(f"ParameterList.extend should be called with an iterable, "
+                                 f"but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): {_describe(p)}" for i, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise EmberTypeError("ParameterList should not be called")
+
+
+class ParameterDict(Module):
+    """A dict of parameters registered under their keys (in parameters() and state_dict)."""
+
+    def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise _KeyError(f"ParameterDict has no key {key!r}; it has "
+                                f"{list(self._keys)}")
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise EmberTypeError(f"ParameterDict keys must be strings, got "
+                                 f"{type(key).__name__}")
+        self._keys[key] = None
+        value = _as_parameter(value)
+        if isinstance(value, Parameter):
+            self.__dict__.pop(key, None)
+            setattr(self, key, value)
+        else:
+            self._parameters.pop(key, None)
+            self.__dict__[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self[key]                                   # a missing key raises the clear error
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __or__(self, other) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(list(self.items()))
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key: str):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        if not self._keys:
+            raise _KeyError("popitem(): ParameterDict is empty")
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def update(self, parameters) -> None:
+        if isinstance(parameters, (dict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())      # an unordered mapping: torch sorts it
+        elif isinstance(parameters, Iterable):
+            pairs = []
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise EmberValueError(f"ParameterDict.update: element #{j} should be a "
+                                          f"(key, parameter) pair, got {pair!r}")
+                pairs.append(pair)
+        else:
+            raise EmberTypeError(f"ParameterDict.update should be called with a mapping or "
+                                 f"an iterable of (key, value) pairs, got "
+                                 f"{type(parameters).__name__}")
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): {_describe(p)}" for k, p in self.items())
+
+    def __call__(self, *args, **kwargs):
+        raise EmberTypeError("ParameterDict should not be called")
+
+
+def _describe(p) -> str:
+    if isinstance(p, Tensor):
+        size = "x".join(str(s) for s in p.shape)
+        return (f"Parameter containing: [ember.{p.dtype.name} of size {size}"
+                f"{'' if str(p.device) == 'cpu' else ' (' + str(p.device) + ')'}]")
+    return f"Object of type: {type(p).__name__}"

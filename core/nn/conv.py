@@ -1,16 +1,142 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose2d (unfold/fold + one matmul)."""
+"""Convolution layers and their functional forms (torch.nn.modules.conv).
+
+Conv1d, Conv2d, ConvTranspose2d and conv1d, conv2d, conv_transpose2d: unfold/fold plus one
+matmul, no Python loop over batch or channels."""
 from __future__ import annotations
 
 import math
 
 from .. import ops
-from ..errors import EmberValueError
+from ..errors import EmberValueError, ShapeError
+from ..ops import fold, pad, unfold
+from ..ops.nn import out_size, pair
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from ._util import _batched
 from .module import Module
 from .parameter import Parameter
 
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+
+
+# -- functional forms ---------------------------------------------------------------------
+
+def _same_padding(name, kernel, dilation, stride):
+    """'same' padding per spatial dim as (low, high) pairs (the extra pixel goes high)."""
+    if any(s != 1 for s in stride):
+        raise EmberValueError(f"{name}: padding='same' is not supported for strided "
+                              f"convolutions (stride={stride}); use an explicit padding")
+    out = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul."""
+    x, unbatched = _batched("conv2d", input, 4)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, "
+                         f"kh, kw), got shape {tuple(weight.shape)}")
+    n, c, h, w = x._data.shape
+    o, cg, kh, kw = weight._data.shape
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ShapeError(
+            f"conv2d: input has {c} channels and weight {tuple(weight.shape)} with groups="
+            f"{groups}; expected in_channels == weight.shape[1] * groups ({cg * groups}) and "
+            f"out_channels ({o}) divisible by groups")
+    stride, dilation = pair(stride, "conv2d"), pair(dilation, "conv2d")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            (t, b), (left, r) = _same_padding("conv2d", (kh, kw), dilation, stride)
+            if t != b or left != r:
+                x = pad(x, (left, r, t, b))
+                h, w = h + t + b, w + left + r
+                padding = (0, 0)
+            else:
+                padding = (t, left)
+        else:
+            raise EmberValueError(f"conv2d: padding must be an int, a pair, 'valid' or "
+                                  f"'same', got {padding!r}")
+    padding = pair(padding, "conv2d")
+    oh = out_size(h, kh, dilation[0], padding[0], stride[0])
+    ow = out_size(w, kw, dilation[1], padding[1], stride[1])
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"conv2d: the kernel {(kh, kw)} (dilation {dilation}) is larger than "
+                         f"the padded input {(h + 2 * padding[0], w + 2 * padding[1])}; use a "
+                         "smaller kernel or more padding")
+    cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
+    if groups == 1:
+        out = weight.reshape(o, c * kh * kw) @ cols                # (N, O, L)
+    else:
+        out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
+            n, groups, cg * kh * kw, oh * ow)                      # (N, G, O/G, L)
+    out = out.reshape(n, o, oh, ow)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image."""
+    x, unbatched = _batched("conv1d", input, 3)
+    if weight.ndim != 3:
+        raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
+                         f"k), got shape {tuple(weight.shape)}")
+
+    def one(v):
+        return 1, (v[0] if isinstance(v, (tuple, list)) else v)
+    if not isinstance(padding, str):
+        padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
+    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
+                 one(dilation), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold."""
+    x, unbatched = _batched("conv_transpose2d", input, 4)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv_transpose2d: expected a 4-D weight (in_channels, "
+                         f"out_channels/groups, kh, kw), got shape {tuple(weight.shape)}")
+    n, c, h, w = x._data.shape
+    ci, og, kh, kw = weight._data.shape
+    if groups < 1 or c != ci or c % groups:
+        raise ShapeError(f"conv_transpose2d: input has {c} channels, weight "
+                         f"{tuple(weight.shape)} expects {ci}; in_channels must also be "
+                         f"divisible by groups={groups}")
+    stride, padding, dilation = (pair(v, "conv_transpose2d")
+                                 for v in (stride, padding, dilation))
+    opad = pair(output_padding, "conv_transpose2d")
+    if any(op >= max(s, d) for op, s, d in zip(opad, stride, dilation)):
+        raise EmberValueError(f"conv_transpose2d: output_padding {opad} must be smaller than "
+                              f"either stride {stride} or dilation {dilation}")
+    oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + opad[0] + 1
+    ow = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + opad[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"conv_transpose2d: the output size {(oh, ow)} is not positive; "
+                         "reduce padding")
+    o = og * groups
+    if groups == 1:
+        cols = weight.reshape(c, og * kh * kw).mT @ x.reshape(n, c, h * w)
+    else:
+        cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(
+            n, groups, c // groups, h * w)
+    out = fold(cols.reshape(n, o * kh * kw, h * w), (oh, ow), (kh, kw), dilation, padding,
+               stride)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+# -- modules ------------------------------------------------------------------------------
 
 def _tuple(v, n: int, name: str) -> tuple:
     if isinstance(v, (tuple, list)):

@@ -1,11 +1,103 @@
-"""Dropout layers (ember's seeded host stream draws the masks)."""
+"""Dropout layers and their functional forms (torch.nn.modules.dropout).
+
+Dropout, Dropout1d/2d/3d and dropout, dropout1d/2d/3d; ember's seeded host stream draws
+the masks."""
 from __future__ import annotations
 
-from ..errors import EmberValueError
+import warnings
+
+from ..errors import EmberValueError, EmberWarning, ShapeError
+from ..ops.creation import bernoulli_mask
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+
+
+# -- functional forms ---------------------------------------------------------------------
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training)."""
+    if not 0.0 <= p <= 1.0:
+        raise EmberValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    keep = bernoulli_mask(input._data.shape, 1.0 - p, input._dtype, input.device)
+    return _apply_mask(input, keep, p, inplace)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) (or unbatched (C, L)) with probability p."""
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                         "input. Note that dropout1d exists to provide channel-wise dropout on "
+                         "inputs with 1 spatial dimension, a channel dimension, and an "
+                         "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout("dropout1d", input, p, training, inplace, input.ndim == 3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) with probability p.
+
+    As in PyTorch, a 3-D input is taken as (N, C, L) (1-D channel dropout, not as an
+    unbatched image) and a 2-D one as (N, C) (plain dropout), each with an EmberWarning."""
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim (as PyTorch does). To "
+                      "silence this warning, use dropout1d for (N, C, L) inputs.",
+                      EmberWarning, stacklevel=2)
+    elif input.ndim != 4:
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d; as PyTorch "
+                      "does, each of its first two dims is treated as batch and channel. "
+                      "dropout2d is meant for (N, C, H, W) or (C, H, W) inputs; use dropout "
+                      "for element-wise dropout and to silence this warning.",
+                      EmberWarning, stacklevel=2)
+    return _channel_dropout("dropout2d", input, p, training, inplace, True)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) (or unbatched (C, D, H, W)) with
+    probability p."""
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d; as PyTorch "
+                      "does, it is treated as unbatched with channels in dim 0. dropout3d is "
+                      "meant for (N, C, D, H, W) or (C, D, H, W) inputs; use dropout for "
+                      "element-wise dropout and to silence this warning.",
+                      EmberWarning, stacklevel=2)
+    return _channel_dropout("dropout3d", input, p, training, inplace, input.ndim == 5)
+
+
+def _channel_dropout(name, input, p, training, inplace, batched):
+    """One mask draw per (sample, channel), broadcast over the remaining dims."""
+    if not 0.0 <= p <= 1.0:
+        raise EmberValueError(f"{name}: dropout probability has to be between 0 and 1, but "
+                              f"got {p}")
+    lead = 2 if batched else 1
+    if input.ndim < lead:
+        raise ShapeError(f"{name}: feature dropout requires at least {lead} dimensions in the "
+                         f"input, got shape {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape
+    keep = bernoulli_mask(shape[:lead] + (1,) * (len(shape) - lead), 1.0 - p, input._dtype,
+                          input.device)
+    return _apply_mask(input, keep, p, inplace)
+
+
+def _apply_mask(input, keep, p, inplace):
+    scaled = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
+    if inplace:
+        return input.mul_(scaled)
+    return input * scaled
+
+
+# -- modules ------------------------------------------------------------------------------
 
 class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:

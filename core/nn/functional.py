@@ -1,20 +1,28 @@
 """ember.nn.functional: the layers and losses as functions, with torch's names and signatures.
 
-Convolution, pooling, normalisation, embedding, dropout, attention, activations, losses.
+Nothing is defined here: each function lives beside its Module in the nn family module
+(activation, conv, pooling, normalization, sparse, dropout, attention, linear, distance,
+loss, margin_loss, pixelshuffle, upsampling), and the composites ember.* shares (relu,
+softmax, linear, pad, unfold, ...) come from ember.functional and ember.ops.  Every one
+is a composite over ember ops, so it runs on every backend and its gradient comes from the
+ops' rules.
 
-Every function is a composite over ember ops, so it runs on every backend and its gradient
-comes from the ops' rules.  Convolution and pooling use unfold (im2col) plus one matmul or
-one reduction: no Python loop over batch or channels.
+The Modules call their functional forms through this module (F.dropout, F.conv2d, ...), as
+torch's do, so code that replaces F.dropout (a mocking test, the programs harness replaying
+dropout masks) reaches nn.Dropout too.  The family modules therefore import this module
+back; ember.nn imports it first, and they only read from it when a Module runs.
 """
 from __future__ import annotations
 
-import math
-import warnings
-
-from .. import dispatch, ops
-from .. import dtypes as D
-from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
+# names this module has always exposed besides torch's carry `noqa: F401 (snapshot)`: the
+# public API snapshot (tests/unit/data/public_api.json) holds them, so they stay
+from ..autograd.grad_mode import is_grad_enabled, no_grad  # noqa: F401  (snapshot)
+from ..errors import (  # noqa: F401  (snapshot)
+    EmberTypeError,
+    EmberValueError,
+    EmberWarning,
+    ShapeError,
+)
 from ..functional import (
     gelu,
     leaky_relu,
@@ -27,668 +35,114 @@ from ..functional import (
     softplus,
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
-from ..ops.creation import bernoulli_mask
-from ..ops.nn import _max_pool_decomposed, max_pool2d_op, out_size, pair
-from ..tensor import Tensor
-from .layers_extra import (
-    _trailing_dims,
-    adaptive_avg_pool1d,
-    adaptive_max_pool2d,
-    avg_pool1d,
+from ..ops.creation import bernoulli_mask  # noqa: F401  (snapshot)
+from ..ops.nn import out_size, pair  # noqa: F401  (snapshot)
+from ..tensor import Tensor  # noqa: F401  (snapshot)
+from .activation import (
     celu,
+    elu,
     glu,
     gumbel_softmax,
     hardsigmoid,
     hardswish,
-    max_pool1d,
+    hardtanh,
+    logsigmoid,
+    mish,
     prelu,
-    rms_norm,
+    relu6,
     selu,
+    softmin,
     softsign,
     tanhshrink,
     threshold,
 )
+from .attention import scaled_dot_product_attention
+from .conv import conv1d, conv2d, conv_transpose2d
+from .distance import cosine_similarity, pairwise_distance
+from .dropout import dropout, dropout1d, dropout2d, dropout3d
+from .linear import bilinear
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
 )
-from .loss_extra import (
+from .margin_loss import (
     cosine_embedding_loss,
-    cosine_similarity,
-    gaussian_nll_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
     multilabel_soft_margin_loss,
-    pairwise_distance,
-    poisson_nll_loss,
     soft_margin_loss,
     triplet_margin_loss,
 )
+from .normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
-from .train_extra import bilinear, local_response_norm
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from .sparse import embedding, one_hot
 from .upsampling import interpolate, upsample
 
 __all__ = [
-    "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "logsigmoid",
-    "sigmoid", "tanh", "hardtanh", "softmax", "softmin", "log_softmax", "logsumexp",
-    "linear", "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold", "pad", "instance_norm",
-    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm",
-    "group_norm", "normalize", "embedding", "one_hot", "dropout", "dropout1d", "dropout2d",
-    "dropout3d", "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample",
-    "scaled_dot_product_attention", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div",
-    "glu", "hardswish", "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold",
-    "prelu", "rms_norm", "gumbel_softmax", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
-    "adaptive_avg_pool1d",
-    "cosine_similarity", "pairwise_distance", "triplet_margin_loss", "margin_ranking_loss",
-    "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss",
-    "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
-    "local_response_norm", "bilinear",
+    # ember.functional and ember.ops
+    "relu", "leaky_relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
+    "log_softmax", "logsumexp", "linear", "unfold", "fold", "pad",
+    # activation
+    "relu6", "elu", "mish", "logsigmoid", "hardtanh", "softmin", "glu", "hardswish",
+    "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold", "prelu",
+    "gumbel_softmax",
+    # attention
+    "scaled_dot_product_attention",
+    # conv
+    "conv1d", "conv2d", "conv_transpose2d",
+    # distance
+    "cosine_similarity", "pairwise_distance",
+    # dropout
+    "dropout", "dropout1d", "dropout2d", "dropout3d",
+    # linear
+    "bilinear",
+    # loss
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+    "gaussian_nll_loss",
+    # margin_loss
+    "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "cosine_embedding_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
+    # normalization
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+    "local_response_norm", "normalize",
+    # pixelshuffle
+    "pixel_shuffle", "pixel_unshuffle",
+    # pooling
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d",
+    # sparse
+    "embedding", "one_hot",
+    # upsampling
+    "interpolate", "upsample",
 ]
-
-
-# -- activations not in ember.functional ----------------------------------------------------
-
-def relu6(x: Tensor) -> Tensor:
-    return hardtanh(x, 0.0, 6.0)
-
-
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return ops.where(x < min_val, min_val, ops.where(x > max_val, max_val, x))
-
-
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
-    return ops.where(x > 0, x, ops.expm1(ops.minimum(x, 0.0)) * alpha)
-
-
-def logsigmoid(x: Tensor) -> Tensor:
-    # -softplus(-x): stable for large |x| in both directions
-    return -softplus(-x)
-
-
-def mish(x: Tensor) -> Tensor:
-    return x * ops.tanh(softplus(x))
-
-
-def softmin(x: Tensor, dim: int = -1) -> Tensor:
-    return softmax(-x, dim)
-
-
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x divided by its p-norm along dim (at least eps)."""
-    if p == 2:
-        norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
-    else:
-        norm = ops.sum(ops.abs(x) ** p, dim, keepdim=True) ** (1.0 / p)
-    return x / _clamp_min(norm, eps)
-
-
-def _clamp_min(x: Tensor, low: float) -> Tensor:
-    return ops.where(x < low, low, x)
-
-
-# -- convolution -------------------------------------------------------------------------
-
-def _batched(name: str, x: Tensor, ndim: int):
-    """(x with a batch dim, whether one was added): torch accepts unbatched inputs."""
-    if x.ndim == ndim:
-        return x, False
-    if x.ndim == ndim - 1:
-        return x.unsqueeze(0), True
-    raise ShapeError(f"{name}: expected a {ndim - 1}-D (unbatched) or {ndim}-D (batched) "
-                     f"input, got shape {tuple(x.shape)}")
-
-
-def _same_padding(name, kernel, dilation, stride):
-    """'same' padding per spatial dim as (low, high) pairs (the extra pixel goes high)."""
-    if any(s != 1 for s in stride):
-        raise EmberValueError(f"{name}: padding='same' is not supported for strided "
-                              f"convolutions (stride={stride}); use an explicit padding")
-    out = []
-    for k, d in zip(kernel, dilation):
-        total = d * (k - 1)
-        out.append((total // 2, total - total // 2))
-    return out
-
-
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul."""
-    x, unbatched = _batched("conv2d", input, 4)
-    if weight.ndim != 4:
-        raise ShapeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, "
-                         f"kh, kw), got shape {tuple(weight.shape)}")
-    n, c, h, w = x._data.shape
-    o, cg, kh, kw = weight._data.shape
-    if groups < 1 or c != cg * groups or o % groups:
-        raise ShapeError(
-            f"conv2d: input has {c} channels and weight {tuple(weight.shape)} with groups="
-            f"{groups}; expected in_channels == weight.shape[1] * groups ({cg * groups}) and "
-            f"out_channels ({o}) divisible by groups")
-    stride, dilation = pair(stride, "conv2d"), pair(dilation, "conv2d")
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = (0, 0)
-        elif padding == "same":
-            (t, b), (left, r) = _same_padding("conv2d", (kh, kw), dilation, stride)
-            if t != b or left != r:
-                x = pad(x, (left, r, t, b))
-                h, w = h + t + b, w + left + r
-                padding = (0, 0)
-            else:
-                padding = (t, left)
-        else:
-            raise EmberValueError(f"conv2d: padding must be an int, a pair, 'valid' or "
-                                  f"'same', got {padding!r}")
-    padding = pair(padding, "conv2d")
-    oh = out_size(h, kh, dilation[0], padding[0], stride[0])
-    ow = out_size(w, kw, dilation[1], padding[1], stride[1])
-    if oh <= 0 or ow <= 0:
-        raise ShapeError(f"conv2d: the kernel {(kh, kw)} (dilation {dilation}) is larger than "
-                         f"the padded input {(h + 2 * padding[0], w + 2 * padding[1])}; use a "
-                         "smaller kernel or more padding")
-    cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
-    if groups == 1:
-        out = weight.reshape(o, c * kh * kw) @ cols                # (N, O, L)
-    else:
-        out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
-            n, groups, cg * kh * kw, oh * ow)                      # (N, G, O/G, L)
-    out = out.reshape(n, o, oh, ow)
-    if bias is not None:
-        out = out + bias.reshape(o, 1, 1)
-    return out.squeeze(0) if unbatched else out
-
-
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image."""
-    x, unbatched = _batched("conv1d", input, 3)
-    if weight.ndim != 3:
-        raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
-                         f"k), got shape {tuple(weight.shape)}")
-
-    def one(v):
-        return 1, (v[0] if isinstance(v, (tuple, list)) else v)
-    if not isinstance(padding, str):
-        padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
-    out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
-                 one(dilation), groups).squeeze(2)
-    return out.squeeze(0) if unbatched else out
-
-
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold."""
-    x, unbatched = _batched("conv_transpose2d", input, 4)
-    if weight.ndim != 4:
-        raise ShapeError(f"conv_transpose2d: expected a 4-D weight (in_channels, "
-                         f"out_channels/groups, kh, kw), got shape {tuple(weight.shape)}")
-    n, c, h, w = x._data.shape
-    ci, og, kh, kw = weight._data.shape
-    if groups < 1 or c != ci or c % groups:
-        raise ShapeError(f"conv_transpose2d: input has {c} channels, weight "
-                         f"{tuple(weight.shape)} expects {ci}; in_channels must also be "
-                         f"divisible by groups={groups}")
-    stride, padding, dilation = (pair(v, "conv_transpose2d")
-                                 for v in (stride, padding, dilation))
-    opad = pair(output_padding, "conv_transpose2d")
-    if any(op >= max(s, d) for op, s, d in zip(opad, stride, dilation)):
-        raise EmberValueError(f"conv_transpose2d: output_padding {opad} must be smaller than "
-                              f"either stride {stride} or dilation {dilation}")
-    oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + opad[0] + 1
-    ow = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + opad[1] + 1
-    if oh <= 0 or ow <= 0:
-        raise ShapeError(f"conv_transpose2d: the output size {(oh, ow)} is not positive; "
-                         "reduce padding")
-    o = og * groups
-    if groups == 1:
-        cols = weight.reshape(c, og * kh * kw).mT @ x.reshape(n, c, h * w)
-    else:
-        cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(
-            n, groups, c // groups, h * w)
-    out = fold(cols.reshape(n, o * kh * kw, h * w), (oh, ow), (kh, kw), dilation, padding,
-               stride)
-    if bias is not None:
-        out = out + bias.reshape(o, 1, 1)
-    return out.squeeze(0) if unbatched else out
-
-
-# -- pooling -----------------------------------------------------------------------------
-
-def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
-    k = pair(kernel_size, name)
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
-        else pair(stride, name)
-    p, d = pair(padding, name), pair(dilation, name)
-    if min(k) <= 0 or min(s) <= 0 or min(d) <= 0 or min(p) < 0:
-        raise EmberValueError(f"{name}: kernel_size, stride and dilation must be positive "
-                              f"and padding non-negative; got kernel_size={k}, stride={s}, "
-                              f"padding={p}, dilation={d}")
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise EmberValueError(f"{name}: pad should be at most half of effective kernel size, "
-                              f"but got pad={p} and kernel_size={k}")
-    outs, extra = [], []
-    for i, size in enumerate(x._data.shape[-2:]):
-        span = d[i] * (k[i] - 1) + 1
-        num = size + 2 * p[i] - span
-        o = (-(-num // s[i]) if ceil_mode else num // s[i]) + 1
-        if ceil_mode and (o - 1) * s[i] >= size + p[i]:
-            o -= 1       # the last window must start inside the input or left padding
-        if o <= 0:
-            raise ShapeError(f"{name}: the input {tuple(x.shape[-2:])} is too small for "
-                             f"kernel_size={k} with padding={p}, dilation={d}")
-        outs.append(o)
-        extra.append(max(0, (o - 1) * s[i] + span - (size + 2 * p[i])))
-    return k, s, p, d, tuple(outs), tuple(extra)
-
-
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
-    """Max over windows; the gradient goes to the first maximum of each window, as in
-    PyTorch."""
-    x, unbatched = _batched("max_pool2d", input, 4)
-    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("max_pool2d", x, kernel_size, stride,
-                                                    padding, dilation, ceil_mode)
-    n, c, h, w = x._data.shape
-    attrs = dict(kernel_size=k, stride=s, padding=p, dilation=d, extra=(eh, ew))
-    if return_indices:
-        out, idx = _max_pool_decomposed(x, **attrs)
-    else:
-        out = dispatch.run(max_pool2d_op, x, **attrs)
-    if unbatched:
-        out = out.squeeze(0)
-    if not return_indices:
-        return out
-    return out, _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched)
-
-
-def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
-    """Indices into each (H*W) plane, as max_pool2d(return_indices=True) gives them."""
-    with no_grad():
-        idx = idx.reshape(n, c, oh, ow)
-        ki, kj = idx // k[1], idx % k[1]
-        rows = ops.arange(oh, device=idx.device).reshape(oh, 1) * s[0] - p[0] + ki * d[0]
-        colsj = ops.arange(ow, device=idx.device).reshape(1, ow) * s[1] - p[1] + kj * d[1]
-        flat = rows * w + colsj
-    return flat.squeeze(0) if unbatched else flat
-
-
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """Mean over windows (unfold + sum); padding counts toward the divisor unless
-    count_include_pad=False, windows past the edge (ceil_mode) never do."""
-    x, unbatched = _batched("avg_pool2d", input, 4)
-    k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
-                                                    padding, 1, ceil_mode)
-    n, c, h, w = x._data.shape
-    flat = x.reshape(n * c, 1, h, w)
-    if p != (0, 0) or eh or ew:
-        flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh))
-    total = ops.sum(unfold(flat, k, 1, 0, s), 1)          # (N*C, L)
-    if divisor_override is not None:
-        out = total / divisor_override
-    elif p == (0, 0) and not (eh or ew):
-        out = total / (k[0] * k[1])
-    else:
-        out = total / _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad)
-    out = out.reshape(n, c, oh, ow)
-    return out.squeeze(0) if unbatched else out
-
-
-def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
-    """How many cells each window averages: the windows of a mask of the counted area."""
-    with no_grad():
-        if count_include_pad:
-            mask = pad(ops.ones(1, 1, h + 2 * p[0], w + 2 * p[1], dtype=x.dtype,
-                                device=x.device), (0, ew, 0, eh))
-        else:
-            mask = pad(ops.ones(1, 1, h, w, dtype=x.dtype, device=x.device),
-                       (p[1], p[1] + ew, p[0], p[0] + eh))
-        return ops.sum(unfold(mask, k, 1, 0, s), 1)        # (1, L)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """Average over PyTorch's adaptive windows: rows and columns are pooled by two small
-    averaging matrices (exact for any sizes, one matmul each)."""
-    x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
-    n, c, h, w = x._data.shape
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh, ow = (h if output_size[0] is None else output_size[0],
-              w if output_size[1] is None else output_size[1])
-    if oh <= 0 or ow <= 0:
-        raise EmberValueError(f"adaptive_avg_pool2d: output_size must be positive, got "
-                              f"{output_size}")
-    if (oh, ow) == (1, 1):
-        out = ops.sum(x, (2, 3), keepdim=True) / (h * w)
-    elif h % oh == 0 and w % ow == 0:
-        out = ops.sum(x.reshape(n, c, oh, h // oh, ow, w // ow), (3, 5)) / (
-            (h // oh) * (w // ow))
-    else:
-        rows = _adaptive_matrix(oh, h, x)                   # (oh, h)
-        cols = _adaptive_matrix(ow, w, x)                   # (ow, w)
-        out = rows @ x @ cols.mT
-    return out.squeeze(0) if unbatched else out
-
-
-def _adaptive_matrix(out: int, size: int, like: Tensor) -> Tensor:
-    import numpy as np
-    m = np.zeros((out, size), dtype=like._dtype.np)
-    for i in range(out):
-        start, end = (i * size) // out, -((-(i + 1) * size) // out)
-        m[i, start:end] = 1.0 / (end - start)
-    return ops.from_host(m, like.device)
-
-
-# -- normalisation -----------------------------------------------------------------------
-
-
-
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel (dim 1) by batch statistics (training; the running ones are
-    updated in place) or by the running statistics (eval)."""
-    if input.ndim < 2:
-        raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
-                         f"shape {tuple(input.shape)}")
-    c = input._data.shape[1]
-    shape = (c,) + (1,) * (input.ndim - 2)
-    dims = (0,) + tuple(range(2, input.ndim))
-    if training:
-        count = input.numel() // c
-        if count <= 1:
-            raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
-                                  f"training, got input size {list(input.shape)}")
-        mean = ops.sum(input, dims, keepdim=True) / count
-        centered = input - mean
-        var = ops.sum(centered * centered, dims, keepdim=True) / count
-        if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(
-                        var.reshape(c) * (momentum * count / (count - 1)))
-        scale = ops.rsqrt(var + eps)
-        if weight is not None:
-            scale = scale * weight.reshape(shape)
-        out = centered * scale
-        return out if bias is None else out + bias.reshape(shape)
-    if running_mean is None or running_var is None:
-        raise EmberValueError("batch_norm: running_mean and running_var are needed when not "
-                              "training (or pass training=True to use batch statistics)")
-    # eval: fold everything into one per-channel scale and shift
-    scale = ops.rsqrt(running_var + eps)
-    if weight is not None:
-        scale = scale * weight
-    shift = -running_mean * scale
-    if bias is not None:
-        shift = shift + bias
-    return input * scale.reshape(shape) + shift.reshape(shape)
-
-
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last len(normalized_shape) dims."""
-    dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
-    centered = input - ops.sum(input, dims, keepdim=True) / count
-    var = ops.sum(centered * centered, dims, keepdim=True) / count
-    out = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
-
-
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise each group of channels of each sample."""
-    if input.ndim < 2:
-        raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape "
-                         f"{tuple(input.shape)}")
-    n, c = input._data.shape[:2]
-    if num_groups <= 0 or c % num_groups:
-        raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
-                              f"divisible by num_groups ({num_groups})")
-    x = input.reshape(n, num_groups, -1)
-    count = x._data.shape[2]
-    centered = x - ops.sum(x, 2, keepdim=True) / count
-    var = ops.sum(centered * centered, 2, keepdim=True) / count
-    out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
-    shape = (c,) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
-
-
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel of each sample over its spatial dims (torch's instance_norm:
-    running statistics, when given, follow the mean over the batch of the per-instance
-    mean and unbiased variance)."""
-    if input.ndim < 3:
-        raise ShapeError(f"instance_norm: expected an input (N, C, ...) with at least one "
-                         f"spatial dim, got shape {tuple(input.shape)}")
-    c = input._data.shape[1]
-    dims = tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if use_input_stats:
-        mean = ops.sum(input, dims, keepdim=True) / _count(input, dims)
-        centered = input - mean
-        var = ops.sum(centered * centered, dims, keepdim=True) / _count(input, dims)
-        count = _count(input, dims)
-        with no_grad():
-            if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(c) *
-                                                     momentum)
-            if running_var is not None:
-                unbiased = var.detach() * (count / max(count - 1, 1))
-                running_var.mul_(1 - momentum).add_(unbiased.mean(0).reshape(c) * momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise EmberValueError("instance_norm: use_input_stats=False needs running_mean "
-                                  "and running_var")
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        centered = input - mean
-    out = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
-
-
-def _count(x, dims) -> int:
-    n = 1
-    for d in dims:
-        n *= x._data.shape[d]
-    return n
-
-
-# -- embedding, dropout ------------------------------------------------------------------
-
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of weight picked by the integer input; the padding_idx row gets no gradient."""
-    if type(input) is not Tensor or input._dtype.category != D.INT:
-        got = input._dtype.name if type(input) is Tensor else type(input).__name__
-        raise EmberTypeError(f"embedding: expected an integer index tensor (int64), got "
-                             f"{got}; convert with .long()")
-    if scale_grad_by_freq or sparse:
-        raise EmberValueError("embedding: scale_grad_by_freq and sparse gradients are not "
-                              "supported; leave them False")
-    num = weight._data.shape[0]
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += num
-    if max_norm is not None:
-        _renorm_rows(weight, input, max_norm, norm_type)
-    out = ops.take_along(weight, input, 0)
-    if padding_idx is not None and weight.requires_grad and is_grad_enabled():
-        keep = (input != padding_idx).unsqueeze(-1)
-        out = ops.where(keep, out, out.detach())
-    return out
-
-
-def _renorm_rows(weight, input, max_norm, norm_type):
-    """Rescale (in place) the looked-up rows whose norm exceeds max_norm, as torch does."""
-    import numpy as np
-    with no_grad():
-        rows = ops.from_host(np.unique(input.detach().numpy().reshape(-1)), weight.device)
-        picked = ops.take_along(weight, rows, 0)
-        norms = ops.sum(ops.abs(picked) ** norm_type, 1, keepdim=True) ** (1.0 / norm_type)
-        scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[rows] = picked * scale
-
-
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    if tensor._dtype is not D.int64:
-        raise EmberTypeError(f"one_hot: expected an int64 class-index tensor, got "
-                             f"{tensor._dtype.name}")
-    if num_classes < 0:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    classes = ops.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).to(D.int64)
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True,
-            inplace: bool = False) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p) (training)."""
-    if not 0.0 <= p <= 1.0:
-        raise EmberValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = bernoulli_mask(input._data.shape, 1.0 - p, input._dtype, input.device)
-    return _apply_mask(input, keep, p, inplace)
-
-
-def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
-              inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, L) (or unbatched (C, L)) with probability p."""
-    if input.ndim not in (2, 3):
-        raise ShapeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
-                         "input. Note that dropout1d exists to provide channel-wise dropout on "
-                         "inputs with 1 spatial dimension, a channel dimension, and an "
-                         "optional batch dimension (i.e. 2D or 3D inputs).")
-    return _channel_dropout("dropout1d", input, p, training, inplace, input.ndim == 3)
-
-
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
-              inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) with probability p.
-
-    As in PyTorch, a 3-D input is taken as (N, C, L) (1-D channel dropout, not as an
-    unbatched image) and a 2-D one as (N, C) (plain dropout), each with an EmberWarning."""
-    if input.ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
-                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
-                      "shape (N, C, L), where C is the channel dim (as PyTorch does). To "
-                      "silence this warning, use dropout1d for (N, C, L) inputs.",
-                      EmberWarning, stacklevel=2)
-    elif input.ndim != 4:
-        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d; as PyTorch "
-                      "does, each of its first two dims is treated as batch and channel. "
-                      "dropout2d is meant for (N, C, H, W) or (C, H, W) inputs; use dropout "
-                      "for element-wise dropout and to silence this warning.",
-                      EmberWarning, stacklevel=2)
-    return _channel_dropout("dropout2d", input, p, training, inplace, True)
-
-
-def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
-              inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) (or unbatched (C, D, H, W)) with
-    probability p."""
-    if input.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d; as PyTorch "
-                      "does, it is treated as unbatched with channels in dim 0. dropout3d is "
-                      "meant for (N, C, D, H, W) or (C, D, H, W) inputs; use dropout for "
-                      "element-wise dropout and to silence this warning.",
-                      EmberWarning, stacklevel=2)
-    return _channel_dropout("dropout3d", input, p, training, inplace, input.ndim == 5)
-
-
-def _channel_dropout(name, input, p, training, inplace, batched):
-    """One mask draw per (sample, channel), broadcast over the remaining dims."""
-    if not 0.0 <= p <= 1.0:
-        raise EmberValueError(f"{name}: dropout probability has to be between 0 and 1, but "
-                              f"got {p}")
-    lead = 2 if batched else 1
-    if input.ndim < lead:
-        raise ShapeError(f"{name}: feature dropout requires at least {lead} dimensions in the "
-                         f"input, got shape {tuple(input.shape)}")
-    if not training or p == 0.0:
-        return input
-    shape = input._data.shape
-    keep = bernoulli_mask(shape[:lead] + (1,) * (len(shape) - lead), 1.0 - p, input._dtype,
-                          input.device)
-    return _apply_mask(input, keep, p, inplace)
-
-
-def _apply_mask(input, keep, p, inplace):
-    scaled = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
-    if inplace:
-        return input.mul_(scaled)
-    return input * scaled
-
-
-# -- attention ---------------------------------------------------------------------------
-
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
-    """softmax(q k^T * scale + mask) v over (..., L, E) queries and (..., S, E) keys.
-
-    A bool attn_mask marks the positions that may be attended (True = keep); a float one
-    is added to the scores.  is_causal masks keys after each query (top-left aligned).
-    """
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise ShapeError("scaled_dot_product_attention: query, key and value need at least "
-                         f"2 dims (..., L, E); got {tuple(query.shape)}, {tuple(key.shape)}, "
-                         f"{tuple(value.shape)}")
-    if is_causal and attn_mask is not None:
-        raise EmberValueError("scaled_dot_product_attention: pass either attn_mask or "
-                              "is_causal=True, not both")
-    length, source = query._data.shape[-2], key._data.shape[-2]
-    if enable_gqa and query.ndim >= 3:
-        hq, hk = query._data.shape[-3], key._data.shape[-3]
-        if hq % hk:
-            raise ShapeError(f"scaled_dot_product_attention: {hq} query heads are not a "
-                             f"multiple of {hk} key/value heads")
-        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
-    if scale is None:
-        scale = 1.0 / math.sqrt(query._data.shape[-1])
-    scores = (query * scale) @ key.mT
-    if is_causal:
-        rows = ops.arange(length, device=query.device).reshape(length, 1)
-        attn_mask = rows >= ops.arange(source, device=query.device).reshape(1, source)
-    if attn_mask is not None:
-        if attn_mask._dtype is D.bool_:
-            scores = ops.where(attn_mask, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return weights @ value
-
-
-def _repeat_heads(x: Tensor, times: int) -> Tensor:
-    if times == 1:
-        return x
-    shape = x._data.shape
-    lead, h = shape[:-3], shape[-3]
-    x = x.unsqueeze(-3).expand(lead + (h, times) + shape[-2:])
-    return x.reshape(lead + (h * times,) + shape[-2:])
 
 
 def __getattr__(name: str):

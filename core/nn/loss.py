@@ -1,4 +1,7 @@
-"""Loss functions and their Module forms: MSELoss, CrossEntropyLoss, BCEWithLogitsLoss, ...
+"""Losses and their functional forms (torch.nn.modules.loss; the margin ones: margin_loss.py).
+
+MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,
+GaussianNLLLoss, ...
 
 Written for stability: cross entropy goes through log_softmax, the logits form of binary
 cross entropy through max(-x, 0) + log1p(exp(-|x|)), KL divergence never evaluates log(0).
@@ -10,10 +13,18 @@ import warnings
 
 from .. import dtypes as D
 from .. import ops
+from ..autograd.grad_mode import no_grad
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..functional import log_softmax
 from ..tensor import Tensor
+from ._util import _need_float, _tensor
 from .module import Module
+
+__all__ = [
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+]
+
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -39,15 +50,6 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "sum":
         return ops.sum(loss)
     return loss
-
-
-def _need_float(name: str, x: Tensor, what: str = "input") -> None:
-    if type(x) is not Tensor:
-        raise EmberTypeError(f"{name}: expected {what} to be a Tensor, got "
-                             f"{type(x).__name__}")
-    if x._dtype.category != D.FLOAT:
-        raise EmberTypeError(f"{name}: expected a floating point {what}, got "
-                             f"{x._dtype.name}; call .float() first")
 
 
 def _pair_shapes(name: str, input: Tensor, target: Tensor) -> None:
@@ -287,6 +289,63 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce(loss, reduction)
 
 
+# -- likelihood losses ------------------------------------------------------------------
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
+                     full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """exp(input) - target * input (log_input) or input - target * log(input + eps); full
+    adds Stirling's term for targets above 1."""
+    name = "poisson_nll_loss"
+    reduction = _reduction(name, reduction, size_average, reduce)
+    _need_float(name, input)
+    _tensor(name, target, "target")
+    if log_input:
+        loss = ops.exp(input) - target * input
+    else:
+        loss = input - target * ops.log(input + eps)
+    if full:
+        big = target > 1
+        safe = ops.where(big, target, 2.0)     # no log(0) on the masked side
+        stirling = safe * ops.log(safe) - safe + 0.5 * ops.log(2 * math.pi * safe)
+        loss = loss + ops.where(big, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """0.5 * (log var + (input - target)^2 / var), var clamped to eps; var may be one value
+    per element, one per row (last dim dropped or 1), or a float."""
+    name = "gaussian_nll_loss"
+    _need_float(name, input)
+    _tensor(name, target, "target")
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise EmberValueError(f"{name}: var has negative entry/entries, got {var}")
+        var = ops.full(input._data.shape, float(var), dtype=input._dtype, device=input.device)
+    else:
+        _need_float(name, var, "var")
+        with no_grad():
+            if var.numel() and ops.amin(var).item() < 0:
+                raise EmberValueError(f"{name}: var has negative entry/entries")
+    ishape, vshape = input._data.shape, var._data.shape
+    if vshape != ishape:
+        if ishape[:-1] == vshape:
+            var = var.unsqueeze(-1)
+        elif not (len(ishape) == len(vshape) and
+                  sum(v for i, v in zip(ishape, vshape) if i != v) == 1):
+            raise ShapeError(f"{name}: var is of incorrect size: expected {tuple(ishape)}, "
+                             f"{tuple(ishape[:-1])} or one dim of size 1, got {tuple(vshape)}")
+    reduction = _reduction(name, reduction)
+    # torch clamps a clone under no_grad: the value is clamped, the gradient passes as is
+    var = var + (ops.maximum(var, eps) - var).detach()
+    d = input - target
+    loss = 0.5 * (ops.log(var) + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
 # -- Module forms ------------------------------------------------------------------------
 
 class _Loss(Module):
@@ -403,3 +462,28 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of a Poisson-distributed target."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of a Gaussian target with predicted mean and variance."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var) -> Tensor:
+        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)

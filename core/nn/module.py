@@ -14,6 +14,8 @@ from ..errors import EmberError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
 from .parameter import Buffer, Parameter, zero_grads
 
+__all__ = ["Module", "StateDictError", "IncompatibleKeys", "RemovableHandle"]
+
 
 class StateDictError(EmberError, RuntimeError):
     """load_state_dict found missing or unexpected keys, or tensors of the wrong shape."""

@@ -1,8 +1,13 @@
-"""Normalisation layers: BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm."""
+"""Normalisation layers and their functional forms (torch.nn.modules.normalization, batchnorm).
+
+BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalResponseNorm, and
+batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm, normalize."""
 from __future__ import annotations
 
 from .. import dtypes as D
 from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..dtypes import finfo
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
@@ -10,6 +15,207 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+]
+
+
+# -- functional forms ---------------------------------------------------------------------
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) by batch statistics (training; the running ones are
+    updated in place) or by the running statistics (eval)."""
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
+                         f"shape {tuple(input.shape)}")
+    c = input._data.shape[1]
+    shape = (c,) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
+                                  f"training, got input size {list(input.shape)}")
+        mean = ops.sum(input, dims, keepdim=True) / count
+        centered = input - mean
+        var = ops.sum(centered * centered, dims, keepdim=True) / count
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(
+                        var.reshape(c) * (momentum * count / (count - 1)))
+        scale = ops.rsqrt(var + eps)
+        if weight is not None:
+            scale = scale * weight.reshape(shape)
+        out = centered * scale
+        return out if bias is None else out + bias.reshape(shape)
+    if running_mean is None or running_var is None:
+        raise EmberValueError("batch_norm: running_mean and running_var are needed when not "
+                              "training (or pass training=True to use batch statistics)")
+    # eval: fold everything into one per-channel scale and shift
+    scale = ops.rsqrt(running_var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last len(normalized_shape) dims."""
+    dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
+    centered = input - ops.sum(input, dims, keepdim=True) / count
+    var = ops.sum(centered * centered, dims, keepdim=True) / count
+    out = centered * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def _trailing_shape(normalized_shape) -> tuple:
+    """normalized_shape as layer and RMS norms take it: an int is one trailing dim."""
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
+    """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
+    reduces; a ShapeError naming `name` where the input does not end with that shape."""
+    normalized_shape = _trailing_shape(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {normalized_shape}")
+    count = 1
+    for v in normalized_shape:
+        count *= v
+    return tuple(range(input.ndim - k, input.ndim)), count
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each group of channels of each sample."""
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input._data.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
+                              f"divisible by num_groups ({num_groups})")
+    x = input.reshape(n, num_groups, -1)
+    count = x._data.shape[2]
+    centered = x - ops.sum(x, 2, keepdim=True) / count
+    var = ops.sum(centered * centered, 2, keepdim=True) / count
+    out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
+    shape = (c,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dims (torch's instance_norm:
+    running statistics, when given, follow the mean over the batch of the per-instance
+    mean and unbiased variance)."""
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: expected an input (N, C, ...) with at least one "
+                         f"spatial dim, got shape {tuple(input.shape)}")
+    c = input._data.shape[1]
+    dims = tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean = ops.sum(input, dims, keepdim=True) / _count(input, dims)
+        centered = input - mean
+        var = ops.sum(centered * centered, dims, keepdim=True) / _count(input, dims)
+        count = _count(input, dims)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(c) *
+                                                     momentum)
+            if running_var is not None:
+                unbiased = var.detach() * (count / max(count - 1, 1))
+                running_var.mul_(1 - momentum).add_(unbiased.mean(0).reshape(c) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise EmberValueError("instance_norm: use_input_stats=False needs running_mean "
+                                  "and running_var")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+        centered = input - mean
+    out = centered * ops.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+def _count(x, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= x._data.shape[d]
+    return n
+
+
+def _eps(eps, dtype) -> float:
+    return float(finfo(dtype).eps) if eps is None else eps
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
+    None means the dtype's machine epsilon, as in torch."""
+    dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
+    out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
+                            _eps(eps, input._dtype))
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """input / (k + alpha * mean of input^2 over `size` neighbouring channels) ** beta, the
+    window zero-padded at the channel ends and always divided by size (as torch)."""
+    if input.ndim < 3:
+        raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
+                         f"(got {input.ndim} dimensions)")
+    if not isinstance(size, int) or size < 1:
+        raise EmberValueError(f"local_response_norm: size must be a positive int, got "
+                              f"{size!r}")
+    if input.numel() == 0:
+        return input
+    n, c = input.shape[0], input.shape[1]
+    sq = (input * input).reshape(n, c, -1)
+    padded = ops.pad(sq, (0, 0, size // 2, (size - 1) // 2))
+    # the window sum as `size` shifted slices: size is small (torch programs use 2..5)
+    total = padded[:, 0:c]
+    for j in range(1, size):
+        total = total + padded[:, j:j + c]
+    div = (total.reshape(input.shape) * (alpha / size) + k) ** beta
+    return input / div
+
+
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x divided by its p-norm along dim (at least eps)."""
+    if p == 2:
+        norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
+    else:
+        norm = ops.sum(ops.abs(x) ** p, dim, keepdim=True) ** (1.0 / p)
+    return x / _clamp_min(norm, eps)
+
+
+def _clamp_min(x: Tensor, low: float) -> Tensor:
+    return ops.where(x < low, low, x)
+
+
+# -- modules ------------------------------------------------------------------------------
 
 class _BatchNorm(Module):
     _accepted: tuple = ()
@@ -83,9 +289,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _trailing_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -208,3 +412,46 @@ def _affine(module: Module, affine: bool, bias: bool, n: int, dtype, device) -> 
         return Parameter(ops.empty(n, dtype=dtype, device=device))
     module.register_parameter("weight", make() if affine else None)
     module.register_parameter("bias", make() if affine and bias else None)
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing normalized_shape dims."""
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _trailing_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.empty(*self.normalized_shape, dtype=dtype,
+                                              device=device))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+                f"{self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels (see local_response_norm)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

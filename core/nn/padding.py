@@ -6,6 +6,12 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
+__all__ = [
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+]
+
 
 def _pads(padding, dims: int, name: str) -> tuple:
     """An int (every side) or 2*dims ints (left, right, top, bottom, ...), as torch's."""

@@ -12,6 +12,8 @@ from .. import dtypes as D
 from ..errors import EmberTypeError
 from ..tensor import Tensor, wrap
 
+__all__ = ["Parameter", "Buffer"]
+
 
 class _ParameterMeta(type):
     def __instancecheck__(cls, obj) -> bool:

@@ -5,7 +5,7 @@ from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
 def _check(name: str, input: Tensor, factor: int, what: str) -> None:

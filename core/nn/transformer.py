@@ -26,8 +26,10 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder",
-           "TransformerEncoderLayer", "TransformerDecoderLayer"]
+__all__ = [
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+]
 
 
 def _activation(activation) -> Callable:

@@ -17,8 +17,8 @@ from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["interpolate", "upsample", "Upsample", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+
 
 _LINEAR = {"linear": 1, "bilinear": 2}       # mode -> the spatial dims it takes
 _SUPPORTED = ("nearest", "nearest-exact", "linear", "bilinear")

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from ..dispatch import is_grad_enabled, run
+from ..dispatch import run
 from ..errors import ShapeError
 from ..tensor import Tensor
 from ._op import declare, rule_first, rule_same, shape_first
@@ -88,10 +88,10 @@ def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1
 
 # --- declared kernels: composites a backend may run as one kernel ------------------------
 
-def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
-    """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
-    goes to the first maximum of each window, as in PyTorch."""
-    from .index import gather, mark_in_range
+def _windows(x, kernel_size, stride, padding, dilation, extra):
+    """x's pooling windows as columns (N*C, kh*kw, L), padded with the dtype's lowest value,
+    and the position of each window's first maximum (N*C, 1, L)."""
+    from .index import mark_in_range
     from .movement import pad
     from .reduce import argmax
     n, c, h, w = x._data.shape
@@ -101,7 +101,17 @@ def _max_pool_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
         low = -math.inf if x._dtype.category == D.FLOAT else _int_min(x._dtype)
         flat = pad(flat, (pw, pw + ew, ph, ph + eh), value=low)
     cols = unfold(flat, kernel_size, dilation, 0, stride)          # (N*C, kh*kw, L)
-    idx = mark_in_range(argmax(cols, 1, keepdim=True), cols._data.shape[1])
+    return cols, mark_in_range(argmax(cols, 1, keepdim=True), cols._data.shape[1])
+
+
+def max_pool2d_decomposed(x, *, kernel_size, stride, padding, dilation, extra):
+    """max_pool2d written with primitives: unfold, then argmax + gather, so the gradient
+    goes to the first maximum of each window, as in PyTorch.  Returns the pooled array and
+    each maximum's position in its window (what max_pool2d(return_indices=True) needs)."""
+    from .index import gather
+    n, c, h, w = x._data.shape
+    (ph, pw), (eh, ew) = padding, extra
+    cols, idx = _windows(x, kernel_size, stride, padding, dilation, extra)
     oh = (h + 2 * ph + eh - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
     ow = (w + 2 * pw + ew - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
     return gather(cols, 1, idx).reshape(n, c, oh, ow), idx
@@ -111,14 +121,19 @@ _POOL = ("kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[
          "dilation: tuple[int, int], extra: tuple[int, int]")
 
 
-def _max_pool_grad_decomposed(g, x, out, **attrs):
-    """The decomposition's own gradient (differentiable again: create_graph)."""
-    from ..autograd import grad
-    from ..autograd.grad_mode import enable_grad
-    create = is_grad_enabled()
-    with enable_grad():
-        xd = x.detach().requires_grad_()
-        return grad(_max_pool_decomposed(xd, **attrs)[0], xd, g, create_graph=create)[0]
+def _max_pool_grad_decomposed(g, x, out, *, kernel_size, stride, padding, dilation, extra):
+    """The decomposition's gradient, written with ops so that it differentiates again
+    (create_graph): g goes to each window's first maximum (gather's gradient), the windows
+    fold back onto the padded image (unfold's) and the padding is cut off (pad's)."""
+    from .index import scatter_add
+    n, c, h, w = x._data.shape
+    (ph, pw), (eh, ew) = padding, extra
+    cols, idx = _windows(x.detach(), kernel_size, stride, padding, dilation, extra)
+    picked = scatter_add(g.new_zeros(cols._data.shape), 1, idx, g.reshape(n * c, 1, -1))
+    grid = fold(picked, (h + 2 * ph + eh, w + 2 * pw + ew), kernel_size, dilation, 0, stride)
+    if padding != (0, 0) or eh or ew:
+        grid = grid[:, :, ph:ph + h, pw:pw + w]
+    return grid.reshape(n, c, h, w)
 
 
 max_pool2d_backward_op = declare(
@@ -135,7 +150,7 @@ def _max_pool_vjp(g, out, x, **attrs):
 # a composite with its own gradient rule: the CPU runs it as one kernel each way
 max_pool2d_op = declare("max_pool2d", "composite", rule_first, sig="x, *, " + _POOL,
                         save_out=True, vjp=_max_pool_vjp,
-                        decompose=lambda x, **a: _max_pool_decomposed(x, **a)[0],
+                        decompose=lambda x, **a: max_pool2d_decomposed(x, **a)[0],
                         doc="the max over each window of an (N, C, H, W) array; `extra` "
                             "pads the far edges for ceil_mode (with -inf)")
 

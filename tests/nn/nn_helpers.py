@@ -1,4 +1,4 @@
-"""Helpers for the nn/optim tests: conversion between ember and PyTorch tensors."""
+"""Helpers for the nn/optim tests: ember <-> torch conversion, twin layers, side-by-side checks."""
 from __future__ import annotations
 
 import zlib
@@ -126,3 +126,114 @@ def check_outputs_and_grads(torch, t_outs, e_outs, t_inputs, e_inputs, t_mod, e_
             assert p.grad is None or not np.any(to_numpy(p.grad)), name
         else:
             close(p.grad, t_params[name].grad, f"grad of {name}")
+
+
+def cpu_and_devices():
+    """pytest.param for the CPU and every other available device (see device_params)."""
+    import pytest
+    return [pytest.param("cpu", id="cpu"), *device_params()]
+
+
+def cpu_and_opencl():
+    """pytest.param for the CPU and opencl:0 (skipped where there is none): the layers the
+    OpenCL backend was written for are checked there, other plugins test their own."""
+    import pytest
+    return [pytest.param("cpu", id="cpu"),
+            *([p for p in device_params() if p.id == "opencl:0"]
+              or [pytest.param("opencl:0", marks=pytest.mark.skip(reason="no opencl:0"),
+                               id="opencl:0")])]
+
+
+def twin(torch, name, *args, **kwargs):
+    """The same layer built by torch.nn and ember.nn, both float64."""
+    return (getattr(torch.nn, name)(*args, **kwargs).double(),
+            getattr(ember.nn, name)(*args, **kwargs).double())
+
+
+def loaded_twin(torch, name, *args, **kwargs):
+    """torch.nn.name and ember.nn.name in float64; torch's weights randomised (so loading
+    them is visible), the ember twin loaded from torch's state_dict."""
+    t = getattr(torch.nn, name)(*args, **kwargs).double()
+    with torch.no_grad():
+        for p in t.parameters():
+            p.copy_(torch.randn_like(p))
+    e = getattr(ember.nn, name)(*args, **kwargs, dtype=ember.float64)
+    t_state = t.state_dict()
+    assert list(e.state_dict()) == list(t_state)
+    assert [tuple(v.shape) for v in e.state_dict().values()] == \
+        [tuple(v.shape) for v in t_state.values()]
+    result = e.load_state_dict({k: ember.tensor(v.numpy()) for k, v in t_state.items()})
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    return t, e
+
+
+def close(got, want, what, rtol=1e-7, atol=1e-9):
+    """An ember tensor (on any device) or array against a torch tensor or array."""
+    if isinstance(got, ember.Tensor):
+        got = to_numpy(got.to("cpu"))
+    want = want if isinstance(want, np.ndarray) else to_numpy(want)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+def compare(torch, name, device, t_call, e_call, floats, ints=(), t_mod=None, e_mod=None):
+    """t_call(*torch tensors) and e_call(*ember tensors on device) agree: the output, and
+    with a random upstream gradient the gradients of every float input and parameter."""
+    r = rng(name)
+    t_in = [torch.tensor(a, requires_grad=True) for a in floats]
+    e_in = [ember.tensor(a, device=device, requires_grad=True) for a in floats]
+    t_out = t_call(*t_in, *[torch.tensor(i) for i in ints])
+    e_out = e_call(*e_in, *[ember.tensor(i, device=device) for i in ints])
+    assert str(e_out.device) == device
+    close(e_out, t_out, f"{name}: forward")
+    upstream = r.standard_normal(tuple(t_out.shape))
+    t_out.backward(torch.tensor(upstream))
+    e_out.backward(ember.tensor(upstream, device=device))
+    for i, (t, e) in enumerate(zip(t_in, e_in)):
+        close(e.grad, t.grad, f"{name}: grad of input {i}")
+    if t_mod is not None:
+        t_params = dict(t_mod.named_parameters())
+        assert [n for n, _ in e_mod.named_parameters()] == list(t_params)
+        for key, p in e_mod.named_parameters():
+            close(p.grad, t_params[key].grad, f"{name}: grad of {key}")
+
+
+def compare_modules(torch, t_mod, e_mod, arrays, grads, name, device):
+    """Outputs, then the gradients of the chosen inputs under one random upstream gradient."""
+    t_args = [torch.tensor(a, requires_grad=i in grads) for i, a in enumerate(arrays)]
+    e_args = [ember.tensor(a, device=device, requires_grad=i in grads)
+              for i, a in enumerate(arrays)]
+    t_out, e_out = t_mod(*t_args), e_mod(*e_args)
+    assert tuple(e_out.shape) == tuple(t_out.shape)
+    np.testing.assert_allclose(to_numpy(e_out.to("cpu")), to_numpy(t_out), rtol=1e-9,
+                               atol=1e-12, err_msg="forward")
+    upstream = rng(name + "upstream").standard_normal(tuple(t_out.shape))
+    t_out.backward(torch.tensor(upstream))
+    e_out.backward(ember.tensor(upstream, device=device))
+    for i in grads:
+        np.testing.assert_allclose(to_numpy(e_args[i].grad.to("cpu")),
+                                   to_numpy(t_args[i].grad), rtol=1e-8, atol=1e-11,
+                                   err_msg=f"grad of input {i}")
+
+
+def copy_state(tmod, emod, device):
+    """Load torch's state_dict into the ember twin, on device."""
+    emod.load_state_dict({k: ember.tensor(v.detach().numpy(), device=device)
+                          for k, v in tmod.state_dict().items()})
+
+
+def forward_backward(torch, tmod, emod, x, device, name):
+    """One input through both modules: the output, the input's and every parameter's
+    gradient under a random upstream gradient (float64 tolerances)."""
+    tx = torch.tensor(x, requires_grad=True)
+    ex = ember.tensor(x, device=device, requires_grad=True)
+    tout, eout = tmod(tx), emod(ex)
+    np.testing.assert_allclose(to_numpy(eout), to_numpy(tout), rtol=1e-9, atol=1e-11,
+                               err_msg=f"{name} forward")
+    up = rng(f"up{name}").standard_normal(tuple(tout.shape))
+    tout.backward(torch.tensor(up))
+    eout.backward(ember.tensor(up, device=device))
+    np.testing.assert_allclose(to_numpy(ex.grad), to_numpy(tx.grad), rtol=1e-9, atol=1e-11)
+    tparams = dict(tmod.named_parameters())
+    for k, p in emod.named_parameters():
+        np.testing.assert_allclose(to_numpy(p.grad), to_numpy(tparams[k].grad), rtol=1e-9,
+                                   atol=1e-11, err_msg=f"{name} grad of {k}")

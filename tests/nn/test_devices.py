@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import ember
 import ember.nn as nn
+import ember.nn.functional as F
 import ember.optim as optim
 import numpy as np
 import pytest
 from ember.testing import devices_under_test
-from nn_helpers import to_numpy
+from nn_helpers import device_params, rng, to_numpy
 
 DEVICES = [(d, reason) for d, reason in devices_under_test() if not d.startswith("cpu")]
 
@@ -58,3 +59,24 @@ def test_training_on_device_matches_cpu(device, reason):
         assert str(p.device) == "cpu"
         np.testing.assert_allclose(to_numpy(p), to_numpy(q), rtol=1e-3, atol=1e-5,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_pixel_shuffle_interpolate_dropout2d_on_device(device):
+    r = rng("extra layers device")
+    x = r.standard_normal((2, 8, 3, 3)).astype(np.float32)
+    cpu = F.pixel_shuffle(ember.tensor(x), 2)
+    dev_in = ember.tensor(x, device=device, requires_grad=True)
+    dev = F.pixel_shuffle(dev_in, 2)
+    np.testing.assert_array_equal(to_numpy(dev.to("cpu")), to_numpy(cpu))
+    dev.sum().backward()
+    np.testing.assert_array_equal(to_numpy(dev_in.grad.to("cpu")), np.ones_like(x))
+    up = F.interpolate(dev_in, scale_factor=2, mode="bilinear")
+    want = F.interpolate(ember.tensor(x), scale_factor=2, mode="bilinear")
+    np.testing.assert_allclose(to_numpy(up.detach().to("cpu")), to_numpy(want), rtol=1e-5,
+                               atol=1e-6)
+    ember.manual_seed(2)
+    a = F.dropout2d(ember.tensor(x) + 5.0, 0.5)
+    ember.manual_seed(2)
+    b = F.dropout2d(ember.tensor(x, device=device) + 5.0, 0.5)   # the same host stream
+    np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-6)

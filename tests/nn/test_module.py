@@ -252,3 +252,9 @@ def test_containers(torch):
     e = nn.Sequential(nn.Linear(2, 3), nn.ModuleList([nn.ReLU()]),
                       nn.ModuleDict({"x": nn.Tanh()}))
     assert repr(e) == repr(t)
+
+
+def test_share_memory_returns_the_module():
+    model = nn.Sequential(nn.Linear(2, 2))
+    weight = model[0].weight
+    assert model.share_memory() is model and model[0].weight is weight

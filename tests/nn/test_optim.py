@@ -6,7 +6,7 @@ import ember.nn as nn
 import ember.optim as optim
 import numpy as np
 import pytest
-from nn_helpers import to_numpy
+from nn_helpers import cpu_and_opencl, rng, to_numpy
 
 SHAPES = [(3, 4), (5,)]
 
@@ -199,3 +199,96 @@ def test_clip_grad_value_and_vector_conversion(torch):
     np.testing.assert_array_equal(to_numpy(m.bias), [6.0, 7.0])
     with pytest.raises(ValueError, match="1-D vector of 8"):
         nn.utils.vector_to_parameters(ember.zeros(3), m.parameters())
+
+
+# -- the Adam family: Adamax, NAdam, RAdam, on the CPU and opencl:0 ----------------------
+DEVICES = cpu_and_opencl()
+
+
+OPTIMIZERS = [
+    ("Adamax", {}), ("Adamax", dict(weight_decay=0.1, maximize=True)),
+    ("NAdam", {}), ("NAdam", dict(weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", {}), ("RAdam", dict(weight_decay=0.1, betas=(0.8, 0.9))),
+    ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+]
+
+
+def _loss(lib, w, b, x, y):
+    return ((lib.tanh(x @ w + b) - y) ** 2).mean()
+
+
+def _run(torch, name, kwargs, device, steps=20):
+    r = rng(f"optim{name}{kwargs}")
+    arrays = [r.standard_normal(s) for s in [(3, 4), (4,), (5, 3), (5, 4)]]
+    tw, tb = (torch.tensor(a, requires_grad=True) for a in arrays[:2])
+    ew, eb = (ember.tensor(a, device=device, requires_grad=True) for a in arrays[:2])
+    tx, ty = (torch.tensor(a) for a in arrays[2:])
+    ex, ey = (ember.tensor(a, device=device) for a in arrays[2:])
+    topt = getattr(torch.optim, name)([tw, tb], lr=0.05, **kwargs)
+    eopt = getattr(ember.optim, name)([ew, eb], lr=0.05, **kwargs)
+    for i in range(steps):
+        for opt, loss in ((topt, _loss(torch, tw, tb, tx, ty)),
+                          (eopt, _loss(ember, ew, eb, ex, ey))):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        np.testing.assert_allclose(to_numpy(ew), to_numpy(tw), rtol=1e-5, atol=1e-8,
+                                   err_msg=f"{name} step {i}")
+    return topt, eopt, (tw, tb), (ew, eb)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS, ids=lambda v: str(v))
+def test_adam_family_trajectory_matches_torch(torch, name, kwargs, device):
+    topt, eopt, _, _ = _run(torch, name, kwargs, device)
+    tsd, esd = topt.state_dict(), eopt.state_dict()
+    assert set(esd["state"][0]) == set(tsd["state"][0])
+    assert set(esd["param_groups"][0]) == set(tsd["param_groups"][0])
+
+
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam"])
+def test_adam_family_loads_torch_state_dict(torch, name):
+    topt, eopt, tparams, eparams = _run(torch, name, {}, "cpu", steps=5)
+    # a fresh ember optimizer, resumed from torch's state: the next steps follow torch's
+    fresh = getattr(ember.optim, name)(list(eparams), lr=0.05)
+    sd = topt.state_dict()
+    fresh.load_state_dict({"state": {k: {n: ember.tensor(v.numpy()) if hasattr(v, "numpy")
+                                         else v for n, v in s.items()}
+                                     for k, s in sd["state"].items()},
+                           "param_groups": sd["param_groups"]})
+    r = rng(f"optim{name}{ {} }")
+    arrays = [r.standard_normal(s) for s in [(3, 4), (4,), (5, 3), (5, 4)]]
+    tx, ty = (torch.tensor(a) for a in arrays[2:])
+    ex, ey = (ember.tensor(a) for a in arrays[2:])
+    for _ in range(5):
+        for opt, loss in ((topt, _loss(torch, *tparams, tx, ty)),
+                          (fresh, _loss(ember, *eparams, ex, ey))):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    np.testing.assert_allclose(to_numpy(eparams[0]), to_numpy(tparams[0]), rtol=1e-5)
+
+
+def test_adam_family_errors():
+    w = ember.zeros(2, requires_grad=True)
+    with pytest.raises(ember.EmberError, match="NAdam: invalid momentum_decay"):
+        ember.optim.NAdam([w], momentum_decay=-1)
+    with pytest.raises(ember.EmberError, match="RAdam: invalid learning rate"):
+        ember.optim.RAdam([w], lr=-1)
+
+
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam"])
+def test_adam_family_capturable_follows_plain(name):
+    # capturable keeps the step (and NAdam's mu_product) as float32 device tensors, as torch
+    a = rng(f"capturable{name}").standard_normal(5)
+    ws = [ember.tensor(a, requires_grad=True) for _ in range(2)]
+    opts = [getattr(ember.optim, name)([w], lr=0.05, capturable=c)
+            for w, c in zip(ws, [True, False])]
+    for _ in range(10):
+        for opt, w in zip(opts, ws):
+            opt.zero_grad()
+            (w ** 3).sum().backward()
+            opt.step()
+    assert type(opts[0].state[ws[0]]["step"]) is ember.Tensor
+    np.testing.assert_allclose(to_numpy(ws[0]), to_numpy(ws[1]), rtol=1e-4, atol=1e-4)

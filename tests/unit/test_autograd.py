@@ -318,3 +318,20 @@ def test_only_what_a_rule_reads_is_version_checked():
     q.add_(1)
     with pytest.raises(AutogradError, match="modified by an inplace operation"):
         d.sum().backward()
+
+
+def test_gradcheck_takes_a_list_of_inputs():
+    # a list was taken as one non-tensor input: nothing was checked and the answer was True
+    class Wrong(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    with pytest.raises(AutogradError, match="Jacobian mismatch for input 0"):
+        gradcheck(Wrong.apply, [f64(3)])
+    assert gradcheck(lambda a, b: a * b, [f64(3), f64(3, seed=1)])
+    assert gradgradcheck(lambda a, b: a * b * a, [f64(3), f64(3, seed=1)])

@@ -1,92 +1,31 @@
-"""Distances, margin losses and likelihood losses of torch.nn, functional and Module forms."""
+"""Margin and embedding losses, the second half of torch.nn.modules.loss, with functional forms.
+
+TripletMarginLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
+MultiMarginLoss, MultiLabelSoftMarginLoss (nn.loss has the others)."""
 from __future__ import annotations
-
-import math
-
-import numpy as np
 
 from .. import dtypes as D
 from .. import ops
 from ..autograd.grad_mode import no_grad
-from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
+from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softplus
 from ..tensor import Tensor
-from .loss import _Loss, _need_float, _reduce, _reduction, _WeightedLoss
-from .module import Module
+from ._util import _floats, _need_float, _tensor
+from .distance import pairwise_distance
+from .loss import _Loss, _reduce, _reduction, _WeightedLoss
+
+__all__ = [
+    "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+    "CosineEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+]
+
 
 # -- helpers ---------------------------------------------------------------------------------
-
 
 def _relu(v: Tensor) -> Tensor:
     """clamp_min(v, 0) as torch differentiates it: the gradient passes where v >= 0, and a
     NaN stays NaN."""
     return ops.where(v < 0, 0.0, v)
-
-
-def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
-    """The p-norm along dim, with torch's gradient (0, not NaN) where a 2-norm is 0."""
-    if p == 2:
-        sq = ops.sum(x * x, dim, keepdim=keepdim)
-        nonzero = sq > 0
-        return ops.where(nonzero, ops.sqrt(ops.where(nonzero, sq, 1.0)), 0.0)
-    ax = ops.abs(x)
-    if p == 1:
-        return ops.sum(ax, dim, keepdim=keepdim)
-    if p == math.inf:
-        return ops.amax(ax, dim, keepdim=keepdim)
-    if p == -math.inf:
-        return ops.amin(ax, dim, keepdim=keepdim)
-    if p == 0:
-        return ops.sum((x != 0).to(x._dtype), dim, keepdim=keepdim)
-    return ops.sum(ax ** p, dim, keepdim=keepdim) ** (1.0 / p)
-
-
-def _broadcast(name: str, *xs: Tensor) -> list[Tensor]:
-    try:
-        shape = np.broadcast_shapes(*(x._data.shape for x in xs))
-    except ValueError:
-        raise ShapeError(f"{name}: the shapes {', '.join(str(tuple(x.shape)) for x in xs)} "
-                         "do not broadcast together") from None
-    return [x if x._data.shape == shape else x.expand(shape) for x in xs]
-
-
-def _dim(name: str, dim: int, ndim: int) -> int:
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise EmberIndexError(f"{name}: dim {dim} is out of range for a {ndim}-D input; "
-                              f"expected a dim in [{-max(ndim, 1)}, {max(ndim, 1) - 1}]")
-    return dim % max(ndim, 1)
-
-
-def _floats(name: str, **tensors: Tensor) -> None:
-    for what, x in tensors.items():
-        _need_float(name, x, what)
-
-
-def _tensor(name: str, x, what: str) -> None:
-    if type(x) is not Tensor:
-        raise EmberTypeError(f"{name}: expected {what} to be a Tensor, got {type(x).__name__}")
-
-
-# -- distances -------------------------------------------------------------------------------
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """sum(x1/|x1| * x2/|x2|) along dim (after broadcasting), each norm at least eps."""
-    _floats("cosine_similarity", x1=x1, x2=x2)
-    x1, x2 = _broadcast("cosine_similarity", x1, x2)
-    dim = _dim("cosine_similarity", dim, x1.ndim)
-    n1, n2 = _norm(x1, 2, dim, keepdim=True), _norm(x2, 2, dim, keepdim=True)
-    # torch clamps the norms under no_grad: the value is clamped, the gradient is the norm's
-    n1 = n1 + (ops.maximum(n1, eps) - n1).detach()
-    n2 = n2 + (ops.maximum(n2, eps) - n2).detach()
-    return ops.sum((x1 / n1) * (x2 / n2), dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """The p-norm of x1 - x2 + eps over the last dim."""
-    _floats("pairwise_distance", x1=x1, x2=x2)
-    last = max(x1.ndim, x2.ndim) - 1
-    return _norm(x1 - x2 + eps, p, max(last, 0), keepdim)
 
 
 # -- margin losses ---------------------------------------------------------------------------
@@ -238,86 +177,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
-# -- likelihood losses -----------------------------------------------------------------------
-
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
-                     full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
-                     reduction: str = "mean") -> Tensor:
-    """exp(input) - target * input (log_input) or input - target * log(input + eps); full
-    adds Stirling's term for targets above 1."""
-    name = "poisson_nll_loss"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    _need_float(name, input)
-    _tensor(name, target, "target")
-    if log_input:
-        loss = ops.exp(input) - target * input
-    else:
-        loss = input - target * ops.log(input + eps)
-    if full:
-        big = target > 1
-        safe = ops.where(big, target, 2.0)     # no log(0) on the masked side
-        stirling = safe * ops.log(safe) - safe + 0.5 * ops.log(2 * math.pi * safe)
-        loss = loss + ops.where(big, stirling, 0.0)
-    return _reduce(loss, reduction)
-
-
-def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
-                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
-    """0.5 * (log var + (input - target)^2 / var), var clamped to eps; var may be one value
-    per element, one per row (last dim dropped or 1), or a float."""
-    name = "gaussian_nll_loss"
-    _need_float(name, input)
-    _tensor(name, target, "target")
-    if isinstance(var, (int, float)) and not isinstance(var, bool):
-        if var < 0:
-            raise EmberValueError(f"{name}: var has negative entry/entries, got {var}")
-        var = ops.full(input._data.shape, float(var), dtype=input._dtype, device=input.device)
-    else:
-        _need_float(name, var, "var")
-        with no_grad():
-            if var.numel() and ops.amin(var).item() < 0:
-                raise EmberValueError(f"{name}: var has negative entry/entries")
-    ishape, vshape = input._data.shape, var._data.shape
-    if vshape != ishape:
-        if ishape[:-1] == vshape:
-            var = var.unsqueeze(-1)
-        elif not (len(ishape) == len(vshape) and
-                  sum(v for i, v in zip(ishape, vshape) if i != v) == 1):
-            raise ShapeError(f"{name}: var is of incorrect size: expected {tuple(ishape)}, "
-                             f"{tuple(ishape[:-1])} or one dim of size 1, got {tuple(vshape)}")
-    reduction = _reduction(name, reduction)
-    # torch clamps a clone under no_grad: the value is clamped, the gradient passes as is
-    var = var + (ops.maximum(var, eps) - var).detach()
-    d = input - target
-    loss = 0.5 * (ops.log(var) + d * d / var)
-    if full:
-        loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, reduction)
-
-
 # -- Module forms ----------------------------------------------------------------------------
-
-class CosineSimilarity(Module):
-    """Cosine similarity along dim."""
-
-    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
-        super().__init__()
-        self.dim, self.eps = dim, eps
-
-    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return cosine_similarity(x1, x2, self.dim, self.eps)
-
-
-class PairwiseDistance(Module):
-    """p-norm distance over the last dim."""
-
-    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
-        super().__init__()
-        self.norm, self.eps, self.keepdim = p, eps, keepdim
-
-    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
-
 
 class TripletMarginLoss(_Loss):
     """Anchor closer to the positive than to the negative by a margin."""
@@ -383,31 +243,6 @@ class CosineEmbeddingLoss(_MarginLoss):
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return cosine_embedding_loss(input1, input2, target, self.margin,
                                      reduction=self.reduction)
-
-
-class PoissonNLLLoss(_Loss):
-    """Negative log-likelihood of a Poisson-distributed target."""
-
-    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
-                 eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.log_input, self.full, self.eps = log_input, full, eps
-
-    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
-                                reduction=self.reduction)
-
-
-class GaussianNLLLoss(_Loss):
-    """Negative log-likelihood of a Gaussian target with predicted mean and variance."""
-
-    def __init__(self, *, full: bool = False, eps: float = 1e-6,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction=reduction)
-        self.full, self.eps = full, eps
-
-    def forward(self, input: Tensor, target: Tensor, var) -> Tensor:
-        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):

@@ -1,4 +1,5 @@
-"""Losses against PyTorch (values and gradients, float64), stability, and clear errors."""
+"""Losses (nn.loss) against PyTorch (values and gradients, float64), stability, and clear
+errors; the likelihood losses on every device."""
 from __future__ import annotations
 
 import ember
@@ -6,7 +7,9 @@ import ember.nn as nn
 import ember.nn.functional as F
 import numpy as np
 import pytest
-from nn_helpers import to_numpy
+from nn_helpers import compare_modules, cpu_and_devices, rng, to_numpy
+
+DEVICES = cpu_and_devices()
 
 RNG = np.random.default_rng(1)
 
@@ -177,3 +180,55 @@ def test_loss_modules_register_weight_buffers(torch):
     assert list(e.state_dict()) == list(t.state_dict()) == ["weight"]
     assert repr(e) == repr(t)
     assert list(nn.BCEWithLogitsLoss(pos_weight=ember.ones(2)).state_dict()) == ["pos_weight"]
+
+
+# name: (module kwargs, inputs from a generator, which inputs get gradients); the counts
+# a Poisson loss compares with get none, as in the programs that use them
+LIKELIHOOD = {
+    "PoissonNLLLoss": ({}, lambda r: [r.standard_normal((4, 3)),
+                                      r.integers(0, 6, (4, 3)).astype(np.float64)], (0,)),
+    "PoissonNLLLoss:full_linear": (dict(log_input=False, full=True), lambda r: [
+        r.random((4, 3)) + 0.1, r.integers(0, 6, (4, 3)).astype(np.float64)], (0,)),
+    "GaussianNLLLoss": (dict(full=True), lambda r: [
+        r.standard_normal((5, 3)), r.standard_normal((5, 3)), r.random((5, 3)) + 0.1],
+        (0, 1, 2)),
+    "GaussianNLLLoss:homoscedastic": ({}, lambda r: [
+        r.standard_normal((5, 3)), r.standard_normal((5, 3)), r.random(5) + 0.1], (0, 2)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("case", list(LIKELIHOOD))
+def test_likelihood_loss_matches_torch(torch, case, reduction, device):
+    kwargs, make, grads = LIKELIHOOD[case]
+    name = case.split(":")[0]
+    arrays = make(rng(f"{case}{reduction}"))
+    t_mod = getattr(torch.nn, name)(**kwargs, reduction=reduction)
+    e_mod = getattr(nn, name)(**kwargs, reduction=reduction)
+    compare_modules(torch, t_mod, e_mod, arrays, grads, f"{case}{reduction}", device)
+
+
+def test_likelihood_user_code_forms(torch):
+    """The calls programs make; ember's legacy keywords against torch's reduction= (torch
+    warns on the legacy ones)."""
+    r = rng("user code")
+    a, b = (r.standard_normal((8, 16)) for _ in range(2))
+    tf, ta, tb = torch.nn.functional, *(torch.tensor(v) for v in (a, b))
+    ea, eb = (ember.tensor(v) for v in (a, b))
+    pairs = [
+        (tf.gaussian_nll_loss(ta, tb, 0.5), F.gaussian_nll_loss(ea, eb, 0.5)),
+        (tf.poisson_nll_loss(ta, tb.abs(), reduction="none"),
+         F.poisson_nll_loss(ea, eb.abs(), reduce=False)),
+    ]
+    for t, e in pairs:
+        assert tuple(e.shape) == tuple(t.shape)
+        np.testing.assert_allclose(to_numpy(e), to_numpy(t), rtol=1e-9, atol=1e-12)
+
+
+def test_likelihood_errors():
+    x = ember.zeros(4, 3)
+    with pytest.raises(ember.ShapeError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, x, ember.ones(3, 2))
+    with pytest.raises(ember.EmberError, match="negative"):
+        F.gaussian_nll_loss(x, x, -ember.ones(4, 3))
