@@ -1,11 +1,14 @@
-"""The iterative backward engine (no recursion, frees what it used); the node is node.py."""
+"""The iterative backward engine (no recursion, frees what it used) and its entry points,
+backward() and grad(); the node it walks is node.py."""
 from __future__ import annotations
 
 import weakref
+from contextlib import contextmanager
 
 from ..dispatch import is_grad_enabled, set_grad_enabled
-from ..errors import AutogradError
+from ..errors import AutogradError, EmberTypeError
 from ..tensor import Tensor
+from .grad_mode import no_grad
 from .node import _FREED, Node, _anomaly  # noqa: F401  (Node: autograd.engine.Node, as before)
 
 
@@ -188,7 +191,6 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
 
 def _check_anomaly(node, grads):
     from .. import ops
-    from .grad_mode import no_grad
     for gi in grads:
         if type(gi) is Tensor and gi._dtype.category == 2:
             with no_grad():
@@ -203,3 +205,85 @@ def _check_anomaly(node, grads):
 def retain(t: Tensor) -> None:
     if t.grad_fn is not None:
         t.grad_fn._meta()["retained"] = weakref.ref(t)
+
+
+def _grad_outputs(outputs, grad_outputs):
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif type(grad_outputs) is Tensor:
+        grad_outputs = [grad_outputs]
+    result = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.numel() != 1:
+                raise AutogradError(
+                    f"grad can be implicitly created only for scalar outputs; this output has "
+                    f"shape {list(out.shape)}: pass gradient=ember.ones_like(out) (or the "
+                    "gradient you want)")
+            from .. import ops
+            g = ops.ones_like(out)
+        elif type(g) is not Tensor:
+            raise EmberTypeError(f"gradient must be a Tensor, got {type(g).__name__}")
+        elif g.shape != out.shape:
+            raise AutogradError(f"Mismatch in shape: grad_output has a shape of "
+                                f"{list(g.shape)} and output has a shape of {list(out.shape)}")
+        result.append(g)
+    return result
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into every leaf's .grad."""
+    if type(tensors) is Tensor:
+        tensors = [tensors]
+    tensors = list(tensors)
+    grads = _grad_outputs(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = [inputs] if type(inputs) is Tensor else list(inputs)
+        found = run_backward(tensors, grads, retain_graph=retain_graph,
+                                    create_graph=create_graph, inputs=inputs,
+                                    allow_unused=True)
+        for x, g in zip(inputs, found):
+            if g is not None:
+                x._set_grad(g if x.grad is None else x.grad + g)
+        return
+    run_backward(tensors, grads, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused: bool = False, materialize_grads: bool = False):
+    """The gradients of outputs with respect to inputs (leaves' .grad are untouched)."""
+    single = type(outputs) is Tensor
+    outputs = [outputs] if single else list(outputs)
+    inputs_t = [inputs] if type(inputs) is Tensor else list(inputs)
+    for x in inputs_t:
+        if not x.requires_grad:
+            raise AutogradError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outputs, _grad_outputs(outputs, grad_outputs),
+                                 retain_graph=retain_graph, create_graph=create_graph,
+                                 inputs=inputs_t,
+                                 allow_unused=allow_unused or materialize_grads)
+    if materialize_grads:
+        from .. import ops
+        result = tuple(ops.zeros_like(x) if g is None else g for x, g in zip(inputs_t, result))
+    return result
+
+
+@contextmanager
+def detect_anomaly(check_nan: bool = True):
+    """Within the block, a NaN/inf gradient raises an error naming the forward op and where
+    it was called."""
+    prev = _anomaly[0]
+    _anomaly[0] = bool(check_nan)
+    try:
+        yield
+    finally:
+        _anomaly[0] = prev
+
+
+def set_detect_anomaly(mode: bool) -> None:
+    _anomaly[0] = bool(mode)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import ops
 from ..errors import AutogradError, EmberTypeError, ShapeError
 from ..tensor import Tensor
+from .engine import grad
 from .grad_mode import enable_grad
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
@@ -41,7 +42,6 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn, what="output
     error with strict=True, as torch)."""
     live = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if live:
-        from . import grad
         found = grad([o for o, _ in live], inputs, [g for _, g in live], retain_graph=True,
                      create_graph=create_graph, allow_unused=True)
     else:

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..errors import AutogradError
 from ..tensor import Tensor
+from .engine import grad
 
 
 class GradcheckError(AutogradError):
@@ -41,7 +42,7 @@ def _numerical(fn, inputs, i, eps):
 
 
 def _analytical(fn, inputs, i):
-    from .. import autograd, ops
+    from .. import ops
     outs = _as_tuple(fn(*inputs))
     rows = []
     for out in outs:
@@ -53,7 +54,7 @@ def _analytical(fn, inputs, i):
             if not out.requires_grad:
                 rows.append(np.zeros(inputs[i].numel()))
                 continue
-            (gi,) = autograd.grad(out, inputs[i], go, retain_graph=True, allow_unused=True)
+            (gi,) = grad(out, inputs[i], go, retain_graph=True, allow_unused=True)
             rows.append(np.zeros(inputs[i].numel()) if gi is None else
                         gi.detach()._host().astype(np.float64).reshape(-1))
     return np.stack(rows).T if rows else np.zeros((inputs[i].numel(), 0))
@@ -86,7 +87,7 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
 def gradgradcheck(fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True) -> bool:
     """gradcheck of the function x -> d(sum(fn(x) * v))/dx (second derivatives)."""
-    from .. import autograd, ops
+    from .. import ops
     inputs = _as_tuple(inputs)
     outs = _as_tuple(fn(*inputs))
     if grad_outputs is None:
@@ -98,7 +99,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: flo
 
     def first(*xs):
         outs = _as_tuple(fn(*xs))
-        grads = autograd.grad(outs, [xs[i] for i in diff_idx], grad_outputs,
+        grads = grad(outs, [xs[i] for i in diff_idx], grad_outputs,
                               create_graph=True, allow_unused=True, materialize_grads=True)
         return tuple(grads)
     return gradcheck(first, inputs, eps=eps, atol=atol, rtol=rtol,
