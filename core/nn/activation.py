@@ -11,10 +11,14 @@ from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softmax, softplus
 from ..ops.sampling import exponential_
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
 
 __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
@@ -24,6 +28,7 @@ __all__ = [
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def relu6(x: Tensor) -> Tensor:
     return hardtanh(x, 0.0, 6.0)
@@ -152,6 +157,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class ReLU(Module):
     """max(x, 0)."""

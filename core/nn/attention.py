@@ -8,16 +8,21 @@ from .. import ops
 from ..errors import EmberValueError, ShapeError
 from ..functional import linear, softmax
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .linear import Linear
 from .module import Module
 from .parameter import Parameter
 
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
+
 __all__ = ["MultiheadAttention"]
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
@@ -69,6 +74,7 @@ def _repeat_heads(x: Tensor, times: int) -> Tensor:
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class NonDynamicallyQuantizableLinear(Linear):
     """torch's name for MultiheadAttention.out_proj (kept so reprs and state dicts match)."""

@@ -11,16 +11,21 @@ from ..errors import EmberValueError, ShapeError
 from ..ops import fold, pad, unfold
 from ..ops.nn import out_size, pair
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from ._util import _batched
 from .module import Module
 from .parameter import Parameter
 
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
+
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def _same_padding(name, kernel, dilation, stride):
     """'same' padding per spatial dim as (low, high) pairs (the extra pixel goes high)."""
@@ -137,6 +142,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 def _tuple(v, n: int, name: str) -> tuple:
     if isinstance(v, (tuple, list)):

@@ -7,25 +7,26 @@ from __future__ import annotations
 import warnings
 
 from ..errors import EmberValueError, EmberWarning, ShapeError
+from ..functional.random import apply_mask, drop
 from ..ops.creation import bernoulli_mask
 from ..tensor import Tensor
-from . import functional as F
 from .module import Module
+
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
 
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training)."""
-    if not 0.0 <= p <= 1.0:
-        raise EmberValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = bernoulli_mask(input._data.shape, 1.0 - p, input._dtype, input.device)
-    return _apply_mask(input, keep, p, inplace)
+    return drop(input, p, training, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
@@ -87,17 +88,11 @@ def _channel_dropout(name, input, p, training, inplace, batched):
     shape = input._data.shape
     keep = bernoulli_mask(shape[:lead] + (1,) * (len(shape) - lead), 1.0 - p, input._dtype,
                           input.device)
-    return _apply_mask(input, keep, p, inplace)
-
-
-def _apply_mask(input, keep, p, inplace):
-    scaled = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
-    if inplace:
-        return input.mul_(scaled)
-    return input * scaled
+    return apply_mask(input, keep, p, inplace)
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:

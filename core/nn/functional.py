@@ -9,10 +9,12 @@ ops' rules.
 
 The Modules call their functional forms through this module (F.dropout, F.conv2d, ...), as
 torch's do, so code that replaces F.dropout (a mocking test, the programs harness replaying
-dropout masks) reaches nn.Dropout too.  The family modules therefore import this module
-back; ember.nn imports it first, and they only read from it when a Module runs.
+dropout masks) reaches nn.Dropout too.  The family modules sit below this one, so it hands
+itself down to them when it loads (their `F`); ember.nn imports it first.
 """
 from __future__ import annotations
+
+import sys
 
 # names this module has always exposed besides torch's carry `noqa: F401 (snapshot)`: the
 # public API snapshot (tests/unit/data/public_api.json) holds them, so they stay
@@ -38,6 +40,13 @@ from ..ops import fold, pad, sigmoid, tanh, unfold
 from ..ops.creation import bernoulli_mask  # noqa: F401  (snapshot)
 from ..ops.nn import out_size, pair  # noqa: F401  (snapshot)
 from ..tensor import Tensor  # noqa: F401  (snapshot)
+from . import activation as _activation
+from . import attention as _attention
+from . import conv as _conv
+from . import dropout as _dropout
+from . import normalization as _normalization
+from . import pooling as _pooling
+from . import sparse as _sparse
 from .activation import (
     celu,
     elu,
@@ -143,6 +152,11 @@ __all__ = [
     # upsampling
     "interpolate", "upsample",
 ]
+
+
+# the families' Modules call their forms through this module: hand it down to them
+for _family in (_activation, _attention, _conv, _dropout, _normalization, _pooling, _sparse):
+    _family.F = sys.modules[__name__]
 
 
 def __getattr__(name: str):

@@ -10,10 +10,14 @@ from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
@@ -22,6 +26,7 @@ __all__ = [
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
@@ -216,6 +221,7 @@ def _clamp_min(x: Tensor, low: float) -> Tensor:
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class _BatchNorm(Module):
     _accepted: tuple = ()

@@ -10,9 +10,13 @@ from ..errors import EmberValueError, ShapeError
 from ..ops import pad, unfold
 from ..ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
 from ..tensor import Tensor
-from . import functional as F
 from ._util import _batched
 from .module import Module
+
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
@@ -21,6 +25,7 @@ __all__ = [
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
     k = pair(kernel_size, name)
@@ -224,6 +229,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class MaxPool2d(Module):
     """Maximum over (kernel_size) windows."""

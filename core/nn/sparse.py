@@ -8,15 +8,20 @@ from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
-from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+
+# ember.nn.functional, handed down when it loads (it re-exports this module's functions):
+# the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
+F = None
+
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
 # -- functional forms ---------------------------------------------------------------------
+
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
@@ -63,6 +68,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 # -- modules ------------------------------------------------------------------------------
+
 
 class Embedding(Module):
     """weight[input]: rows of a (num_embeddings, embedding_dim) table; the padding_idx row
