@@ -23,7 +23,8 @@ F = None
 __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
     "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish", "Hardsigmoid",
-    "SELU", "CELU", "Softsign", "Tanhshrink", "Threshold", "Softmax2d", "PReLU",
+    "SELU", "CELU", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold",
+    "Softmax2d", "PReLU",
 ]
 
 
@@ -111,6 +112,20 @@ def softsign(input: Tensor) -> Tensor:
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
     return input - ops.tanh(input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, 0 elsewhere."""
+    return ops.where(ops.abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        raise EmberValueError(f"softshrink: lambda must be greater or equal to 0, but found "
+                              f"to be {lambd}")
+    return ops.where(input > lambd, input - lambd,
+                     ops.where(input < -lambd, input + lambd, 0.0))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -411,6 +426,34 @@ class Tanhshrink(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return tanhshrink(input)
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, 0 elsewhere."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
 
 
 class Threshold(Module):

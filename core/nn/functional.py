@@ -52,6 +52,7 @@ from .activation import (
     elu,
     glu,
     gumbel_softmax,
+    hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -61,6 +62,7 @@ from .activation import (
     relu6,
     selu,
     softmin,
+    softshrink,
     softsign,
     tanhshrink,
     threshold,
@@ -120,7 +122,8 @@ __all__ = [
     "log_softmax", "logsumexp", "linear", "unfold", "fold", "pad",
     # activation
     "relu6", "elu", "mish", "logsigmoid", "hardtanh", "softmin", "glu", "hardswish",
-    "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "threshold", "prelu",
+    "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "hardshrink", "softshrink",
+    "threshold", "prelu",
     "gumbel_softmax",
     # attention
     "scaled_dot_product_attention",

@@ -74,6 +74,13 @@ case("softsign", lambda E, x: F(E).softsign(x * 3), lambda np, x: x * 3 / (1 + n
      Input((2, 3, 4)))
 case("tanhshrink", lambda E, x: F(E).tanhshrink(x), lambda np, x: x - np.tanh(x),
      Input((2, 3, 4)))
+case("hardshrink", lambda E, x: (F(E).hardshrink(x), F(E).hardshrink(x, 1.2)),
+     lambda np, x: (np.where(np.abs(x) > 0.5, x, 0), np.where(np.abs(x) > 1.2, x, 0)),
+     Input((2, 3, 4)))
+case("softshrink", lambda E, x: (F(E).softshrink(x), F(E).softshrink(x, 1.2)),
+     lambda np, x: (np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0)),
+                    np.where(x > 1.2, x - 1.2, np.where(x < -1.2, x + 1.2, 0))),
+     Input((2, 3, 4)))
 case("threshold", lambda E, x: F(E).threshold(x, 0.3, -2.0),
      lambda np, x: np.where(x > 0.3, x, -2.0), Input((2, 3, 4)))
 case("prelu", lambda E, x, w, a: (F(E).prelu(x, w), F(E).prelu(x, a)),
