@@ -237,3 +237,35 @@ def forward_backward(torch, tmod, emod, x, device, name):
     for k, p in emod.named_parameters():
         np.testing.assert_allclose(to_numpy(p.grad), to_numpy(tparams[k].grad), rtol=1e-9,
                                    atol=1e-11, err_msg=f"{name} grad of {k}")
+
+
+def randn_stream(seed: int = 0):
+    """randn(*shape): standard normal draws from one seeded stream (one per test module)."""
+    stream = np.random.default_rng(seed)
+    return lambda *shape: stream.standard_normal(shape)
+
+
+def check_functional(torch, device, name, fn, shape, F):
+    """fn(torch.nn.functional, x) and fn(ember.nn.functional, x) agree, forward and backward."""
+    x = rng(name).standard_normal(shape)
+    compare(torch, name, device, lambda t: fn(torch.nn.functional, t), lambda e: fn(F, e), [x])
+
+
+def check_stateless(torch, device, name, args, shape, nn):
+    """torch.nn.<name>(*args) and ember.nn.<name>(*args): same repr, no state, same values."""
+    t, e = getattr(torch.nn, name)(*args), getattr(nn, name)(*args)
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict()) == []
+    x = rng(f"{name}{args}").standard_normal(shape) * 3
+    compare(torch, f"{name}{args}", device, t, e, [x])
+
+
+def check_parameter_module(torch, device, name, args, kwargs, shape):
+    """torch.nn.<name> and ember.nn.<name> with the same parameters: same repr, values and
+    gradients (parameters' too) on device."""
+    torch.manual_seed(3)
+    t, e = loaded_twin(torch, name, *args, **kwargs)
+    assert repr(e) == repr(t)
+    e.to(device)
+    compare(torch, f"{name}{args}", device, t, e,
+            [rng(f"{name}{args}").standard_normal(shape)], t_mod=t, e_mod=e)

@@ -8,22 +8,20 @@ import ember.nn.functional as F
 import numpy as np
 import pytest
 from nn_helpers import (
+    check_functional,
     check_layer,
+    check_parameter_module,
+    check_stateless,
     close,
-    compare,
     cpu_and_devices,
-    loaded_twin,
+    randn_stream,
     rng,
     to_numpy,
     twin,
 )
 
 DEVICES = cpu_and_devices()
-RNG = np.random.default_rng(0)
-
-
-def randn(*shape):
-    return RNG.standard_normal(shape)
+randn = randn_stream(0)
 
 
 ACTIVATIONS = [("ReLU", {}), ("LeakyReLU", dict(negative_slope=0.2)), ("GELU", {}),
@@ -56,9 +54,7 @@ FUNCTIONS = [
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,fn,shape", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
 def test_functional_matches_torch(torch, device, name, fn, shape):
-    x = rng(name).standard_normal(shape)
-    compare(torch, name, device, lambda t: fn(torch.nn.functional, t), lambda e: fn(F, e),
-            [x])
+    check_functional(torch, device, name, fn, shape, F)
 
 
 MODULES = [
@@ -71,12 +67,7 @@ MODULES = [
 @pytest.mark.parametrize("name,args,kwargs,shape", MODULES,
                          ids=[f"{m[0]}{m[1]}{m[2]}" for m in MODULES])
 def test_parameter_modules_match_torch(torch, device, name, args, kwargs, shape):
-    torch.manual_seed(3)
-    t, e = loaded_twin(torch, name, *args, **kwargs)
-    assert repr(e) == repr(t)
-    e.to(device)
-    compare(torch, f"{name}{args}", device, t, e,
-            [rng(f"{name}{args}").standard_normal(shape)], t_mod=t, e_mod=e)
+    check_parameter_module(torch, device, name, args, kwargs, shape)
 
 
 def test_prelu_initialises_like_torch():
@@ -96,11 +87,7 @@ STATELESS = [
 @pytest.mark.parametrize("name,args,shape", STATELESS,
                          ids=[f"{m[0]}{m[1]}" for m in STATELESS])
 def test_stateless_modules_match_torch(torch, device, name, args, shape):
-    t, e = getattr(torch.nn, name)(*args), getattr(nn, name)(*args)
-    assert repr(e) == repr(t)
-    assert list(e.state_dict()) == list(t.state_dict()) == []
-    x = rng(f"{name}{args}").standard_normal(shape) * 3
-    compare(torch, f"{name}{args}", device, t, e, [x])
+    check_stateless(torch, device, name, args, shape, nn)
 
 
 def test_inplace_activations_write_their_input(torch):

@@ -5,16 +5,11 @@ from __future__ import annotations
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
-import numpy as np
 import pytest
 from ember.autograd import gradcheck
-from nn_helpers import check_layer, twin
+from nn_helpers import check_layer, randn_stream, twin
 
-RNG = np.random.default_rng(0)
-
-
-def randn(*shape):
-    return RNG.standard_normal(shape)
+randn = randn_stream(0)
 
 
 CONV2D = [

@@ -4,14 +4,10 @@ from __future__ import annotations
 import ember
 import numpy as np
 import pytest
-from nn_helpers import check_layer, copy_state, cpu_and_opencl, rng, to_numpy, twin
+from nn_helpers import check_layer, copy_state, cpu_and_opencl, randn_stream, rng, to_numpy, twin
 
 DEVICES = cpu_and_opencl()
-RNG = np.random.default_rng(0)
-
-
-def randn(*shape):
-    return RNG.standard_normal(shape)
+randn = randn_stream(0)
 
 
 @pytest.mark.parametrize("bias", [True, False])

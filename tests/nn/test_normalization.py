@@ -9,25 +9,22 @@ import numpy as np
 import pytest
 from ember.autograd import gradcheck
 from nn_helpers import (
+    check_functional,
     check_layer,
+    check_parameter_module,
     close,
-    compare,
     copy_weights,
     cpu_and_devices,
     cpu_and_opencl,
     forward_backward,
-    loaded_twin,
+    randn_stream,
     rng,
     to_numpy,
     twin,
 )
 
 DEVICES = cpu_and_devices()
-RNG = np.random.default_rng(0)
-
-
-def randn(*shape):
-    return RNG.standard_normal(shape)
+randn = randn_stream(0)
 
 
 @pytest.mark.parametrize("momentum", [0.1, None])
@@ -119,9 +116,7 @@ FUNCTIONS = [
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,fn,shape", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
 def test_functional_matches_torch(torch, device, name, fn, shape):
-    x = rng(name).standard_normal(shape)
-    compare(torch, name, device, lambda t: fn(torch.nn.functional, t), lambda e: fn(F, e),
-            [x])
+    check_functional(torch, device, name, fn, shape, F)
 
 
 MODULES = [
@@ -134,12 +129,7 @@ MODULES = [
 @pytest.mark.parametrize("name,args,kwargs,shape", MODULES,
                          ids=[f"{m[0]}{m[1]}{m[2]}" for m in MODULES])
 def test_parameter_modules_match_torch(torch, device, name, args, kwargs, shape):
-    torch.manual_seed(3)
-    t, e = loaded_twin(torch, name, *args, **kwargs)
-    assert repr(e) == repr(t)
-    e.to(device)
-    compare(torch, f"{name}{args}", device, t, e,
-            [rng(f"{name}{args}").standard_normal(shape)], t_mod=t, e_mod=e)
+    check_parameter_module(torch, device, name, args, kwargs, shape)
 
 
 def test_rms_norm_initialises_like_torch(torch):

@@ -13,14 +13,20 @@ import pytest
 from ember import dispatch
 from ember.autograd import gradcheck, gradgradcheck
 from ember.ops.nn import max_pool2d_backward_op, max_pool2d_op
-from nn_helpers import check_layer, close, compare, cpu_and_devices, rng, to_numpy, twin
+from nn_helpers import (
+    check_functional,
+    check_layer,
+    check_stateless,
+    close,
+    cpu_and_devices,
+    randn_stream,
+    rng,
+    to_numpy,
+    twin,
+)
 
 DEVICES = cpu_and_devices()
-RNG = np.random.default_rng(0)
-
-
-def randn(*shape):
-    return RNG.standard_normal(shape)
+randn = randn_stream(0)
 
 @pytest.mark.parametrize("cfg", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
                                  dict(kernel_size=3, stride=2, ceil_mode=True),
@@ -81,9 +87,7 @@ FUNCTIONS = [
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,fn,shape", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
 def test_functional_matches_torch(torch, device, name, fn, shape):
-    x = rng(name).standard_normal(shape)
-    compare(torch, name, device, lambda t: fn(torch.nn.functional, t), lambda e: fn(F, e),
-            [x])
+    check_functional(torch, device, name, fn, shape, F)
 
 
 def test_max_pool1d_indices_match_torch(torch):
@@ -106,11 +110,7 @@ STATELESS = [
 @pytest.mark.parametrize("name,args,shape", STATELESS,
                          ids=[f"{m[0]}{m[1]}" for m in STATELESS])
 def test_stateless_modules_match_torch(torch, device, name, args, shape):
-    t, e = getattr(torch.nn, name)(*args), getattr(nn, name)(*args)
-    assert repr(e) == repr(t)
-    assert list(e.state_dict()) == list(t.state_dict()) == []
-    x = rng(f"{name}{args}").standard_normal(shape) * 3
-    compare(torch, f"{name}{args}", device, t, e, [x])
+    check_stateless(torch, device, name, args, shape, nn)
 
 
 GRADCHECK = [
