@@ -9,7 +9,6 @@ from ._table import FLOATS, Input, M, Rows, S
 
 ROWS = Rows("index")
 case = ROWS.case
-section = ROWS.section
 
 # --- indexing ---------------------------------------------------------------------------
 case("slice", lambda E, x: (x[1], x[:, 1:3], x[..., ::-2], x[None, 0, :, -1],
@@ -98,7 +97,6 @@ def _scatter_add_ref(x, i, s):
 
 
 # --- PyTorch's tensor functions: scatter and fill -----------------------------------------
-section("tensor_functions")
 _PERM = Input((3, 4), "i", (2, 0, 3, 1, 1, 3, 0, 2, 0, 1, 2, 3))     # one permutation per row
 case("scatter", lambda E, x, i: (E.scatter(x, 1, i, x * 2), x.scatter(1, i[:, :2], -1.0),
                                  E.index_fill(x, 1, i[0, :2], 0.5)),

@@ -11,7 +11,6 @@ from ._table import ALL_FLOATS, Input, M, Rows
 
 ROWS = Rows("linalg")
 case = ROWS.case
-section = ROWS.section
 
 # --- matmul --------------------------------------------------------------------------------
 case("matmul", lambda E, x, y: x @ y, np.matmul, Input((3, 4)), Input((4, 5)),
@@ -32,7 +31,6 @@ case("matmul:special", lambda E, x, y: x @ y, np.matmul, Input((2, 2), "f",
 
 
 # --- PyTorch's tensor functions: norms ----------------------------------------------------
-section("tensor_functions")
 case("norm", lambda E, x: (x.norm(), x.norm(1, 1), E.linalg.norm(x, dim=-1),
                            E.linalg.vector_norm(x, float("inf"), (0, 2))),
      lambda np, x: (np.sqrt((x * x).sum()), np.abs(x).sum(1), np.sqrt((x * x).sum(-1)),
@@ -65,7 +63,6 @@ def _signed_np(np, v):
     return v * np.sign(v[..., :1, :])
 
 
-section("linalg")
 case("inv", lambda E, x: E.linalg.inv(_general(E, x)),
      lambda np, x: np.linalg.inv(_np_general(np, x)), Input((2, 3, 3)))
 case("solve", lambda E, a, b: E.linalg.solve(_general(E, a), b),

@@ -7,7 +7,6 @@ from ._table import FLOATS, Input, M, Rows, S
 
 ROWS = Rows("movement")
 case = ROWS.case
-section = ROWS.section
 
 # --- movement ---------------------------------------------------------------------------
 case("reshape", lambda E, x: (x.reshape(4, -1), x.reshape(24)),
@@ -62,7 +61,6 @@ def _slice_scatter_ref(x, s):
 
 
 # --- PyTorch's tensor functions: moving data ----------------------------------------------
-section("tensor_functions")
 case("roll", lambda E, x: (E.roll(x, 1, 2), x.roll((1, -1), (0, 1)), E.roll(x, 3),
                            x.narrow(2, 1, 2)),
      lambda np, x: (np.roll(x, 1, 2), np.roll(x, (1, -1), (0, 1)), np.roll(x, 3), x[:, :, 1:3]),

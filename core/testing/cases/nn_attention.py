@@ -8,7 +8,7 @@ import numpy as np
 from ._references import _softmax
 from ._table import F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("attention")
 case = ROWS.case
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._table import ALL_FLOATS, FLOATS, F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("conv")
 case = ROWS.case
 
 

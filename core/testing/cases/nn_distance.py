@@ -4,7 +4,7 @@ from __future__ import annotations
 from ._references import _dist
 from ._table import F, Input, Rows
 
-ROWS = Rows("loss")
+ROWS = Rows("distance")
 case = ROWS.case
 
 case("cosine_similarity", lambda E, a, b: (F(E).cosine_similarity(a, b),

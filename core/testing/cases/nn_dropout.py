@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._table import F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("dropout")
 case = ROWS.case
 
 case("dropout:eval", lambda E, x: (F(E).dropout(x, 0.4, training=False),

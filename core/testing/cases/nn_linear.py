@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from ._table import ALL_FLOATS, F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("linear")
 case = ROWS.case
-section = ROWS.section
 
 case("linear", lambda E, x, w, b: (F(E).linear(x, w, b), F(E).linear(x, w)),
      lambda np, x, w, b: (x @ w.T + b, x @ w.T), Input((2, 3, 4)), Input((5, 4)), Input((5,)),
@@ -14,7 +13,6 @@ case("linear:vector", lambda E, x, w: F(E).linear(x, w), lambda np, x, w: w @ x,
      Input((3, 4)), ops=("linear",))
 
 
-section("linear")
 case("bilinear",
      lambda E, a, b, w, bias: (F(E).bilinear(a, b, w, bias), F(E).bilinear(a, b, w)),
      lambda np, a, b, w, bias: (np.einsum("ni,oij,nj->no", a, w, b) + bias,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ._table import F, Input, Rows
 
 # the report has always grouped this row under normalization
-ROWS = Rows("normalization")
+ROWS = Rows("padding")
 case = ROWS.case
 
 # reflect / replicate / circular padding: an index_select per padded dim

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._table import F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("pixelshuffle")
 case = ROWS.case
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._table import F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("sparse")
 case = ROWS.case
 
 case("embedding", lambda E, i, w: F(E).embedding(i, w), lambda np, i, w: w[i],

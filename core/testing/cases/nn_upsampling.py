@@ -5,7 +5,7 @@ import numpy as np
 
 from ._table import F, Input, Rows
 
-ROWS = Rows("nn")
+ROWS = Rows("upsampling")
 case = ROWS.case
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ._table import FLOATS, Input, M, Rows
 
-ROWS = Rows("tensor_functions")
+ROWS = Rows("products")
 case = ROWS.case
 
 # --- PyTorch's tensor functions: products, triangles, diagonals ---------------------------

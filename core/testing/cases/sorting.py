@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._table import Input, M, Rows, S
 
-ROWS = Rows("sort_scan")
+ROWS = Rows("sorting")
 case = ROWS.case
 
 case("cumsum", lambda E, x: (E.cumsum(x, 1), E.cumsum(x, -1), E.cumprod(x, 0)),
