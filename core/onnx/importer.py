@@ -19,7 +19,7 @@ from .. import dtypes as D
 from .. import ops
 from ..errors import EmberError
 from ..functional import relu
-from ..functional_extra2 import round as round_half_even
+from ..functional.elementwise import round as round_half_even
 from ..nn.module import Module
 from ..tensor import Tensor
 
