@@ -3,6 +3,7 @@ clean however often it comes."""
 from __future__ import annotations
 
 import itertools
+import threading
 import os
 import random
 import signal
@@ -109,6 +110,9 @@ def test_dozens_of_caught_ctrl_c(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)      # Ctrl-C reaches its whole group
     caught = []
+    # a hang must fail this test, not stall the suite: the whole group dies after 120 s
+    watchdog = threading.Timer(120, os.killpg, (proc.pid, signal.SIGKILL))
+    watchdog.start()
     try:
         for line in proc.stdout:
             if line.startswith("round"):
@@ -120,6 +124,7 @@ def test_dozens_of_caught_ctrl_c(tmp_path):
                 break
         _, err = proc.communicate(timeout=60)
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

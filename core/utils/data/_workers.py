@@ -209,18 +209,22 @@ class MultiProcessIter:
         self._prefetch = loader.prefetch_factor * self._n
         self._persistent = loader.persistent_workers
         self._iterable = loader._index_sampler is None
-        self.closed = False
+        self.closed = True           # nothing to shut down until the queues exist
         self._epoch = 0
-        self._result_queue = ctx.Queue()
-        self._done = ctx.Event()
         parts = {"dataset": loader.dataset, "worker_init_fn": loader.worker_init_fn,
                  "fetch": {"auto_collation": loader._auto_collation,
                            "collate_fn": loader.collate_fn, "drop_last": loader.drop_last,
                            "batch_size": loader.batch_size}}
         try:
+            # Ctrl-C inside Queue.put can leave the queue's lock taken (raised after the
+            # acquire, before the `with` that releases it), and shutdown's put would then
+            # wait forever: the whole start, first tasks included, runs with it held
             with _sigint_held():
+                self._result_queue = ctx.Queue()
+                self._done = ctx.Event()
+                self.closed = False
                 self._start(ctx, parts, base_seed)
-            self.reset(first=True)
+                self.reset(first=True)
         except BaseException:        # a failed start must not leave processes behind
             self.shutdown()
             raise
@@ -266,7 +270,8 @@ class MultiProcessIter:
         else:
             indices = None
         worker_id = next(w for w in self._next_worker if self._active[w])
-        self._index_queues[worker_id].put((self._epoch, self._send_idx, indices))
+        with _sigint_held():         # never interrupted holding the queue's lock (above)
+            self._index_queues[worker_id].put((self._epoch, self._send_idx, indices))
         self._owner[self._send_idx] = worker_id
         self._send_idx += 1
 
