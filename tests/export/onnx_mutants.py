@@ -527,6 +527,25 @@ def _external(folder: str, conv: onnx.ModelProto, x: tuple) -> list:
     return cases
 
 
+def _nested(depth: int) -> bytes:
+    """A model whose If node holds a subgraph holding an If node ... depth times, written
+    byte by byte (onnx.helper would recurse in Python)."""
+    def field(number, payload):
+        size, varint = len(payload), bytearray()
+        while True:
+            varint.append((size & 0x7F) | (0x80 if size >> 7 else 0))
+            size >>= 7
+            if not size:
+                break
+        return bytes([number << 3 | 2]) + bytes(varint) + payload
+    graph = b""
+    for _ in range(depth):
+        attribute = field(1, b"then_branch") + bytes([0xA0, 0x01, 5]) + field(6, graph)
+        node = field(1, b"x") + field(2, b"y") + field(4, b"If") + field(5, attribute)
+        graph = field(1, node) + field(11, field(1, b"x")) + field(12, field(1, b"y"))
+    return bytes([0x08, 8]) + field(7, graph) + field(8, bytes([0x10, 17]))
+
+
 def cases(folder: str) -> list:
     """Every case; folder holds the external-data cases' files."""
     ember_bytes, ember_x = _ember_model()
@@ -538,7 +557,9 @@ def cases(folder: str) -> list:
            Case("empty bytes", b"", expect="the model has no graph"),
            Case("garbage", bytes(range(256)) * 4, expect="cannot read an ONNX model"),
            Case("0xff bytes", b"\xff" * 40, expect="protobuf cannot parse"),
-           Case("text", b"hello, this is not a model\n" * 8, expect=None)]
+           Case("text", b"hello, this is not a model\n" * 8, expect=None),
+           Case("subgraphs 3 deep", _nested(3), expect="ONNX op 'If' (node #0 (If))"),
+           Case("subgraphs 1000 deep", _nested(1000), expect="protobuf cannot parse")]
     out += _byte_cases("ember", ember_bytes, ember_x, 1)
     out += _byte_cases("conv", conv.SerializeToString(), conv_x, 2)
     out += _byte_cases("shape", shape.SerializeToString(), shape_x, 3)
