@@ -202,15 +202,33 @@ def _run(model_proto, inputs: list) -> tuple:
     return session.run(None, feeds), "onnxruntime"
 
 
-def load(f):
-    """An ONNX model (a path, bytes or a ModelProto) as an ember Module that runs on any
-    device: `ember.onnx.load(path).to("opencl:0")(x)`."""
+def load(f, *, base_dir=None):
+    """An ONNX model (a path, a binary file object, bytes or a ModelProto) as an ember Module
+    that runs on any device: `ember.onnx.load(path).to("opencl:0")(x)`.
+
+    The model is checked whole before it is returned: a malformed one (unreadable bytes, a
+    tensor whose data disagrees with its shape, a node reading a value nothing makes, an
+    output never produced, an op or attribute ember does not import) is an OnnxImportError
+    naming the initializer, node or output.  External data is read from the model's folder
+    (base_dir, where the model comes as bytes or a ModelProto) after ember's own path check:
+    a relative path that stays inside that folder, symlinks resolved, to an existing file
+    that holds the bytes the tensor needs."""
     onnx = _require("onnx")
     from .importer import OnnxModule
+    from .reader import parse
     if isinstance(f, onnx.ModelProto):
         proto = f
-    elif isinstance(f, (bytes, bytearray)):
-        proto = onnx.load_from_string(bytes(f))
+    elif isinstance(f, (bytes, bytearray, memoryview)):
+        proto = parse(bytes(f), "the bytes given")
+    elif hasattr(f, "read"):
+        name = getattr(f, "name", None)
+        proto = parse(f.read(), f"file {name!r}" if isinstance(name, str) else "the file")
+        if base_dir is None and isinstance(name, str) and os.path.isfile(name):
+            base_dir = os.path.dirname(os.path.abspath(name))
     else:
-        proto = onnx.load(f)
-    return OnnxModule(proto)
+        path = os.fspath(f)
+        with open(path, "rb") as fh:
+            proto = parse(fh.read(), repr(path))
+        if base_dir is None:
+            base_dir = os.path.dirname(os.path.abspath(path))
+    return OnnxModule(proto, base_dir=base_dir)

@@ -20,53 +20,46 @@ from .. import ops
 from ..errors import EmberError
 from ..functional import relu
 from ..functional.elementwise import round as round_half_even
+from ..graph.capture import GraphBreak
 from ..nn.module import Module
 from ..tensor import Tensor
+from . import reader
+from .reader import OnnxImportError
 
 MAX_HOST_CONSTANT = 64              # integer initializers up to this size stay on the host
 
 
-class OnnxImportError(EmberError, ValueError):
-    """An ONNX model that ember cannot run (an op it does not import, a bad attribute)."""
-
-
 class OnnxModule(Module):
-    """An imported ONNX model: call it with one tensor per graph input."""
+    """An imported ONNX model: call it with one tensor per graph input.
 
-    def __init__(self, proto):
+    The model is checked whole when it is built (reader.plan): a malformed model is an
+    OnnxImportError here, naming the initializer, node or output, not an error from deep
+    inside a later call."""
+
+    def __init__(self, proto, base_dir=None):
         super().__init__()
-        from onnx import numpy_helper
-        graph = proto.graph
-        self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
-                          0)
-        if self.opset < 11:
-            raise OnnxImportError(f"onnx.load: the model uses opset {self.opset}; ember "
-                                  "imports opset 11 and later")
-        init = {t.name for t in graph.initializer}
-        self.input_names = [i.name for i in graph.input if i.name not in init]
-        self.output_names = [o.name for o in graph.output]
+        plan = reader.plan(proto, reader.Source(base_dir), SIGNATURES)
+        self.opset = plan.opset
+        self.input_names = plan.inputs
+        self.output_names = plan.outputs
         self._host: dict = {}
         self._buffer_of: dict = {}
-        for t in graph.initializer:
-            array = numpy_helper.to_array(t)
+        for name, array in plan.initializers.items():
             if array.dtype.kind in "iub" and array.size <= MAX_HOST_CONSTANT:
-                self._host[t.name] = array
-            else:
-                key = f"w{len(self._buffer_of)}"
-                self._buffer_of[t.name] = key
-                self.register_buffer(key, _tensor(np.ascontiguousarray(array), None))
-        self._nodes = []
-        for node in graph.node:
-            if node.domain not in ("", "ai.onnx"):
-                raise OnnxImportError(f"onnx.load: node {node.name!r} is in domain "
-                                      f"{node.domain!r}; ember imports the default domain")
-            if node.op_type not in OPS:
-                raise OnnxImportError(f"onnx.load: ONNX op {node.op_type!r} (node "
-                                      f"{node.name!r}) has no ember import; ember imports "
-                                      f"{', '.join(sorted(OPS))}")
-            attrs = {a.name: _attribute(a) for a in node.attribute}
-            self._nodes.append((node.op_type, list(node.input), list(node.output), attrs,
-                                node.name))
+                self._host[name] = array
+                continue
+            try:
+                D.from_numpy_dtype(array.dtype)
+            except EmberError:
+                raise OnnxImportError(
+                    f"onnx.load: initializer {reader.quote(name)} is {array.dtype} with "
+                    f"{array.size} elements; ember keeps integer initializers of at most "
+                    f"{MAX_HOST_CONSTANT} elements on the host and has no {array.dtype} "
+                    "tensors: store it as int32 or int64") from None
+            key = f"w{len(self._buffer_of)}"
+            self._buffer_of[name] = key
+            self.register_buffer(key, _tensor(np.ascontiguousarray(array), None))
+        self._nodes = plan.nodes
 
     def forward(self, *inputs):
         if len(inputs) != len(self.input_names):
@@ -80,24 +73,45 @@ class OnnxModule(Module):
         env.update(zip(self.input_names, inputs))
         env[""] = None
         ctx = _Context(device, self.opset)
-        for op_type, ins, outs, attrs, name in self._nodes:
-            try:
-                args = [env[i] for i in ins]
-            except KeyError as exc:
-                raise OnnxImportError(f"onnx model: node {name!r} ({op_type}) reads "
-                                      f"{exc.args[0]!r}, which nothing makes before it") \
-                    from None
-            results = OPS[op_type](ctx, args, attrs)
+        for op_type, ins, outs, attrs, label in self._nodes:
+            try:            # every input exists: reader.plan ordered the nodes
+                results = OPS[op_type](ctx, [env[i] for i in ins], attrs)
+            except GraphBreak:
+                raise
+            except Exception as exc:  # noqa: BLE001  (named with the node, cause chained)
+                raise _failed(label, exc) from exc
             if not isinstance(results, (tuple, list)):
                 results = (results,)
+            if len(results) < len(outs):
+                raise OnnxImportError(f"onnx model: {label} has {len(outs)} outputs; the op "
+                                      f"made {len(results)} from these inputs: drop the "
+                                      "extra outputs from the node")
             for out, value in zip(outs, results):
-                env[out] = value
+                if out:
+                    env[out] = value
         results = [_as_tensor(env[n], device) for n in self.output_names]
         return results[0] if len(results) == 1 else tuple(results)
 
     def extra_repr(self) -> str:
         return (f"{len(self._nodes)} nodes, opset {self.opset}, inputs "
                 f"{self.input_names}, outputs {self.output_names}")
+
+
+def _failed(label: str, exc: Exception) -> OnnxImportError:
+    """The error a node raised while running, as an OnnxImportError naming the node."""
+    text = str(exc)
+    if len(text) > 400:
+        text = text[:400] + "..."
+    if isinstance(exc, OnnxImportError):          # the op refuses what the node asks
+        text = text[len("onnx model: "):] if text.startswith("onnx model: ") else text
+        return OnnxImportError(
+            f"onnx model: {label}: {text}; ember cannot run this node as the model writes "
+            "it: export the model without it, or run the model with onnxruntime")
+    return OnnxImportError(
+        f"onnx model: {label} fails on its inputs: {type(exc).__name__}: {text}; the "
+        "model's attributes or constants do not fit the inputs it was given: check the "
+        "inputs' shapes and dtypes against the model's graph inputs, or export the model "
+        "again")
 
 
 class _Context:
@@ -119,17 +133,20 @@ def _as_tensor(x, device):
     return _tensor(np.ascontiguousarray(np.asarray(x)), device)
 
 
-def _attribute(a):
-    from onnx import helper
-    value = helper.get_attribute_value(a)
-    if isinstance(value, bytes):
-        return value.decode()
-    if hasattr(value, "dims"):             # a TensorProto (Constant, ConstantOfShape)
-        from onnx import numpy_helper
-        return numpy_helper.to_array(value)
-    if isinstance(value, list):
-        return [v.decode() if isinstance(v, bytes) else v for v in value]
-    return value
+def _axis(axis: int, ndim: int, what: str) -> int:
+    """axis in 0..ndim-1, or an OnnxImportError where it is outside -ndim..ndim-1 (ONNX's
+    range: a wrapped-around axis would be a silent wrong answer)."""
+    if not -ndim <= axis < ndim:
+        raise OnnxImportError(f"onnx model: {what} axis {axis} is out of range for a "
+                              f"{ndim}-d input; expected {-ndim} to {ndim - 1}")
+    return axis % ndim
+
+
+def _axes_in(axes, ndim: int, what: str) -> list:
+    out = [_axis(a, ndim, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise OnnxImportError(f"onnx model: {what} axes {list(axes)} repeat an axis")
+    return out
 
 
 def _host(x) -> bool:
@@ -186,6 +203,36 @@ def _cast_like(x, other):
     return x
 
 
+def _variadic(pairwise):
+    """Max / Min of one or more inputs, folded pairwise."""
+    def op(ctx, args, attrs):
+        out = args[0]
+        for other in args[1:]:
+            out = pairwise(ctx, [out, other], attrs)
+        return out
+    return op
+
+
+def _is_inf(ctx, args, attrs):
+    x = ctx.tensor(args[0])
+    negative, positive = attrs.get("detect_negative", 1), attrs.get("detect_positive", 1)
+    out = _em("isinf")(x)
+    if not negative:
+        out = out & (x > 0)
+    if not positive:
+        out = out & (x < 0)
+    return out
+
+
+def _dropout(ctx, args, attrs):
+    training = args[2] if len(args) > 2 else None
+    if training is not None and (bool(np.asarray(training).reshape(-1)[0]) if _host(training)
+                                 else bool(training.item())):
+        raise OnnxImportError("onnx model: Dropout with training_mode true (ember imports "
+                              "models for inference, exported in eval mode)")
+    return args[0]
+
+
 def _mod(ctx, args, attrs):
     x, y = args
     fmod = attrs.get("fmod", 0)
@@ -214,7 +261,7 @@ def _shape(ctx, args, attrs):
 
 def _gather(ctx, args, attrs):
     x, index = args
-    axis = attrs.get("axis", 0)
+    axis = _axis(attrs.get("axis", 0), len(x.shape), "Gather's")
     if _host(x) and _host(index):
         return np.take(x, index, axis=axis)
     x = ctx.tensor(x)
@@ -234,7 +281,7 @@ def _gather(ctx, args, attrs):
 
 def _gather_elements(ctx, args, attrs):
     x, index = (ctx.tensor(a) for a in args)
-    return _em("gather")(x, attrs.get("axis", 0), index)
+    return _em("gather")(x, _axis(attrs.get("axis", 0), x.ndim, "GatherElements'"), index)
 
 
 def _scatter_elements(ctx, args, attrs):
@@ -243,7 +290,8 @@ def _scatter_elements(ctx, args, attrs):
     if reduction != "add":
         raise OnnxImportError(f"onnx model: ScatterElements with reduction={reduction!r}; "
                               "ember imports reduction='add'")
-    return x.scatter_add(attrs.get("axis", 0), index, src)
+    return x.scatter_add(_axis(attrs.get("axis", 0), x.ndim, "ScatterElements'"), index,
+                         src)
 
 
 def _reshape(ctx, args, attrs):
@@ -259,6 +307,9 @@ def _reshape(ctx, args, attrs):
 def _transpose(ctx, args, attrs):
     x = args[0]
     perm = attrs.get("perm") or list(reversed(range(len(x.shape))))
+    if sorted(perm) != list(range(len(x.shape))):
+        raise OnnxImportError(f"onnx model: Transpose's perm {perm} for a {len(x.shape)}-d "
+                              "input; expected a permutation of its axes")
     return np.transpose(x, perm) if _host(x) else x.permute(*perm)
 
 
@@ -284,6 +335,13 @@ def _slice(ctx, args, attrs):
         list(range(len(starts)))
     steps = _ints(args[4], "Slice's steps") if len(args) > 4 and args[4] is not None else \
         [1] * len(starts)
+    axes = _axes_in(axes, ndim, "Slice's")
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise OnnxImportError(f"onnx model: Slice has {len(starts)} starts, {len(ends)} ends, "
+                              f"{len(axes)} axes and {len(steps)} steps; expected one each "
+                              "per sliced axis")
+    if 0 in steps:
+        raise OnnxImportError("onnx model: Slice with a step of 0; expected nonzero steps")
     index = [slice(None)] * ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
         n = x.shape[a]
@@ -313,7 +371,7 @@ def _slice(ctx, args, attrs):
 
 def _pad(ctx, args, attrs):
     x = ctx.tensor(args[0])
-    pads = _ints(args[1], "Pad's pads") if len(args) > 1 else attrs["pads"]
+    pads = _ints(args[1], "Pad's pads")
     mode = attrs.get("mode", "constant")
     if mode != "constant":
         raise OnnxImportError(f"onnx model: Pad mode {mode!r}; ember imports 'constant'")
@@ -322,16 +380,24 @@ def _pad(ctx, args, attrs):
         value = float(np.asarray(args[2]).reshape(-1)[0]) if _host(args[2]) else \
             float(args[2].item())
     n = len(x.shape)
+    axes = _ints(args[3], "Pad's axes") if len(args) > 3 and args[3] is not None else \
+        list(range(n))
+    if len(pads) != 2 * len(axes) or any(not -n <= a < n for a in axes):
+        raise OnnxImportError(f"onnx model: Pad has {len(pads)} pads for axes {axes} of a "
+                              f"{n}-d input; expected 2 per axis (begins, then ends)")
+    full = [0] * (2 * n)
+    for k, a in enumerate(axes):
+        full[a % n], full[a % n + n] = pads[k], pads[k + len(axes)]
     torch_pads = []
     for axis in reversed(range(n)):             # F.pad: last axis first
-        torch_pads += [pads[axis], pads[axis + n]]
+        torch_pads += [full[axis], full[axis + n]]
     from ..nn import functional as F
     return F.pad(x, tuple(torch_pads), value=value)
 
 
 def _concat(ctx, args, attrs):
-    axis = attrs["axis"]
     args = [a for a in args if a is not None]
+    axis = _axis(attrs["axis"], len(args[0].shape), "Concat's")
     if all(_host(a) for a in args):
         return np.concatenate(args, axis=axis)
     return _em("cat")([ctx.tensor(a) for a in args], axis)
@@ -348,7 +414,7 @@ def _unsqueeze(ctx, args, attrs):
     axes = _axes(args, attrs, ctx)
     ndim = len(x.shape) + len(axes)
     shape = list(x.shape)
-    for a in sorted(a % ndim for a in axes):
+    for a in sorted(_axes_in(axes, ndim, "Unsqueeze's")):
         shape.insert(a, 1)
     return x.reshape(shape)
 
@@ -357,7 +423,11 @@ def _squeeze(ctx, args, attrs):
     x = args[0]
     axes = _axes(args, attrs, ctx)
     ndim = len(x.shape)
-    axes = {a % ndim for a in axes} if axes else {a for a, n in enumerate(x.shape) if n == 1}
+    axes = set(_axes_in(axes, ndim, "Squeeze's")) if axes else \
+        {a for a, n in enumerate(x.shape) if n == 1}
+    if any(x.shape[a] != 1 for a in axes):
+        raise OnnxImportError(f"onnx model: Squeeze of axes {sorted(axes)} of shape "
+                              f"{list(x.shape)}; expected axes of size 1")
     shape = [n for a, n in enumerate(x.shape) if a not in axes]
     return x.reshape(shape)
 
@@ -374,10 +444,14 @@ def _reduce(name):
             if attrs.get("noop_with_empty_axes", 0):
                 return x
             axes = list(range(x.ndim))
-        axes = tuple(a % x.ndim for a in axes)
+        axes = tuple(_axes_in(axes, x.ndim, f"{_ONNX_NAME[name]}'s"))
         return getattr(x, name)(axes, keepdim=keep) if name != "sum" else \
             x.sum(axes, keepdim=keep)
     return op
+
+
+_ONNX_NAME = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax",
+              "amin": "ReduceMin", "mean": "ReduceMean", "argmax": "ArgMax", "argmin": "ArgMin"}
 
 
 def _arg(name):
@@ -385,16 +459,17 @@ def _arg(name):
         x = ctx.tensor(args[0])
         if attrs.get("select_last_index", 0):
             raise OnnxImportError(f"onnx model: {name} with select_last_index=1")
-        return getattr(x, name)(attrs.get("axis", 0), keepdim=bool(attrs.get("keepdims", 1)))
+        return getattr(x, name)(_axis(attrs.get("axis", 0), x.ndim, f"{_ONNX_NAME[name]}'s"),
+                                keepdim=bool(attrs.get("keepdims", 1)))
     return op
 
 
 def _softmax(ctx, args, attrs):
     x = ctx.tensor(args[0])
-    axis = attrs.get("axis", -1)
+    axis = _axis(attrs.get("axis", -1), x.ndim, "Softmax's")
     if ctx.opset < 13:                         # coerced to 2-D before opset 13
         shape = x.shape
-        rows = math.prod(shape[:axis % x.ndim])
+        rows = math.prod(shape[:axis])
         return x.reshape(rows, -1).softmax(1).reshape(shape)
     return x.softmax(axis)
 
@@ -451,6 +526,16 @@ def _max_pool(ctx, args, attrs):
 def _average_pool(ctx, args, attrs):
     from ..nn import functional as F
     x = ctx.tensor(args[0])
+    kernel = attrs["kernel_shape"]
+    if len(kernel) != 2:
+        raise OnnxImportError(f"onnx model: AveragePool over {len(kernel)} dimensions; ember "
+                              "imports 2-D pooling")
+    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise OnnxImportError("onnx model: AveragePool with auto_pad SAME_*; ember imports "
+                              "explicit pads")
+    if any(d != 1 for d in attrs.get("dilations", [1, 1])):
+        raise OnnxImportError("onnx model: AveragePool with dilations; ember imports "
+                              "dilations 1")
     pads = attrs.get("pads", [0, 0, 0, 0])
     if pads[0] != pads[2] or pads[1] != pads[3]:
         raise OnnxImportError("onnx model: AveragePool with uneven padding")
@@ -475,12 +560,18 @@ def _conv(ctx, args, attrs):
     if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or pads[0] != pads[2] or \
             pads[1] != pads[3]:
         raise OnnxImportError("onnx model: Conv with uneven or automatic padding")
+    if list(attrs.get("kernel_shape", w.shape[2:])) != list(w.shape[2:]):
+        raise OnnxImportError(f"onnx model: Conv's kernel_shape {attrs['kernel_shape']} "
+                              f"disagrees with its weight's shape {list(w.shape)}")
     return F.conv2d(x, w, b, tuple(attrs.get("strides", [1, 1])), (pads[0], pads[1]),
                     tuple(attrs.get("dilations", [1, 1])), attrs.get("group", 1))
 
 
 def _batch_norm(ctx, args, attrs):
     from ..nn import functional as F
+    if attrs.get("training_mode", 0):
+        raise OnnxImportError("onnx model: BatchNormalization with training_mode=1 (ember "
+                              "imports models for inference, exported in eval mode)")
     x, scale, bias, mean, var = (ctx.tensor(a) for a in args[:5])
     return F.batch_norm(x, mean, var, scale, bias, False, 0.0, attrs.get("epsilon", 1e-5))
 
@@ -488,7 +579,7 @@ def _batch_norm(ctx, args, attrs):
 def _layer_norm(ctx, args, attrs):
     from ..nn import functional as F
     x = ctx.tensor(args[0])
-    axis = attrs.get("axis", -1) % x.ndim
+    axis = _axis(attrs.get("axis", -1), x.ndim, "LayerNormalization's")
     scale = ctx.tensor(args[1])
     bias = ctx.tensor(args[2]) if len(args) > 2 and args[2] is not None else None
     return F.layer_norm(x, tuple(x.shape[axis:]), scale, bias, attrs.get("epsilon", 1e-5))
@@ -496,7 +587,12 @@ def _layer_norm(ctx, args, attrs):
 
 def _flatten(ctx, args, attrs):
     x = args[0]
-    axis = attrs.get("axis", 1) % max(len(x.shape), 1)
+    ndim = len(x.shape)
+    axis = attrs.get("axis", 1)
+    if not -ndim <= axis <= ndim:                  # Flatten's axis may be ndim itself
+        raise OnnxImportError(f"onnx model: Flatten's axis {axis} is out of range for a "
+                              f"{ndim}-d input; expected {-ndim} to {ndim}")
+    axis = axis + ndim if axis < 0 else axis
     return x.reshape(math.prod(x.shape[:axis]), -1)
 
 
@@ -506,6 +602,9 @@ def _gelu(ctx, args, attrs):
 
 
 def _constant(ctx, args, attrs):
+    if len(attrs) != 1:
+        raise OnnxImportError(f"onnx model: a Constant with attributes {sorted(attrs)}; "
+                              "expected exactly one value attribute")
     if "value" in attrs:
         return attrs["value"]
     for key, dtype in (("value_float", np.float32), ("value_int", np.int64),
@@ -538,7 +637,7 @@ def _identity(ctx, args, attrs):
 
 def _split(ctx, args, attrs):
     x = ctx.tensor(args[0])
-    axis = attrs.get("axis", 0) % x.ndim
+    axis = _axis(attrs.get("axis", 0), x.ndim, "Split's")
     sizes = _ints(args[1], "Split's sizes") if len(args) > 1 and args[1] is not None else \
         attrs.get("split")
     if sizes is None:
@@ -551,19 +650,19 @@ def _split(ctx, args, attrs):
 
 
 OPS = {
-    "Identity": _identity, "Dropout": _identity,
+    "Identity": _identity, "Dropout": _dropout,
     "Neg": _unary("neg", np.negative), "Abs": _unary("abs", np.abs), "Exp": _unary("exp"),
     "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Sin": _unary("sin"), "Cos": _unary("cos"),
     "Tanh": _unary("tanh"), "Sigmoid": _unary("sigmoid"), "Erf": _unary("erf"),
     "Reciprocal": _unary("reciprocal"), "Not": _unary("logical_not", np.logical_not),
-    "IsNaN": _unary("isnan"), "IsInf": _unary("isinf"), "Sign": _unary("sign", np.sign),
+    "IsNaN": _unary("isnan"), "IsInf": _is_inf, "Sign": _unary("sign", np.sign),
     "Floor": _unary("floor"), "Ceil": _unary("ceil"), "Round": _elementwise(round_half_even),
     "Relu": _elementwise(relu),
     "Add": _binary("add", np.add), "Sub": _binary("sub", np.subtract),
     "Mul": _binary("mul", np.multiply), "Div": _binary("div", lambda x, y: (
         x // y if x.dtype.kind in "iu" else x / y)),
-    "Pow": _binary("pow"), "Max": _binary("maximum", np.maximum),
-    "Min": _binary("minimum", np.minimum), "Mod": _mod,
+    "Pow": _binary("pow"), "Max": _variadic(_binary("maximum", np.maximum)),
+    "Min": _variadic(_binary("minimum", np.minimum)), "Mod": _mod,
     "Equal": _binary("eq", np.equal), "Less": _binary("lt", np.less),
     "LessOrEqual": _binary("le", np.less_equal), "Greater": _binary("gt", np.greater),
     "GreaterOrEqual": _binary("ge", np.greater_equal),
@@ -581,4 +680,55 @@ OPS = {
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
     "Flatten": _flatten, "Gelu": _gelu, "Constant": _constant,
     "ConstantOfShape": _constant_of_shape, "Range": _range, "Split": _split,
+}
+
+# What the importer reads of each op: (fewest inputs, most inputs or None for any number,
+# most outputs or None, "attribute:type" words with type f float, i int, s string, t tensor,
+# F floats, I ints and a "!" on a required one).  reader.plan refuses a node outside its
+# op's signature (an attribute ember would otherwise run without, a training output).
+_UNARY = (1, 1, 1, "")
+_BINARY = (2, 2, 1, "")
+_REDUCE = (1, 2, 1, "axes:I keepdims:i noop_with_empty_axes:i")
+SIGNATURES = {
+    **{op: _UNARY for op in ("Neg", "Abs", "Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh",
+                             "Sigmoid", "Erf", "Reciprocal", "Not", "IsNaN", "Sign", "Floor",
+                             "Ceil", "Round", "Relu", "Identity", "GlobalAveragePool")},
+    **{op: _BINARY for op in ("Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+                              "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+                              "Expand", "MatMul")},
+    **{op: _REDUCE for op in ("ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
+                              "ReduceMean")},
+    "IsInf": (1, 1, 1, "detect_negative:i detect_positive:i"),
+    "Dropout": (1, 3, 1, "seed:i ratio:f"),
+    "Max": (1, None, 1, ""), "Min": (1, None, 1, ""),
+    "Mod": (2, 2, 1, "fmod:i"),
+    "Where": (3, 3, 1, ""),
+    "Cast": (1, 1, 1, "to:i! saturate:i"),
+    "Shape": (1, 1, 1, "start:i end:i"),
+    "Gather": (2, 2, 1, "axis:i"),
+    "GatherElements": (2, 2, 1, "axis:i"),
+    "ScatterElements": (3, 3, 1, "axis:i reduction:s"),
+    "Reshape": (2, 2, 1, "allowzero:i"),
+    "Transpose": (1, 1, 1, "perm:I"),
+    "Slice": (3, 5, 1, ""),
+    "Pad": (2, 4, 1, "mode:s"),
+    "Concat": (1, None, 1, "axis:i!"),
+    "Unsqueeze": (1, 2, 1, "axes:I"), "Squeeze": (1, 2, 1, "axes:I"),
+    "ArgMax": (1, 1, 1, "axis:i keepdims:i select_last_index:i"),
+    "ArgMin": (1, 1, 1, "axis:i keepdims:i select_last_index:i"),
+    "Softmax": (1, 1, 1, "axis:i"),
+    "Gemm": (2, 3, 1, "alpha:f beta:f transA:i transB:i"),
+    "MaxPool": (1, 1, 1, "auto_pad:s ceil_mode:i dilations:I kernel_shape:I! pads:I "
+                         "storage_order:i strides:I"),
+    "AveragePool": (1, 1, 1, "auto_pad:s ceil_mode:i count_include_pad:i dilations:I "
+                             "kernel_shape:I! pads:I strides:I"),
+    "Conv": (2, 3, 1, "auto_pad:s dilations:I group:i kernel_shape:I pads:I strides:I"),
+    "BatchNormalization": (5, 5, 1, "epsilon:f momentum:f training_mode:i"),
+    "LayerNormalization": (2, 3, 1, "axis:i epsilon:f stash_type:i"),
+    "Flatten": (1, 1, 1, "axis:i"),
+    "Gelu": (1, 1, 1, "approximate:s"),
+    "Constant": (0, 0, 1, "value:t value_float:f value_floats:F value_int:i value_ints:I"),
+    "ConstantOfShape": (1, 1, 1, "value:t"),
+    "Range": (3, 3, 1, ""),
+    "Split": (1, 2, None, "axis:i split:I num_outputs:i"),
 }

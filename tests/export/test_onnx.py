@@ -161,3 +161,38 @@ def test_load_refuses_unknown_ops():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(ember.onnx.OnnxImportError, match="'Einsum'.*has no ember import"):
         ember.onnx.load(model)
+
+
+def test_load_reads_the_attributes_it_used_to_drop():
+    """IsInf's detect_negative/detect_positive, Pad's axes input and Max of three inputs
+    give onnxruntime's answer; Dropout in training mode is refused, not run as Identity."""
+    from ember.onnx import _run
+    from onnx import TensorProto, helper, numpy_helper
+    x = np.array([[-np.inf, 1.0, np.inf], [2.0, -3.0, np.nan]], np.float32)
+    inits = [numpy_helper.from_array(np.array([1, 2], np.int64), "pads"),
+             numpy_helper.from_array(np.array([1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    nodes = [helper.make_node("IsInf", ["x"], ["pos"], detect_negative=0),
+             helper.make_node("IsInf", ["x"], ["neg"], detect_positive=0),
+             helper.make_node("Pad", ["x", "pads", "", "axes"], ["padded"]),
+             helper.make_node("Max", ["x", "half", "x"], ["most"])]
+    outs = [("pos", TensorProto.BOOL, [2, 3]), ("neg", TensorProto.BOOL, [2, 3]),
+            ("padded", TensorProto.FLOAT, [2, 6]), ("most", TensorProto.FLOAT, [2, 3])]
+    graph = helper.make_graph(nodes, "t", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info(*o) for o in outs],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              ir_version=8)
+    want, _ = _run(model, [x])
+    got = ember.onnx.load(model)(ember.tensor(x))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w)
+    dropout = helper.make_model(helper.make_graph(
+        [helper.make_node("Dropout", ["x", "", "training"], ["y"], "drop")], "t",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array(True), "training")]),
+        opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(ember.onnx.OnnxImportError,
+                       match="node 'drop' \\(Dropout\\): Dropout with training_mode true"):
+        ember.onnx.load(dropout)(ember.tensor(x))
