@@ -167,3 +167,16 @@ def test_the_array_api_table_plus_the_library_kernels_is_every_required_kernel()
     table = array_api.kernels(np)
     assert required - set(table) == set(array_api.LIBRARY_SPECIFIC)
     assert set(array_api.numpy_extras(np)) == set(array_api.LIBRARY_SPECIFIC)
+
+
+def test_the_backend_guide_names_the_table_and_what_it_leaves_out():
+    """README's guide names kernels(xp) as the starting table and the kernels it leaves to
+    the library, as array_api has them (a renamed table or a new library kernel shows)."""
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    guide = readme[readme.index("## Writing a backend plugin"):]
+    guide = guide[:guide.index("\n## ")]
+    assert "ember.backends.array_api.kernels(xp)" in guide
+    named = guide[guide.index("in `LIBRARY_SPECIFIC`"):][:200]
+    assert all(f"`{name}`" in named for name in array_api.LIBRARY_SPECIFIC), named
+    assert "FrozenBackend" in guide and "read-only" in guide and "int64" in guide
