@@ -1,5 +1,11 @@
 """The backend contract: what a plugin's backend object provides (Protocols), its reports, and
-the check the plugin host runs on a backend when it loads."""
+the check the plugin host runs on a backend when it loads.
+
+A kernel table to start from: `ember.backends.array_api.kernels(xp)` (import
+`ember.backends.array_api`) holds every required kernel, written against the Python array
+API standard for a namespace `xp`, except the ones named in its `LIBRARY_SPECIFIC` (erf,
+index_add, scatter_add, index_put, assign), which a library supplies itself
+(`numpy_extras(np)` are NumPy's).  README.md, "Writing a backend plugin", is the guide."""
 from __future__ import annotations
 
 import inspect
@@ -12,9 +18,12 @@ from typing import Any, Protocol, runtime_checkable
 #   "strided"         NumPy-like views over the input's memory, negative steps included:
 #                     a write through the result reaches the input
 #   "positive-steps"  views for positive steps only; a negative step returns a copy
-#   "none"            every movement kernel returns a copy
-# Where a kernel may return a copy, the core makes setitem and in-place ops on a view
-# functional (slice_scatter into the base, written back), so a write is never lost.
+#   "none"            every movement kernel returns a copy (immutable arrays: always)
+# Where a kernel may return a copy, the core tracks views itself: setitem and in-place ops
+# on a view are made functional (slice_scatter into the base, written back; index_put at
+# the elements an expanded view's strides reach), views are recomputed after a write into
+# their base, and a reshape that PyTorch's strides cannot express as a view is new memory,
+# so every backend behaves as PyTorch does (core/testing/views.py).
 VIEWS = ("strided", "positive-steps", "none")
 
 
@@ -66,8 +75,24 @@ class Backend(Protocol):
         lists (primitives and declared kernels, each with its signature); an unknown name
         is refused at load, with the closest declared name.  May be a property when the
         table needs a library imported (it is then checked the first time it is used).
-    Natives never leave the backend except through to_host.  The optional members are in
-    OptionalMembers; read them with `optional(backend, name)`.
+
+        A kernel receives the op's inputs in signature order as natives of this backend
+        on the device the table serves, already in the op's compute dtype, or a Python
+        int/float/bool where the signature says `array|scalar`; its attributes come as
+        keywords of plain Python values (shapes resolved, dims non-negative, builtin
+        slices, strings, numbers, ember dtypes for `dtype`).  It returns a new native
+        array of the op's dtype and shape (0-d for a 0-d result), never a Python or NumPy
+        scalar; only reshape/permute/expand/slice may return views of an input (see
+        OptionalMembers.views).  In-place kernels (assign, add_, ...) write into their
+        first input and return None.  EMBER_CHECK_KERNELS=1 checks every result.
+
+    Natives never leave the backend except through to_host; each has a `shape` (a tuple
+    of ints), which ember reads.  Tensors that share memory (detach(), .data) share the
+    native object, and every write ember makes ends in the `assign` kernel (or in an
+    optional in-place kernel the backend has): a backend over immutable arrays (JAX) makes
+    its native a mutable box around the array, every kernel unboxing its inputs and boxing
+    its result, and `assign` replacing the array in the destination's box.
+    The optional members are in OptionalMembers; read them with `optional(backend, name)`.
     """
 
     name: str
@@ -84,10 +109,15 @@ class Backend(Protocol):
         """A native copy of a NumPy array on device `index`."""
 
     def to_host(self, native):
-        """A NumPy array with a native array's values."""
+        """A NumPy array with a native array's values.  It may be read-only, or the native
+        itself where natives are NumPy arrays: ember copies it before writing into it
+        (tensor.cpu()); tensor.numpy() returns it as it is."""
 
     def capabilities(self, index: int | None) -> Capabilities:
-        """The dtypes (and memory) of device `index`; checked before any kernel runs."""
+        """The dtypes (and memory) of device `index`; checked before any kernel runs (other
+        dtypes raise DtypeNotSupportedError).  None is required, but in practice float32,
+        int64 (every index: indexing, gather/scatter, argmax, class targets) and bool
+        (every comparison and mask)."""
 
 
 class OptionalMembers(Protocol):
@@ -100,7 +130,8 @@ class OptionalMembers(Protocol):
         default False.
     views: what its movement kernels return, one of VIEWS; default "none", the safe
         assumption: a backend that returns views but says "none" pays for copies, one
-        that returns copies but claims views would lose writes.
+        that returns copies but claims views would lose writes.  With "none" or
+        "positive-steps" the core tracks views itself (see VIEWS), as PyTorch has them.
     """
 
     aliases: tuple[str, ...]

@@ -70,7 +70,12 @@ def _mover(src, dev):
     def move(native):
         host = to_host(native)
         if dev.type == "cpu":
-            return np.array(host, copy=True) if src.type == "cpu" else host
+            # a CPU tensor's memory is its own and writable: copy a host array that is
+            # read-only (a backend over immutable arrays) or the source's own memory
+            if src.type == "cpu" or not host.flags.writeable or (
+                    isinstance(native, np.ndarray) and np.may_share_memory(host, native)):
+                return np.array(host, copy=True)
+            return host
         return dev.backend.from_host(host, dev.index)
     return move
 

@@ -546,6 +546,9 @@ def _write_back(target: Tensor, chain, value) -> None:
                          device=target._device)
         elif value._data.shape != target._data.shape:
             value = value.expand(target._data.shape)
+        if any(op is expand_op for op, _ in chain):
+            _write_elements(target, root, value)
+            return
         steps = _derive(root, chain)
         new = value
         for (op, attrs), prev in zip(reversed(chain), reversed(steps)):
@@ -557,15 +560,36 @@ def _write_back(target: Tensor, chain, value) -> None:
             elif op is reshape_op:
                 new = dispatch.direct(reshape_op, prev._device, prev._dtype, (new,),
                                       {"shape": prev._data.shape})
-            elif op is expand_op:
-                raise EmberValueError(
-                    "in-place write into an expanded view: more than one element of the "
-                    "written-to tensor refers to a single element of its base; clone() it "
-                    "first (PyTorch refuses this too)")
             else:
                 raise EmberValueError(f"in-place write through a {op.name} view is not "
                                       "supported on this backend; clone() it first")
         _assign(root, new)
+
+
+def _write_elements(target: Tensor, root: Tensor, value: Tensor) -> None:
+    """A write through a copied view that expands: the root's elements the target's
+    reach (its strides over the root, movement.layout_of) are written with index_put,
+    when no two of the target's elements are one of the root's; otherwise it raises, as
+    PyTorch and the strided backends' assign do (x.expand(2, 3)[1] = v writes x,
+    x.expand(2, 3) += 1 raises)."""
+    shape, strides, offset = movement.layout_of(target)
+    positions = np.full(shape, offset, dtype=np.int64)
+    for d, (n, stride) in enumerate(zip(shape, strides)):
+        positions += (np.arange(n, dtype=np.int64) * stride).reshape(
+            (n,) + (1,) * (len(shape) - d - 1))
+    positions = positions.reshape(-1)
+    if np.unique(positions).size != positions.size:
+        raise EmberValueError(
+            "in-place write into an expanded view: more than one element of the "
+            "written-to tensor refers to a single element of its base; clone() it "
+            "first (PyTorch refuses this too)")
+    if not positions.size:
+        return
+    dev, dtype = root._device, root._dtype
+    flat = dispatch.direct(reshape_op, dev, dtype, (root,), {"shape": (root.numel(),)})
+    values = dispatch.direct(reshape_op, dev, dtype, (value,), {"shape": (positions.size,)})
+    new = run(index_put_op, flat, from_host(positions, dev), values)
+    _assign(root, dispatch.direct(reshape_op, dev, dtype, (new,), {"shape": root._data.shape}))
 
 
 def _refresh(root: Tensor, views) -> None:

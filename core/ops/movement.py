@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 
+from ..backend import optional
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
 from ..signatures import numpy_names
@@ -55,6 +56,86 @@ def track_view(out: Tensor, x: Tensor, root: Tensor, op, attrs) -> None:
         root._set_meta("views", views)
     views[:] = [r for r in views if r() is not None]
     views.append(weakref.ref(out))
+
+
+def _row_major(shape) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def view_strides(shape, strides, new) -> tuple | None:
+    """The strides of a reshape of (shape, strides) to `new` as a view of the same
+    elements, or None where no view can be (the reshape copies).  PyTorch's rule
+    (aten computeStride): the dims folded together must be contiguous with each other."""
+    if not shape:
+        return (1,) * len(new)
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel == 0:
+        return _row_major(new)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    base, tensor_numel, view_numel = strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(out) if view_d == -1 else None
+
+
+def layout_of(x: Tensor) -> tuple:
+    """(shape, strides, offset) of x in elements of its base's memory, as PyTorch would
+    have them: a copied view's (from its chain, see track_view; worked out when first
+    asked), a tensor of its own row-major."""
+    layout = x._get_meta("layout")
+    if layout is None:
+        chain = x._get_meta("chain")
+        shape = x._get_meta("base")._data.shape if chain else x._data.shape
+        layout = shape, _row_major(shape), 0
+        for op, attrs in chain or ():
+            layout = step_layout(layout, op, attrs)     # a chain holds views only
+        if chain:
+            x._set_meta("layout", layout)
+    return layout
+
+
+def step_layout(layout, op, attrs) -> tuple | None:
+    """The layout of op (one movement step) applied to a tensor laid out as `layout`;
+    None where the result is no view (a reshape that strides cannot express)."""
+    shape, strides, offset = layout
+    if op is slice_op:
+        new_shape, new_strides = [], []
+        for s, n, st in zip(attrs["index"], shape, strides):
+            start, stop, step = s.indices(n)
+            m = len(range(start, stop, step))
+            if m:
+                offset += start * st
+            new_shape.append(m)
+            new_strides.append(st * step)
+        return tuple(new_shape), tuple(new_strides), offset
+    if op is permute_op:
+        dims = attrs["dims"]
+        return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), offset
+    if op is expand_op:
+        new = attrs["shape"]
+        lead = len(new) - len(shape)
+        return new, (0,) * lead + tuple(0 if n == 1 and m != 1 else st for n, m, st in
+                                        zip(shape, new[lead:], strides)), offset
+    if op is reshape_op:
+        strides = view_strides(shape, strides, attrs["shape"])
+        return None if strides is None else (attrs["shape"], strides, offset)
+    return None
 
 
 def _slice_shape(inputs, attrs):
@@ -136,6 +217,7 @@ contiguous_op = declare("contiguous", "movement", rule_first, sig="x", shape=sha
                         vjp=lambda g, out, x: (g,), uses=())
 
 
+_NOATTRS: dict = {}
 _SWAP = ((1, 0), (-1, -2), (1, -2), (-1, 0))
 _T = {"dims": (1, 0)}
 
@@ -146,7 +228,21 @@ def reshape(x: Tensor, *shape) -> Tensor:
         return x
     # validated above: the rest of the dispatcher's checks have nothing to add
     attrs = {"shape": new}
-    return _view_of(direct(reshape_op, x._device, x._dtype, (x,), attrs), x, reshape_op, attrs)
+    out = direct(reshape_op, x._device, x._dtype, (x,), attrs)
+    meta = x._meta                  # a "chain": a view a copying backend made (track_view)
+    if meta is not None and "chain" in meta and [n for n in new if n != 1] != [
+            n for n in x._data.shape if n != 1]:
+        # a copied view reshaped beyond adding or dropping size-1 dims (always a view):
+        # where no strides reach its elements as one view, new memory, as PyTorch's
+        # reshape of a non-contiguous tensor (the backend's kernel copied them)
+        shape, strides, _ = layout_of(x)
+        if view_strides(shape, strides, new) is None:
+            if optional(x._device.backend, "views") != "none":
+                # "positive-steps": the kernel may have made a view of a copy the backend
+                # made earlier in the chain (a negative step), shared with other tensors
+                out = direct(contiguous_op, x._device, x._dtype, (out,), _NOATTRS)
+            return out
+    return _view_of(out, x, reshape_op, attrs)
 
 
 def permute(x: Tensor, *dims) -> Tensor:

@@ -39,6 +39,11 @@ WRITES = [
     ("setitem_through_transpose", lambda x, V: x.T.__setitem__(0, 9.0)),
     ("iadd_through_permute", lambda x, V: _iadd(x.reshape(2, 2, 6).mT[1], 1.0)),
     ("setitem_through_reshape", lambda x, V: x.reshape(24).__setitem__(slice(3, 9), -5.0)),
+    # reshapes of views that strides can still express are views (PyTorch, NumPy)
+    ("setitem_through_reshape_of_rows", lambda x, V: x[1:3].reshape(12).__setitem__(
+        slice(2, 8), -3.0)),
+    ("setitem_through_split_of_strided_view", lambda x, V: x[:, ::2].reshape(2, 2, 3)
+     .__setitem__((1, 0), 7.0)),
     ("setitem_through_unsqueeze", lambda x, V: x[None, 1].__setitem__((0, slice(2, 4)), 8.0)),
     ("setitem_index_in_view", lambda x, V: x[::-1].__setitem__([0, 2], 3.0)),
     ("setitem_mask_in_view", lambda x, V: x[:, ::-1].__setitem__(x[:, ::-1] > 20, 0.0)),
@@ -109,7 +114,9 @@ def views_see_later_writes_to_their_base(device):
     host, x = _pair(device)
     views = [("x[::-1]", lambda t: t[::-1]), ("x[:, 1::2]", lambda t: t[:, 1::2]),
              ("x.T", lambda t: t.T), ("x.reshape(24)", lambda t: t.reshape(24)),
-             ("x[1]", lambda t: t[1])]
+             ("x[1]", lambda t: t[1]), ("x[1:3].reshape(12)", lambda t: t[1:3].reshape(12)),
+             ("x[:1].expand(3, 6)", lambda t: np.broadcast_to(t[:1], (3, 6))
+              if isinstance(t, np.ndarray) else t[:1].expand(3, 6))]
     kept = [(name, fn(x)) for name, fn in views]
     x[1:3] = -7.0
     x += 1.0
@@ -124,13 +131,17 @@ def views_see_later_writes_to_their_base(device):
 @rule("views")
 def results_that_must_not_alias(device):
     """flip, clone, contiguous (always new memory, see semantics.md), reshape of a
-    non-contiguous tensor, index and mask reads, cat, to(copy=True): writing into the
-    result leaves the input alone, and the other way round."""
+    non-contiguous tensor (a transpose, a column slice, an expanded view: on backends
+    whose movement kernels copy too), index and mask reads, cat, to(copy=True): writing
+    into the result leaves the input alone, and the other way round."""
     import ember
     makers = [("flip", lambda t: t.flip(0)), ("clone", lambda t: t.clone()),
               ("contiguous", lambda t: t.contiguous()),
               ("contiguous of a transpose", lambda t: t.T.contiguous()),
               ("reshape of a transpose", lambda t: t.T.reshape(24)),
+              ("reshape of a column slice", lambda t: t[:, 1:4].reshape(12)),
+              ("reshape of an expanded view", lambda t: t[:1].expand(3, 6).reshape(18)),
+              ("reshape of a reshaped transpose", lambda t: t.T.reshape(2, 3, 4).reshape(24)),
               ("index read", lambda t: t[ember.tensor([0, 1], device=device)]),
               ("mask read", lambda t: t[t >= 0]), ("cat", lambda t: ember.cat([t])),
               ("to(copy=True)", lambda t: t.to(device, copy=True))]
@@ -158,9 +169,10 @@ def detach_and_view_share_memory(device):
 
 @rule("views")
 def writes_into_expanded_views(device):
-    """A write whose target elements share memory (an expanded view) raises, fill_ and
-    zero_ included (PyTorch lets those two through); writing a part of an expanded view
-    that does not overlap itself writes the base; expanded sources are fine."""
+    """A write whose target elements share memory (an expanded view, or a column of one)
+    raises, fill_ and zero_ included (PyTorch lets those two through); writing a part of
+    an expanded view that does not overlap itself (a row, a strided slab) writes the base,
+    on backends whose movement kernels copy too; expanded sources are fine."""
     import ember
     for name, write in [("add_", lambda v: v.add_(1.0)), ("mul_", lambda v: v.mul_(2.0)),
                         ("setitem [...]", lambda v: v.__setitem__(Ellipsis, 2.0)),
@@ -171,9 +183,20 @@ def writes_into_expanded_views(device):
                f"{name} into an expanded view on {device}", "")
         equal(x, np.zeros((1, 3), np.float32), f"{name} into an expanded view on {device}")
     x = ember.zeros(1, 3, device=device)
+    raises((ValueError, RuntimeError), lambda: x.expand(2, 3)[:, 1].__setitem__(
+        Ellipsis, 1.0), f"setitem into a column of an expanded view on {device}", "")
+    equal(x, np.zeros((1, 3), np.float32), f"setitem into a column of an expanded view on "
+          f"{device}")
     x.expand(2, 3)[1] = ember.arange(3.0, device=device)
     equal(x, np.array([[0.0, 1.0, 2.0]], np.float32),
           f"setitem into one row of an expanded view on {device}")
+    x.expand(2, 3)[0].add_(1.0)
+    equal(x, np.array([[1.0, 2.0, 3.0]], np.float32),
+          f"add_ into one row of an expanded view on {device}")
+    z = ember.zeros(2, 4, device=device)
+    z.unsqueeze(0).expand(3, 2, 4)[1, :, ::2] = ember.ones(2, 2, device=device)
+    equal(z, np.array([[1.0, 0.0, 1.0, 0.0]] * 2, np.float32),
+          f"setitem into a strided slab of an expanded view on {device}")
     y = ember.zeros(2, 3, device=device)
     y.add_(ember.ones(3, device=device).expand(2, 3))
     y[:] = ember.arange(3.0, device=device).expand(2, 3) + y
