@@ -308,8 +308,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = "en
         control = HostControl(host_comm.split(list(range(size))))
         comms = {"*": host_comm} if backend != "nccl" else {}
         # backend=None: NCCL is probed at the first GPU collective (importing CuPy here
-        # would slow every job down), and GPU tensors go through MPI if it does not work
-        nccl = backends.get("nccl") if backend is None else _available(backends, "nccl")
+        # would slow every job down), and GPU tensors go through MPI if it does not work;
+        # backend="mpi" needs MPI alone: GPU tensors are staged through host memory
+        nccl = (backends.get("nccl") if backend is None else
+                _available(backends, "nccl") if backend == "nccl" else None)
     hosts, token = _meet(control, rank_, size, seconds)
     board = Board(f"{token}-0", size, rank_)
     group = ProcessGroup(backend or "mpi", list(range(size)), rank_, comms, control,
