@@ -190,22 +190,23 @@ def submit(group, work: Work, check: Check, async_op: bool) -> None:
             raise check.error
 
 
-def advance(group, until: Work | None = None, deadline: float | None = None) -> None:
+def advance(group, until: Work | None = None, deadline: float | None = None,
+            since: float | None = None) -> None:
     """Settle the group's checked collectives in call order: start the data of each whose
     check passed, fail each whose check did not.  Without `until`, only those whose check
     has already completed; with it, wait (until `deadline`, by default its own) for every
-    check up to `until`."""
+    check up to `until` (`since`: when the wait began, see work.poll)."""
     pending = group.pending
     if until is None and group.advancing:
         return                       # polled from inside a settlement (its exchange)
     group.advancing = True
     try:
-        _advance(group, pending, until, deadline)
+        _advance(group, pending, until, deadline, since)
     finally:
         group.advancing = False
 
 
-def _advance(group, pending, until, deadline) -> None:
+def _advance(group, pending, until, deadline, since) -> None:
     while pending:
         work = pending[0]
         check = work.check
@@ -214,7 +215,8 @@ def _advance(group, pending, until, deadline) -> None:
                 return
             group.waiting(True)
             try:
-                ok = poll([check.request], until.deadline if deadline is None else deadline)
+                ok = poll([check.request], until.deadline if deadline is None else deadline,
+                          since=since)
             finally:
                 group.waiting(False)
             if not ok:

@@ -8,6 +8,7 @@ back into the tensor in place (`copy_` under no_grad) when the collective comple
 from __future__ import annotations
 
 import enum
+import operator
 
 import numpy as np
 
@@ -143,7 +144,15 @@ def _signature(t: Tensor, *extra) -> tuple:
         raise EmberTypeError(f"ember.distributed: expected an ember Tensor, got "
                              f"{type(t).__name__}")
     return (t._dtype.name, tuple(t.shape),
-            *(x.name if isinstance(x, ReduceOp) else x for x in extra))
+            *(x.name if isinstance(x, ReduceOp) else _index(x) for x in extra))
+
+
+def _index(x):
+    # a root as numpy.int64 on one rank and int on another is the same root
+    try:
+        return operator.index(x)
+    except TypeError:
+        return x
 
 
 def _op(op) -> ReduceOp:

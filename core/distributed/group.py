@@ -142,9 +142,10 @@ class ProcessGroup:
         """Whether collectives check the ranks' calls before moving data."""
         return self.verify and self.size > 1 and self.checker is not None
 
-    def advance(self, until=None, deadline: float | None = None) -> None:
+    def advance(self, until=None, deadline: float | None = None,
+                since: float | None = None) -> None:
         """Settle the checks of pending collectives in call order (check.advance)."""
-        _check.advance(self, until, deadline)
+        _check.advance(self, until, deadline, since)
 
     # -- the arrival board --------------------------------------------------------------
     def start(self, kind: str) -> int:

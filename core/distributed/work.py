@@ -15,14 +15,16 @@ SPIN_S = 0.005          # poll without yielding
 YIELD_S = 0.25          # then poll with sched_yield between tests, then sleep
 
 
-def poll(requests, deadline: float | None, progress: Callable[[], None] | None = None
-         ) -> bool:
+def poll(requests, deadline: float | None, progress: Callable[[], None] | None = None,
+         since: float | None = None) -> bool:
     """Wait until every request tests complete (True) or the deadline passes (False).
 
     progress, if given, runs between rounds of tests: the group's checked collectives
     whose check completes meanwhile start their data (check.advance), as they would have
-    started at their call without the check."""
-    start = None
+    started at their call without the check.  since: when the caller began to wait (a
+    collective's check and then its data share one spin budget: spinning twice as long
+    would take the CPU from a peer rank that needs it, where cores are few)."""
+    start = since
     for request in requests:
         test = request.test
         if test():
@@ -94,8 +96,10 @@ class Work:
         group's timeout from when the collective started, or `timeout` seconds from now
         if given), and the check's error when the ranks' calls did not agree."""
         deadline = self.deadline if timeout is None else time.monotonic() + timeout
+        since = None
         if self.check is not None:
-            self.group.advance(self, deadline)
+            since = time.monotonic()
+            self.group.advance(self, deadline, since)
         if self._error is not None:
             raise self._error
         if self._done:
@@ -104,7 +108,7 @@ class Work:
         group.waiting(True)
         try:
             ok = poll(self.requests, deadline,
-                      group.advance if getattr(group, "pending", None) else None)
+                      group.advance if getattr(group, "pending", None) else None, since)
         finally:
             group.waiting(False)
         if not ok:
