@@ -40,7 +40,6 @@ from .work import Done, Work, poll
 
 MASK = (1 << 64) - 1
 DESCRIPTION_BYTES = 1024        # each rank's description, cut to this width
-_OWN = ("ember.distributed", "ember.nn.parallel")
 
 _FINGERPRINTS: dict = {}
 
@@ -66,13 +65,18 @@ def pair_hash(sender: int, receiver: int, nbytes: int) -> int:
 
 
 def call_site() -> str:
-    """file:line of the first caller outside ember.distributed and DDP."""
+    """file:line of the first caller outside ember (for DDP's bucket all-reduces: the
+    line that called backward)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_OWN):
+    while frame is not None and _ember(frame.f_globals.get("__name__", "")):
         frame = frame.f_back
     if frame is None:
         return "?"
     return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+
+
+def _ember(name: str) -> bool:
+    return name == "ember" or name.startswith("ember.")
 
 
 def describe(kind: str, signature: tuple) -> str:
@@ -236,7 +240,11 @@ def _settle(group, work: Work, check: Check) -> None:
     if (int(lanes[0]) == (group.size * check.fingerprint) & MASK and int(lanes[1]) == 0
             and int(lanes[2]) == 0):
         start, work.start = work.start, None
-        work.requests = start()
+        try:
+            work.requests = start()
+        except BaseException as exc:      # the communicator refused it (on every rank)
+            work.finish, work._done, work._error = None, True, exc
+            raise
         return
     work.start = work.finish = None
     work._done = True
