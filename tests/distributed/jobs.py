@@ -410,6 +410,21 @@ def run_mismatch_cases(out, channel: str, names=None) -> None:
     works[1].wait()
     same(good, [n * (n + 1) / 2] * 2, "async all_reduce after a failed one")
     out.write(json.dumps({"rank": r, "channel": channel, "case": "async/then_good"}) + "\n")
+    # an async collective's data starts while this rank waits for something else: rank 0
+    # receives from rank 1, which sends only once its all_reduce completed
+    t = ember.full((4,), float(r + 1))
+    work = dist.all_reduce(t, async_op=True)
+    got = ember.zeros(2)
+    if r == 0:
+        dist.recv(got, 1)
+        same(got, [7.0, 7.0], "recv while an async all_reduce is pending")
+        work.wait()
+    else:
+        work.wait()
+        if r == 1:
+            dist.send(ember.full((2,), 7.0), 0)
+    same(t, [n * (n + 1) / 2] * 4, "async all_reduce around a send and recv")
+    out.write(json.dumps({"rank": r, "channel": channel, "case": "async/progress"}) + "\n")
 
 
 def job_mismatch(folder: str) -> None:

@@ -108,3 +108,11 @@ def test_a_failed_async_collective_does_not_stop_the_next(seen, channel):
     # the job checked the second all_reduce's result (jobs.py raises on a wrong value)
     for rank in (0, 1):
         assert (channel, "async/then_good", rank) in seen
+
+
+@pytest.mark.parametrize("channel", ["mpi", "data"])
+def test_an_async_collective_starts_while_its_rank_waits_for_a_recv(seen, channel):
+    # rank 1 sends only after its all_reduce completed, which needs rank 0's data started
+    # while rank 0 waits in recv; the job checked both results
+    for rank in (0, 1):
+        assert (channel, "async/progress", rank) in seen
