@@ -7,9 +7,13 @@ Start a job with `ember run -n 4 train.py` (or `mpiexec -n 4 python train.py`), 
     dist.init_process_group()            # MPI, and NCCL for GPU tensors where it works
     dist.all_reduce(t)                   # t: a tensor of any device, summed in place
 
-Every collective times out (init_process_group(timeout=...), EMBER_DISTRIBUTED_TIMEOUT,
-default 600 s) with the ranks that did not arrive; EMBER_DISTRIBUTED_DEBUG=1 compares each
-collective across the ranks first and names each rank's call site where they differ.
+Before any data moves, every collective checks that the ranks called the same collective
+with the same dtype, shape, reduction and root (one small nonblocking exchange; check.py):
+where they differ, every rank raises CollectiveMismatchError naming each rank's call and
+call site.  Every collective times out (init_process_group(timeout=...),
+EMBER_DISTRIBUTED_TIMEOUT, default 600 s) with the ranks that did not arrive;
+EMBER_DISTRIBUTED_DEBUG=1 also compares each collective's sequence number across the
+ranks, blocking at every call.
 """
 from __future__ import annotations
 

@@ -8,12 +8,14 @@ back into the tensor in place (`copy_` under no_grad) when the collective comple
 from __future__ import annotations
 
 import enum
+import operator
 
 import numpy as np
 
 from .. import autograd
 from ..errors import DtypeNotSupportedError, EmberTypeError, ShapeError
 from ..tensor import Tensor, wrap
+from . import check as _check
 from . import debug
 from .errors import DistributedError
 from .group import ProcessGroup, resolve
@@ -136,57 +138,98 @@ def _run(work: Work, async_op: bool):
     return None
 
 
-def _begin(group, kind: str, device_type: str, signature, *extra):
-    """(group, communicator, sequence number) for a collective, after the debug check.
+def _signature(t: Tensor, *extra) -> tuple:
+    """What every rank's call must agree on: dtype, shape, then root and reduction."""
+    if type(t) is not Tensor:
+        raise EmberTypeError(f"ember.distributed: expected an ember Tensor, got "
+                             f"{type(t).__name__}")
+    return (t._dtype.name, tuple(t.shape),
+            *(x.name if isinstance(x, ReduceOp) else _index(x) for x in extra))
 
-    signature: a tensor (its dtype and shape, then `extra`) or a tuple; what the ranks'
-    calls must agree on, built only in debug mode."""
+
+def _index(x):
+    # a root as numpy.int64 on one rank and int on another is the same root
+    try:
+        return operator.index(x)
+    except TypeError:
+        return x
+
+
+def _op(op) -> ReduceOp:
+    return op if isinstance(op, ReduceOp) else ReduceOp(op)
+
+
+def _device_type(x) -> str:
+    return x._device.type if type(x) is Tensor else "cpu"
+
+
+def _collective(group, kind: str, device_type: str, signature, prepare, async_op: bool):
+    """Run a collective on `group`.
+
+    signature() is what the ranks must agree on (dtype, shape, root, reduction);
+    prepare(g, comm) checks this rank's other arguments and stages its buffers; it returns
+    (start, finish, outputs, pairs): the callable that issues the data (a list of
+    requests), what runs when they complete, the output tensors, and all_to_all's size
+    lane (check.py).  Unless the group does not check
+    (one rank, or `verify` off), start runs only after every rank's check agreed; an error
+    of prepare is raised on this rank and reported to the others, which raise too."""
     g = resolve(group)
     if g is None:
-        return None, None, 0
+        return None
     if Tensor._capture is not None:         # ember.compile: this is no kernel to replay
         from ..graph.capture import cannot_replay
         cannot_replay(f"a collective ({kind}) ran: communication is not replayed from a "
                       "graph; compile the model's forward, or the step without DDP")
     comm = g.comm_for(device_type)
     seq = g.start(kind)
+    checking = g.checking
+    sig = ()
+    try:
+        sig = signature()
+        start, finish, outputs, pairs = prepare(g, comm)
+        error = None
+    except Exception as exc:
+        if not checking:
+            raise
+        start, finish, outputs, pairs, error = None, None, None, 0, exc
     if g.debug:
-        if type(signature) is Tensor:
-            signature = (signature._dtype.name, tuple(signature.shape),
-                         *(x.name if isinstance(x, ReduceOp) else x for x in extra))
-        debug.check(g, seq, kind, signature)
-    return g, comm, seq
+        debug.check(g, seq, kind, sig)
+    work = Work(g, kind, seq, (), finish, outputs, start=start)
+    if checking:
+        _check.submit(g, work, _check.Check(kind, sig, pairs, error), async_op)
+    else:
+        work.requests, work.start = start(), None
+    return _run(work, async_op)
 
 
 # --- the collectives -----------------------------------------------------------------------
 
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Every rank's tensor becomes op over all ranks' tensors, in place."""
-    g, comm, seq = _begin(group, "all_reduce", tensor._device.type,
-                          tensor, op)
-    if g is None:
-        return None
-    wire, name, average = _reduction(tensor, op, comm, "all_reduce")
-    buf = _Buffer(tensor, comm, wire)
-    request = comm.allreduce(None, buf.array, name)
+    def prepare(g, comm):
+        wire, name, average = _reduction(tensor, op, comm, "all_reduce")
+        buf = _Buffer(tensor, comm, wire)
 
-    def finish():
-        if average:
-            buf.array /= g.size
-        buf.commit()
-    return _run(Work(g, "all_reduce", seq, [request], finish, [tensor]), async_op)
+        def finish():
+            if average:
+                buf.array /= g.size
+            buf.commit()
+        return (lambda: [comm.allreduce(None, buf.array, name)], finish,
+                [tensor], 0)
+    return _collective(group, "all_reduce", _device_type(tensor),
+                       lambda: _signature(tensor, _op(op)), prepare, async_op)
 
 
 def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
     """Every rank's tensor becomes rank `src`'s (a global rank), in place."""
-    g, comm, seq = _begin(group, "broadcast", tensor._device.type, tensor, src)
-    if g is None:
-        return None
-    root = g.group_rank(src, "broadcast")
-    buf = _Buffer(tensor, comm, write=g.rank != root)
-    request = comm.broadcast(_bytes(buf.array), root)
-    outputs = [buf] if g.rank != root else []
-    return _run(Work(g, "broadcast", seq, [request], _finish(outputs), [tensor]), async_op)
+    def prepare(g, comm):
+        root = g.group_rank(src, "broadcast")
+        buf = _Buffer(tensor, comm, write=g.rank != root)
+        outputs = [buf] if g.rank != root else []
+        return (lambda: [comm.broadcast(_bytes(buf.array), root)],
+                _finish(outputs), [tensor], 0)
+    return _collective(group, "broadcast", _device_type(tensor),
+                       lambda: _signature(tensor, src), prepare, async_op)
 
 
 def _check_list(what: str, tensors, n: int, like: Tensor, name: str) -> list:
@@ -216,18 +259,19 @@ class _Slices:
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """tensor_list[i] becomes rank i's tensor, on every rank."""
-    g, comm, seq = _begin(group, "all_gather", tensor._device.type, tensor)
-    if g is None:
-        return None
-    outputs = _check_list("all_gather", tensor_list, g.size, tensor, "tensor_list")
-    send = _bytes(_Buffer(tensor, comm, write=False).array)
-    recv = comm.empty(send.size * g.size, np.uint8)
-    request = comm.allgather(send, recv)
-    return _run(Work(g, "all_gather", seq, [request],
-                     _finish([_Slices(outputs, recv, send.size)]), outputs), async_op)
+    def prepare(g, comm):
+        outputs = _check_list("all_gather", tensor_list, g.size, tensor, "tensor_list")
+        send = _bytes(_Buffer(tensor, comm, write=False).array)
+        recv = comm.empty(send.size * g.size, np.uint8)
+        return (lambda: [comm.allgather(send, recv)],
+                _finish([_Slices(outputs, recv, send.size)]), outputs, 0)
+    return _collective(group, "all_gather", _device_type(tensor),
+                       lambda: _signature(tensor), prepare, async_op)
 
 
 def _check_total(what: str, big: Tensor, small: Tensor, size: int) -> None:
+    if type(big) is not Tensor:
+        raise EmberTypeError(f"{what}: expected an ember Tensor, got {type(big).__name__}")
     if big.numel() != small.numel() * size or big._dtype is not small._dtype:
         raise ShapeError(
             f"{what}: the large tensor must hold {size} x the small one ({size} x "
@@ -239,157 +283,178 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
                            async_op: bool = False):
     """output_tensor (size x input, stacked or concatenated on dim 0) gets every rank's
     input, in rank order."""
-    g, comm, seq = _begin(group, "all_gather", input_tensor._device.type,
-                          input_tensor)
-    if g is None:
-        return None
-    _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size)
-    send = _Buffer(input_tensor, comm, write=False)
-    out = _Buffer(output_tensor, comm)
-    request = comm.allgather(_bytes(send.array), _bytes(out.array))
-    return _run(Work(g, "all_gather", seq, [request], _finish([out]), [output_tensor]),
-                async_op)
+    def prepare(g, comm):
+        _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size)
+        send = _Buffer(input_tensor, comm, write=False)
+        out = _Buffer(output_tensor, comm)
+        return (lambda: [comm.allgather(_bytes(send.array), _bytes(out.array))],
+                _finish([out]), [output_tensor], 0)
+    return _collective(group, "all_gather", _device_type(input_tensor),
+                       lambda: _signature(input_tensor), prepare, async_op)
+
+
+def _reduce_scatter(group, output: Tensor, make_input, op, async_op: bool, what: str):
+    """output = chunk `rank` of op over every rank's input (make_input(g): one tensor)."""
+    def prepare(g, comm):
+        input = make_input(g)
+        _check_total(what, input, output, g.size)
+        wire, name, average = _reduction(input, op, comm, "reduce_scatter")
+        send = _Buffer(input, comm, wire, write=False)
+        out = _Buffer(output, comm, wire)
+
+        def finish():
+            if average:
+                out.array /= g.size
+            out.commit()
+        return (lambda: [comm.reduce_scatter(send.array, out.array, name)],
+                finish, [output], 0)
+    return _collective(group, "reduce_scatter", _device_type(output),
+                       lambda: _signature(output, _op(op)), prepare, async_op)
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=None,
                           async_op: bool = False):
     """output = chunk `rank` (on dim 0) of op over every rank's input."""
-    g, comm, seq = _begin(group, "reduce_scatter", input._device.type,
-                          input, op)
-    if g is None:
-        return None
-    _check_total("reduce_scatter_tensor", input, output, g.size)
-    wire, name, average = _reduction(input, op, comm, "reduce_scatter")
-    send = _Buffer(input, comm, wire, write=False)
-    out = _Buffer(output, comm, wire)
-    request = comm.reduce_scatter(send.array, out.array, name)
-
-    def finish():
-        if average:
-            out.array /= g.size
-        out.commit()
-    return _run(Work(g, "reduce_scatter", seq, [request], finish, [output]), async_op)
+    return _reduce_scatter(group, output, lambda g: input, op, async_op,
+                           "reduce_scatter_tensor")
 
 
 def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None,
                    async_op: bool = False):
     """output = op over ranks of input_list[rank]."""
-    from ..ops.movement import cat
-    g = resolve(group)
-    if g is None:
-        return None
-    inputs = _check_list("reduce_scatter", input_list, g.size, output, "input_list")
-    with autograd.no_grad():
-        flat = cat([t.reshape(-1) for t in inputs])
-    return reduce_scatter_tensor(output, flat, op, g, async_op)
+    def make_input(g):
+        from ..ops.movement import cat
+        inputs = _check_list("reduce_scatter", input_list, g.size, output, "input_list")
+        with autograd.no_grad():
+            return cat([t.reshape(-1) for t in inputs])
+    return _reduce_scatter(group, output, make_input, op, async_op, "reduce_scatter")
 
 
 def reduce(tensor: Tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Rank `dst`'s tensor becomes op over all ranks' tensors (the others keep theirs)."""
-    g, comm, seq = _begin(group, "reduce", tensor._device.type,
-                          tensor, dst, op)
-    if g is None:
-        return None
-    root = g.group_rank(dst, "reduce")
-    wire, name, average = _reduction(tensor, op, comm, "reduce")
-    buf = _Buffer(tensor, comm, wire, write=g.rank == root)
-    request = comm.reduce(buf.array, name, root)
+    def prepare(g, comm):
+        root = g.group_rank(dst, "reduce")
+        wire, name, average = _reduction(tensor, op, comm, "reduce")
+        buf = _Buffer(tensor, comm, wire, write=g.rank == root)
 
-    def finish():
-        if g.rank == root:
-            if average:
-                buf.array /= g.size
-            buf.commit()
-    return _run(Work(g, "reduce", seq, [request], finish, [tensor]), async_op)
+        def finish():
+            if g.rank == root:
+                if average:
+                    buf.array /= g.size
+                buf.commit()
+        return (lambda: [comm.reduce(buf.array, name, root)], finish, [tensor],
+                0)
+    return _collective(group, "reduce", _device_type(tensor),
+                       lambda: _signature(tensor, dst, _op(op)), prepare, async_op)
 
 
 def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=None,
            async_op: bool = False):
     """On rank `dst`, gather_list[i] becomes rank i's tensor."""
-    g, comm, seq = _begin(group, "gather", tensor._device.type, tensor, dst)
-    if g is None:
-        return None
-    root = g.group_rank(dst, "gather")
-    send = _bytes(_Buffer(tensor, comm, write=False).array)
-    outputs, recv, commits = [], None, []
-    if g.rank == root:
-        outputs = _check_list("gather", gather_list, g.size, tensor, "gather_list")
-        recv = comm.empty(send.size * g.size, np.uint8)
-        commits = [_Slices(outputs, recv, send.size)]
-    elif gather_list:
-        raise DistributedError(f"gather: gather_list is for rank {dst} only; pass None on "
-                               f"rank {g.ranks[g.rank]}")
-    request = comm.gather(send, recv, root)
-    return _run(Work(g, "gather", seq, [request], _finish(commits), outputs), async_op)
+    def prepare(g, comm):
+        root = g.group_rank(dst, "gather")
+        send = _bytes(_Buffer(tensor, comm, write=False).array)
+        outputs, recv, commits = [], None, []
+        if g.rank == root:
+            outputs = _check_list("gather", gather_list, g.size, tensor, "gather_list")
+            recv = comm.empty(send.size * g.size, np.uint8)
+            commits = [_Slices(outputs, recv, send.size)]
+        elif gather_list:
+            raise DistributedError(f"gather: gather_list is for rank {dst} only; pass None "
+                                   f"on rank {g.ranks[g.rank]}")
+        return (lambda: [comm.gather(send, recv, root)], _finish(commits),
+                outputs, 0)
+    return _collective(group, "gather", _device_type(tensor),
+                       lambda: _signature(tensor, dst), prepare, async_op)
 
 
 def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, group=None,
             async_op: bool = False):
     """Every rank's tensor becomes scatter_list[rank] of rank `src`."""
-    from ..ops.movement import cat
-    g, comm, seq = _begin(group, "scatter", tensor._device.type, tensor, src)
-    if g is None:
-        return None
-    root = g.group_rank(src, "scatter")
-    send = None
-    if g.rank == root:
-        inputs = _check_list("scatter", scatter_list, g.size, tensor, "scatter_list")
+    def prepare(g, comm):
+        from ..ops.movement import cat
+        root = g.group_rank(src, "scatter")
+        send = None
+        if g.rank == root:
+            inputs = _check_list("scatter", scatter_list, g.size, tensor, "scatter_list")
+            with autograd.no_grad():
+                flat = cat([t.reshape(-1) for t in inputs])
+            send = _bytes(_Buffer(flat, comm, write=False).array)
+        elif scatter_list:
+            raise DistributedError(f"scatter: scatter_list is for rank {src} only; pass "
+                                   f"None on rank {g.ranks[g.rank]}")
+        out = _Buffer(tensor, comm)
+        return (lambda: [comm.scatter(send, _bytes(out.array), root)],
+                _finish([out]), [tensor], 0)
+    return _collective(group, "scatter", _device_type(tensor),
+                       lambda: _signature(tensor, src), prepare, async_op)
+
+
+def _all_to_all(group, lists, first, async_op: bool):
+    """lists(g) -> (outputs, inputs): one tensor per rank of the group each, all of the
+    dtype of `first` (the first input)."""
+    def prepare(g, comm):
+        from ..ops.movement import cat
+        outputs, inputs = lists(g)
+        for name, tensors in (("output_tensor_list", outputs),
+                              ("input_tensor_list", inputs)):
+            if not isinstance(tensors, (list, tuple)) or len(tensors) != g.size:
+                raise DistributedError(f"all_to_all: {name} must be a list of {g.size} "
+                                       "tensors (one per rank of the group)")
+        dtype = first._dtype.name
+        for name, tensors in (("output_tensor_list", outputs),
+                              ("input_tensor_list", inputs)):
+            for i, t in enumerate(tensors):
+                if _signature(t)[0] != dtype:
+                    raise DistributedError(f"all_to_all: {name}[{i}] is {t._dtype.name}; "
+                                           f"every tensor must be {dtype} like "
+                                           "input_tensor_list[0]")
         with autograd.no_grad():
             flat = cat([t.reshape(-1) for t in inputs])
         send = _bytes(_Buffer(flat, comm, write=False).array)
-    elif scatter_list:
-        raise DistributedError(f"scatter: scatter_list is for rank {src} only; pass None on "
-                               f"rank {g.ranks[g.rank]}")
-    out = _Buffer(tensor, comm)
-    request = comm.scatter(send, _bytes(out.array), root)
-    return _run(Work(g, "scatter", seq, [request], _finish([out]), [tensor]), async_op)
+        send_counts = [t.numel() * t._dtype.itemsize for t in inputs]
+        recv_counts = [t.numel() * t._dtype.itemsize for t in outputs]
+        recv = comm.empty(sum(recv_counts), np.uint8)
+        me = g.rank
+        pairs = 0
+        for peer in range(g.size):   # sum 0 over the ranks when every size agrees
+            pairs += (_check.pair_hash(me, peer, send_counts[peer])
+                      - _check.pair_hash(peer, me, recv_counts[peer]))
+        outputs = list(outputs)
+
+        def finish():
+            start = 0
+            for t, n in zip(outputs, recv_counts):
+                _write(t, recv[start:start + n].view(t._dtype.np))
+                start += n
+        return (lambda: [comm.alltoall(send, send_counts, recv, recv_counts)],
+                finish, outputs, pairs)
+    return _collective(group, "all_to_all", _device_type(first),
+                       lambda: () if first is None else _signature(first)[:1], prepare,
+                       async_op)
 
 
 def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
                async_op: bool = False):
     """output_tensor_list[i] becomes rank i's input_tensor_list[rank] (sizes may differ
     from rank to rank)."""
-    g = resolve(group)
-    if g is None:
-        return None
-    for name, tensors in (("output_tensor_list", output_tensor_list),
-                          ("input_tensor_list", input_tensor_list)):
-        if not isinstance(tensors, (list, tuple)) or len(tensors) != g.size:
-            raise DistributedError(f"all_to_all: {name} must be a list of {g.size} tensors "
-                                   "(one per rank of the group)")
-    first = input_tensor_list[0]
-    g, comm, seq = _begin(g, "all_to_all", first._device.type, (first._dtype.name,))
-    from ..ops.movement import cat
-    with autograd.no_grad():
-        flat = cat([t.reshape(-1) for t in input_tensor_list])
-    send = _bytes(_Buffer(flat, comm, write=False).array)
-    send_counts = [t.numel() * t._dtype.itemsize for t in input_tensor_list]
-    recv_counts = [t.numel() * t._dtype.itemsize for t in output_tensor_list]
-    recv = comm.empty(sum(recv_counts), np.uint8)
-    request = comm.alltoall(send, send_counts, recv, recv_counts)
-    outputs = list(output_tensor_list)
-
-    def finish():
-        start = 0
-        for t, n in zip(outputs, recv_counts):
-            _write(t, recv[start:start + n].view(t._dtype.np))
-            start += n
-    return _run(Work(g, "all_to_all", seq, [request], finish, outputs), async_op)
+    first = (input_tensor_list[0] if isinstance(input_tensor_list, (list, tuple))
+             and input_tensor_list else None)
+    return _all_to_all(group, lambda g: (output_tensor_list, input_tensor_list), first,
+                       async_op)
 
 
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
                       input_split_sizes=None, group=None, async_op: bool = False):
     """all_to_all on dim 0 of one input and one output tensor."""
-    g = resolve(group)
-    if g is None:
-        return None
-    ins = _split(input, input_split_sizes, g.size, "input_split_sizes")
-    outs = _split(output, output_split_sizes, g.size, "output_split_sizes")
-    work = all_to_all(outs, ins, g, async_op=True)
-    return _run(work, async_op)
+    def lists(g):
+        return (_split(output, output_split_sizes, g.size, "output_split_sizes"),
+                _split(input, input_split_sizes, g.size, "input_split_sizes"))
+    return _all_to_all(group, lists, input, async_op)
 
 
 def _split(t: Tensor, sizes, n: int, name: str) -> list:
+    _signature(t)
     if sizes is None:
         if t.shape[0] % n:
             raise ShapeError(f"all_to_all_single: dim 0 ({t.shape[0]}) is not divisible by "
@@ -411,8 +476,10 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
     if g is None:
         return None
     device_type = "cpu" if "*" in g.comms else g.nccl.device_types[0]
-    g, comm, seq = _begin(g, "barrier", device_type, ())
-    return _run(Work(g, "barrier", seq, [comm.barrier()]), async_op)
+
+    def prepare(g, comm):
+        return lambda: [comm.barrier()], None, None, 0
+    return _collective(g, "barrier", device_type, tuple, prepare, async_op)
 
 
 # --- point to point ------------------------------------------------------------------------

@@ -1,36 +1,19 @@
 """EMBER_DISTRIBUTED_DEBUG=1: every collective's fingerprint is compared across the ranks
-before it starts, so that ranks calling different collectives get an error naming each
-rank's call and call site instead of a hang (or silently mixed data).
+at its call, blocking, before the default check (check.py) that every collective makes.
 
 The fingerprint is (sequence number, a CRC of the collective's kind and signature: dtype,
 shape, root, reduction); the ranks exchange it over the group's control channel, and
-only on a mismatch the readable descriptions.
+only on a mismatch the readable descriptions.  Beyond the default check it compares the
+sequence numbers, and stops an async_op=True collective at its call rather than at its
+wait().
 """
 from __future__ import annotations
 
 import struct
-import sys
 import zlib
 
+from .check import call_site, describe
 from .errors import CollectiveMismatchError
-
-_OWN = ("ember.distributed", "ember.nn.parallel")
-
-
-def call_site() -> str:
-    """file:line of the first caller outside ember.distributed and DDP."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_OWN):
-        frame = frame.f_back
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
-
-
-def describe(kind: str, signature: tuple) -> str:
-    """all_reduce(float32, (4, 3), SUM): a collective as the user called it."""
-    parts = [str(tuple(x)) if isinstance(x, tuple) else str(x) for x in signature]
-    return f"{kind}({', '.join(parts)})"
 
 
 def check(group, seq: int, kind: str, signature: tuple) -> None:

@@ -13,4 +13,5 @@ class DistributedTimeoutError(DistributedError, TimeoutError):
 
 
 class CollectiveMismatchError(DistributedError):
-    """Ranks that called different collectives at one step (EMBER_DISTRIBUTED_DEBUG=1)."""
+    """Ranks that called different collectives at one step, or passed different dtypes,
+    shapes, reductions or roots: raised on every rank, before any data moved."""

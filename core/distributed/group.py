@@ -8,9 +8,11 @@ import secrets
 import socket
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import timedelta
 
+from . import check as _check
 from .board import EXITED, FAILED, NEVER, RUNNING, STATE_WORDS, WAITING, Board
 from .errors import DistributedError, DistributedTimeoutError
 
@@ -84,10 +86,15 @@ class ProcessGroup:
 
     `comms` maps a device type to the communicator that moves its tensors ("*": every
     other type, staged through host memory); `control` is a host communicator of the same
-    ranks, kept apart from the data so that checks never interleave with collectives."""
+    ranks, kept apart from the data so that checks never interleave with collectives.
+
+    `checker` carries the check every collective makes before its data moves (check.py):
+    the ranks agree on kind, dtype, shape, reduction and root.  `verify` = False skips it
+    (benchmarks/distributed.py measures its cost that way); `pending` holds the collectives
+    whose check has not settled yet, in call order."""
 
     def __init__(self, backend: str, ranks: list[int], rank: int, comms: dict, control,
-                 timeout: float, board: Board, hosts: list[str], name: str):
+                 timeout: float, board: Board, hosts: list[str], name: str, checker=None):
         self.backend, self.ranks, self.rank = backend, ranks, rank
         self.size = len(ranks)
         self.comms, self.control = comms, control
@@ -98,6 +105,10 @@ class ProcessGroup:
         self.lazy: dict = {}          # device type -> callable making its communicator
         self.nccl = self.device_id = None
         self.children = 0
+        self.checker = checker
+        self.verify = True
+        self.pending: deque = deque()
+        self.advancing = False
 
     def __repr__(self) -> str:
         return (f"<ember.distributed.ProcessGroup {self.name!r} backend={self.backend} "
@@ -125,6 +136,16 @@ class ProcessGroup:
                 f"{device_type}; move the tensor (.to(...)) or init_process_group with "
                 "backend='mpi' (or None: MPI for the host, NCCL for GPUs)")
         return comm
+
+    @property
+    def checking(self) -> bool:
+        """Whether collectives check the ranks' calls before moving data."""
+        return self.verify and self.size > 1 and self.checker is not None
+
+    def advance(self, until=None, deadline: float | None = None,
+                since: float | None = None) -> None:
+        """Settle the checks of pending collectives in call order (check.advance)."""
+        _check.advance(self, until, deadline, since)
 
     # -- the arrival board --------------------------------------------------------------
     def start(self, kind: str) -> int:
@@ -298,23 +319,29 @@ def init_process_group(backend: str | None = None, init_method: str | None = "en
         comms = {}
         nccl = _available(backends, "nccl")
         rank_, size = control.rank, control.size
-        host_comm = None
+        host_comm = checker = None
     else:
         mpi = _available(backends, "mpi")
         host_comm = mpi.connect(rank=None, size=None, control=None, device_index=None,
                                 timeout=seconds)
         _check_launch(launch, host_comm, rank, world_size)
         rank_, size = host_comm.rank, host_comm.size
-        control = HostControl(host_comm.split(list(range(size))))
+        everyone = list(range(size))
+        control = HostControl(host_comm.split(everyone))
+        checker = _check.MPIChannel(host_comm.split(everyone), host_comm.split(everyone))
         comms = {"*": host_comm} if backend != "nccl" else {}
         # backend=None: NCCL is probed at the first GPU collective (importing CuPy here
-        # would slow every job down), and GPU tensors go through MPI if it does not work
-        nccl = backends.get("nccl") if backend is None else _available(backends, "nccl")
+        # would slow every job down), and GPU tensors go through MPI if it does not work;
+        # backend="mpi" needs MPI alone: GPU tensors are staged through host memory
+        nccl = (backends.get("nccl") if backend is None else
+                _available(backends, "nccl") if backend == "nccl" else None)
     hosts, token = _meet(control, rank_, size, seconds)
     board = Board(f"{token}-0", size, rank_)
     group = ProcessGroup(backend or "mpi", list(range(size)), rank_, comms, control,
-                         seconds, board, hosts, group_name)
+                         seconds, board, hosts, group_name, checker)
     _add_nccl(group, nccl, device_id)
+    if checker is None:             # NCCL without MPI: checks on the data communicator
+        group.checker = _check.DataChannel(group, nccl.device_types[0])
     _WORLD_STATE.update(group=group, broken=False, token=token, host_comm=host_comm)
     group.allgather_bytes(b"", "init")          # every rank has mapped the board
     if rank_ == min(r for r in range(size) if hosts[r] == hosts[rank_]):
@@ -506,6 +533,8 @@ def destroy_process_group(group=None) -> None:
     for comm in {id(c): c for c in target.comms.values()}.values():
         if comm is not _WORLD_STATE.get("host_comm"):
             comm.close()
+    if target.checker is not None:
+        target.checker.close()
     target.board.close()
 
 
@@ -522,14 +551,18 @@ def new_group(ranks=None, timeout=None, backend=None):
     parent.start("new_group")
     comms = {kind: comm.split(members) for kind, comm in parent.comms.items()}
     control = parent.control.split(members)
+    checker = (parent.checker.split(members)
+               if isinstance(parent.checker, _check.MPIChannel) else None)
     if parent.rank not in members:
         return GroupMember.NON_GROUP_MEMBER
     rank = members.index(parent.rank)
     board = Board(f"{_WORLD_STATE['token']}-{parent.children}", len(members), rank)
     group = ProcessGroup(backend or parent.backend, members, rank, comms, control, seconds,
                          board, [parent.hosts[r] for r in members],
-                         f"group{parent.children}")
+                         f"group{parent.children}", checker)
     _add_nccl(group, parent.nccl, parent.device_id)
+    if checker is None and parent.checker is not None:
+        group.checker = parent.checker.split(members, group)
     group.allgather_bytes(b"", "init")
     if rank == min(r for r in range(group.size) if group.hosts[r] == group.hosts[rank]):
         board.unlink()

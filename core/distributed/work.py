@@ -15,9 +15,16 @@ SPIN_S = 0.005          # poll without yielding
 YIELD_S = 0.25          # then poll with sched_yield between tests, then sleep
 
 
-def poll(requests, deadline: float | None) -> bool:
-    """Wait until every request tests complete (True) or the deadline passes (False)."""
-    start = None
+def poll(requests, deadline: float | None, progress: Callable[[], None] | None = None,
+         since: float | None = None) -> bool:
+    """Wait until every request tests complete (True) or the deadline passes (False).
+
+    progress, if given, runs between rounds of tests: the group's checked collectives
+    whose check completes meanwhile start their data (check.advance), as they would have
+    started at their call without the check.  since: when the caller began to wait (a
+    collective's check and then its data share one spin budget: spinning twice as long
+    would take the CPU from a peer rank that needs it, where cores are few)."""
+    start = since
     for request in requests:
         test = request.test
         if test():
@@ -29,6 +36,8 @@ def poll(requests, deadline: float | None) -> bool:
                 if test():
                     break
             else:
+                if progress is not None:
+                    progress()
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     return False
@@ -47,21 +56,31 @@ class Work:
 
     `finish` runs once, when the requests have completed (it writes staged results back
     into the output tensors).  A collective that does not complete before the group's
-    timeout raises DistributedTimeoutError naming the ranks that did not arrive."""
+    timeout raises DistributedTimeoutError naming the ranks that did not arrive.
+
+    A checked collective (see check.py) holds its `check` until every rank agreed on the
+    call, and `start`, which issues its data then; a failed check completes the Work with
+    its error, raised by wait()."""
 
     __slots__ = ("group", "kind", "seq", "requests", "finish", "outputs", "peer", "deadline",
-                 "_done", "_error")
+                 "check", "start", "_done", "_error")
 
     def __init__(self, group, kind: str, seq: int, requests: list,
                  finish: Callable[[], None] | None = None, outputs: list | None = None,
-                 peer: int | None = None):
+                 peer: int | None = None, start: Callable[[], list] | None = None):
         self.group, self.kind, self.seq = group, kind, seq
         self.requests, self.finish, self.outputs, self.peer = requests, finish, outputs, peer
         self.deadline = time.monotonic() + group.timeout
+        self.check = None
+        self.start = start
         self._done = False
         self._error: BaseException | None = None
 
     def is_completed(self) -> bool:
+        if self.check is not None:
+            self.group.advance()
+            if self.check is not None:
+                return False
         if not self._done and all(r.test() for r in self.requests):
             self._complete()
         return self._done
@@ -75,16 +94,21 @@ class Work:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until done; True.  Raises DistributedTimeoutError at the deadline (the
         group's timeout from when the collective started, or `timeout` seconds from now
-        if given)."""
+        if given), and the check's error when the ranks' calls did not agree."""
+        deadline = self.deadline if timeout is None else time.monotonic() + timeout
+        since = None
+        if self.check is not None:
+            since = time.monotonic()
+            self.group.advance(self, deadline, since)
         if self._error is not None:
             raise self._error
         if self._done:
             return True
-        deadline = self.deadline if timeout is None else time.monotonic() + timeout
         group = self.group
         group.waiting(True)
         try:
-            ok = poll(self.requests, deadline)
+            ok = poll(self.requests, deadline,
+                      group.advance if getattr(group, "pending", None) else None, since)
         finally:
             group.waiting(False)
         if not ok:
@@ -105,7 +129,8 @@ class Work:
             finish()
 
     def __repr__(self) -> str:
-        state = "completed" if self._done else "pending"
+        state = ("failed" if self._error is not None else "completed" if self._done
+                 else "checking" if self.check is not None else "pending")
         return f"<ember.distributed.Work {self.kind} #{self.seq} {state}>"
 
 

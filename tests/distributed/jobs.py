@@ -3,6 +3,7 @@ under mpiexec (or `ember run`).  Each checks its results against NumPy on every 
 raises on the first difference; an uncaught error ends the job with a non-zero status."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -312,6 +313,139 @@ def job_model_mismatch() -> None:
         dist.destroy_process_group()
         return
     raise AssertionError("different models were not refused")
+
+
+# --- ranks that pass different things ----------------------------------------------------
+
+def mismatch_cases(r: int) -> dict:
+    """name -> (make, call): make() gives the tensors, call(tensors) runs the collective.
+    Rank 0 passes one thing, every other rank another: each case must raise on every
+    rank, leave every tensor as it was (no data moved), and the group usable."""
+    odd = r != 0
+    f32, f64, i32, i64 = ember.float32, ember.float64, ember.int32, ember.int64
+    ones = ember.ones
+    n = dist.get_world_size()
+    return {
+        "all_reduce/shape": (lambda: [ones(5 if odd else 4)],
+                             lambda t: dist.all_reduce(t[0])),
+        "all_reduce/float64": (lambda: [ones(4, dtype=f64 if odd else f32)],
+                               lambda t: dist.all_reduce(t[0])),
+        "all_reduce/int32": (lambda: [ones(4, dtype=i32 if odd else f32)],
+                             lambda t: dist.all_reduce(t[0])),
+        "all_reduce/op": (lambda: [ones(4)],
+                          lambda t: dist.all_reduce(t[0], ReduceOp.MAX if odd else ReduceOp.SUM)),
+        "broadcast/shape": (lambda: [ones((3, 2) if odd else (2, 3))],
+                            lambda t: dist.broadcast(t[0], src=0)),
+        "broadcast/dtype": (lambda: [ones(6, dtype=i64 if odd else f32)],
+                            lambda t: dist.broadcast(t[0], src=0)),
+        "broadcast/src": (lambda: [ones(6)], lambda t: dist.broadcast(t[0], src=1 if odd else 0)),
+        "all_gather/shape": (lambda: [ones(3 if odd else 2)] + [ones(3 if odd else 2) * 0
+                                                                for _ in range(n)],
+                             lambda t: dist.all_gather(t[1:], t[0])),
+        "all_gather/dtype": (lambda: [ones(2, dtype=f64 if odd else f32)] +
+                             [ones(2, dtype=f64 if odd else f32) * 0 for _ in range(n)],
+                             lambda t: dist.all_gather(t[1:], t[0])),
+        "all_gather_into_tensor/shape": (lambda: [ones(3 if odd else 2),
+                                                  ones(n * (3 if odd else 2)) * 0],
+                                         lambda t: dist.all_gather_into_tensor(t[1], t[0])),
+        "reduce/op": (lambda: [ones(4)], lambda t: dist.reduce(
+            t[0], dst=0, op=ReduceOp.MIN if odd else ReduceOp.SUM)),
+        "reduce_scatter_tensor/dtype": (
+            lambda: [ones(2, dtype=f64 if odd else f32), ones(2 * n, dtype=f64 if odd else f32)],
+            lambda t: dist.reduce_scatter_tensor(t[0], t[1])),
+        "gather/shape": (lambda: [ones(3 if odd else 2)] + ([ones(2) * 0 for _ in range(n)]
+                                                             if not odd else []),
+                         lambda t: dist.gather(t[0], t[1:] or None, dst=0)),
+        "scatter/dtype": (lambda: [ones(2, dtype=i32 if odd else f32) * 0] +
+                          ([ones(2) for _ in range(n)] if not odd else []),
+                          lambda t: dist.scatter(t[0], t[1:] or None, src=0)),
+        # rank 0 expects 2 values from every rank, the others send 3 to rank 0
+        "all_to_all/sizes": (lambda: [ones(2 if j == r else 3 if odd and j == 0 else 2)
+                                      for j in range(n)] + [ones(2) * 0 for _ in range(n)],
+                             lambda t: dist.all_to_all(t[n:], t[:n])),
+        "kind/all_reduce_vs_broadcast": (lambda: [ones(4)], lambda t: dist.broadcast(t[0], 0)
+                                         if odd else dist.all_reduce(t[0])),
+        "kind/barrier_vs_all_reduce": (lambda: [ones(4)], lambda t: dist.barrier() if odd
+                                       else dist.all_reduce(t[0])),
+        # one rank refuses its own arguments: the others must not start alone
+        "refused/gather_list": (lambda: [ones(2)] + ([ones(2) * 0] if not odd else []),
+                                lambda t: dist.gather(t[0], t[1:] or None, dst=0)),
+        "refused/avg_of_int": (lambda: [ones(4, dtype=i32 if odd else f32)],
+                               lambda t: dist.all_reduce(t[0], ReduceOp.AVG)),
+        "async/all_reduce": (lambda: [ones(5 if odd else 4)],
+                             lambda t: dist.all_reduce(t[0], async_op=True).wait()),
+    }
+
+
+def run_mismatch_cases(out, channel: str, names=None) -> None:
+    r, n = dist.get_rank(), dist.get_world_size()
+    for name, (make, call) in mismatch_cases(r).items():
+        if names is not None and name not in names:
+            continue
+        tensors = make()
+        before = [t.numpy().copy() for t in tensors]
+        try:
+            call(tensors)
+        except ember.EmberError as exc:
+            error, message = type(exc).__name__, str(exc)
+        else:
+            error, message = None, "no error"
+        moved = [i for i, (t, b) in enumerate(zip(tensors, before))
+                 if not np.array_equal(t.numpy(), b)]
+        out.write(json.dumps({"rank": r, "channel": channel, "case": name, "error": error,
+                              "message": message, "moved": moved}) + "\n")
+        t = ember.full((3,), float(r + 1))      # the group still works
+        dist.all_reduce(t)
+        same(t, [n * (n + 1) / 2] * 3, f"all_reduce after {name}")
+    # a mismatched async collective, then a good one: only the first fails
+    first = ember.ones(5 if r else 4)
+    good = ember.full((2,), float(r + 1))
+    works = [dist.all_reduce(first, async_op=True), dist.all_reduce(good, async_op=True)]
+    try:
+        works[0].wait()
+    except dist.CollectiveMismatchError:
+        pass
+    else:
+        raise AssertionError("a mismatched async all_reduce completed")
+    works[1].wait()
+    same(good, [n * (n + 1) / 2] * 2, "async all_reduce after a failed one")
+    out.write(json.dumps({"rank": r, "channel": channel, "case": "async/then_good"}) + "\n")
+    # an async collective's data starts while this rank waits for something else: rank 0
+    # receives from rank 1, which sends only once its all_reduce completed
+    t = ember.full((4,), float(r + 1))
+    work = dist.all_reduce(t, async_op=True)
+    got = ember.zeros(2)
+    if r == 0:
+        dist.recv(got, 1)
+        same(got, [7.0, 7.0], "recv while an async all_reduce is pending")
+        work.wait()
+    else:
+        work.wait()
+        if r == 1:
+            dist.send(ember.full((2,), 7.0), 0)
+    same(t, [n * (n + 1) / 2] * 4, "async all_reduce around a send and recv")
+    out.write(json.dumps({"rank": r, "channel": channel, "case": "async/progress"}) + "\n")
+
+
+def job_mismatch(folder: str) -> None:
+    """backend="mpi" with the CUDA plugin installed, then every mismatch case, checked over
+    the MPI channel and then on the data communicator (as NCCL groups without MPI do);
+    each rank writes what it saw to folder/rank<r>.jsonl."""
+    from ember.distributed import check
+    from ember.distributed.group import world
+    dist.init_process_group(backend="mpi", timeout=20)
+    out = open(os.path.join(folder, f"rank{dist.get_rank()}.jsonl"), "w", buffering=1)
+    out.write(json.dumps({"rank": dist.get_rank(), "backend": dist.get_backend()}) + "\n")
+    run_mismatch_cases(out, "mpi")
+    group = world()
+    group.checker = check.DataChannel(group, "cpu")
+    run_mismatch_cases(out, "data", {"all_reduce/shape", "all_reduce/int32", "all_reduce/op",
+                                "broadcast/shape", "all_gather/dtype", "refused/gather_list",
+                                "all_to_all/sizes", "async/all_reduce"})
+    rank = dist.get_rank()
+    dist.destroy_process_group()
+    out.write(json.dumps({"rank": rank, "done": True}) + "\n")
+    out.close()
 
 
 # --- failures ---------------------------------------------------------------------------
