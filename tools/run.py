@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help="every collective's timeout (EMBER_DISTRIBUTED_TIMEOUT)")
     parser.add_argument("--debug", action="store_true",
-                        help="also compare the collectives' sequence numbers and stop async ones at "
-                             "their call (EMBER_DISTRIBUTED_DEBUG=1)")
+                        help="also compare the collectives' sequence numbers and stop async "
+                             "ones at their call (EMBER_DISTRIBUTED_DEBUG=1)")
     parser.add_argument("--hosts", default=None,
                         help="comma-separated hosts for mpiexec (default: this machine)")
     parser.add_argument("--mpiexec", default=None, metavar="PATH",
