@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import json
 import subprocess
@@ -198,36 +200,133 @@ class _Torch:
         self._cache: dict[str, tuple[str, object]] = {}
 
     def lookup(self, dotted: str):
-        """(kind, object): kind is module, class, function, attribute or missing."""
+        """(kind, object): kind is module, class, function, attribute, unimportable (in a
+        torch module that needs an optional package, torch.utils.tensorboard) or missing."""
         if dotted in self._cache:
             return self._cache[dotted]
         parts = dotted.split(".")
         obj: object = self.torch
+        kind = None
         for i, part in enumerate(parts[1:], 1):
-            try:
-                obj = getattr(obj, part)
-            except Exception:  # noqa: BLE001  (torch lazily imports some submodules)
-                try:
-                    obj = importlib.import_module(".".join(parts[:i + 1]))
-                except Exception:  # noqa: BLE001
-                    self._cache[dotted] = ("missing", None)
-                    return self._cache[dotted]
-        if isinstance(obj, types.ModuleType):
-            kind = "module"
-        elif inspect.isclass(obj):
-            kind = "class"
-        elif callable(obj):
-            kind = "function"
-        else:
-            kind = "attribute"
+            found = _step(obj, ".".join(parts[:i]), part)
+            if found is _ABSENT:
+                prefix = ".".join(parts[:i + 1])
+                kind = "missing"
+                if isinstance(obj, types.ModuleType) and _module_file_exists(prefix):
+                    kind = "module" if i == len(parts) - 1 else "unimportable"
+                obj = None
+                break
+            obj = found
+        if kind is None:
+            if isinstance(obj, types.ModuleType):
+                kind = "module"
+            elif inspect.isclass(obj):
+                kind = "class"
+            elif inspect.isroutine(obj) or isinstance(obj, functools.partial):
+                kind = "function"
+            else:                 # a value, an enum member, a callable instance
+                kind = "attribute"
         self._cache[dotted] = (kind, obj)
         return self._cache[dotted]
+
+    def callee(self, callee: str):
+        if callee.startswith("Tensor."):
+            return getattr(self.torch.Tensor, callee[7:], None)
+        if callee.startswith("Module."):
+            return getattr(self.torch.nn.Module, callee[7:], None)
+        return self.lookup(callee)[1]
+
+    def accepts(self, callee: str, keyword: str) -> bool | None:
+        """Whether torch's callee takes this keyword: from its signature, else from the
+        signature lines of its docstring (`cat(tensors, dim=0, *, out=None) -> Tensor`);
+        None where neither says (a **kwargs, no signature)."""
+        obj = self.callee(callee)
+        if obj is None:
+            return None
+        try:
+            params = list(inspect.signature(obj).parameters.values())
+            documented = False
+        except (TypeError, ValueError):
+            params = _doc_params(obj, callee.rsplit(".", 1)[-1])
+            documented = True
+        named = {p.name for p in params if p.kind not in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL,
+                                                          p.VAR_KEYWORD)}
+        if keyword in named:
+            return True
+        # a docstring may leave overloads out (torch.var's unbiased=): never a no from it
+        if documented or not params or any(p.kind == p.VAR_KEYWORD for p in params):
+            return None
+        return False
 
     def tensor_kind(self, name: str) -> str:
         """method or attribute, for a name of torch.Tensor."""
         raw = inspect.getattr_static(self.torch.Tensor, name, None)
         return "attribute" if (isinstance(raw, property) or type(raw).__name__ in (
             "getset_descriptor", "member_descriptor")) else "method"
+
+
+_ABSENT = object()
+
+
+def _doc_params(obj, short: str) -> list[inspect.Parameter]:
+    """The parameters of every `short(...)` signature line of obj's docstring, parsed as a
+    Python def (torch documents its C functions that way)."""
+    params: list[inspect.Parameter] = []
+    for line in (getattr(obj, "__doc__", None) or "").splitlines():
+        line = line.strip().removeprefix(".. function::").removeprefix(".. method::").strip()
+        if not line.startswith(short + "("):
+            continue
+        head = line.split(" -> ")[0].rstrip(" :").replace(", *,", ",")  # zeros(*size, *, ...)
+        try:
+            fn = ast.parse(f"def {head}: pass").body[0]
+        except SyntaxError:
+            continue
+        a = fn.args
+        kinds = ((a.posonlyargs, inspect.Parameter.POSITIONAL_ONLY),
+                 (a.args, inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                 (a.kwonlyargs, inspect.Parameter.KEYWORD_ONLY))
+        for group, kind in kinds:
+            params += [inspect.Parameter(x.arg, kind) for x in group if x.arg != "self"]
+        if a.vararg:       # torch's argument parser takes `*size` as size= too
+            params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.KEYWORD_ONLY))
+        if a.kwarg:
+            params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD))
+    # the NumPy spellings torch's argument parser accepts for its C functions
+    for name, aliases in _NUMPY_ALIASES.items():
+        if any(p.name == name for p in params):
+            params += [inspect.Parameter(x, inspect.Parameter.KEYWORD_ONLY) for x in aliases]
+    return params
+
+
+# torch/csrc/utils/python_arg_parser.cpp, numpy_compatibility_arg_names
+_NUMPY_ALIASES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
+                  "other": ("x2",)}
+
+
+def _step(obj, container: str, part: str):
+    """obj.part as `import container.part` would give it: an attribute, else the submodule
+    (torch imports some lazily; a package attribute may shadow its submodule, as
+    torch.nn.parallel.data_parallel the function does the module)."""
+    try:
+        return getattr(obj, part)
+    except Exception:  # noqa: BLE001  (any failing lookup: not there this way)
+        pass
+    for name, attr in ((f"{container}.{part}", None), (container, part)):
+        if not _module_file_exists(name):
+            continue
+        try:
+            module = importlib.import_module(name)
+            return module if attr is None else getattr(module, attr)
+        except Exception:  # noqa: BLE001
+            continue
+    return _ABSENT
+
+
+def _module_file_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:  # noqa: BLE001
+        return False
 
 
 class FileCounter(ast.NodeVisitor):
@@ -238,6 +337,7 @@ class FileCounter(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}       # local name -> torch dotted path
         self.other_modules: set[str] = set()     # local names bound to non-torch modules
         self.star: list[str] = []                # torch modules star-imported
+        self.rebound: set[str] = set()           # names also bound by assignment or argument
         self.names: dict[str, int] = defaultdict(int)
         self.keywords: dict[tuple[str, str], int] = defaultdict(int)
         self.imports: dict[str, int] = defaultdict(int)
@@ -245,6 +345,12 @@ class FileCounter(ast.NodeVisitor):
     # imports first, for the whole file (function-local imports included)
     def collect_imports(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.rebound.add(node.id)
+            elif isinstance(node, ast.arg):
+                self.rebound.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.rebound.add(node.name)
             if isinstance(node, ast.Import):
                 for a in node.names:
                     top = a.name.split(".")[0]
@@ -284,11 +390,30 @@ class FileCounter(ast.NodeVisitor):
         return None
 
     def dotted(self, node: ast.AST) -> str | None:
-        """The torch path an expression names (`F.relu` -> torch.nn.functional.relu)."""
+        """The torch path an expression names (`F.relu` -> torch.nn.functional.relu).
+        Where the file also binds the alias to something else (`for data in loader` after
+        `from torch.utils import data`), a chain torch does not have is not torch's."""
+        path = self._chain(node)
+        if path is None:
+            return None
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in self.rebound and "." in path:
+            cut = path.split(".")
+            for i in range(2, len(cut) + 1):
+                kind, _ = self.t.lookup(".".join(cut[:i]))
+                if kind == "missing":
+                    return None
+                if kind != "module":
+                    break
+        return path
+
+    def _chain(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id) or self._star_name(node.id)
         if isinstance(node, ast.Attribute):
-            base = self.dotted(node.value)
+            base = self._chain(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
 
@@ -307,7 +432,7 @@ class FileCounter(ast.NodeVisitor):
                 keep = i
             break
         name = ".".join(parts[:keep])
-        if name != "torch":
+        if self.t.lookup(name)[0] != "module":      # modules are counted as import paths
             self.names[name] += 1
         return name
 
@@ -322,6 +447,8 @@ class FileCounter(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            return
         path = self.dotted(node)
         if path is not None and path != "torch" and node.id != "torch":
             self.record(path)
@@ -377,6 +504,28 @@ def count_file(torch_info: _Torch, tree: ast.Module) -> FileCounter:
     counter.collect_imports(tree)
     counter.visit(tree)
     return counter
+
+
+def _common_types() -> dict[str, type]:
+    """Types whose objects programs call methods on as often as on tensors: a Tensor name
+    one of them also has (dict.values, list.index, str.split, Thread.name) is counted on
+    every receiver, so its count is an upper bound."""
+    import io
+    import logging
+    import pathlib
+    import queue
+    import threading
+
+    import numpy
+    return {"str": str, "bytes": bytes, "list": list, "tuple": tuple, "dict": dict,
+            "set": set, "numpy.ndarray": numpy.ndarray, "pathlib.Path": pathlib.Path,
+            "queue.Queue": queue.Queue, "io.TextIOWrapper": io.TextIOWrapper,
+            "threading.Thread": threading.Thread, "logging.Logger": logging.Logger}
+
+
+def shared_with(name: str) -> list[str]:
+    attr = name.split(".", 1)[1]
+    return [label for label, cls in _common_types().items() if hasattr(cls, attr)]
 
 
 def name_kind(torch_info: _Torch, name: str) -> tuple[str, str]:
@@ -439,10 +588,14 @@ def build(sources: dict, mirror: Path | None) -> dict[str, dict]:
             name_rows.append({"name": name, "namespace": ns, "kind": kind,
                               "files": row["files"], "repos": len(row["repos"]),
                               "uses": row["uses"]})
-        kw_rows = [{"callee": callee, "keyword": kw, "files": row["files"],
+            if ns in ("Tensor", "nn.Module"):
+                name_rows[-1]["shared_with"] = shared_with(name)
+        kw_rows = [{"callee": callee, "keyword": kw,
+                    "in_torch": torch_info.accepts(callee, kw), "files": row["files"],
                     "repos": len(row["repos"]), "uses": row["uses"]}
                    for (callee, kw), row in kws.items()]
-        imp_rows = [{"path": path, "in_torch": torch_info.lookup(path)[0] == "module",
+        imp_rows = [{"path": path, "in_torch": torch_info.lookup(path)[0] == "module"
+                     or _module_file_exists(path),
                      "files": row["files"], "repos": len(row["repos"]), "uses": row["uses"]}
                     for path, row in imps.items()]
 
@@ -467,8 +620,47 @@ def _count_kinds(entries) -> dict[str, int]:
     return out
 
 
+def where(sources: dict, mirror: Path | None, name: str, limit: int) -> list[str]:
+    """file:line and source of the uses of a counted name (`Tensor.new`, `torch.cat`,
+    `torch.cat(dim=)`, an import path): what the count stands for."""
+    torch_info = _Torch()
+    callee, _, keyword = name.partition("(")
+    keyword = keyword.rstrip("=)")
+    out = []
+    for entry in sources["repos"]:
+        for path in entry["files"]:
+            raw = read_source(entry, path, mirror)
+            tree = parse(path, raw)
+            counter = count_file(torch_info, tree)
+            hit = ((callee, keyword) in counter.keywords if keyword else
+                   callee in counter.names or callee in counter.imports)
+            if not hit:
+                continue
+            text = python_source(path, raw) or ""
+            lines = text.splitlines()
+            attr = callee.rsplit(".", 1)[-1]
+            shown = [f"{i + 1}: {ln.strip()}" for i, ln in enumerate(lines)
+                     if attr in ln and (not keyword or keyword in ln)][:2]
+            out.append(f"{entry['repo']}@{entry['commit'][:10]}:{path} ({entry['part']})")
+            out += [f"    {s[:110]}" for s in shown]
+            if len([o for o in out if not o.startswith(" ")]) >= limit:
+                return out
+    return out
+
+
 def _write(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=0, sort_keys=False) + "\n")
+    """JSON with one row (a repository, a name, a keyword) per line."""
+    lines = ["{"]
+    items = list(data.items())
+    for i, (key, value) in enumerate(items):
+        end = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            rows = [json.dumps(row, ensure_ascii=False) for row in value]
+            lines.append(f"{json.dumps(key)}: [\n" + ",\n".join(rows) + f"\n]{end}")
+        else:
+            lines.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{end}")
+    lines.append("}")
+    path.write_text("\n".join(lines) + "\n")
 
 
 def main(argv=None) -> int:
@@ -480,13 +672,22 @@ def main(argv=None) -> int:
     s.add_argument("--per-repo", type=int, default=PER_REPO)
     s.add_argument("--out", type=Path, default=SOURCES)
     b = sub.add_parser("build", help="count the files of the source list")
-    where = b.add_mutually_exclusive_group(required=True)
-    where.add_argument("--mirror", type=Path, help="read from git snapshots in this folder")
-    where.add_argument("--download", action="store_true",
+    source = b.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mirror", type=Path, help="read from git snapshots in this folder")
+    source.add_argument("--download", action="store_true",
                        help="read from raw.githubusercontent.com at the recorded commits")
     b.add_argument("--sources", type=Path, default=SOURCES)
     b.add_argument("--out-dir", type=Path, default=DATA)
+    w = sub.add_parser("where", help="show where the census files use a name")
+    w.add_argument("name", help="Tensor.new, torch.cat, torch.cat(dim=), torch.backends.cudnn")
+    w.add_argument("--mirror", type=Path, help="read from git snapshots (else download)")
+    w.add_argument("--sources", type=Path, default=SOURCES)
+    w.add_argument("--limit", type=int, default=10)
     args = parser.parse_args(argv)
+    if args.command == "where":
+        print("\n".join(where(json.loads(args.sources.read_text()), args.mirror, args.name,
+                               args.limit)))
+        return 0
     if args.command == "select":
         _write(args.out, select(args.mirror, args.repos, args.per_repo))
         return 0
