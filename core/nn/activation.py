@@ -1,12 +1,15 @@
 """Activation layers and their functional forms (torch.nn.modules.activation).
 
 ReLU, GELU, Softmax, GLU, PReLU, ... and relu6, hardtanh, elu, glu, selu, prelu,
-gumbel_softmax, ...; relu, gelu, silu, softmax, ... themselves are ember.functional's."""
+gumbel_softmax, ...; gelu, softmax, ... themselves are ember.functional's, and relu,
+leaky_relu, silu and mish are too, here with nn.functional's inplace= (torch.relu has
+none; torch.nn.functional.relu has)."""
 from __future__ import annotations
 
 from .. import dtypes as D
+from .. import functional as _EF
 from .. import ops
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softmax, softplus
 from ..ops.sampling import exponential_
@@ -31,16 +34,32 @@ __all__ = [
 # -- functional forms ---------------------------------------------------------------------
 
 
-def relu6(x: Tensor) -> Tensor:
-    return hardtanh(x, 0.0, 6.0)
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0); inplace=True writes it into input (and returns input)."""
+    return input.relu_() if inplace else ops.relu(input)
 
 
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return ops.where(x < min_val, min_val, ops.where(x > max_val, max_val, x))
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _inplace(input, lambda v: _EF.leaky_relu(v, negative_slope), inplace)
 
 
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
-    return ops.where(x > 0, x, ops.expm1(ops.minimum(x, 0.0)) * alpha)
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _inplace(input, _EF.silu, inplace)
+
+
+def relu6(x: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(x, 0.0, 6.0, inplace)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    return _inplace(x, lambda v: ops.where(v < min_val, min_val,
+                                           ops.where(v > max_val, max_val, v)), inplace)
+
+
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _inplace(x, lambda v: ops.where(v > 0, v, ops.expm1(ops.minimum(v, 0.0)) * alpha),
+                    inplace)
 
 
 def logsigmoid(x: Tensor) -> Tensor:
@@ -48,8 +67,8 @@ def logsigmoid(x: Tensor) -> Tensor:
     return -softplus(-x)
 
 
-def mish(x: Tensor) -> Tensor:
-    return x * ops.tanh(softplus(x))
+def mish(x: Tensor, inplace: bool = False) -> Tensor:
+    return _inplace(x, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
 def softmin(x: Tensor, dim: int = -1) -> Tensor:
@@ -61,8 +80,14 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    return input.copy_(out) if inplace else out
+def _inplace(input: Tensor, fn, inplace: bool) -> Tensor:
+    """fn(input); with inplace=True written into input, which is returned.  Where a graph is
+    recorded fn runs on a copy, so the input its backward saved is not the tensor
+    overwritten (as the Tensor methods' in-place forms do)."""
+    if not inplace:
+        return fn(input)
+    recording = is_grad_enabled() and input.requires_grad
+    return input.copy_(fn(input.clone() if recording else input))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -79,29 +104,31 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, input,
-                                                  input * (input + 3.0) / 6.0))
-    return _inplace(input, out, inplace)
+    return _inplace(input, lambda v: ops.where(v <= -3.0, 0.0, ops.where(
+        v >= 3.0, v, v * (v + 3.0) / 6.0)), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
-    return _inplace(input, out, inplace)
+    return _inplace(input, lambda v: ops.where(v <= -3.0, 0.0, ops.where(
+        v >= 3.0, 1.0, v / 6.0 + 0.5)), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants."""
-    neg = ops.expm1(ops.minimum(input, 0.0)) * (_SELU_ALPHA * _SELU_SCALE)
-    return _inplace(input, ops.where(input > 0, input * _SELU_SCALE, neg), inplace)
+    def selu_of(v):
+        neg = ops.expm1(ops.minimum(v, 0.0)) * (_SELU_ALPHA * _SELU_SCALE)
+        return ops.where(v > 0, v * _SELU_SCALE, neg)
+    return _inplace(input, selu_of, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise EmberValueError("celu: ZeroDivisionError, alpha cannot be 0")
-    neg = ops.expm1(ops.minimum(input, 0.0) / alpha) * alpha
-    return _inplace(input, ops.where(input > 0, input, neg), inplace)
+    def celu_of(v):
+        return ops.where(v > 0, v, ops.expm1(ops.minimum(v, 0.0) / alpha) * alpha)
+    return _inplace(input, celu_of, inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -130,7 +157,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, value elsewhere."""
-    return _inplace(input, ops.where(input > threshold, input, value), inplace)
+    return _inplace(input, lambda v: ops.where(v > threshold, v, value), inplace)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -182,7 +209,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.relu_() if self.inplace else F.relu(input)
+        return F.relu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -191,8 +218,15 @@ class ReLU(Module):
 class ReLU6(Module):
     """min(max(x, 0), 6)."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu6(input)
+        return F.relu6(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -204,7 +238,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -220,10 +254,10 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -251,7 +285,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -260,8 +294,15 @@ class SiLU(Module):
 class Mish(Module):
     """x * tanh(softplus(x))."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input)
+        return F.mish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Softplus(Module):
@@ -282,15 +323,18 @@ class Softplus(Module):
 class Hardtanh(Module):
     """x clamped to [min_val, max_val]."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> None:
         super().__init__()
         self.min_val, self.max_val = min_val, max_val
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
 
 
 class Tanh(Module):

@@ -1,7 +1,8 @@
 """Convolution layers and their functional forms (torch.nn.modules.conv).
 
-Conv1d, Conv2d, ConvTranspose2d and conv1d, conv2d, conv_transpose2d: unfold/fold plus one
-matmul, no Python loop over batch or channels."""
+Conv1d, Conv2d, Conv3d, ConvTranspose2d and conv1d, conv2d, conv3d, conv_transpose2d:
+unfold/fold plus one matmul, no Python loop over batch or channels (conv3d: one conv2d
+per depth tap of the kernel, summed)."""
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ from .parameter import Parameter
 F = None
 
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -101,6 +102,48 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
     out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
                  one(dilation), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """3-D convolution of (N, C, D, H, W) by (O, C/groups, kd, kh, kw): for each depth tap
+    of the kernel, a conv2d of the input's depth slices it meets (as one batch), summed."""
+    x, unbatched = _batched("conv3d", input, 5)
+    if weight.ndim != 5:
+        raise ShapeError(f"conv3d: expected a 5-D weight (out_channels, in_channels/groups, "
+                         f"kd, kh, kw), got shape {tuple(weight.shape)}")
+    o, cg, kd = weight._data.shape[:3]
+    stride, dilation = _tuple(stride, 3, "conv3d"), _tuple(dilation, 3, "conv3d")
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise EmberValueError(f"conv3d: padding must be an int, a triple, 'valid' or "
+                                  f"'same', got {padding!r}")
+        pairs = ([(0, 0)] * 3 if padding == "valid" else
+                 _same_padding("conv3d", weight._data.shape[2:], dilation, stride))
+        if any(lo != hi for lo, hi in pairs):
+            x = pad(x, tuple(v for pair_ in reversed(pairs) for v in pair_))
+            pairs = [(0, 0)] * 3
+        padding = tuple(lo for lo, _ in pairs)
+    padding = _tuple(padding, 3, "conv3d")
+    if padding[0]:
+        x = pad(x, (0, 0, 0, 0, padding[0], padding[0]))
+    n, c, d, h, w = x._data.shape
+    od = out_size(d, kd, dilation[0], 0, stride[0])
+    if od <= 0:
+        raise ShapeError(f"conv3d: the kernel's depth {kd} (dilation {dilation[0]}) is larger "
+                         f"than the padded input's {d}; use a smaller kernel or more padding")
+    out = None
+    for t in range(kd):
+        start = t * dilation[0]
+        taps = x[:, :, start:start + stride[0] * (od - 1) + 1:stride[0]]     # (N, C, OD, H, W)
+        taps = taps.permute(0, 2, 1, 3, 4).reshape(n * od, c, h, w)
+        y = conv2d(taps, weight[:, :, t], None, stride[1:], padding[1:], dilation[1:], groups)
+        out = y if out is None else out + y
+    oh, ow = out._data.shape[-2:]
+    out = out.reshape(n, od, o, oh, ow).permute(0, 2, 1, 3, 4)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1, 1)
     return out.squeeze(0) if unbatched else out
 
 
@@ -208,8 +251,7 @@ class _ConvNd(Module):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
         if self.padding != (0,) * self._dims:
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) \
-                else f", padding={self.padding}"
+            s += f", padding={self.padding}"          # padding=same, as PyTorch prints it
         if self.dilation != (1,) * self._dims:
             s += f", dilation={self.dilation}"
         if self.output_padding != (0,) * self._dims:
@@ -249,6 +291,22 @@ class Conv2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W)."""
+
+    _dims = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding,
                         self.dilation, self.groups)
 
 

@@ -27,12 +27,9 @@ from ..errors import (  # noqa: F401  (snapshot)
 )
 from ..functional import (
     gelu,
-    leaky_relu,
     linear,
     log_softmax,
     logsumexp,
-    relu,
-    silu,
     softmax,
     softplus,
 )
@@ -56,11 +53,14 @@ from .activation import (
     hardsigmoid,
     hardswish,
     hardtanh,
+    leaky_relu,
     logsigmoid,
     mish,
     prelu,
+    relu,
     relu6,
     selu,
+    silu,
     softmin,
     softshrink,
     softsign,
@@ -68,7 +68,7 @@ from .activation import (
     threshold,
 )
 from .attention import scaled_dot_product_attention
-from .conv import conv1d, conv2d, conv_transpose2d
+from .conv import conv1d, conv2d, conv3d, conv_transpose2d
 from .distance import cosine_similarity, pairwise_distance
 from .dropout import dropout, dropout1d, dropout2d, dropout3d
 from .linear import bilinear
@@ -128,7 +128,7 @@ __all__ = [
     # attention
     "scaled_dot_product_attention",
     # conv
-    "conv1d", "conv2d", "conv_transpose2d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose2d",
     # distance
     "cosine_similarity", "pairwise_distance",
     # dropout

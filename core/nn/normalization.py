@@ -8,7 +8,7 @@ from .. import dtypes as D
 from .. import ops
 from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
-from ..errors import EmberValueError, ShapeError
+from ..errors import EmberValueError, NotInEmberError, ShapeError
 from ..tensor import Tensor
 from . import init
 from .module import Module
@@ -20,8 +20,8 @@ F = None
 
 
 __all__ = [
-    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
 ]
 
 
@@ -287,6 +287,63 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation over (N, C, H, W)."""
 
     _accepted = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W)."""
+
+    _accepted = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose training statistics PyTorch gathers over the processes of
+    process_group.  With one process (ember.distributed not initialised, or a group of
+    one), and in eval mode, it is BatchNorm over any (N, C, ...) input, as PyTorch's;
+    synchronising the statistics of several processes is not in ember (it raises)."""
+
+    _accepted = (2, 3, 4, 5)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.training and self._world_size() > 1:
+            raise NotInEmberError(
+                "SyncBatchNorm: ember does not synchronise batch statistics across "
+                f"{self._world_size()} processes; use BatchNorm (each process normalises "
+                "its own batch) or train in one process")
+        return super().forward(input)
+
+    def _world_size(self) -> int:
+        import sys
+        dist = sys.modules.get("ember.distributed")   # never initialised if never imported
+        if dist is None or not dist.is_initialized():
+            return 1
+        return dist.get_world_size(self.process_group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """module with every BatchNorm*d in it replaced by a SyncBatchNorm holding the same
+        parameters and running statistics (module itself if it is one)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class LayerNorm(Module):

@@ -31,6 +31,36 @@ ACTIVATIONS = [("ReLU", {}), ("LeakyReLU", dict(negative_slope=0.2)), ("GELU", {
                ("ReLU6", {}), ("LogSigmoid", {}), ("Softmin", dict(dim=0))]
 
 
+INPLACE = [("relu", "ReLU", {}), ("leaky_relu", "LeakyReLU", dict(negative_slope=0.2)),
+           ("elu", "ELU", dict(alpha=0.5)), ("hardtanh", "Hardtanh", dict(min_val=-0.5)),
+           ("relu6", "ReLU6", {}), ("silu", "SiLU", {}), ("mish", "Mish", {})]
+
+
+@pytest.mark.parametrize("fn,name,kwargs", INPLACE, ids=[i[0] for i in INPLACE])
+def test_inplace_is_real(torch, fn, name, kwargs):
+    """inplace=True writes into the input and returns it, in the functional form and the
+    Module (which ember once accepted and ignored); values and gradients as PyTorch's."""
+    x = randn(3, 5) * 4
+    outs = {}
+    for lib in (torch, ember):
+        leaf = lib.tensor(x, requires_grad=True)
+        y = leaf * 1.0                                   # a non-leaf: in place is allowed
+        out = getattr(lib.nn.functional, fn)(y, **kwargs, inplace=True)
+        assert out is y
+        (out * lib.tensor(x)).sum().backward()
+        module_in = lib.tensor(x)
+        module_out = getattr(lib.nn, name)(**kwargs, inplace=True)(module_in)
+        assert module_out is module_in
+        outs[lib.__name__] = (to_numpy(y), to_numpy(leaf.grad), to_numpy(module_in),
+                              repr(getattr(lib.nn, name)(**kwargs, inplace=True)))
+    for (a, b) in zip(outs["ember"][:3], outs["torch"][:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert outs["ember"][3] == outs["torch"][3]
+    plain = ember.tensor(x)
+    getattr(F, fn)(plain, **kwargs)
+    np.testing.assert_array_equal(to_numpy(plain), x)      # out of place: x is untouched
+
+
 @pytest.mark.parametrize("name,kwargs", ACTIVATIONS, ids=lambda v: str(v))
 def test_activations(torch, name, kwargs):
     t, e = twin(torch, name, **kwargs)

@@ -60,12 +60,32 @@ def test_conv_transpose2d_output_size(torch):
     check_layer(torch, t, e, randn(1, 2, 4, 4), kwargs=dict(output_size=(8, 8)))
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")
+@pytest.mark.parametrize("cfg", [dict(kernel_size=3), dict(kernel_size=(2, 3, 1), stride=2,
+                                                              padding=1),
+                                 dict(kernel_size=3, dilation=(2, 1, 1), padding=(2, 1, 0),
+                                      groups=2),
+                                 dict(kernel_size=(2, 3, 3), padding="same", bias=False)],
+                         ids=["plain", "stride_padding", "dilation_groups", "same"])
+def test_conv3d(torch, cfg):
+    t, e = twin(torch, "Conv3d", 4, 6, **cfg)
+    check_layer(torch, t, e, randn(2, 4, 5, 6, 5))
+    assert repr(e) == repr(t)
+
+
+def test_conv3d_unbatched(torch):
+    t, e = twin(torch, "Conv3d", 2, 3, 2)
+    check_layer(torch, t, e, randn(2, 4, 3, 3))
+
+
 GRADCHECK = [
     ("conv2d", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
      [(1, 4, 5, 5), (2, 2, 3, 3), (2,)]),
     ("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1,
                                                         output_padding=1),
      [(1, 2, 3, 3), (2, 3, 3, 3)]),
+    ("conv3d", lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 1), padding=(1, 0, 1)),
+     [(1, 2, 4, 3, 3), (2, 2, 2, 2, 2), (2,)]),
 ]
 
 

@@ -29,7 +29,9 @@ randn = randn_stream(0)
 
 @pytest.mark.parametrize("momentum", [0.1, None])
 @pytest.mark.parametrize("name,shape", [("BatchNorm1d", (8, 4)), ("BatchNorm1d", (6, 4, 5)),
-                                        ("BatchNorm2d", (4, 4, 3, 5))])
+                                        ("BatchNorm2d", (4, 4, 3, 5)),
+                                        ("BatchNorm3d", (3, 4, 2, 3, 2)),
+                                        ("SyncBatchNorm", (4, 4, 3, 2))])
 def test_batch_norm_train_then_eval(torch, name, shape, momentum):
     t, e = twin(torch, name, 4, momentum=momentum)
     for step in range(3):
@@ -43,6 +45,37 @@ def test_batch_norm_train_then_eval(torch, name, shape, momentum):
     e.eval()
     check_layer(torch, t, e, randn(*shape))
     assert repr(e) == repr(t)
+
+
+def test_convert_sync_batchnorm_keeps_parameters_and_statistics(torch):
+    """One process (ember.distributed not initialised): SyncBatchNorm is BatchNorm, as
+    PyTorch's; convert_sync_batchnorm swaps the modules and keeps what they hold."""
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(2, 4, 1), lib.nn.BatchNorm2d(4),
+                                 lib.nn.Sequential(lib.nn.BatchNorm1d(4)))
+    t, e = build(torch).double(), build(ember).double()
+    x = randn(3, 2, 2, 2)
+    t[0](torch.tensor(x))
+    copy_weights(t, e)
+    ts = torch.nn.SyncBatchNorm.convert_sync_batchnorm(t)
+    es = nn.SyncBatchNorm.convert_sync_batchnorm(e)
+    assert type(es[1]) is nn.SyncBatchNorm and type(es[2][0]) is nn.SyncBatchNorm
+    assert type(es[0]) is nn.Conv2d and list(es.state_dict()) == list(ts.state_dict())
+    assert es[1].weight is e[1].weight and es[1].running_mean is e[1].running_mean
+    check_layer(torch, ts[1], es[1], randn(3, 4, 2, 2))
+    for key, value in ts.state_dict().items():
+        np.testing.assert_allclose(to_numpy(es.state_dict()[key]), to_numpy(value),
+                                   err_msg=key)
+    assert repr(es) == repr(ts)
+
+
+def test_sync_batchnorm_refuses_several_processes(monkeypatch):
+    layer = nn.SyncBatchNorm(3)
+    monkeypatch.setattr(nn.SyncBatchNorm, "_world_size", lambda self: 2)
+    with pytest.raises(ember.errors.NotInEmberError, match="across 2 processes"):
+        layer(ember.ones(2, 3))
+    layer.eval()                          # eval uses the running statistics: no syncing
+    assert layer(ember.ones(2, 3)).shape == (2, 3)
 
 
 def test_batch_norm_without_affine_or_stats(torch):

@@ -107,6 +107,30 @@ case("conv1d", lambda E, x, w, b: (F(E).conv1d(x, w, b), F(E).conv1d(x, w, b, st
 case("conv1d:groups", lambda E, x, w: F(E).conv1d(x, w, groups=3),
      lambda np, x, w: _conv2d(x[:, :, None], w[:, :, None], groups=3)[:, :, 0],
      Input((2, 3, 7)), Input((6, 1, 2)), ops=("conv1d",))
+def _conv3d(x, w, b, stride, padding, dilation):
+    """Reference: loops over the kernel's depth taps, each a _conv2d over depth slices."""
+    d = x.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[0]), (0, 0), (0, 0)))
+    od = (d + 2 * padding[0] - dilation[0] * (w.shape[2] - 1) - 1) // stride[0] + 1
+    out = 0
+    for t in range(w.shape[2]):
+        s0 = t * dilation[0]
+        taps = xp[:, :, s0:s0 + stride[0] * (od - 1) + 1:stride[0]]
+        y = np.stack([_conv2d(taps[:, :, i], w[:, :, t], None, stride[1:], padding[1:],
+                              dilation[1:]) for i in range(od)], 2)
+        out = out + y
+    return out + b.reshape(1, -1, 1, 1, 1)
+
+
+case("conv3d", lambda E, x, w, b: (F(E).conv3d(x, w, b),
+                                   F(E).conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 2, 0),
+                                               dilation=(1, 2, 1))),
+     lambda np, x, w, b: (_conv3d(x, w, b, (1, 1, 1), (0, 0, 0), (1, 1, 1)),
+                          _conv3d(x, w, b, (2, 1, 2), (1, 2, 0), (1, 2, 1))),
+     Input((2, 3, 5, 4, 6)), Input((4, 3, 2, 3, 2)), Input((4,)), atol=1e-4, rtol=1e-4)
+case("conv3d:same", lambda E, x, w: F(E).conv3d(x, w, padding="same"),
+     lambda np, x, w: _conv3d(x, w, np.zeros(w.shape[0]), (1, 1, 1), (1, 1, 1), (1, 1, 1)),
+     Input((1, 2, 4, 5, 3)), Input((3, 2, 3, 3, 3)), ops=("conv3d",), atol=1e-4, rtol=1e-4)
 case("conv_transpose2d", lambda E, x, w, b: F(E).conv_transpose2d(
     x, w, b, stride=2, padding=1, output_padding=1),
      lambda np, x, w, b: _conv_transpose2d(x, w, b, (2, 2), (1, 1), (1, 1)),
