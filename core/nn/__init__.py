@@ -55,5 +55,8 @@ __all__ = [*activation.__all__, *attention.__all__, *containers.__all__, *conv._
 
 
 def __getattr__(name: str):
+    if name == "DataParallel":        # torch.nn.DataParallel, loaded on first use
+        from .parallel import DataParallel
+        return DataParallel
     from .._torch_gaps import submodule_or_missing  # a PyTorch name ember lacks: a gap
     return submodule_or_missing(__name__, "nn", name)
