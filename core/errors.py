@@ -91,6 +91,11 @@ class NotInEmberError(EmberError, AttributeError):
     keep answering "no"."""
 
 
+class ModuleGapError(EmberError, ModuleNotFoundError):
+    """`import torch.X` (ember.X) where ember has no X, or where X needs a package that is
+    not installed (torch.utils.tensorboard without tensorboard)."""
+
+
 class UnsupportedError(EmberError, NotImplementedError):
     """A PyTorch feature ember has the function for but not this option of (p='nuc', ...)."""
 

@@ -15,31 +15,31 @@ import importlib.machinery
 import sys
 import types
 
-from .errors import EmberError
+from .errors import ModuleGapError
 
-# torch module paths whose ember counterpart lives elsewhere
+# torch module paths whose ember counterpart lives elsewhere; torch.nn.modules.X is
+# ember.nn.X otherwise (ember's nn families are named after torch.nn.modules' files)
 RENAMES = {
-    "torch.nn.modules": "ember.nn", "torch.nn.modules.module": "ember.nn.module",
-    "torch.nn.parameter": "ember.nn.parameter", "torch.nn.modules.loss": "ember.nn.loss",
-    "torch.nn.modules.linear": "ember.nn.linear", "torch.nn.modules.conv": "ember.nn.conv",
-    "torch.nn.modules.activation": "ember.nn.activation",
+    "torch.nn.modules": "ember.nn",
     "torch.nn.modules.container": "ember.nn.containers",
-    "torch.nn.modules.normalization": "ember.nn.normalization",
     "torch.nn.modules.batchnorm": "ember.nn.normalization",
-    "torch.nn.modules.dropout": "ember.nn.dropout", "torch.nn.modules.rnn": "ember.nn.rnn",
-    "torch.nn.modules.sparse": "ember.nn.sparse",
-    "torch.nn.modules.transformer": "ember.nn.transformer",
+    "torch.nn.modules.instancenorm": "ember.nn.normalization",
+    "torch.nn.modules.flatten": "ember.nn.linear",
+    "torch.nn.modules.utils": "ember.nn._util",      # _single, _pair, _triple, _ntuple
+    "torch.nn.parameter": "ember.nn.parameter",
     "torch.optim.optimizer": "ember.optim.optimizer",
     "torch.serialization": "ember.io",
 }
-
-
-class ModuleGapError(EmberError, ModuleNotFoundError):
-    """`import torch.X` where ember has no X."""
+_NN_MODULES = "torch.nn.modules."
 
 
 def ember_name(fullname: str) -> str:
-    return RENAMES.get(fullname) or "ember" + fullname[len("torch"):]
+    """The ember module path a torch module path means."""
+    if fullname in RENAMES:
+        return RENAMES[fullname]
+    if fullname.startswith(_NN_MODULES):
+        return "ember.nn." + fullname[len(_NN_MODULES):]
+    return "ember" + fullname[len("torch"):]
 
 
 class _Loader(importlib.abc.Loader):
@@ -63,9 +63,11 @@ class TorchFinder(importlib.abc.MetaPathFinder):
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         target = resolve(fullname)
-        return importlib.machinery.ModuleSpec(fullname, _Loader(target),
-                                              is_package=isinstance(target, types.ModuleType)
-                                              and hasattr(target, "__path__"))
+        # a package: an ember package, or a namespace object (ember.cuda, whose amp is
+        # reached as `import torch.cuda.amp`)
+        package = (hasattr(target, "__path__") if isinstance(target, types.ModuleType)
+                   else not callable(target))
+        return importlib.machinery.ModuleSpec(fullname, _Loader(target), is_package=package)
 
 
 def resolve(fullname: str):
@@ -74,11 +76,11 @@ def resolve(fullname: str):
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != name:
+        if not exc.name or not (name == exc.name or name.startswith(exc.name + ".")):
             raise                 # something the ember module itself imports is missing
-    parent, _, child = name.rpartition(".")
+    parent, _, child = fullname.rpartition(".")
     try:
-        obj = getattr(importlib.import_module(parent), child)
+        obj = getattr(resolve(parent), child) if parent else None
     except (ImportError, AttributeError):
         obj = None
     if obj is not None:

@@ -113,8 +113,10 @@ def load_census(part: str = "main") -> dict:
 
 
 def _ember_module(torch_path: str):
-    from ember.torch_alias import ember_name
-    return importlib.import_module(ember_name(torch_path))
+    """What `import <torch_path>` gives a program under ember.torch_alias: an ember module,
+    or a namespace object (torch.backends.cudnn is ember.backends.cudnn)."""
+    from ember.torch_alias import resolve
+    return resolve(torch_path)
 
 
 def resolve(name: str):

@@ -1,5 +1,10 @@
-"""Argument checks several nn families share (conv and pooling inputs, loss and distance ones)."""
+"""Argument checks several nn families share (conv and pooling inputs, loss and distance
+ones), and torch.nn.modules.utils' argument expanders (_single, _pair, _triple,
+_quadruple), which PyTorch programs import from there."""
 from __future__ import annotations
+
+import collections.abc
+from itertools import repeat
 
 from .. import dtypes as D
 from ..errors import EmberTypeError, ShapeError
@@ -33,3 +38,19 @@ def _floats(name: str, **tensors: Tensor) -> None:
 def _tensor(name: str, x, what: str) -> None:
     if type(x) is not Tensor:
         raise EmberTypeError(f"{name}: expected {what} to be a Tensor, got {type(x).__name__}")
+
+
+def _ntuple(n: int, name: str = "parse"):
+    """x as an n-tuple: an iterable as a tuple, anything else repeated n times (torch's)."""
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return tuple(repeat(x, n))
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")

@@ -67,10 +67,10 @@ CORE_LAYERS = {
     4: ["autograd/"],
     5: ["functional/", "linalg/", "special"],
     6: ["methods/", "legacy", "settings"],
-    7: ["nn/", "optim/", "amp", "func", "distributions", "sparse", "utils/", "distributed/",
+    7: ["nn/", "optim/", "amp", "func", "distributions/", "sparse", "utils/", "distributed/",
         "multiprocessing"],
     8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub",
-        "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/"],
+        "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/", "utils/model_zoo"],
     9: ["__init__"],          # the facade imports anything; nothing in core imports it
 }
 # the few deliberate upward imports: each is a lazy entry point into a consumer that a

@@ -1,0 +1,129 @@
+"""Import paths public code uses, through ember.torch_alias, against PyTorch itself: one
+script run by `python -m ember.torch_alias` and by plain Python with torch installed must
+print the same: torch.backends.cudnn (its flags: state a CPU-only machine does nothing with,
+in both), torch.nn.modules.* (batchnorm, conv, utils, pooling, flatten, ...),
+torch.distributions.* as packages, torch.autograd.Variable, torch.nn.parallel's
+data_parallel module and function, torch.utils.model_zoo.load_url, and
+torch.utils.tensorboard without the tensorboard package (ModuleNotFoundError naming it)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent('''
+    import json, inspect
+    import torch
+    import torch.backends.cudnn as cudnn
+    from torch.backends import cudnn as cudnn2
+    import torch.nn as nn
+    from torch.nn.modules.batchnorm import _BatchNorm
+    from torch.nn.modules.conv import _ConvNd
+    from torch.nn.modules.utils import _pair, _single, _triple, _quadruple
+    from torch.nn.modules.pooling import MaxPool2d
+    from torch.nn.modules.flatten import Flatten
+    from torch.nn.modules.module import Module
+    from torch.nn.modules.loss import _Loss
+    from torch.nn.modules.instancenorm import InstanceNorm2d
+    from torch.distributions.normal import Normal
+    from torch.distributions.categorical import Categorical
+    from torch.distributions.bernoulli import Bernoulli
+    from torch.distributions.distribution import Distribution
+    import torch.distributions.normal as normal_module
+    from torch.autograd import Variable
+    from torch.autograd.variable import Variable as Variable2
+    from torch.nn.parallel import data_parallel, DataParallel
+    from torch.nn.parallel.data_parallel import DataParallel as DataParallel2
+    import torch.utils.model_zoo as model_zoo
+    import torch.cuda.amp
+
+    out = {}
+    out["cudnn"] = [cudnn is cudnn2, cudnn.is_available(), cudnn.version(), cudnn.enabled,
+                    cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32]
+    cudnn.benchmark = True
+    cudnn.deterministic = True
+    out["cudnn_set"] = [torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic]
+    try:
+        cudnn.benchmark = 1
+        out["cudnn_int"] = "accepted"
+    except Exception as exc:
+        out["cudnn_int"] = ["error", isinstance(exc, (TypeError, RuntimeError)),
+                            "expects a bool" in str(exc)]
+    with cudnn.flags(enabled=False, benchmark=False):
+        out["cudnn_flags"] = [cudnn.enabled, cudnn.benchmark]
+    out["cudnn_after"] = [cudnn.enabled, cudnn.benchmark]
+    out["modules"] = [isinstance(nn.BatchNorm2d(3), _BatchNorm),
+                      isinstance(nn.Conv2d(1, 1, 1), _ConvNd), _pair(3), _single([4]),
+                      _triple(2), _quadruple(1), MaxPool2d is nn.MaxPool2d,
+                      Flatten is nn.Flatten, Module is nn.Module,
+                      isinstance(nn.MSELoss(), _Loss), InstanceNorm2d is nn.InstanceNorm2d]
+    out["distributions"] = [Normal is torch.distributions.Normal,
+                            Categorical is torch.distributions.Categorical,
+                            Bernoulli is torch.distributions.Bernoulli,
+                            issubclass(Normal, Distribution),
+                            normal_module.Normal is Normal,
+                            inspect.ismodule(torch.distributions.normal),
+                            round(float(Normal(0.0, 1.0).log_prob(torch.tensor(0.5))), 5)]
+    out["autograd"] = [Variable is Variable2, inspect.isclass(Variable),
+                       isinstance(torch.ones(1), Variable)]
+    out["parallel"] = [inspect.isfunction(data_parallel), DataParallel is DataParallel2,
+                       DataParallel is torch.nn.DataParallel, inspect.isclass(DataParallel)]
+    out["model_zoo"] = [callable(model_zoo.load_url),
+                        sorted(inspect.signature(model_zoo.load_url).parameters)[:1]]
+    out["cuda_amp"] = [inspect.isclass(torch.cuda.amp.autocast),
+                       inspect.isclass(torch.cuda.amp.GradScaler)]
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+        out["tensorboard"] = "imported"
+    except ImportError as exc:
+        out["tensorboard"] = [isinstance(exc, ModuleNotFoundError), exc.name,
+                              "tensorboard" in str(exc)]
+    print(json.dumps(out))
+''')
+
+
+def _run(argv, path):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.run([sys.executable, *argv, str(path)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_import_paths_as_torch(tmp_path):
+    pytest.importorskip("torch")
+    try:
+        import tensorboard  # noqa: F401
+        pytest.skip("tensorboard is installed: torch.utils.tensorboard imports in torch")
+    except ImportError:
+        pass
+    script = tmp_path / "imports.py"
+    script.write_text(SCRIPT)
+    ours = _run(["-m", "ember.torch_alias"], script)
+    theirs = _run([], script)
+    # load_url's first parameter: torch's `url`; ember's hub takes *args (it downloads
+    # nothing: ember.hub says so), so the names differ and only that it is callable counts
+    ours["model_zoo"], theirs["model_zoo"] = ours["model_zoo"][:1], theirs["model_zoo"][:1]
+    assert ours == theirs
+    assert theirs["cudnn"][1] is False                  # a machine without cuDNN, as here
+
+
+def test_tensorboard_installed_but_no_writer(tmp_path):
+    """With the tensorboard package there (a stand-in package here: it is not installed),
+    ember still has no SummaryWriter: the import fails, saying so, as an ImportError."""
+    (tmp_path / "tensorboard").mkdir()
+    (tmp_path / "tensorboard" / "__init__.py").write_text("__version__ = '2.20.0'\n")
+    code = ("import ember.torch_alias as a; a.install()\n"
+            "try:\n    from torch.utils.tensorboard import SummaryWriter\n"
+            "except ImportError as exc:\n    print(type(exc).__name__, '|', exc)\n")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}" + os.environ.get(
+        "PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ModuleGapError |")
+    assert "ember has no torch.utils.tensorboard.SummaryWriter" in proc.stdout
