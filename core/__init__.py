@@ -54,7 +54,15 @@ from .legacy import *  # noqa: F403  (FloatTensor, LongTensor, ...: PyTorch's le
 from .ops import *  # noqa: F403  (ember.ops.__all__: one per declaration, creation, ...)
 from .settings import *  # noqa: F403  (threads, determinism, seed, printoptions, ...)
 from .sparse import sparse_coo_tensor, spmm
-from .tensor import Size, Tensor
+from .tensor import (
+    Size,
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from . import functional as _functional
 from . import legacy as _legacy
 from . import ops as _ops
@@ -73,7 +81,8 @@ clip = clamp  # noqa: F405
 __all__ = [
     # tensors, devices, dtypes
     "Tensor", "Size", "Device", "device", "dtype", "get_default_device", "set_default_device",
-    "devices", "synchronize",
+    "devices", "synchronize", "memory_format", "contiguous_format", "preserve_format",
+    "channels_last", "channels_last_3d",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",

@@ -2,10 +2,12 @@
 through the plugin host, without importing CuPy until a GPU is really used."""
 from __future__ import annotations
 
-from . import plugins
+import warnings
+
+from . import legacy, plugins
 from .amp import GradScaler, autocast, custom_bwd, custom_fwd
 from .backend import optional
-from .errors import DeviceUnavailableError, EmberValueError
+from .errors import DeviceUnavailableError, EmberValueError, NotInEmberError
 
 __all__ = ["cuda", "rocm", "mps", "xpu", "accelerator", "device_namespace"]
 
@@ -106,6 +108,29 @@ class Accelerator:
         """Bytes the backend's memory pool holds on `device`, in use or cached (0 with no GPU)."""
         return self._memory("memory_reserved", device)
 
+    def max_memory_allocated(self, device=None) -> int:
+        """The most bytes tensors held on `device`: 0 with no GPU, as in PyTorch; ember's
+        backends do not track the peak, so with a GPU this raises NotInEmberError."""
+        return self._peak("max_memory_allocated", device)
+
+    def max_memory_reserved(self, device=None) -> int:
+        """The most bytes the memory pool held on `device` (see max_memory_allocated)."""
+        return self._peak("max_memory_reserved", device)
+
+    def reset_peak_memory_stats(self, device=None) -> None:
+        """Start the peaks anew: nothing to do with no GPU (see max_memory_allocated)."""
+        self._peak("reset_peak_memory_stats", device)
+
+    reset_max_memory_allocated = reset_peak_memory_stats
+
+    def _peak(self, what: str, device) -> int:
+        if not self._count(self._backend()):
+            return 0
+        raise NotInEmberError(
+            f"ember.{self._kind}.{what}: ember's {self._kind} backend does not track peak "
+            f"memory; ember.{self._kind}.memory_allocated() gives the bytes tensors hold now "
+            f"and memory_reserved() what the pool holds")
+
     def empty_cache(self) -> None:
         """Return cached, unused pool memory to the driver (nothing to do with no GPU)."""
         fn = optional(self._backend(), "empty_cache")
@@ -172,20 +197,13 @@ class Accelerator:
 
 
 class _DeviceAmp:
-    """torch.cuda.amp / torch.cpu.amp: autocast and GradScaler bound to one device type."""
+    """torch.cuda.amp / torch.cpu.amp: autocast and GradScaler bound to one device type,
+    as classes (subclasses of ember.amp's), so isinstance, subclassing, decorators and
+    `with` work as in PyTorch, which deprecates these spellings with a FutureWarning."""
 
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
-
-    def autocast(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
-        return autocast(self.device_type, dtype=dtype, enabled=enabled,
-                        cache_enabled=cache_enabled)
-
-    def GradScaler(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,  # noqa: N802
-                   backoff_factor: float = 0.5, growth_interval: int = 2000,
-                   enabled: bool = True) -> GradScaler:
-        return GradScaler(self.device_type, init_scale, growth_factor, backoff_factor,
-                          growth_interval, enabled)
+        self.autocast, self.GradScaler = _amp_classes(device_type)
 
     def custom_fwd(self, fwd=None, *, cast_inputs=None):
         return custom_fwd(fwd, device_type=self.device_type, cast_inputs=cast_inputs)
@@ -197,14 +215,59 @@ class _DeviceAmp:
         return f"<ember.{self.device_type}.amp>"
 
 
+def _deprecated(device_type: str, name: str, stacklevel: int = 3) -> None:
+    # PyTorch's text, word for word (programs filter on it)
+    warnings.warn(f"`torch.{device_type}.amp.{name}(args...)` is deprecated. Please use "
+                  f"`torch.amp.{name}('{device_type}', args...)` instead.", FutureWarning,
+                  stacklevel=stacklevel)
+
+
+def _amp_classes(device_type: str) -> tuple:
+    class _Autocast(autocast):
+        """torch.<device>.amp.autocast(enabled=True, dtype=None, cache_enabled=True):
+        ember.autocast(device_type, ...)."""
+
+        def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
+            if type(self) is _Autocast:     # PyTorch warns for the class itself, and when
+                _deprecated(device_type, "autocast")          # it is subclassed (below)
+            super().__init__(device_type, dtype=dtype, enabled=enabled,
+                             cache_enabled=cache_enabled)
+
+        def __init_subclass__(cls, **kwargs):
+            _deprecated(device_type, "autocast", stacklevel=2)   # PyTorch warns here too
+            super().__init_subclass__(**kwargs)
+
+    class _GradScaler(GradScaler):
+        """torch.<device>.amp.GradScaler(...): ember.amp.GradScaler(device_type, ...)."""
+
+        def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                     backoff_factor: float = 0.5, growth_interval: int = 2000,
+                     enabled: bool = True) -> None:
+            _deprecated(device_type, "GradScaler")
+            super().__init__(device_type, init_scale, growth_factor, backoff_factor,
+                             growth_interval, enabled)
+
+    for cls, name in ((_Autocast, "autocast"), (_GradScaler, "GradScaler")):
+        cls.__name__ = cls.__qualname__ = name
+        cls.__module__ = f"ember.{device_type}.amp"
+    return _Autocast, _GradScaler
+
+
+_NAMESPACES: dict = {}
+
+
 def device_namespace(device_type: str) -> _DeviceAmp:
     """The torch.<device>.amp namespace for device_type (ember.cuda.amp is this for
-    'cuda')."""
-    return _DeviceAmp(device_type)
+    'cuda'); one per device type, so its classes are the same objects on every access."""
+    if device_type not in _NAMESPACES:
+        _NAMESPACES[device_type] = _DeviceAmp(device_type)
+    return _NAMESPACES[device_type]
 
 
 cuda = Accelerator("cuda")
 rocm = Accelerator("rocm")
+# torch.cuda.FloatTensor & co (ember.legacy): tensors of a dtype on a CUDA device
+vars(cuda).update(legacy.device_types("cuda"))
 
 
 class _Absent:

@@ -158,6 +158,11 @@ class OptionalMembers(Protocol):
     def memory_reserved(self, index: int | None = None) -> int:
         """Bytes the backend's allocator holds on device `index`, in use or cached."""
 
+    def strides(self, native) -> tuple[int, ...]:
+        """A native's strides in elements (Tensor.stride()); a backend whose views are
+        "strided" has it (without it Tensor.stride() raises NotInEmberError); for the
+        others the core tracks the strides of views itself (row-major natives)."""
+
     def compile_graph(self, graph) -> Callable[[list], tuple] | None:
         """A replay of an ember.graph.Graph (ember.compile) made by the backend: a function
         of the input natives (in graph.inputs order) returning (outputs, gradients) as

@@ -232,6 +232,32 @@ class Size(tuple):
         return n
 
 
+class memory_format:  # noqa: N801  (torch.memory_format)
+    """torch.memory_format: how a tensor's elements are laid out in memory (ops/layout.py).
+
+    ember.contiguous_format is row-major; ember.channels_last (4-D) and
+    ember.channels_last_3d (5-D) put the channels innermost; ember.preserve_format asks a
+    result to keep its input's layout (PyTorch's default for clone and the *_like
+    factories)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self._name}"
+
+    def __reduce__(self):
+        return self._name          # pickled by name: the same object comes back
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
 _new = object.__new__
 
 

@@ -281,6 +281,10 @@ class CPUBackend:
     def to_host(self, native):
         return native
 
+    def strides(self, native) -> tuple:
+        itemsize = native.itemsize
+        return tuple(s // itemsize for s in native.strides)
+
     def capabilities(self, index=None) -> Capabilities:
         from ember import dtypes
         return Capabilities(frozenset(d.name for d in dtypes.ALL))

@@ -153,6 +153,10 @@ class CuPyBackend:
     def to_host(self, native):
         return self.cupy.asnumpy(native)
 
+    def strides(self, native) -> tuple:
+        itemsize = native.itemsize
+        return tuple(s // itemsize for s in native.strides)
+
     def copy_to(self, native, index: int | None):
         """A copy of `native` on device `index`, GPU to GPU (peer copy where the GPUs allow)."""
         cp = self.cupy

@@ -126,6 +126,9 @@ class OpenCLBackend:
     def to_host(self, native):
         return native.runtime.to_host(native)
 
+    def strides(self, native) -> tuple:
+        return native.strides           # CLArray keeps them in elements
+
     def compile_graph(self, graph):
         """ember.compile's replay on this device: the graph's launches, recorded once and
         enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's

@@ -1,7 +1,13 @@
 """Define-by-run autograd: backward, grad, grad modes, gradcheck, anomaly detection."""
 from __future__ import annotations
 
-from . import engine, function, functional, node  # noqa: F401  (ember.autograd.engine, ...)
+from . import (  # noqa: F401  (ember.autograd.engine, ...)
+    engine,
+    function,
+    functional,
+    node,
+    variable,
+)
 from .engine import (
            backward,
            detect_anomaly,
@@ -12,7 +18,9 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from .node import Node
+from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "Node",
-           "Function", "FunctionCtx", "once_differentiable", "function", "functional"]
+           "Function", "FunctionCtx", "once_differentiable", "function", "functional", "Variable",
+           "variable"]

@@ -253,8 +253,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False, materialize_grads: bool = False):
-    """The gradients of outputs with respect to inputs (leaves' .grad are untouched)."""
+         only_inputs: bool = True, allow_unused: bool | None = None,
+         materialize_grads: bool = False):
+    """The gradients of outputs with respect to inputs (leaves' .grad are untouched).
+    only_inputs is PyTorch's deprecated flag, ignored there as here: only_inputs=False
+    warns, as PyTorch does, and computes the same."""
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    allow_unused = bool(allow_unused)
     single = type(outputs) is Tensor
     outputs = [outputs] if single else list(outputs)
     inputs_t = [inputs] if type(inputs) is Tensor else list(inputs)

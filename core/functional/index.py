@@ -21,7 +21,8 @@ from ..tensor import Tensor
 from ._util import _need
 
 __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
-           "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter"]
+           "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter",
+           "index_copy", "put"]
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -123,6 +124,38 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if type(value) is Tensor:
         value = value.to(input._dtype)
     return ops.where(mask, value, input)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of input with the slices of source along dim at the given indices (a repeated
+    index stores one of its slices, as PyTorch leaves unspecified which)."""
+    _need("index_copy", input)
+    _need("index_copy", source)
+    _check_index_dtype("index_copy", index)
+    if index.ndim > 1:
+        raise ShapeError(f"index_copy(): index should have dimension 1 or 0, got "
+                         f"{index.ndim}-D")
+    axis = norm_dim(dim, input.ndim, "index_copy") if input.ndim else 0
+    index = index.reshape(-1)
+    want = list(input._data.shape) or [1]
+    want[axis] = index._data.shape[0]
+    got = list(source._data.shape) or [1]
+    if got != want:
+        raise ShapeError(f"index_copy(): source of shape {list(source.shape)} does not fit: "
+                         f"expected {want} (input's shape with dim {dim} the length of index)")
+    if not input.ndim:
+        return index_put(input.reshape(1), (index,), source.reshape(1)).reshape(())
+    return index_put(input, (slice(None),) * axis + (index,), source)
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of input with source's values at the positions index names in input seen as
+    1-D (added up with accumulate)."""
+    _need("put", input)
+    _check_index_dtype("put", index)
+    flat = index_put(input.reshape(-1), (index.reshape(-1),),
+                     source.reshape(-1) if type(source) is Tensor else source, accumulate)
+    return flat.reshape(*input.shape)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:

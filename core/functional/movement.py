@@ -10,17 +10,24 @@ import numpy as np
 
 from .. import dtypes as D
 from .. import ops
-from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
+from ..errors import (
+    EmberIndexError,
+    EmberTypeError,
+    EmberValueError,
+    ShapeError,
+    UnsupportedError,
+)
+from ..ops import layout
 from ..ops._util import as_shape, norm_dim, resolve_reshape
 from ..ops._util import broadcast_shapes as _broadcast
-from ..tensor import Size, Tensor
+from ..tensor import Size, Tensor, preserve_format
 from ._util import _INTS, _need, _tensor
 
 __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "broadcast_shapes",
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
            "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "column_stack", "dstack",
            "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
-           "tensor_split", "diff", "combinations"]
+           "tensor_split", "diff", "combinations", "view_as_real"]
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -261,11 +268,21 @@ def concat(tensors, dim: int = 0) -> Tensor:
 concatenate = concat
 
 
-def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of input that keeps its place in the graph (memory_format is accepted: ember
-    tensors have one layout)."""
+def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
+    """A copy of input that keeps its place in the graph, laid out as memory_format says
+    (preserve_format: input's layout where it is dense, as in PyTorch; ops/layout.py)."""
     _need("clone", input)
-    return input.clone()
+    return layout.clone(input, memory_format)
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """PyTorch's view of a complex tensor as (..., 2) reals.  ember has no complex dtypes, so
+    no ember tensor is complex: this raises what PyTorch raises for a real one."""
+    _need("view_as_real", input)
+    raise UnsupportedError(f"view_as_real is only supported for complex tensors, got "
+                         f"{input._dtype.name} (as PyTorch); ember has no complex dtypes: keep "
+                         "the real and imaginary parts as two real tensors (or ember.stack them "
+                         "along a last dim of 2)")
 
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:

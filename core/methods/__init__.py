@@ -12,14 +12,14 @@ from .. import dispatch, legacy, ops
 from .. import dtypes as D
 from .. import functional as F
 from .._torch_gaps import install_tensor_gaps
-from ..errors import EmberTypeError
+from ..errors import EmberTypeError, NotInEmberError
 from ..functional import index as FI
 from ..functional import linalg as FL
 from ..functional import movement as FM
 from ..functional import reduce as FR
 from ..ops import index as _index
-from ..ops import sampling
-from ..tensor import Tensor
+from ..ops import layout, sampling
+from ..tensor import Tensor, preserve_format
 from . import conversion, grad, interop
 from .inplace import (
     _add_scaled,
@@ -31,6 +31,9 @@ from .inplace import (
     _sub_scaled,
     _zero,
     copy_,
+    resize,
+    resize_,
+    resize_as_,
 )
 
 _binary, _rbinary, _unary = dispatch.binary, dispatch.rbinary, dispatch.unary
@@ -199,6 +202,28 @@ def _lerp(self, end, weight):
 
 _addcmul.__name__, _addcdiv.__name__, _lerp.__name__ = "addcmul", "addcdiv", "lerp"
 
+
+def _no_shared_memory(self):
+    raise NotInEmberError(
+        "share_memory_: ember has no shared-memory tensors: ember.multiprocessing sends a "
+        "tensor to another process by value, so a worker's updates would not reach this "
+        "one (PyTorch's Hogwild training); train in one process, or use "
+        "ember.distributed (DistributedDataParallel) to keep copies in step")
+
+
+def _cuda(self, device=None, non_blocking: bool = False, memory_format=preserve_format):
+    """x.cuda(): x on a CUDA device.  ember copies through the host synchronously and has
+    no pinned memory (pin_memory() is the tensor itself), so non_blocking changes nothing,
+    as in PyTorch for memory that is not pinned."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"
+    out = conversion.to(self, device if device is not None else "cuda",
+                        non_blocking=non_blocking)
+    if memory_format is not preserve_format:
+        out = layout.contiguous(out, memory_format) if out is self else \
+            layout.clone(out, memory_format)
+    return out
+
 for _name, _fn in {
     # torch's other names for elementwise methods
     "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
@@ -230,7 +255,8 @@ for _name, _fn in {
     # movement
     "permute": ops.permute, "expand": ops.expand, "flatten": ops.flatten,
     "squeeze": ops.squeeze, "unsqueeze": ops.unsqueeze, "transpose": ops.transpose,
-    "flip": ops.flip, "contiguous": ops.contiguous, "movedim": ops.movedim,
+    "flip": ops.flip, "contiguous": layout.contiguous, "movedim": ops.movedim,
+    "stride": layout.stride, "is_contiguous": layout.is_contiguous,
     "split": lambda self, size, dim=0: ops.split(self, size, dim),
     "chunk": lambda self, chunks, dim=0: ops.chunk(self, chunks, dim),
     "reshape": lambda self, *shape: ops.reshape(self, *shape),
@@ -260,6 +286,7 @@ for _name, _fn in {
     "scatter": F.scatter, "scatter_reduce": F.scatter_reduce, "index_fill": F.index_fill,
     "masked_select": F.masked_select, "take_along_dim": F.take_along_dim,
     "index_put": F.index_put, "masked_scatter": F.masked_scatter,
+    "index_copy": F.index_copy, "put": F.put,
     # products and linear algebra
     "matmul": lambda self, other: ops.matmul(self, other),
     "mm": F.mm, "bmm": F.bmm, "mv": F.mv, "dot": F.dot, "vdot": F.vdot, "inner": F.inner,
@@ -277,15 +304,14 @@ for _name, _fn in {
         "log_normal_", "geometric_", "cauchy_", "random_")},
     # conversion and copies
     "to": conversion.to, "cpu": lambda self: conversion.to(self, "cpu"),
-    "cuda": lambda self, device=None: conversion.to(
-        self, f"cuda:{device}" if device is not None else "cuda"),
+    "cuda": _cuda,
     **{name: (lambda dt: lambda self: ops.cast(self, dt))(dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
         ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
         ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},
     "type_as": lambda self, other: ops.cast(self, other._dtype),
-    "type": legacy.tensor_type,
-    "clone": conversion.clone, "detach": conversion.detach, "detach_": conversion.detach_,
+    "type": legacy.tensor_type, "new": legacy.tensor_legacy_new,
+    "clone": layout.clone, "detach": conversion.detach, "detach_": conversion.detach_,
     "requires_grad_": conversion.requires_grad_,
     "new_zeros": lambda self, *size, dtype=None, device=None: ops.zeros(
         *size, dtype=dtype or self._dtype, device=device or self._device),
@@ -299,6 +325,7 @@ for _name, _fn in {
         *size, dtype=dtype or self._dtype, device=device or self._device,
         requires_grad=requires_grad),
     "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
+    "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "fill_diagonal_": _inplace(FI.fill_diagonal),
     "to_device": interop.to_device,
     # ember has no sparse layout (core/sparse.py): these are the tensor itself
@@ -327,6 +354,10 @@ for _name, _fn in {
     # tensor is already where pinning would put it
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,
+    # nor shared memory: ember.multiprocessing sends tensors by value (a copy)
+    "share_memory_": _no_shared_memory, "is_shared": lambda self: False,
+    # the autograd name PyTorch's legacy Variable(name=) set (ember's Variable refuses it)
+    "name": property(lambda self: None),
 }.items():
     method(_name, _fn)
 
@@ -337,6 +368,7 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
+              "index_copy", "put",
               *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])

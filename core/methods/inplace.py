@@ -3,6 +3,8 @@ memory (views see it), or through a backend's own in-place kernel when no graph 
 """
 from __future__ import annotations
 
+import math
+
 from .. import dispatch, ops
 from .. import dtypes as D
 from ..errors import AutogradError, EmberTypeError, EmberValueError
@@ -137,3 +139,61 @@ def _setitem(self, key, value):
     if dispatch.is_grad_enabled() and self.requires_grad and self.grad_fn is None:
         _index.raise_leaf_inplace()
     _index.setitem(self, key, value)
+
+
+# -- resizing: PyTorch's resize_, resize_as_ and the deprecated out-of-place resize ----------
+
+def resize_(self, *sizes, memory_format=None) -> Tensor:
+    """x.resize_(*sizes): x takes the shape, keeping its elements in row-major order: the
+    first ones when it shrinks, zeros appended when it grows (PyTorch leaves them
+    uninitialised; ember never hands out uninitialised memory).  Views taken before do not
+    follow a change of size, as in PyTorch when it reallocates."""
+    shape = as_shape(sizes, "resize_")
+    if any(n < 0 for n in shape):
+        raise EmberValueError(f"resize_: negative dimension in {list(shape)}")
+    if self.requires_grad:
+        raise AutogradError("resize_: cannot resize variables that require grad (as "
+                            "PyTorch); resize a detached copy, or use .reshape()")
+    new, n = math.prod(shape), self.numel()
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        if new == n:
+            out = ops.reshape(ops.contiguous(self), shape)
+        else:
+            flat = ops.reshape(ops.contiguous(self), (n,))
+            if new < n:
+                flat = ops.contiguous(flat[:new])
+            else:
+                flat = ops.cat([flat, ops.zeros(new - n, dtype=self._dtype,
+                                                device=self._device)])
+            out = ops.reshape(flat, shape)
+    if memory_format is not None:
+        from ..ops import layout
+        out = layout.contiguous(out, memory_format)
+    self._data = out._data
+    if self._meta is not None:          # no longer a view of what it was made from
+        for key in ("base", "chain", "layout"):
+            self._meta.pop(key, None)
+    _index._bump(self)
+    return self
+
+
+def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:
+    return resize_(self, *other.shape, memory_format=memory_format)
+
+
+def resize(self, *sizes) -> Tensor:
+    """x.resize(*sizes), deprecated in PyTorch (it warns, and so does ember): x reshaped to
+    sizes, which must hold as many elements."""
+    import warnings
+
+    from ..errors import EmberWarning
+    warnings.warn("non-inplace resize is deprecated", EmberWarning, stacklevel=2)
+    shape = as_shape(sizes, "resize")
+    if math.prod(shape) != self.numel():
+        raise EmberValueError(
+            f"resize: requested resize to {'x'.join(map(str, shape))} ({math.prod(shape)} "
+            f"elements in total), but the given tensor has a size of "
+            f"{'x'.join(map(str, self.shape))} ({self.numel()} elements); resize can only "
+            "change the shape, keeping the number of elements; use resize_ to change it")
+    return ops.reshape(ops.contiguous(self), shape)

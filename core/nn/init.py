@@ -6,6 +6,7 @@ weights on every device.  Every function writes under no_grad and returns the te
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import ops
 from ..autograd.grad_mode import no_grad
@@ -14,7 +15,8 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "kaiming_normal_", "orthogonal_", "uniform", "normal", "constant", "xavier_uniform",
+           "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal"]
 
 
 
@@ -179,3 +181,27 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     values = ops.from_host(np.ascontiguousarray(q * gain).reshape(tuple(tensor.shape)),
                            tensor.device)
     return _write(tensor, values)
+
+
+# -- the old names without the trailing underscore, deprecated in PyTorch (FutureWarning) --
+
+def _deprecated(method):
+    new, old = method.__name__, method.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                      FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"{new} under its old name, deprecated as in PyTorch."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

@@ -12,6 +12,7 @@ from . import (
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     elementwise,
     index,
+    layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
     linalg,
     movement,
     nn,

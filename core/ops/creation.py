@@ -13,7 +13,7 @@ from ..device import as_device
 from ..dispatch import _check_dtype, create
 from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
 from ..signatures import size_keyword
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, contiguous_format, preserve_format, wrap
 from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape, broadcast_shapes
 
@@ -119,7 +119,9 @@ def _infer_host(data, dtype):
             raise EmberTypeError("tensor(): got a NumPy object array; expected numbers")
     else:
         if isinstance(data, (list, tuple)) and any(type(v) is Tensor for v in _flat(data)):
-            data = _untensor(data)
+            data, found = _untensor(data, dtype)
+            if dtype is None:           # PyTorch's rule: every element's dtype, promoted
+                dtype = _promoted(found)
         try:
             arr = np.asarray(data)
         except (ValueError, TypeError) as exc:
@@ -152,12 +154,61 @@ def _flat(data):
             yield v
 
 
-def _untensor(data):
+# PyTorch's text, word for word (programs filter on it)
+_GRAD_TO_SCALAR = ("Converting a tensor with requires_grad=True to a scalar may lead to "
+                   "unexpected behavior.\nConsider using tensor.detach() first.")
+
+
+def _untensor(data, dtype, found=None):
+    """(data with each tensor in it as a NumPy scalar, the element dtypes met): a tensor
+    inside a list is one number, as in PyTorch (a one-element tensor of any shape), never
+    a nested list (that would be a silent extra dimension)."""
+    if found is None:
+        found = []
     if isinstance(data, (list, tuple)):
-        return [_untensor(v) for v in data]
+        return [_untensor(v, dtype, found)[0] for v in data], found
     if type(data) is Tensor:
-        return data.detach()._host()
-    return data
+        if data.numel() != 1:
+            raise EmberValueError(
+                f"tensor(): only one element tensors can be converted to Python scalars, got "
+                f"a tensor of shape {list(data.shape)} inside the list (as PyTorch); to join "
+                "tensors into one use ember.stack(tensors) (or ember.cat)")
+        if dtype is not None and D.get_dtype(dtype).category == D.INT and \
+                data._dtype.category == D.FLOAT:
+            raise EmberTypeError(
+                f"tensor(): only integer tensors of a single element can be converted to an "
+                f"index, got a {data._dtype.name} tensor inside the list for dtype "
+                f"{D.get_dtype(dtype).name} (as PyTorch); convert it first with .long()")
+        if data.requires_grad:
+            import warnings
+
+            from ..errors import EmberWarning
+            warnings.warn(_GRAD_TO_SCALAR, EmberWarning, stacklevel=4)
+        found.append(data._dtype)
+        return data.detach()._host().reshape(()), found
+    found.append(data)
+    return data, found
+
+
+def _promoted(found):
+    """The dtype PyTorch infers for a list with these elements: tensors and NumPy scalars
+    bring their dtype, bool bool, int int64, float the default dtype; all promoted."""
+    out = None
+    for v in found:
+        if isinstance(v, D.DType):
+            d = v
+        elif isinstance(v, np.generic):         # before float: np.float64 is a float
+            d = D.from_numpy_dtype(v.dtype)
+        elif isinstance(v, bool):
+            d = D.bool_
+        elif isinstance(v, int):
+            d = D.int64
+        elif isinstance(v, float):
+            d = D.get_default_dtype()
+        else:
+            return None                   # not a number: np.asarray says what it is
+        out = d if out is None else D.promote_types(out, d)
+    return out
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -240,29 +291,57 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
 
 
 @size_keyword
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad: bool = False,
+          memory_format=contiguous_format) -> Tensor:
+    out = zeros(*size, dtype=dtype, device=device)
+    if memory_format is not contiguous_format:
+        out = _empty_format(out, memory_format, "empty")
+    return out.requires_grad_(True) if requires_grad else out
+
+
+# ops/layout.py hands these down (use_layout): the memory_format= of the factories
+_relayout = _empty_format = None
+
+
+def use_layout(relayout, empty_format) -> None:
+    global _relayout, _empty_format
+    _relayout, _empty_format = relayout, empty_format
+
+
+def formatted(out: Tensor, like: Tensor, memory_format, requires_grad: bool, op: str):
+    """A *_like factory's result (made row-major) laid out as memory_format says for like
+    (preserve_format: like's own layout, as PyTorch's; ops/layout.py)."""
+    if not (memory_format is preserve_format and like._get_meta("base") is None):
+        out = _relayout(out, like, memory_format, op)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _like(x, dtype, device):
     return dict(dtype=dtype or x.dtype, device=device or x.device)
 
 
-def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(x._data.shape, 0, **_like(x, dtype, device), requires_grad=requires_grad)
+def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
+    return formatted(full(x._data.shape, 0, **_like(x, dtype, device)), x, memory_format,
+                     requires_grad, "zeros_like")
 
 
-def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(x._data.shape, 1, **_like(x, dtype, device), requires_grad=requires_grad)
+def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format) -> Tensor:
+    return formatted(full(x._data.shape, 1, **_like(x, dtype, device)), x, memory_format,
+                     requires_grad, "ones_like")
 
 
-def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format) -> Tensor:
+    return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
-def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(x._data.shape, fill_value, **_like(x, dtype, device),
-                requires_grad=requires_grad)
+def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    return formatted(full(x._data.shape, fill_value, **_like(x, dtype, device)), x,
+                     memory_format, requires_grad, "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,

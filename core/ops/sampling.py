@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import EmberTypeError, EmberValueError, ShapeError
-from ..tensor import Tensor
-from .creation import _gen, _made, rand, randint, randn
+from ..tensor import Tensor, preserve_format
+from .creation import _gen, _made, formatted, rand, randint, randn
 
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
 
@@ -24,21 +24,24 @@ def _like(x: Tensor, dtype, device):
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
-    return rand(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
+              memory_format=preserve_format) -> Tensor:
+    return formatted(rand(input._data.shape, **_like(input, dtype, device)), input,
+                     memory_format, requires_grad, "rand_like")
 
 
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    return randn(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
+               memory_format=preserve_format) -> Tensor:
+    return formatted(randn(input._data.shape, **_like(input, dtype, device)), input,
+                     memory_format, requires_grad, "randn_like")
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
-                 requires_grad: bool = False, memory_format=None) -> Tensor:
+                 requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
     """Integers in [low, high) (randint_like(x, high) draws from [0, high))."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._data.shape, **_like(input, dtype, device))
+    return formatted(randint(low, high, input._data.shape, **_like(input, dtype, device)),
+                     input, memory_format, requires_grad, "randint_like")
 
 
 def _check_probs(input: Tensor):

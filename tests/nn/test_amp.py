@@ -56,7 +56,8 @@ def test_autocast_keeps_dtypes_and_is_per_thread():
         thread.start()
         thread.join()
         assert other == [False]
-    with ember.cuda.amp.autocast(dtype=ember.bfloat16):
+    with pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"), \
+            ember.cuda.amp.autocast(dtype=ember.bfloat16):            # deprecated, as torch's
         assert amp.get_autocast_dtype("cuda") is ember.bfloat16
     with ember.autocast("cuda:0"):
         assert amp.is_autocast_enabled("cuda")
@@ -140,7 +141,8 @@ def test_grad_scaler_errors_and_disabled(torch):
     with pytest.raises(ember.EmberError, match="growth_factor"):
         amp.GradScaler("cpu", growth_factor=0.5)
     if not ember.cuda.is_available():        # both libraries disable a CUDA scaler here
-        with pytest.warns(ember.errors.EmberWarning, match="Disabling"):
+        with pytest.warns(ember.errors.EmberWarning, match="Disabling"), \
+                pytest.warns(FutureWarning, match="torch.cuda.amp.GradScaler"):
             assert not ember.cuda.amp.GradScaler().is_enabled()
         if not torch.cuda.is_available():
             with pytest.warns(UserWarning):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 from ... import ops
@@ -11,7 +12,7 @@ from ...tensor import Tensor
 from . import rnn
 from .weight_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters", "rnn",
            "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
@@ -54,6 +55,16 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         for g in grads:
             g.mul_(coef)
     return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """clip_grad_norm_ under its old name, which PyTorch deprecates with a FutureWarning
+    (and so does ember)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,

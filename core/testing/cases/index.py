@@ -105,6 +105,29 @@ case("scatter", lambda E, x, i: (E.scatter(x, 1, i, x * 2), x.scatter(1, i[:, :2
      ops=("scatter", "index_fill"))
 
 
+case("index_copy", lambda E, x, s: (E.index_copy(x, 1, E.tensor([3, 0]), s),
+                                    E.put(x, E.tensor([5, 5]), s[0], accumulate=True),
+                                    x.put(E.tensor([11, 2]), s[1])),
+     lambda np, x, s: (_index_copy_cols(x, [3, 0], s), _put_flat(x, [5, 5], s[0], True),
+                       _put_flat(x, [11, 2], s[1], False)),
+     Input(S), Input((3, 2)), ops=("index_copy", "put"))
+
+
+def _index_copy_cols(x, cols, s):
+    out = x.copy()
+    out[:, cols] = s
+    return out
+
+
+def _put_flat(x, index, v, accumulate):
+    out = x.copy().reshape(-1)
+    if accumulate:
+        np.add.at(out, index, v)
+    else:
+        out[index] = v
+    return out.reshape(x.shape)
+
+
 def _put_along(x, i, v):
     out = x.copy()
     np.put_along_axis(out, i, v if np.isscalar(v) else v[:, :i.shape[1]], 1)
