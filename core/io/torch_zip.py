@@ -257,7 +257,8 @@ class _Machine:
                     return result[0]
         except CheckpointError:
             raise
-        except (ValueError, IndexError, KeyError, TypeError, EOFError, struct.error) as exc:
+        except (ValueError, IndexError, KeyError, TypeError, EOFError, OverflowError,
+                struct.error) as exc:
             raise self.bad(f"data.pkl is not a valid pickle ({type(exc).__name__}: "
                            f"{brief(str(exc), 200)})") from None
         raise self.bad("data.pkl ends without a STOP opcode")
