@@ -215,8 +215,8 @@ def _onnx_files() -> dict:
 def _fuzz_corpus() -> dict:
     rng = np.random.default_rng(27)
     files = {f"fuzz {name}": (torch_file(pkl), "torch")
-             for name, pkl in fuzz_pickles(27, 36).items()}
-    for k in range(6):
+             for name, pkl in fuzz_pickles(27, 28).items()}
+    for k in range(4):
         files[f"fuzz ember structure {k}"] = (_ember_checkpoint(_json_tree(rng, 8_000)),
                                               "ember")
     for k in range(2):
