@@ -104,6 +104,9 @@ class OpenCLBackend:
     def runtime(self, index: int):
         rt = self._runtimes.get(index)
         if rt is None:
+            from .devices import FORKED, forked_error
+            if FORKED:
+                raise forked_error(index)
             with self._lock:
                 rt = self._runtimes.get(index)
                 if rt is None:
