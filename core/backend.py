@@ -133,6 +133,12 @@ class OptionalMembers(Protocol):
         ember.graph.replay.generate's does; None to let ember generate it (the default:
         the recorded kernels called in order from generated Python)."""
 
+    def set_num_threads(self, n: int) -> None:
+        """Use n threads for the backend's work inside one op (ember.set_num_threads): the
+        CPU backend limits NumPy's BLAS, the OpenCL backend a CPU device's worker threads.
+        The host calls it on every loaded backend, and on a backend loaded later before
+        its first probe; a count it can no longer apply is a warning saying so."""
+
 
 def _members(protocol) -> tuple[str, ...]:
     """A Protocol's attributes and methods, in the order written."""

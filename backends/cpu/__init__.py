@@ -288,6 +288,13 @@ class CPUBackend:
     def synchronize(self, index=None) -> None:
         pass
 
+    def set_num_threads(self, n: int) -> None:
+        """NumPy's BLAS (matmul, linear, conv, linalg) uses n threads from now on, through
+        threadpoolctl (imported here, not at `import ember`); elementwise NumPy is
+        single-threaded anyway.  Applies to the BLAS libraries loaded in this process."""
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(limits=n, user_api="blas")
+
 
 @hookimpl
 def ember_backends():

@@ -136,6 +136,15 @@ class OpenCLBackend:
         device = graph.values()[0].device
         return compile_graph(graph, self.runtime(device.index or 0))
 
+    def set_num_threads(self, n: int) -> None:
+        """A CPU OpenCL device (PoCL) runs its work-groups on n threads.  PoCL reads the
+        count once, when OpenCL first loads in the process (ember's first OpenCL use), so
+        call ember.set_num_threads before that; afterwards the live device keeps its count
+        (a warning says so) and the count reaches processes started later (devices.py).
+        A GPU's threads are the driver's."""
+        from .devices import set_pocl_threads
+        set_pocl_threads(n)
+
     def synchronize(self, index=None) -> None:
         for i, rt in list(self._runtimes.items()):
             if index is None or i == index:
