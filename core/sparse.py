@@ -1,9 +1,11 @@
 """torch.sparse's constructors and products, over dense tensors.
 
 ember has no sparse layout: `sparse_coo_tensor` builds the dense tensor those entries
-describe (repeated indices summing, as coalescing does), `to_sparse()` / `to_dense()` /
-`coalesce()` return the tensor itself, and `spmm` / `sparse.mm` are matrix products.  The
-numbers are PyTorch's; the memory is that of a dense tensor, and `is_sparse` says False.
+describe (repeated indices summing, as coalescing does), `to_dense()` / `coalesce()` return
+the tensor itself, and `spmm` / `sparse.mm` are matrix products.  The numbers are
+PyTorch's; the memory is that of a dense tensor, and `is_sparse` says False.
+`Tensor.to_sparse()` raises NotInEmberError: it would have to return a tensor in a sparse
+layout, which ember does not have.
 """
 from __future__ import annotations
 

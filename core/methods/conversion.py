@@ -8,7 +8,7 @@ from .. import dispatch, ops
 from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
-from ..errors import EmberTypeError, EmberValueError
+from ..errors import EmberTypeError, EmberValueError, NotInEmberError
 from ..tensor import Tensor, wrap
 
 
@@ -118,3 +118,19 @@ def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], (str, D.DType)) or shape[0] in (float, int)):
         raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
     return ops.reshape(self, *shape)
+
+
+def to_sparse(self, *args, **kwargs):
+    """Refused: ember has no sparse layout (every tensor is strided), and handing back the
+    dense tensor would let is_sparse, indices() and the memory it takes disagree with
+    torch's."""
+    raise NotInEmberError(
+        "Tensor.to_sparse: ember has no sparse layout (every ember tensor is strided, dense); "
+        "keep the tensor dense (dense products such as x @ y work on it), or build it with "
+        "ember.sparse_coo_tensor, which returns the dense tensor its entries describe")
+
+
+def to_dense(self, dtype=None, *, masked_grad=True):
+    """The tensor itself (every ember tensor is strided), in dtype when one is given; as
+    torch's to_dense of a strided tensor.  masked_grad only concerns sparse inputs."""
+    return self if dtype is None else ops.cast(self, dtype)
