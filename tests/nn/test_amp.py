@@ -589,3 +589,20 @@ def test_mixed_precision_training_with_grad_scaler_matches_torch(torch):
     np.testing.assert_allclose([s[3] for s in e_log], [s[3] for s in t_log], rtol=5e-3)
     for got, want in zip(e_params, t_params):
         np.testing.assert_allclose(got, want, rtol=0, atol=5e-3)
+
+
+def test_cpu_float16_products_are_float32_products_rounded_once(torch):
+    # the CPU backend computes float16 matmul/linear with float32 BLAS and rounds once,
+    # which is what torch's CPU float16 products give (float32 accumulation)
+    r = np.random.default_rng(11)
+    a, b, bias = (r.standard_normal(s).astype(np.float16) for s in ((33, 70), (70, 20), (20,)))
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    got = ember.tensor(a) @ ember.tensor(b)
+    assert got.dtype is ember.float16
+    np.testing.assert_array_equal(to_numpy(got), want)
+    t = torch.tensor(a) @ torch.tensor(b)
+    np.testing.assert_allclose(to_numpy(got).astype(np.float32), t.float().numpy(),
+                               rtol=0, atol=2.0 ** -9 * np.abs(want).max())
+    lin = ember.nn.functional.linear(ember.tensor(a), ember.tensor(b.T.copy()), ember.tensor(bias))
+    want_lin = (a.astype(np.float32) @ b.astype(np.float32) + bias).astype(np.float16)
+    np.testing.assert_array_equal(to_numpy(lin), want_lin)
