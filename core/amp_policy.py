@@ -38,11 +38,13 @@ thread is in when backward() is called, as torch's do, and each gradient arrives
 input's dtype (so a float32 weight gets a float32 .grad).
 
 How the CPU backend computes the lower dtypes: bfloat16 ops are computed in float32 and
-rounded to bfloat16 (NumPy has no bfloat16 arithmetic; backend flag upcast_bfloat16), and
-float16 matmuls likewise in float32 BLAS, rounded (NumPy's own float16 matmul is ~8x
-slower than float32's): the results are torch's (which accumulates these products in
-float32 too), and the speed is that of float32 plus the casts: CPU autocast saves no time
-in ember, it gives torch's dtypes and roundings.
+rounded to bfloat16 (NumPy has no bfloat16 arithmetic; backend flag upcast_bfloat16);
+float16 linear runs float32 BLAS on the widened operands and rounds once, other float16
+products (matmul, conv, bmm) NumPy's float16 loops, which accumulate in float32 too.  The
+results are torch's dtypes and roundings (torch accumulates these products in float32),
+up to summation order; the speed is float32's plus the casts for bfloat16 and float16
+linear, and about 8x float32 BLAS's time for NumPy's float16 matmul loops: CPU autocast
+saves no time in ember, it gives torch's dtypes.
 """
 from __future__ import annotations
 

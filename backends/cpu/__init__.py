@@ -34,25 +34,19 @@ def _softmax(x, *, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+_F16 = np.dtype(np.float16)
+
+
 def _linear(x, w, b=None):
-    if x.dtype == np.float16:          # BLAS has no float16: float32 products, rounded once
-        out = np.matmul(x.astype(np.float32), w.T.astype(np.float32))
-        if b is not None:
+    if x.dtype is _F16:                # float32 BLAS products, rounded once: torch's result,
+        out = np.matmul(x.astype(np.float32), w.T.astype(np.float32))   # ~8x NumPy's
+        if b is not None:                                               # float16 loops
             out += b
         return out.astype(np.float16)
     out = np.matmul(x, w.T)            # BLAS reads the transposed weight in place
     if b is not None:
         out += b
     return out
-
-
-def _matmul(x, y):
-    """NumPy's float16 matmul runs its own loops (~8x float32 BLAS's time at 256x256);
-    float32 BLAS on the widened operands, rounded once, gives the same products (float32
-    accumulation, as torch's CPU float16 matmul)."""
-    if x.dtype == np.float16 and y.dtype == np.float16:
-        return np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(np.float16)
-    return np.matmul(x, y)
 
 
 def _pool_taps(x, kernel_size, stride, padding, dilation, extra, fill):
@@ -266,7 +260,6 @@ class CPUBackend:
         table["reshape"] = lambda x, *, shape: x.reshape(shape)
         table["permute"] = lambda x, *, dims: x.transpose(dims)
         table["linear"] = _linear
-        table["matmul"] = _matmul
         table["max_pool2d"] = _max_pool2d
         table["max_pool2d_backward"] = _max_pool2d_backward
         table["tanh_backward"] = _tanh_backward

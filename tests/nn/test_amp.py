@@ -591,18 +591,22 @@ def test_mixed_precision_training_with_grad_scaler_matches_torch(torch):
         np.testing.assert_allclose(got, want, rtol=0, atol=5e-3)
 
 
-def test_cpu_float16_products_are_float32_products_rounded_once(torch):
-    # the CPU backend computes float16 matmul/linear with float32 BLAS and rounds once,
-    # which is what torch's CPU float16 products give (float32 accumulation)
+def test_cpu_float16_products_are_float32_products_rounded(torch):
+    # float16 linear: float32 BLAS, rounded once; matmul: NumPy's float16 loops, which
+    # accumulate in float32 too; both are torch's CPU float16 products up to the order
     r = np.random.default_rng(11)
     a, b, bias = (r.standard_normal(s).astype(np.float16) for s in ((33, 70), (70, 20), (20,)))
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
-    got = ember.tensor(a) @ ember.tensor(b)
-    assert got.dtype is ember.float16
-    np.testing.assert_array_equal(to_numpy(got), want)
-    t = torch.tensor(a) @ torch.tensor(b)
-    np.testing.assert_allclose(to_numpy(got).astype(np.float32), t.float().numpy(),
-                               rtol=0, atol=2.0 ** -9 * np.abs(want).max())
-    lin = ember.nn.functional.linear(ember.tensor(a), ember.tensor(b.T.copy()), ember.tensor(bias))
+    lin = ember.nn.functional.linear(ember.tensor(a), ember.tensor(b.T.copy()),
+                                     ember.tensor(bias))
+    assert lin.dtype is ember.float16
     want_lin = (a.astype(np.float32) @ b.astype(np.float32) + bias).astype(np.float16)
     np.testing.assert_array_equal(to_numpy(lin), want_lin)
+    got = ember.tensor(a) @ ember.tensor(b)
+    t = torch.tensor(a) @ torch.tensor(b)
+    ulp = 2.0 ** -10 * np.abs(want.astype(np.float32)).max()
+    for other in (want, t.numpy()):
+        np.testing.assert_allclose(to_numpy(got).astype(np.float32),
+                                   other.astype(np.float32), rtol=0, atol=2 * ulp)
+    ones = ember.ones(1, 4096, dtype=ember.float16) @ ember.ones(4096, 1, dtype=ember.float16)
+    assert ones.item() == 4096.0               # a float16 accumulator would stop at 2048
