@@ -129,8 +129,10 @@ class OpenCLBackend:
     def compile_graph(self, graph):
         """ember.compile's replay on this device: the graph's launches, recorded once and
         enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's
-        generic replay."""
-        if not switched_on("EMBER_OPENCL_GRAPHS"):
+        generic replay, unless the compile mode asks for recorded launches (graph.options
+        "cudagraphs": True, reduce-overhead and max-autotune) or never (False)."""
+        wanted = graph.options.get("cudagraphs")
+        if not (wanted if wanted is not None else switched_on("EMBER_OPENCL_GRAPHS")):
             return None
         from .graphs import compile_graph
         device = graph.values()[0].device
