@@ -125,6 +125,9 @@ def is_nonzero(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
+    if type(input) is not Tensor:
+        raise EmberTypeError(f"is_complex(): argument 'input' must be Tensor, not "
+                             f"{type(input).__name__}")
     return False                    # ember has no complex dtypes
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import ops
-from .errors import ShapeError
+from .errors import EmberIndexError, ShapeError
 from .tensor import Tensor
 
 __all__ = ["sparse_coo_tensor", "spmm", "mm", "sum"]
@@ -22,7 +22,11 @@ __all__ = ["sparse_coo_tensor", "spmm", "mm", "sum"]
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                       requires_grad: bool = False, check_invariants=None,
                       is_coalesced=None) -> Tensor:
-    """The dense tensor with values[i] at indices[:, i] (repeats add up)."""
+    """The dense tensor with values[i] at indices[:, i] (repeats add up).
+
+    check_invariants=True checks the indices against size up front, with torch's messages
+    (without it an index out of range fails as the dense tensor is built).  is_coalesced
+    is a promise about the indices that building a dense tensor never relies on."""
     index = indices if type(indices) is Tensor else ops.tensor(np.asarray(indices),
                                                                  device=device)
     index = index.to(D.int64)
@@ -37,6 +41,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         high = index.amax(1).tolist() if index.numel() else [-1] * sparse_dims
         size = tuple(h + 1 for h in high) + tuple(vals._data.shape[1:])
     size = tuple(int(s) for s in size)
+    if check_invariants and index.numel():
+        _check_indices(index, size)
     lead = size[:sparse_dims]
     strides = [1] * sparse_dims
     for d in range(sparse_dims - 2, -1, -1):
@@ -50,6 +56,16 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     dense = ops.zeros((n,) + size[sparse_dims:], dtype=vals.dtype, device=index.device)
     out = ops.index_add(dense, 0, flat, vals).reshape(size)
     return out.requires_grad_(True) if requires_grad else out
+
+
+def _check_indices(index: Tensor, size: tuple) -> None:
+    low, high = index.amin(1).tolist(), index.amax(1).tolist()
+    for d, (lo, hi) in enumerate(zip(low, high)):
+        if lo < 0:
+            raise EmberIndexError(f"sparse_coo_tensor: found negative index {lo} for dim {d}")
+        if d < len(size) and hi >= size[d]:
+            raise EmberIndexError(f"sparse_coo_tensor: size is inconsistent with indices: "
+                                  f"for dim {d}, size is {size[d]} but found index {hi}")
 
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
