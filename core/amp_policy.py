@@ -32,10 +32,11 @@ redispatches below itself.
 
 Casts of weights (float32 leaves that require grad, cast to the lower dtype while grad
 mode is on) are cached per thread until the outermost autocast region exits, as torch's
-cache is (`cache_enabled=False` turns it off); a weight written in place inside the region
-is cast again.  Backward passes run the gradient rules under whatever autocast state the
-thread is in when backward() is called, as torch's do, and each gradient arrives in its
-input's dtype (so a float32 weight gets a float32 .grad).
+cache is (`cache_enabled=False` turns it off, and graph capture does not use it); a
+weight written in place inside the region is cast again.  Backward passes run the
+gradient rules under whatever autocast state the thread is in when backward() is called,
+as torch's do, and each gradient arrives in its input's dtype (so a float32 weight gets a
+float32 .grad).
 
 How the CPU backend computes the lower dtypes: bfloat16 ops are computed in float32 and
 rounded to bfloat16 (NumPy has no bfloat16 arithmetic; backend flag upcast_bfloat16);
@@ -144,7 +145,7 @@ class _State(threading.local):
         self.nesting = 0              # autocast regions entered and not left (any type)
         self.suspended = 0            # > 0 while a listed op's body runs
         self.skip = None              # a function name whose own check lets one call by
-        self.cache: dict = {}         # id(weight) -> (weight, version, cast)
+        self.cache: dict = {}         # (id(weight), dtype) -> (weight, version, cast)
 
 
 _state = _State()
@@ -185,6 +186,15 @@ def exit(device_type: str, previous) -> None:  # noqa: A001  (the pair of enter)
 def region(device_type: str):
     """(enabled, dtype, cache_enabled) of the innermost region for device_type, or None."""
     return _state.regions.get(device_type)
+
+
+def state_key() -> tuple:
+    """This thread's enabled regions as a hashable key ((device type, dtype name, cache),
+    ...): ember.compile guards on it, as torch's compile guards on the autocast state."""
+    regions = _state.regions
+    if not regions:
+        return ()
+    return tuple(sorted((d, r[1].name, r[2]) for d, r in regions.items() if r[0]))
 
 
 # --- the casts ----------------------------------------------------------------------------
@@ -230,15 +240,17 @@ def _cast(x: Tensor, dtype, r, lower: bool) -> Tensor:
     if x._dtype is dtype:
         return x
     st = _state
+    # not while a graph is captured (ember.compile): a replay must cast the weight it
+    # reads now, not hold on to a cast of it (torch's compile turns the cache off too)
     cacheable = (lower and r[2] and x._dtype is D.float32 and x.requires_grad and
-                 x.grad_fn is None and dispatch.is_grad_enabled())
+                 x.grad_fn is None and Tensor._capture is None and dispatch.is_grad_enabled())
     if cacheable:
-        hit = st.cache.get(id(x))
+        hit = st.cache.get((id(x), dtype))
         if hit is not None and hit[0] is x and hit[1] == x._version:
             return hit[2]
     out = dispatch.run(dispatch._cast_op, x, dtype=dtype)
     if cacheable:
-        st.cache[id(x)] = (x, x._version, out)
+        st.cache[(id(x), dtype)] = (x, x._version, out)
     return out
 
 

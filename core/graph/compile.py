@@ -4,10 +4,10 @@ The first calls run eagerly and capture (graph/capture.py).  Two consecutive cap
 the same signature that record the same program (ops, attributes, Python scalars baked in,
 the tensors read, the gradients bound) make the graph trusted; later calls check the
 guards and replay it (graph/replay.py).  Guards: the arguments' shapes, dtypes and devices
-and every non-tensor argument, grad mode, the `training` flag of every module called, the
-hyperparameters of every optimizer stepped, and that each tensor read live still holds the
-same memory.  A guard that fails means a new signature: capture again (at most
-`cache_limit` signatures, then a warning and eager calls).
+and every non-tensor argument, grad mode, the autocast regions, the `training` flag of
+every module called, the hyperparameters of every optimizer stepped, and that each tensor
+read live still holds the same memory.  A guard that fails means a new signature: capture
+again (at most `cache_limit` signatures, then a warning and eager calls).
 
 Data-dependent Python (`.item()`, `.numpy()`, `bool(t)`, printing a tensor) is a graph
 break: that signature runs eagerly from then on (with fullgraph=True it is an error naming
@@ -47,7 +47,7 @@ import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from .. import dispatch
+from .. import amp_policy, dispatch
 from ..backend import autotuning
 from ..errors import EmberError, EmberValueError, EmberWarning, NotInEmberError
 from ..tensor import Tensor, wrap
@@ -270,7 +270,8 @@ def _why(trace: Trace) -> str:
 
 
 def _signature(leaves, kwargs) -> tuple:
-    parts = [dispatch.is_grad_enabled(), tuple(kwargs)]
+    # grad mode and the autocast regions decide what the function records, as its inputs do
+    parts = [dispatch.is_grad_enabled(), amp_policy.state_key(), tuple(kwargs)]
     for x in leaves:
         if type(x) is Tensor:
             parts.append((x._data.shape, x._dtype, x._device, x.requires_grad))

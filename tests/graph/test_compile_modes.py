@@ -119,3 +119,45 @@ def test_max_autotune_times_the_matmul_structures_per_shape_on_opencl(monkeypatc
     np.testing.assert_allclose(out.to("cpu").numpy(), _step(a, b).to("cpu").numpy(),
                                rtol=1e-5, atol=1e-4)
     rt.choices.pop(key)
+
+
+def test_a_compiled_function_follows_the_autocast_region_it_is_called_in():
+    # the autocast state is a guard, as in torch.compile: a graph captured without a
+    # region is not replayed inside one
+    layer = ember.nn.Linear(4, 3)
+    x = ember.randn(2, 4)
+    compiled = ember.compile(lambda x: layer(x).relu())
+    for _ in range(3):
+        assert compiled(x).dtype is ember.float32
+    with ember.autocast("cpu"):
+        for _ in range(3):
+            assert compiled(x).dtype is ember.bfloat16
+        with ember.autocast("cpu", dtype=ember.float16):
+            assert compiled(x).dtype is ember.float16
+    assert compiled(x).dtype is ember.float32
+    assert compiled.stats.signatures == 3 and compiled.stats.replays >= 3
+
+
+def test_a_compiled_training_step_under_autocast_reads_the_updated_weights():
+    # a replay casts the weights it reads at each call (no cached cast held by the graph),
+    # so optimizer updates reach the next step: the losses match eager's step by step
+    def losses(compiled: bool):
+        ember.manual_seed(0)
+        layer = ember.nn.Linear(4, 2)
+        opt = ember.optim.SGD(layer.parameters(), lr=0.5)
+        x, y = ember.randn(8, 4), ember.randn(8, 2)
+
+        def step(x, y):
+            opt.zero_grad()
+            with ember.autocast("cpu"):
+                loss = ember.nn.functional.mse_loss(layer(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        run = ember.compile(step) if compiled else step
+        return [run(x, y).item() for _ in range(6)], run
+    eager, _ = losses(False)
+    replayed, compiled = losses(True)
+    assert compiled.stats.replays >= 3
+    np.testing.assert_allclose(replayed, eager, rtol=1e-6)
+    assert len(set(eager)) == 6                        # the weights did change each step

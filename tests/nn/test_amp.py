@@ -610,3 +610,13 @@ def test_cpu_float16_products_are_float32_products_rounded(torch):
                                    other.astype(np.float32), rtol=0, atol=2 * ulp)
     ones = ember.ones(1, 4096, dtype=ember.float16) @ ember.ones(4096, 1, dtype=ember.float16)
     assert ones.item() == 4096.0               # a float16 accumulator would stop at 2048
+
+
+def test_a_weight_cached_in_one_dtype_is_cast_again_for_another():
+    layer = nn.Linear(4, 3)
+    x = ember.randn(2, 4)
+    with ember.autocast("cpu"):
+        assert layer(x).dtype is ember.bfloat16            # caches the bfloat16 weight
+        with ember.autocast("cpu", dtype=ember.float16):
+            assert layer(x).dtype is ember.float16         # not the cached bfloat16 one
+        assert layer(x).dtype is ember.bfloat16
