@@ -35,6 +35,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """input @ mat2 for two matrices."""
     if _amp and amp_policy.on("mm"):      # autocast (amp_policy.py)
         return amp_policy.call("mm", mm, input, mat2)
+    if type(input) is not Tensor or type(mat2) is not Tensor:
+        return ops.matmul(input, mat2)               # a sparse operand (Tensor.to_sparse)
     _need("mm", input, 2)
     _need("mm", mat2, 2)
     return ops.matmul(input, mat2)

@@ -8,7 +8,7 @@ from .. import dispatch, ops
 from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
-from ..errors import EmberTypeError, EmberValueError, NotInEmberError
+from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor, wrap
 
 
@@ -118,16 +118,6 @@ def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], (str, D.DType)) or shape[0] in (float, int)):
         raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
     return ops.reshape(self, *shape)
-
-
-def to_sparse(self, *args, **kwargs):
-    """Refused: ember has no sparse layout (every tensor is strided), and handing back the
-    dense tensor would let is_sparse, indices() and the memory it takes disagree with
-    torch's."""
-    raise NotInEmberError(
-        "Tensor.to_sparse: ember has no sparse layout (every ember tensor is strided, dense); "
-        "keep the tensor dense (dense products such as x @ y work on it), or build it with "
-        "ember.sparse_coo_tensor, which returns the dense tensor its entries describe")
 
 
 def to_dense(self, dtype=None, *, masked_grad=True):

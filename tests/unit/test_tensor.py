@@ -96,20 +96,6 @@ def test_conversion():
     assert pickle.loads(pickle.dumps(x)).tolist() == x.tolist()
 
 
-def test_sparse_layout_is_refused_not_faked():
-    torch = pytest.importorskip("torch")
-    # ember has no sparse layout: to_sparse says so instead of handing back the dense tensor
-    x = ember.tensor([[0.0, 2.0], [3.0, 0.0]])
-    with pytest.raises(ember.errors.NotInEmberError, match="to_sparse: ember has no sparse"):
-        x.to_sparse()
-    with pytest.raises(ember.errors.NotInEmberError, match="no sparse layout"):
-        x.to_sparse(sparse_dim=1)
-    assert x.is_sparse is False and torch.ones(2).is_sparse is False
-    # to_dense of a strided tensor is the tensor, in dtype when one is given (torch's rule)
-    assert x.to_dense() is x and torch.ones(2).to_dense().dtype is torch.float32
-    assert x.to_dense(ember.float64).dtype is ember.float64
-    assert torch.ones(2).to_dense(torch.float64).dtype is torch.float64
-
 
 def test_repr_like_pytorch():
     assert repr(ember.tensor([1.0, 2.0])) == "tensor([1., 2.])"
