@@ -5,8 +5,9 @@
 multiplies dense matrices and vectors from either side (`s @ d`, `d @ s`, torch.mm,
 torch.matmul, torch.spmm / torch.sparse.mm), with gradients to the dense operand and to
 the stored values (as torch.sparse.mm's: torch's mm/@ also give the absent entries of a
-to_sparse() source a gradient); it converts back (`to_dense()`), moves and casts (`to(device/dtype)`),
-coalesces (`coalesce()`: repeated indices summed), and answers torch's questions
+to_sparse() source a gradient); it converts back (`to_dense()`), moves and casts
+(`to(device/dtype)`), coalesces (`coalesce()`: repeated indices summed), and answers
+torch's questions
 (is_sparse, layout, indices()/values(), _nnz(), sparse_dim()...).  Other ops take its
 to_dense() first.  Hybrid tensors (sparse_dim below ndim) and the compressed layouts
 (CSR, CSC, BSR, BSC) raise NotInEmberError.
