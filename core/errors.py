@@ -85,6 +85,11 @@ class KernelOverflowError(KernelError, OverflowError):
     """A kernel raised OverflowError (a number that does not fit the dtype)."""
 
 
+class AutocastError(EmberError, RuntimeError):
+    """An op autocast refuses to run in a region (torch refuses it too: binary_cross_entropy
+    on GPUs)."""
+
+
 class NotInEmberError(EmberError, AttributeError):
     """A PyTorch name ember does not have (yet): the message says so and where to look
     (`ember torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 
 from ember.backend import DeviceInfo, Probe
-from ember.errors import DeviceUnavailableError
+from ember.errors import DeviceUnavailableError, EmberWarning
 
 POCL_FIX = ("pip install pocl-binary-distribution   (a CPU OpenCL device; or "
             "pip install 'ember-opencl[pocl]'), or install your GPU vendor's OpenCL driver")
@@ -152,3 +154,36 @@ def infos(cl, found) -> list[DeviceInfo]:
             version=device.version.strip(), memory=int(device.global_mem_size),
             fp64=has_fp64(device), fp16="cl_khr_fp16" in device.extensions))
     return out
+
+
+# PoCL's CPU device takes its worker-thread count from these when the platform loads
+# (POCL_MAX_PTHREAD_COUNT up to PoCL 3, POCL_CPU_MAX_CU_COUNT from PoCL 4 on)
+POCL_THREAD_VARS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
+
+
+def set_pocl_threads(n: int) -> None:
+    """ember.set_num_threads(n) for PoCL's CPU devices: set PoCL's variables, which it
+    reads once per process, when the OpenCL platform loads.  If it has loaded already
+    (pyopencl imported), a PoCL CPU device running another count keeps it: warn."""
+    for var in POCL_THREAD_VARS:
+        os.environ[var] = str(n)
+    cl = sys.modules.get("pyopencl")
+    if cl is None:
+        return                  # PoCL has not loaded: it will read the count when it does
+    try:
+        found = discover(cl)[1]
+    except Exception:  # noqa: BLE001  (no platform: nothing runs threads here)
+        return
+    for index, (platform, device) in enumerate(found):
+        if "Portable Computing Language" not in platform.name or \
+                not device.type & cl.device_type.CPU:
+            continue
+        have = int(device.max_compute_units)
+        if have != n:
+            warnings.warn(
+                f"ember.set_num_threads({n}): opencl:{index} ({device.name.strip()}, PoCL) "
+                f"keeps its {have} threads: PoCL reads its thread count once per process, "
+                "when OpenCL first loads. Call ember.set_num_threads before the first "
+                "OpenCL op, or set POCL_MAX_PTHREAD_COUNT (PoCL 3) / POCL_CPU_MAX_CU_COUNT "
+                "(PoCL 4+) before Python starts; processes started from now on use "
+                f"{n}.", EmberWarning, stacklevel=6)

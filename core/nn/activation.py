@@ -4,8 +4,9 @@ ReLU, GELU, Softmax, GLU, PReLU, ... and relu6, hardtanh, elu, glu, selu, prelu,
 gumbel_softmax, ...; relu, gelu, silu, softmax, ... themselves are ember.functional's."""
 from __future__ import annotations
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softmax, softplus
@@ -135,6 +136,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1."""
+    if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
+        return amp_policy.call("prelu", prelu, input, weight)
     n = weight.numel()
     if n != 1:
         if input.ndim < 2 or input._data.shape[1] != n:

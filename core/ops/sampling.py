@@ -12,11 +12,15 @@ import math
 import numpy as np
 
 from .. import dtypes as D
+from .._torch_gaps import only_default
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
 from .creation import _gen, _made, rand, randint, randn
 
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
+
+
+_FORMATS = ("preserve_format", "contiguous_format")       # what ember's one layout is
 
 
 def _like(x: Tensor, dtype, device):
@@ -25,20 +29,24 @@ def _like(x: Tensor, dtype, device):
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
+    only_default("rand_like", "memory_format", memory_format, _FORMATS)
     return rand(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
+    only_default("randn_like", "memory_format", memory_format, _FORMATS)
     return randn(input._data.shape, **_like(input, dtype, device), requires_grad=requires_grad)
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
                  requires_grad: bool = False, memory_format=None) -> Tensor:
     """Integers in [low, high) (randint_like(x, high) draws from [0, high))."""
+    only_default("randint_like", "memory_format", memory_format, _FORMATS)
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._data.shape, **_like(input, dtype, device))
+    out = randint(low, high, input._data.shape, **_like(input, dtype, device))
+    return out.requires_grad_() if requires_grad else out
 
 
 def _check_probs(input: Tensor):
