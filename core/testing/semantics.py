@@ -329,6 +329,34 @@ def out_of_range_indices_raise(device):
 
 
 @rule("index")
+def negative_indices_where_pytorch_takes_them(device):
+    """x[i], take, index_fill, index_put and take_along_dim(dim) count -1 from the end;
+    gather, scatter, scatter_add, scatter_reduce, index_add, index_select and embedding
+    raise IndexError for it (PyTorch), never add into the last element."""
+    import ember
+    x = ember.arange(4.0, device=device)
+    i = tensor([-1], device)
+    src = tensor([9.0], device)
+    for what, fn, want in [
+            ("x[i]", lambda: x[i], [3.0]), ("take", lambda: ember.take(x, i), [3.0]),
+            ("index_fill", lambda: ember.index_fill(x, 0, i, 9.0), [0, 1, 2, 9.0]),
+            ("index_put", lambda: ember.index_put(x, (i,), src), [0, 1, 2, 9.0]),
+            ("take_along_dim(dim=0)", lambda: ember.take_along_dim(x, i, 0), [3.0])]:
+        equal(fn(), np.array(want, np.float32), f"{what} with index -1 on {device}")
+    for what, fn in [
+            ("gather", lambda: ember.gather(x, 0, i)),
+            ("scatter", lambda: ember.scatter(x, 0, i, src)),
+            ("scatter_add", lambda: ember.scatter_add(x, 0, i, src)),
+            ("scatter_reduce", lambda: ember.scatter_reduce(x, 0, i, src, "sum")),
+            ("scatter_reduce amax", lambda: ember.scatter_reduce(x, 0, i, src, "amax")),
+            ("index_add", lambda: ember.index_add(x, 0, i, src)),
+            ("index_select", lambda: ember.index_select(x, 0, i)),
+            ("take_along_dim()", lambda: ember.take_along_dim(x, i)),
+            ("embedding", lambda: ember.nn.functional.embedding(i, x.reshape(4, 1)))]:
+        raises(IndexError, fn, f"{what} with index -1 on {device}", "out of bounds")
+
+
+@rule("index")
 def numbers_stored_into_integer_tensors(device):
     """A Python number stored into an integer tensor (tensor(), full, setitem, fill_,
     masked_fill) is truncated toward zero when it fits and raises when it does not (NaN:
