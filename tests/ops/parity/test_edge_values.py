@@ -1,0 +1,88 @@
+"""atan2, var and std on a generated grid of edge values (+-0, +-smallest subnormal, +-1,
++-1e8, +-largest / 2, +-inf, nan), against PyTorch on cpu and opencl:0: every pair for
+atan2, and for the reductions every edge value alone (0-d, dim=()) and among finite ones,
+with each correction."""
+from __future__ import annotations
+
+import math
+
+import ember
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+# PyTorch warns where N - correction <= 0 (the answer is then nan or inf, as ember's)
+pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+
+
+def edges(dtype):
+    info = np.finfo(dtype)
+    one = [0.0, float(info.smallest_subnormal), 1.0, 1e8, float(info.max) / 2, math.inf]
+    return [math.nan] + one + [-v for v in one]
+
+
+def _tol(dtype):
+    return dict(rtol=1e-6, atol=0) if dtype == "float32" else dict(rtol=1e-13, atol=0)
+
+
+def _same(got, want, what, signed_zeros=True):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, **_tol(str(want.dtype)), equal_nan=True,
+                               err_msg=what)
+    zeros = (got == 0) & (want == 0)
+    assert not signed_zeros or (np.signbit(got[zeros]) == np.signbit(want[zeros])).all(), \
+        f"{what}: signed zeros"
+
+
+def _exact(name, a, dim, correction):
+    """var/std in long double (x87: a wider exponent), rounded to a's dtype."""
+    wide = a.astype(np.longdouble)
+    axis = None if dim in (None, ()) else dim
+    n = wide.size if axis is None else wide.shape[axis]
+    c = wide - wide.mean(axis=axis, keepdims=True)
+    v = (c * c).sum(axis=axis) / max(n - correction, 0) if n > correction else np.nan
+    with np.errstate(over="ignore"):            # a true var past the dtype's range: inf
+        return np.asarray(np.sqrt(v) if name.startswith("std") else v).astype(a.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atan2_grid(dtype, device):
+    v = np.array(edges(dtype), dtype)
+    y, x = np.meshgrid(v, v, indexing="ij")                 # every (y, x) pair
+    got = ember.atan2(ember.tensor(y, device=device), ember.tensor(x, device=device)).numpy()
+    _same(got, torch.atan2(torch.tensor(y), torch.tensor(x)).numpy(),
+          f"atan2 ({dtype}, {device})")
+
+
+def _spread_inputs(dtype):
+    """Every edge value alone (0-d) and first among finite ones (1.5, -2)."""
+    for e in edges(dtype):
+        yield f"{e!r} (0-d)", np.array(e, dtype)
+        yield f"[{e!r}, 1.5, -2]", np.array([e, 1.5, -2.0], dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_var_std_grid(name, dtype, device):
+    for label, a in _spread_inputs(dtype):
+        for dim in ((None, ()) if a.ndim == 0 else ((), 0)):
+            for correction in (0, 1):
+                what = f"{name}({label}, dim={dim}, correction={correction}) on {device}"
+                want = getattr(torch, name)(torch.tensor(a), dim=dim, correction=correction)
+                got = getattr(ember, name)(ember.tensor(a, device=device), dim=dim,
+                                           correction=correction)
+                want = [w.numpy() for w in (want if name.endswith("_mean") else (want,))]
+                got = [g.numpy() for g in (got if name.endswith("_mean") else (got,))]
+                # PyTorch's float64 std of [9e307, 1.5, -2] overflows (inf); ember scales
+                # the deviations and gives the representable 4.2e307
+                if np.isinf(want[0]).all() and np.isfinite(a).all() and \
+                        np.isfinite(_exact(name, a, dim, correction)).all():
+                    want[0] = _exact(name, a, dim, correction)
+                _same(got[0], want[0], what)
+                if name.endswith("_mean"):
+                    # PyTorch's var_mean gives a nan mean for [inf, 1.5, -2] (its running
+                    # mean meets inf - inf); the mean is torch.mean's (the sign of a zero
+                    # mean is left open: PyTorch's sum of -0.0 starts from +0.0)
+                    mean = torch.mean(torch.tensor(a), dim=dim).numpy()
+                    _same(got[1], mean, f"{what}[1]", signed_zeros=False)
