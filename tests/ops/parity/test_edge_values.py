@@ -1,7 +1,8 @@
-"""atan2, var and std on a generated grid of edge values (+-0, +-smallest subnormal, +-1,
-+-1e8, +-largest / 2, +-inf, nan), against PyTorch on cpu and opencl:0: every pair for
-atan2, and for the reductions every edge value alone (0-d, dim=()) and among finite ones,
-with each correction."""
+"""atan2, var, std, sinh, cosh, lgamma and ndtri on a generated grid of edge values (+-0,
++-smallest subnormal, +-1, +-1e8, +-largest / 2, +-inf, nan), against PyTorch on cpu and
+opencl:0: every pair for atan2, for the reductions every edge value alone (0-d, dim=()) and
+among finite ones with each correction, for the unary functions the grid and values inside
+their ranges."""
 from __future__ import annotations
 
 import math
@@ -86,3 +87,38 @@ def test_var_std_grid(name, dtype, device):
                     # mean is left open: PyTorch's sum of -0.0 starts from +0.0)
                     mean = torch.mean(torch.tensor(a), dim=dim).numpy()
                     _same(got[1], mean, f"{what}[1]", signed_zeros=False)
+
+
+# unary functions on the edge grid plus values inside their ranges: name -> (ember, torch)
+UNARY = {
+    "sinh": (ember.sinh, torch.sinh), "cosh": (ember.cosh, torch.cosh),
+    "lgamma": (ember.lgamma, torch.lgamma),
+    "ndtri": (ember.special.ndtri, torch.special.ndtri),
+}
+MORE = [0.5, -0.5, 2.0, 3.0, -2.5, -3.0, 1e-4, -1e-4, 1e-8, 1e-30, 0.025, 0.975, 0.999,
+        89.0, -89.0, 710.0, -710.0]
+# math's double-precision value where PyTorch's float64 sinh/cosh overflow before the
+# answer does (sinh(710) is 1.1e308)
+EXACT = {"sinh": math.sinh, "cosh": math.cosh}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_grid(name, dtype, device):
+    fe, ft = UNARY[name]
+    with np.errstate(over="ignore"):
+        a = np.array(edges(dtype) + MORE, dtype)
+    got = fe(ember.tensor(a, device=device)).numpy()
+    want = ft(torch.tensor(a)).numpy()
+    if name in EXACT:
+        for k, v in enumerate(a.tolist()):
+            try:
+                exact = EXACT[name](v)
+            except OverflowError:
+                continue
+            if np.isinf(want[k]) and abs(exact) <= float(np.finfo(dtype).max):
+                want[k] = exact
+    # lgamma near its zeros (1, 2) has an absolute, not relative, error in float32
+    atol = 1e-6 if name == "lgamma" and dtype == "float32" else 0
+    np.testing.assert_allclose(got, want, rtol=_tol(dtype)["rtol"] * 4, atol=atol,
+                               equal_nan=True, err_msg=f"{name} ({dtype}, {device})")
