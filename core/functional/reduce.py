@@ -51,36 +51,14 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     _need_float("var", x)
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    return _spread(x, dim, correction, keepdim, root=False)
+    centered = x - mean(x, dim, keepdim=True)
+    n = _count(x, dim)
+    return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
 
 
 @numpy_names
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
-    _need_float("std", x)
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return _spread(x, dim, correction, keepdim, root=True)
-
-
-def _spread(x: Tensor, dim, correction, keepdim: bool, root: bool) -> Tensor:
-    """var, or std (root): sum(c * c) / (n - correction) for c = x - mean, as s * (s * q)
-    (std: s * sqrt(q)) with s = max |c| and q = sum((c / s)**2) / (n - correction), so
-    squares of large or tiny deviations neither overflow nor underflow where the result
-    would not (PyTorch's CPU sums float32 in float64: std([3e38, 1, 2]) is 1.4e38, not
-    inf).  s is a constant to autograd: the value does not depend on it."""
-    centered = x - mean(x, dim, keepdim=True)
-    n = _count(x, dim)
-    divisor = builtins.max(n - correction, 0)
-    if n == 0:                                  # nothing to scale by: 0 / 0 is nan
-        out = ops.sum(centered * centered, dim, keepdim) / divisor
-        return out.sqrt() if root else out
-    dim = _every(dim)
-    s = ops.amax(ops.abs(centered.detach()), dim, keepdim=True)
-    s = ops.where(s == 0, 1.0, s)               # no spread: q is 0
-    unit = centered / s
-    q = ops.sum(unit * unit, dim, keepdim=True) / divisor
-    out = s * ops.sqrt(q) if root else s * (s * q)
-    return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "var"))
+    return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
 
 def var_mean(x, dim=None, *, correction=1, keepdim=False):
