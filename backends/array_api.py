@@ -340,8 +340,8 @@ def linalg_kernels(xp) -> dict:
         return kernel
 
     def cholesky(a):
-        low = xp.tril(a)                      # the triangle LAPACK reads
-        if not bool(xp.all(xp.isfinite(low))):
+        # the triangle LAPACK reads (made only when something is not finite)
+        if not bool(xp.all(xp.isfinite(a))) and not bool(xp.all(xp.isfinite(xp.tril(a)))):
             raise EmberValueError(
                 "linalg.cholesky: the input holds inf or nan in the triangle it reads, so it "
                 "is not positive-definite (PyTorch raises too); find them with "
@@ -353,9 +353,9 @@ def linalg_kernels(xp) -> dict:
         """eigvalsh/eigh on the UPLO triangle; a matrix with inf or nan there gives nan."""
         def kernel(a, *, UPLO):
             t = _triangle(xp, a, UPLO)
-            ok = finite(t)
-            if bool(xp.all(ok)):
+            if bool(xp.all(xp.isfinite(t))):
                 return fn(t)
+            ok = finite(t)
             return fill(ok, fn(zeroed(ok, t)))
         return kernel
 
@@ -363,9 +363,9 @@ def linalg_kernels(xp) -> dict:
         """svd: a matrix with nan raises (PyTorch: the algorithm does not converge), one
         with infinities gives nan factors (PyTorch: nan S, U and Vh from LAPACK's guess)."""
         def kernel(a, **attrs):
-            ok = finite(a)
-            if bool(xp.all(ok)):
+            if bool(xp.all(xp.isfinite(a))):
                 return fn(a, **attrs)
+            ok = finite(a)
             if bool(xp.any(has_nan(a))):
                 raise EmberValueError(
                     "linalg.svd: the input holds nan, so the SVD is not defined (PyTorch "
@@ -378,9 +378,9 @@ def linalg_kernels(xp) -> dict:
         """qr: a matrix with inf or nan gives nan factors (LAPACK's Householder makes some
         entries of them finite: R[0, 0] of [[nan, 0], [0, 1]] is 0.707 in PyTorch)."""
         def kernel(a, **attrs):
-            ok = finite(a)
-            if bool(xp.all(ok)):
+            if bool(xp.all(xp.isfinite(a))):
                 return fn(a, **attrs)
+            ok = finite(a)
             return fill(ok, fn(zeroed(ok, a), **attrs))
         return kernel
 
