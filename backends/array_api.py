@@ -376,7 +376,7 @@ def linalg_kernels(xp) -> dict:
 
     def all_or_nothing(fn):
         """qr: a matrix with inf or nan gives nan factors (LAPACK's Householder makes some
-        entries of them finite: R[0, 0] of [[nan, 0], [0, 1]] is 0.707 in PyTorch)."""
+        entries of them finite: R[0, 0] of [[nan, .5], [.5, 2]] is 0.707 in PyTorch)."""
         def kernel(a, **attrs):
             if bool(xp.all(xp.isfinite(a))):
                 return fn(a, **attrs)
