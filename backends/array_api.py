@@ -291,22 +291,100 @@ def _svdvals(xp):
 
 def linalg_kernels(xp) -> dict:
     """The decompositions (core/ops/decompositions.py) through the standard's linalg
-    extension; a singular or non-definite input raises, as in PyTorch, never inf/nan."""
+    extension; a singular or non-definite input raises, as in PyTorch, never inf/nan.
+
+    Non-finite input (docs/semantics.md, non_finite_linear_algebra) never reaches LAPACK
+    where its answer would be garbage (eigvalsh of [[nan, 0], [0, 1]] is [0, -0] there,
+    MKL crashes on some): per matrix, eigvalsh/eigh and qr give nan, svd gives nan for
+    infinities and raises for nan, cholesky raises, inv and solve give nan for a matrix
+    holding a nan.
+    A finite input pays one isfinite pass per call (eigh, svd, qr, cholesky) or nothing
+    (inv, solve: the output is looked at, as before)."""
     from ember.errors import EmberValueError
+
+    nan = float("nan")
+
+    def finite(a):
+        """Per matrix: whether all its entries are finite, shape (*,)."""
+        return xp.all(xp.isfinite(a), axis=(-2, -1))
+
+    def has_nan(a):
+        return xp.any(xp.isnan(a), axis=(-2, -1))
+
+    def fill(ok, out, value=nan):
+        """out where the matrix was fine, else `value`: ok (*,) broadcast to out's shape."""
+        mask = xp.reshape(ok, ok.shape + (1,) * (out.ndim - ok.ndim))
+        return xp.where(mask, out, xp.full(out.shape, value, dtype=out.dtype))
+
+    def zeroed(ok, a):
+        """a with the matrices ok marks False replaced by zeros (what LAPACK then sees)."""
+        return xp.where(xp.reshape(ok, ok.shape + (1, 1)), a, xp.zeros_like(a))
 
     def checked(name, fn, why):
         def kernel(*arrays, **attrs):
             try:
                 out = fn(*arrays, **attrs)
+            except EmberValueError:
+                raise
             except Exception as e:     # NumPy's LinAlgError; other libraries' own classes
                 if "singular" in str(e).lower() or "definite" in str(e).lower():
                     raise EmberValueError(f"linalg.{name}: {why}") from None
                 raise
-            if not bool(xp.all(xp.isfinite(out))) and bool(xp.all(xp.isfinite(arrays[0]))):
-                raise EmberValueError(f"linalg.{name}: {why}")
+            if not bool(xp.all(xp.isfinite(out))):
+                if bool(xp.all(xp.isfinite(arrays[0]))):
+                    raise EmberValueError(f"linalg.{name}: {why}")
+                # LU with a nan pivot leaves some entries finite (NumPy: inv of
+                # [[nan, 0], [0, 1]] has a row [0, 1]); PyTorch's whole matrix is nan
+                out = fill(xp.logical_not(has_nan(arrays[0])), out)
             return out
         return kernel
 
+    def cholesky(a):
+        # the triangle LAPACK reads (made only when something is not finite)
+        if not bool(xp.all(xp.isfinite(a))) and not bool(xp.all(xp.isfinite(xp.tril(a)))):
+            raise EmberValueError(
+                "linalg.cholesky: the input holds inf or nan in the triangle it reads, so it "
+                "is not positive-definite (PyTorch raises too); find them with "
+                "ember.isfinite(A).all((-2, -1)), or use linalg.cholesky_ex, which marks "
+                "such matrices in `info`")
+        return xp.linalg.cholesky(a)
+
+    def symmetric(fn):
+        """eigvalsh/eigh on the UPLO triangle; a matrix with inf or nan there gives nan."""
+        def kernel(a, *, UPLO):
+            t = _triangle(xp, a, UPLO)
+            if bool(xp.all(xp.isfinite(t))):
+                return fn(t)
+            ok = finite(t)
+            return fill(ok, fn(zeroed(ok, t)))
+        return kernel
+
+    def singular_values(fn):
+        """svd: a matrix with nan raises (PyTorch: the algorithm does not converge), one
+        with infinities gives nan factors (PyTorch: nan S, U and Vh from LAPACK's guess)."""
+        def kernel(a, **attrs):
+            if bool(xp.all(xp.isfinite(a))):
+                return fn(a, **attrs)
+            ok = finite(a)
+            if bool(xp.any(has_nan(a))):
+                raise EmberValueError(
+                    "linalg.svd: the input holds nan, so the SVD is not defined (PyTorch "
+                    "raises too: the algorithm does not converge); find them with "
+                    "ember.isnan(A).any((-2, -1))")
+            return fill(ok, fn(zeroed(ok, a), **attrs))
+        return kernel
+
+    def all_or_nothing(fn):
+        """qr: a matrix with inf or nan gives nan factors (LAPACK's Householder makes some
+        entries of them finite: R[0, 0] of [[nan, .5], [.5, 2]] is 0.707 in PyTorch)."""
+        def kernel(a, **attrs):
+            if bool(xp.all(xp.isfinite(a))):
+                return fn(a, **attrs)
+            ok = finite(a)
+            return fill(ok, fn(zeroed(ok, a), **attrs))
+        return kernel
+
+    svdvals = _svdvals(xp)
     singular = ("the input is singular (a zero pivot): it has no inverse; linalg.pinv gives "
                 "the pseudo-inverse")
     return {
@@ -314,23 +392,27 @@ def linalg_kernels(xp) -> dict:
         "solve": checked("solve", xp.linalg.solve, singular),
         "det": xp.linalg.det,
         "logabsdet": lambda a: xp.linalg.slogdet(a)[1],
-        "cholesky": checked("cholesky", xp.linalg.cholesky,
+        "cholesky": checked("cholesky", cholesky,
                             "the input is not symmetric positive-definite"),
-        "eigh": lambda a, *, UPLO: xp.linalg.eigh(_triangle(xp, a, UPLO))[1],
-        "eigvalsh": lambda a, *, UPLO: xp.linalg.eigvalsh(_triangle(xp, a, UPLO)),
-        "svdvals": _svdvals(xp),
-        "svd_u": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[0],
-        "svd_vh": lambda a, *, full_matrices: xp.linalg.svd(a, full_matrices=full_matrices)[2],
-        "qr_q": lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0],
-        "qr_r": lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1],
+        "eigh": symmetric(lambda t: xp.linalg.eigh(t)[1]),
+        "eigvalsh": symmetric(xp.linalg.eigvalsh),
+        "svdvals": singular_values(lambda a: svdvals(a)),
+        "svd_u": singular_values(lambda a, *, full_matrices: xp.linalg.svd(
+            a, full_matrices=full_matrices)[0]),
+        "svd_vh": singular_values(lambda a, *, full_matrices: xp.linalg.svd(
+            a, full_matrices=full_matrices)[2]),
+        "qr_q": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0]),
+        "qr_r": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1]),
     }
 
 
 def _triangle(xp, a, uplo):
-    """The symmetric matrix the UPLO triangle of `a` describes (the standard reads both)."""
-    low = xp.tril(a) if uplo == "L" else xp.triu(a)
+    """The symmetric matrix the UPLO triangle of `a` describes (the standard reads both);
+    made without subtracting, so an infinity there stays one instead of inf - inf."""
     axes = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
-    return low + xp.permute_dims(low, axes) - xp.tril(xp.triu(a))
+    if uplo == "L":
+        return xp.tril(a) + xp.permute_dims(xp.tril(a, k=-1), axes)
+    return xp.triu(a) + xp.permute_dims(xp.triu(a, k=1), axes)
 
 
 # Ops whose NumPy-like ufuncs (NumPy, CuPy) already compute bool and logical-of-numbers as

@@ -190,6 +190,18 @@ def submodule_or_missing(package: str, namespace: str, name: str):
     raise missing(namespace, name)
 
 
+def only_default(where: str, param: str, value, named=()):
+    """Refuse a setting ember has no other value of: None (torch's default), or an object
+    torch names as its default (`named`: 'preserve_format', 'strided', ...), is fine;
+    anything else raises NotInEmberError naming the function and the parameter."""
+    if value is None or str(value).rsplit(".", 1)[-1] in named:
+        return
+    raise NotInEmberError(
+        f"{where}({param}={value!r}): ember has only the default {param} (its backends "
+        f"choose their own layouts; ember has no memory formats or sparse layouts); drop "
+        f"{param}=")
+
+
 def gap(what: str, why: str) -> UnsupportedError:
     """The error for a PyTorch option ember's function does not take (yet)."""
     return UnsupportedError(f"ember has no {what} yet: {why}; {DOCTOR}")

@@ -1,23 +1,24 @@
 """Automatic mixed precision, torch.amp's API: autocast regions and GradScaler.
 
-What autocast does in ember: it marks a region (per thread, per device type, nestable,
-usable as a decorator) and answers is_autocast_enabled / get_autocast_dtype inside it, but
-ops keep running in their inputs' dtypes: no backend here has a half-precision path that
-is faster than float32, so a program written for mixed precision runs in full precision
-and gets (at least) float32 accuracy.  GradScaler does its full job on every device:
-scaling the loss, unscaling the gradients, skipping a step whose gradients hold inf or
-NaN, and growing or backing off the scale, with torch's state dict.
+autocast(device_type, dtype) casts as torch's autocast does: inside an enabled region,
+ops on tensors of that device type run in the region's dtype (matmul, linear, conv, ...),
+in float32 (losses, softmax on GPUs, ...), or in the widest of their inputs' dtypes (cat,
+stack, ...), by torch's op lists; amp_policy.py has the tables, where the casts happen, the
+cache of cast weights, and how the CPU backend computes the lower dtypes.  Regions are per
+thread and per device type, nest (the innermost wins; enabled=False switches autocast off
+inside), and work as decorators.  GradScaler does its full job on every device: scaling
+the loss, unscaling the gradients, skipping a step whose gradients hold inf or NaN, and
+growing or backing off the scale, with torch's state dict.
 """
 from __future__ import annotations
 
 import functools
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+from . import amp_policy, ops, plugins
 from . import dtypes as D
-from . import ops, plugins
 from .autograd.grad_mode import no_grad
 from .errors import EmberError, EmberTypeError, EmberValueError, EmberWarning
 from .tensor import Tensor
@@ -28,14 +29,6 @@ __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype"
 # torch's default autocast dtype per device type
 _DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16", "rocm": "float16", "xpu": "float16",
                   "mps": "float16", "opencl": "float16"}
-_state = threading.local()        # device type -> (enabled, dtype), this thread only
-
-
-def _regions() -> dict:
-    regions = getattr(_state, "regions", None)
-    if regions is None:
-        regions = _state.regions = {}
-    return regions
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -45,22 +38,46 @@ def is_autocast_available(device_type: str) -> bool:
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
     """True inside an enabled autocast region for device_type on this thread."""
-    return _regions().get(device_type, (False, None))[0]
+    region = amp_policy.region(device_type)
+    return bool(region and region[0])
 
 
 def get_autocast_dtype(device_type: str = "cuda"):
     """The dtype autocast regions for device_type name (the innermost one's, or the
     default)."""
-    dtype = _regions().get(device_type, (False, None))[1]
-    return dtype if dtype is not None else D.get_dtype(_DEFAULT_DTYPE[device_type])
+    region = amp_policy.region(device_type)
+    return region[1] if region is not None else D.get_dtype(_DEFAULT_DTYPE[device_type])
+
+
+def _unsupported(device_type: str, dtype) -> str | None:
+    """Why autocast on device_type cannot run in dtype here (torch then warns and disables
+    the region), or None."""
+    if dtype not in (D.float16, D.bfloat16):
+        return (f"In {device_type} autocast, but the target dtype {dtype.name} is not "
+                "supported (float16 or bfloat16). Disabling autocast.")
+    if device_type == "cpu":
+        return None
+    backend = plugins.try_backend_for(device_type)
+    if backend is None or not plugins.device_count(device_type):
+        return (f"User provided device_type of {device_type!r}, but no {device_type} device "
+                "is available. Disabling autocast.")
+    supported = backend.capabilities(0).dtypes
+    if dtype.name not in supported:
+        return (f"In {device_type} autocast, but {device_type}:0 does not support "
+                f"{dtype.name} (it supports {', '.join(sorted(supported))}). Disabling "
+                "autocast.")
+    return None
 
 
 class autocast:
-    """with ember.autocast("cuda"): ... (also ember.amp.autocast, and a decorator).
+    """with ember.autocast("cpu", dtype=ember.bfloat16): ... (also ember.amp.autocast, and a
+    decorator).
 
-    dtype defaults to torch's per device type (float16 on GPUs, bfloat16 on the CPU).  In
-    ember the region changes no op's dtype: computation stays in the inputs' dtypes (see
-    the module docstring); cache_enabled is accepted and has nothing to cache."""
+    Inside, ops on tensors of device_type run in dtype, in float32 or promoted, by torch's
+    op lists (see ember.amp_policy).  dtype defaults to torch's per device type (float16 on
+    GPUs, bfloat16 on the CPU); a dtype the device lacks disables the region with a
+    warning, as torch's does.  cache_enabled (default True): casts of weights are reused
+    until the outermost region exits."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
@@ -75,27 +92,21 @@ class autocast:
         self.fast_dtype = D.get_dtype(dtype if dtype is not None
                                       else _DEFAULT_DTYPE[device_type])
         self._enabled = bool(enabled)
-        if self._enabled and self.fast_dtype not in (D.float16, D.bfloat16, D.float32):
-            warnings.warn(f"autocast on {device_type}: the target dtype "
-                          f"{self.fast_dtype.name} is not supported (float16, bfloat16 or "
-                          "float32). Disabling autocast.", EmberWarning, stacklevel=2)
-            self._enabled = False
-        self._cache_enabled = cache_enabled
+        if self._enabled:
+            why = _unsupported(device_type, self.fast_dtype)
+            if why is not None:
+                warnings.warn(why, EmberWarning, stacklevel=2)
+                self._enabled = False
+        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         self._saved: list = []
 
     def __enter__(self) -> autocast:
-        regions = _regions()
-        self._saved.append(regions.get(self.device))
-        regions[self.device] = (self._enabled, self.fast_dtype)
+        self._saved.append(amp_policy.enter(self.device, self._enabled, self.fast_dtype,
+                                            self._cache_enabled))
         return self
 
     def __exit__(self, *exc) -> None:
-        previous = self._saved.pop()
-        regions = _regions()
-        if previous is None:
-            regions.pop(self.device, None)
-        else:
-            regions[self.device] = previous
+        amp_policy.exit(self.device, self._saved.pop())
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -105,28 +116,57 @@ class autocast:
         return wrapper
 
 
+def _cast_inputs(value, dtype, device_type):
+    if type(value) is Tensor:
+        if value._dtype.category == D.FLOAT and value._device.type == device_type:
+            return value.to(dtype)
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_inputs(v, dtype, device_type) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_inputs(v, dtype, device_type) for k, v in value.items()}
+    return value
+
+
 def custom_fwd(fwd: Callable | None = None, *, device_type: str = "cuda",
                cast_inputs=None) -> Callable:
-    """torch.amp.custom_fwd for an autograd.Function's forward: the forward runs with
-    autocast off when cast_inputs is given (ember casts nothing, so nothing else to do)."""
+    """torch.amp.custom_fwd for an autograd.Function's forward: inside an enabled region,
+    with cast_inputs given, the forward's floating tensor inputs of device_type are cast to
+    it and the forward runs with autocast off; the region's state is kept on ctx for
+    custom_bwd."""
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
     @functools.wraps(fwd)
     def wrapper(*args, **kwargs):
-        if cast_inputs is None:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        enabled = is_autocast_enabled(device_type)
+        # as torch's: with cast_inputs the backward runs with autocast off
+        ctx._fwd_used_autocast = enabled and cast_inputs is None
+        if cast_inputs is None or not enabled:
             return fwd(*args, **kwargs)
+        dtype = D.get_dtype(cast_inputs)
+        args = (ctx, *_cast_inputs(args[1:], dtype, device_type))
+        kwargs = _cast_inputs(kwargs, dtype, device_type)
         with autocast(device_type, enabled=False):
             return fwd(*args, **kwargs)
     return wrapper
 
 
 def custom_bwd(bwd: Callable | None = None, *, device_type: str = "cuda") -> Callable:
-    """torch.amp.custom_bwd: backward runs under the autocast state of its forward; as
-    ember's autocast changes no dtype, the backward is returned as it is."""
+    """torch.amp.custom_bwd: the backward runs under the autocast state its forward ran
+    under (custom_fwd noted it on ctx)."""
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def wrapper(ctx, *grads):
+        enabled = getattr(ctx, "_fwd_used_autocast", False)
+        dtype = getattr(ctx, "_dtype", None)
+        with autocast(device_type, dtype=dtype, enabled=enabled):
+            return bwd(ctx, *grads)
+    return wrapper
 
 
 class _OptState:

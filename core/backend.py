@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import inspect
 import re
+import threading
 from collections.abc import Callable, Collection
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -169,6 +171,12 @@ class OptionalMembers(Protocol):
         ember.graph.replay.generate's does; None to let ember generate it (the default:
         the recorded kernels called in order from generated Python)."""
 
+    def set_num_threads(self, n: int) -> None:
+        """Use n threads for the backend's work inside one op (ember.set_num_threads): the
+        CPU backend limits NumPy's BLAS, the OpenCL backend a CPU device's worker threads.
+        The host calls it on every loaded backend, and on a backend loaded later before
+        its first probe; a count it can no longer apply is a warning saying so."""
+
 
 def _members(protocol) -> tuple[str, ...]:
     """A Protocol's attributes and methods, in the order written."""
@@ -273,3 +281,26 @@ def validate(backend, declared: Collection[str] | None) -> tuple[list[str], list
         if hint:
             warnings.append(f"{attr!r} is not a Backend member, so ember never uses it{hint}")
     return problems, warnings
+
+
+# --- kernel tuning (ember.compile's max-autotune modes) ------------------------------------
+
+_tuning = threading.local()
+
+
+@contextmanager
+def autotuning():
+    """Within the block (this thread), a backend may time its kernel choices for the exact
+    shapes it meets and keep the fastest for them (ember.compile(mode='max-autotune')
+    captures under it; the OpenCL backend times its matmul structures per shape)."""
+    depth = getattr(_tuning, "depth", 0)
+    _tuning.depth = depth + 1
+    try:
+        yield
+    finally:
+        _tuning.depth = depth
+
+
+def autotune_requested() -> bool:
+    """Whether this thread is inside `autotuning()` (a backend's kernels ask)."""
+    return getattr(_tuning, "depth", 0) > 0

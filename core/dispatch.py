@@ -75,6 +75,13 @@ fallback_counts: dict = {}            # (op, device type) -> calls run on the CP
 _warned: set = set()
 _lock = threading.Lock()
 _NOATTRS: dict = {}
+# autocast (amp_policy.py): the threads inside an enabled region (empty: no thread is, and
+# run() and direct() pay one global read), the declared ops a policy table names, and the
+# function that casts their inputs; amp_policy hands the last two down when it loads.  No
+# table names a unary or binary elementwise op, so their fast paths need no check
+_amp: set = set()
+_amp_ops: frozenset = frozenset()
+_amp_run = None
 
 
 class FallbackWarning(UserWarning):
@@ -200,6 +207,8 @@ def _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track):
 
 def run(op, *inputs, **attrs):
     """Run one op on its inputs' device; record it for autograd when needed."""
+    if _amp and op.name in _amp_ops and _ident() in _amp:
+        return _amp_run(op, inputs, attrs)
     device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
     kernel = (device._kernels or device.kernels).get(op.name)
     track = _any_requires_grad(inputs)
@@ -270,7 +279,7 @@ def direct(op, device, out_dtype, inputs, attrs):
     """run() for callers that already validated: same device and dtype, no casts.  Fast
     paths of ops with attributes (sum, permute, matmul) end here."""
     kernel = (device._kernels or device.kernels).get(op.name)
-    if kernel is None:
+    if kernel is None or _amp:
         return run(op, *inputs, **attrs)
     if len(inputs) == 1:
         x = inputs[0]
@@ -395,6 +404,12 @@ def _check_dtype(op, device, dtype):
 
 
 _cast_op = None              # the cast declaration: ops/elementwise.py hands it down (use_cast)
+
+
+def use_autocast(op_names, run_op) -> None:
+    """The declared ops autocast casts, and how (amp_policy.py, when it loads)."""
+    global _amp_ops, _amp_run
+    _amp_ops, _amp_run = frozenset(op_names), run_op
 
 
 def use_cast(op) -> None:

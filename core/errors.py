@@ -85,6 +85,11 @@ class KernelOverflowError(KernelError, OverflowError):
     """A kernel raised OverflowError (a number that does not fit the dtype)."""
 
 
+class AutocastError(EmberError, RuntimeError):
+    """An op autocast refuses to run in a region (torch refuses it too: binary_cross_entropy
+    on GPUs)."""
+
+
 class NotInEmberError(EmberError, AttributeError):
     """A PyTorch name ember does not have (yet): the message says so and where to look
     (`ember torch-api`); an AttributeError, so hasattr() and getattr(x, n, None)
@@ -106,3 +111,66 @@ class EmberWarning(UserWarning):
 
 class DLPackError(EmberError, BufferError):
     """A tensor or array cannot cross DLPack as asked (device, dtype, copy, gradient)."""
+
+
+def brief(obj, limit: int = 100) -> str:
+    """repr(obj) cut to `limit` characters (then "..."), in time bounded by `limit` whatever
+    obj is: for error messages that show a value read from an untrusted file or sent by
+    another process.  `f"{obj!r:.100}"` builds the whole repr before cutting it, which for a
+    tuple of 2**40 shared references (a few hundred bytes of pickle) never ends; this walks
+    containers with a budget of characters and a depth bound instead, shows a huge int by
+    its size, and cuts strings before quoting them."""
+    parts: list[str] = []
+    room = [limit + 1]                     # one more than shown, to know whether to cut
+
+    def put(text: str) -> None:
+        parts.append(text[:room[0]])
+        room[0] -= len(text)
+
+    def walk(x, depth: int) -> None:
+        if room[0] <= 0:
+            return
+        kind = type(x)
+        if kind in (str, bytes, bytearray):
+            put(repr(x[:room[0]]))
+        elif kind is int:
+            put(repr(x) if x.bit_length() <= 256 else
+                f"<{'-' if x < 0 else ''}int of {x.bit_length()} bits>")
+        elif x is None or kind in (bool, float, complex):
+            put(repr(x))
+        elif isinstance(x, (tuple, list, set, frozenset, dict)):
+            base = next(b for b in (tuple, list, dict, set, frozenset) if isinstance(x, b))
+            opening, closing = {tuple: "()", list: "[]", dict: "{}"}.get(base, "{}")
+            if not (kind in (tuple, list, dict) or kind is set and x):
+                # set(), frozenset({1}), OrderedDict({'a': 1}), a namedtuple as a tuple
+                opening, closing = ((f"{kind.__name__}(", ")") if not x else
+                                    (f"{kind.__name__}({opening}", f"{closing})"))
+            if depth >= 8 and len(x):
+                put(f"{opening}...{closing}")
+                return
+            put(opening)
+            items = iter(x.items()) if base is dict else iter(x)
+            for i, item in enumerate(items):
+                if room[0] <= 0:
+                    return
+                if i:
+                    put(", ")
+                if base is dict:
+                    walk(item[0], depth + 1)
+                    put(": ")
+                    walk(item[1], depth + 1)
+                else:
+                    walk(item, depth + 1)
+            if base is tuple and len(x) == 1:
+                put(",")
+            put(closing)
+        else:
+            try:
+                text = repr(x)
+            except Exception:  # noqa: BLE001  (a broken __repr__ must not hide the error)
+                text = f"<{kind.__name__}>"
+            put(text)
+
+    walk(obj, 0)
+    text = "".join(parts)
+    return text if room[0] > 0 else text[:limit] + "..."

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import ops, plugins
+from ._torch_gaps import only_default
 from .device import as_device
 from .errors import DeviceMismatchError, EmberTypeError
 from .tensor import Size, Tensor, wrap
@@ -89,7 +90,15 @@ def type_name(x: Tensor) -> str:
 
 def tensor_type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """t.type() -> the legacy type string; t.type(ember.int64 / 'torch.LongTensor' /
-    ember.LongTensor) -> t converted (a 'torch.cuda.*' name also moves it to 'cuda')."""
+    ember.LongTensor) -> t converted (a 'torch.cuda.*' name also moves it to 'cuda').
+    non_blocking (or its old name async) lets torch copy asynchronously: ember's copy is
+    done when type() returns, which that allows."""
+    unknown = set(kwargs) - {"async", "memory_format"}
+    if unknown:
+        raise EmberTypeError(f"type() got an unexpected keyword argument "
+                             f"{sorted(unknown)[0]!r}")
+    only_default("Tensor.type", "memory_format", kwargs.get("memory_format"),
+                 ("preserve_format", "contiguous_format"))
     if dtype is None:
         return type_name(self)
     device = None

@@ -4,13 +4,23 @@ As torch.multiprocessing: `Process`, `Queue`, `Pool`, `get_context`, ... are the
 library's, and `spawn(fn, args, nprocs)` starts `fn(i, *args)` in nprocs processes and
 raises, in the parent, the first error of any of them.  A tensor sent to another process
 (a Queue item, a Process argument under 'spawn') pickles by value: its dtype, shape,
-bytes and device, rebuilt by `_rebuild_tensor` on the same device in the receiver.  There
+bytes and device, rebuilt by `_rebuild_tensor` on the same device in the receiver, whatever
+its layout (a strided, offset, transposed, 0-d or empty view arrives as its values).  There
 is no shared memory: a tensor changed in a child is not changed in the parent (PyTorch
 shares CPU tensors; ember copies them).  Only ember's own processes exchange pickles this
 way; ember.save and ember.load never pickle anything.
+
+The standard library's Queue pickles an item later, in a background "feeder" thread: an
+item that cannot be pickled is printed there and dropped, and the receiver waits forever.
+ember's `Queue`, `JoinableQueue` and `SimpleQueue` (and those of `get_context(...)`)
+pickle the item in put() itself, so an item that cannot travel raises `SendError` in the
+sender, at the put() that sent it; the receiver's get() is the standard one.
 """
 from __future__ import annotations
 
+import io
+import multiprocessing as _mp
+import pickle
 import signal
 import sys
 import time
@@ -20,36 +30,34 @@ from multiprocessing import (
     Barrier,
     Condition,
     Event,
-    JoinableQueue,
     Lock,
     Manager,
     Pipe,
     Pool,
     Process,
-    Queue,
     RLock,
     Semaphore,
-    SimpleQueue,
     Value,
     active_children,
     cpu_count,
     current_process,
     get_all_start_methods,
-    get_context,
     get_start_method,
     set_start_method,
 )
+from multiprocessing import queues as _queues
 from multiprocessing.connection import wait as _wait
+from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
-from .errors import EmberError, EmberValueError
+from .errors import EmberError, EmberValueError, brief
 from .methods import interop as _interop
 
 __all__ = [
     "Array", "Barrier", "Condition", "Event", "JoinableQueue", "Lock", "Manager", "Pipe",
     "Pool", "Process", "ProcessContext", "ProcessExitedException", "ProcessRaisedException",
-    "Queue", "RLock", "Semaphore", "SimpleQueue", "Value", "active_children", "cpu_count",
-    "current_process", "get_all_start_methods", "get_context", "get_start_method",
-    "set_start_method", "spawn", "start_processes",
+    "Queue", "RLock", "Semaphore", "SendError", "SimpleQueue", "Value", "active_children",
+    "cpu_count", "current_process", "get_all_start_methods", "get_context",
+    "get_start_method", "set_start_method", "spawn", "start_processes",
 ]
 
 
@@ -57,6 +65,105 @@ __all__ = [
 
 # the rebuild function pickles of tensors name (Tensor.__reduce__, methods/interop.py)
 _rebuild_tensor = _interop._rebuild_tensor
+
+
+# --- queues that pickle in put() ------------------------------------------------------------
+
+class SendError(EmberError, pickle.PicklingError):
+    """An object put() cannot send to another process (it cannot be pickled), raised in the
+    sending process by the put() that sent it; the cause is the pickling error."""
+
+
+class _Pickled:
+    """An item already pickled by put(): the queue's feeder thread pickles this (its bytes)
+    and the receiver's get() unpickles it back into the item itself."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __reduce__(self):
+        return (_loads, (self.data,))
+
+
+def _loads(data: bytes):
+    return _ForkingPickler.loads(data)
+
+
+def _pickled(obj, where: str) -> _Pickled:
+    buffer = io.BytesIO()
+    try:
+        _ForkingPickler(buffer, pickle.HIGHEST_PROTOCOL).dump(obj)
+    except EmberError:
+        raise                  # a tensor's own refusal already says what and why
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RuntimeError) as exc:
+        raise SendError(f"ember.multiprocessing.{where}: cannot send {brief(obj, 80)} of type "
+                        f"{type(obj).__name__} to another process: {type(exc).__name__}: "
+                        f"{brief(str(exc), 300)}.  Send what pickles (tensors, numbers, "
+                        "strings, containers, functions defined at module level)") from exc
+    return _Pickled(buffer.getvalue())
+
+
+class Queue(_queues.Queue):
+    """multiprocessing.Queue whose put() pickles the item before it returns: an item that
+    cannot travel raises SendError there, instead of being dropped by the feeder thread
+    while the receiver waits forever."""
+
+    def __init__(self, maxsize: int = 0, *, ctx=None):
+        super().__init__(maxsize, ctx=ctx if ctx is not None else _mp.get_context())
+
+    def put(self, obj, block: bool = True, timeout: float | None = None) -> None:
+        super().put(_pickled(obj, "Queue.put"), block, timeout)
+
+
+class JoinableQueue(_queues.JoinableQueue):
+    """multiprocessing.JoinableQueue whose put() pickles the item before it returns (see
+    Queue)."""
+
+    def __init__(self, maxsize: int = 0, *, ctx=None):
+        super().__init__(maxsize, ctx=ctx if ctx is not None else _mp.get_context())
+
+    def put(self, obj, block: bool = True, timeout: float | None = None) -> None:
+        super().put(_pickled(obj, "JoinableQueue.put"), block, timeout)
+
+
+class SimpleQueue(_queues.SimpleQueue):
+    """multiprocessing.SimpleQueue whose put() raises SendError for an item that cannot be
+    pickled."""
+
+    def __init__(self, *, ctx=None):
+        super().__init__(ctx=ctx if ctx is not None else _mp.get_context())
+
+    def put(self, obj) -> None:
+        super().put(_pickled(obj, "SimpleQueue.put"))
+
+
+class _Context:
+    """A start method's multiprocessing context whose queues are the ones above."""
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+
+    def __getattr__(self, name: str):
+        return getattr(self._ctx, name)
+
+    def __repr__(self) -> str:
+        return f"<ember.multiprocessing context {self._ctx.get_start_method()!r}>"
+
+    def Queue(self, maxsize: int = 0) -> Queue:  # noqa: N802  (multiprocessing's name)
+        return Queue(maxsize, ctx=self._ctx)
+
+    def JoinableQueue(self, maxsize: int = 0) -> JoinableQueue:  # noqa: N802
+        return JoinableQueue(maxsize, ctx=self._ctx)
+
+    def SimpleQueue(self) -> SimpleQueue:  # noqa: N802
+        return SimpleQueue(ctx=self._ctx)
+
+
+def get_context(method: str | None = None) -> _Context:
+    """multiprocessing.get_context(method), with queues that pickle in put() (Queue)."""
+    return _Context(_mp.get_context(method))
 
 
 # --- spawn ---------------------------------------------------------------------------------
@@ -144,7 +251,7 @@ def start_processes(fn, args: tuple = (), nprocs: int = 1, join: bool = True,
     """Start fn(i, *args) for i in range(nprocs) with `start_method`."""
     if not isinstance(nprocs, int) or isinstance(nprocs, bool) or nprocs < 1:
         raise EmberValueError(f"spawn: nprocs must be an int >= 1, got {nprocs!r}")
-    ctx = get_context(start_method)
+    ctx = _mp.get_context(start_method)
     processes, queues = [], []
     for i in range(nprocs):
         errors = ctx.SimpleQueue()

@@ -78,6 +78,7 @@ _observers: tuple = ()                # the loaded plugins' ember_op_observer ca
 _declared_names = None                # ops' declared_names (declare_kernel_names)
 _on_reset: list = []                  # what _reset_for_tests also calls (on_reset_for_tests)
 _observer_sink = None                 # the dispatcher's setter (watch_observers)
+_num_threads: int | None = None       # ember.set_num_threads's count, for later backends too
 
 
 def manager() -> pluggy.PluginManager:
@@ -281,6 +282,8 @@ def load(name: str) -> PluginRecord:
                     # the first plugin to claim a type keeps it; aliases never displace
                     _backends.setdefault(kind, backend)
                 rec.device_types.extend(kinds)
+                if _num_threads is not None:         # before its first probe
+                    _apply_threads(backend, _num_threads)
             rec.warnings = notes
             rec.status = "loaded"
         except BaseException as exc:  # a broken plugin must never break ember
@@ -491,6 +494,28 @@ def device_count(kind: str) -> int:
 
 def loaded_backends() -> dict[str, object]:
     return dict(_backends)
+
+
+def set_num_threads(n: int) -> None:
+    """Hand ember.set_num_threads's count to every loaded backend (its optional
+    set_num_threads) and to each backend loaded from now on."""
+    global _num_threads
+    with _lock:
+        _num_threads = n
+        backends = {id(b): b for b in _backends.values()}.values()
+    for backend in backends:
+        _apply_threads(backend, n)
+
+
+def num_threads() -> int | None:
+    """The count ember.set_num_threads set (None: never called)."""
+    return _num_threads
+
+
+def _apply_threads(backend, n: int) -> None:
+    setter = optional(backend, "set_num_threads")
+    if setter is not None:
+        setter(n)
 
 
 # -- what the doctor and the CLI ask ----------------------------------------------------------

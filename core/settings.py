@@ -1,15 +1,18 @@
 """Process-wide settings and questions PyTorch programs call at start-up: thread counts,
 matmul precision, determinism, seeding, type names.
 
-Where ember has no such knob the call is accepted and what it sets is remembered and
-reported back; nothing here changes how a kernel computes.
+set_num_threads reaches the backends (NumPy's BLAS, PoCL's worker threads); the others
+are recorded and reported back where ember already does what the setting asks for, each
+docstring says why.
 """
 from __future__ import annotations
 
 import os
 
 from . import dtypes as D
+from . import plugins
 from ._format import set_printoptions
+from .errors import EmberTypeError, EmberValueError
 from .tensor import Tensor
 
 __all__ = ["set_printoptions", "set_num_threads", "get_num_threads",
@@ -22,22 +25,49 @@ __all__ = ["set_printoptions", "set_num_threads", "get_num_threads",
 _state = {"threads": None, "interop": None, "precision": "highest", "deterministic": False}
 
 
+def _thread_count(name: str, n) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
+        raise EmberTypeError(f"{name}: expected an int, got {type(n).__name__}")
+    n = int(n.__index__())
+    if n <= 0:
+        raise EmberValueError(f"{name}: expected a positive number of threads, got {n}")
+    return n
+
+
 def set_num_threads(n: int) -> None:
-    """Remembered and reported by get_num_threads; ember's CPU kernels run on NumPy,
-    whose BLAS takes its thread count from OMP_NUM_THREADS at start-up."""
-    _state["threads"] = int(n)
+    """Use n threads inside each op, as torch.set_num_threads: the CPU backend limits
+    NumPy's BLAS (matmul, linear, conv, linalg; threadpoolctl), a CPU OpenCL device (PoCL)
+    runs on n worker threads.  PoCL reads its count once per process, when OpenCL first
+    loads: call this before the first OpenCL op (later, the live device keeps its count,
+    with a warning).  Backends loaded later get the count too."""
+    n = _thread_count("set_num_threads", n)
+    _state["threads"] = n
+    plugins.find_backend("cpu")           # loaded now, so NumPy's BLAS follows at once
+    plugins.set_num_threads(n)
 
 
 def get_num_threads() -> int:
-    return _state["threads"] or int(os.environ.get("OMP_NUM_THREADS", 0)) or os.cpu_count() or 1
+    """The count set_num_threads set; before any, the threads NumPy's BLAS uses."""
+    if _state["threads"] is not None:
+        return _state["threads"]
+    # imported here, not at `import ember` (it inspects every loaded library)
+    from threadpoolctl import threadpool_info
+    counts = [lib["num_threads"] for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    return max(counts) if counts else 1
 
 
 def set_num_interop_threads(n: int) -> None:
-    _state["interop"] = int(n)
+    """torch runs work on its inter-op pool only for TorchScript's fork/wait and async
+    ops, never between the ops of an eager program; ember has neither (its ops run one
+    after another on the calling thread), so, as in an eager torch program, the count is
+    recorded and reported by get_num_interop_threads and changes no computation."""
+    _state["interop"] = _thread_count("set_num_interop_threads", n)
 
 
 def get_num_interop_threads() -> int:
-    return _state["interop"] or get_num_threads()
+    """The count set_num_interop_threads recorded; before any, torch's default (the CPU
+    count)."""
+    return _state["interop"] or os.cpu_count() or 1
 
 
 def set_float32_matmul_precision(precision: str) -> None:
@@ -95,6 +125,9 @@ def is_nonzero(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
+    if type(input) is not Tensor:
+        raise EmberTypeError(f"is_complex(): argument 'input' must be Tensor, not "
+                             f"{type(input).__name__}")
     return False                    # ember has no complex dtypes
 
 

@@ -132,11 +132,14 @@ class CuPyBackend:
         """ember.compile's replay on this device: its elementwise trees as fused kernels
         (fusion.py), replayed as CUDA graphs (graphs.py, backends/static_replay.py); no
         graphs on ROCm, which CuPy cannot capture.  EMBER_CUDA_GRAPHS=0 and
-        EMBER_CUDA_FUSION=0 turn either off (both off: ember's generic replay)."""
+        EMBER_CUDA_FUSION=0 turn either off (both off: ember's generic replay); the compile
+        mode's graph.options["cudagraphs"] (True or False) decides graphs where it is set."""
         from .. import switched_on
         if not self.probe().available:
             return None
-        graphs = switched_on("EMBER_CUDA_GRAPHS") and self.name != "rocm"
+        wanted = graph.options.get("cudagraphs")     # the compile mode's, else the switch
+        graphs = (wanted if wanted is not None else switched_on("EMBER_CUDA_GRAPHS")) and \
+            self.name != "rocm"
         fuse = switched_on("EMBER_CUDA_FUSION")
         if not (graphs or fuse):
             return None

@@ -104,6 +104,9 @@ class OpenCLBackend:
     def runtime(self, index: int):
         rt = self._runtimes.get(index)
         if rt is None:
+            from .devices import FORKED, forked_error
+            if FORKED:
+                raise forked_error(index)
             with self._lock:
                 rt = self._runtimes.get(index)
                 if rt is None:
@@ -132,12 +135,23 @@ class OpenCLBackend:
     def compile_graph(self, graph):
         """ember.compile's replay on this device: the graph's launches, recorded once and
         enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's
-        generic replay."""
-        if not switched_on("EMBER_OPENCL_GRAPHS"):
+        generic replay, unless the compile mode asks for recorded launches (graph.options
+        "cudagraphs": True, reduce-overhead and max-autotune) or never (False)."""
+        wanted = graph.options.get("cudagraphs")
+        if not (wanted if wanted is not None else switched_on("EMBER_OPENCL_GRAPHS")):
             return None
         from .graphs import compile_graph
         device = graph.values()[0].device
         return compile_graph(graph, self.runtime(device.index or 0))
+
+    def set_num_threads(self, n: int) -> None:
+        """A CPU OpenCL device (PoCL) runs its work-groups on n threads.  PoCL reads the
+        count once, when OpenCL first loads in the process (ember's first OpenCL use), so
+        call ember.set_num_threads before that; afterwards the live device keeps its count
+        (a warning says so) and the count reaches processes started later (devices.py).
+        A GPU's threads are the driver's."""
+        from .devices import set_pocl_threads
+        set_pocl_threads(n)
 
     def synchronize(self, index=None) -> None:
         for i, rt in list(self._runtimes.items()):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from ember.backend import autotune_requested
 
 from . import codegen
 from .codegen import COMPUTE, CTYPE
@@ -275,6 +276,34 @@ def _choose(rt) -> str:
     return choice
 
 
+def _choose_for(rt, x, y, out, batch, M, N, K) -> str:
+    """This product shape's own structure, where ember.compile(mode="max-autotune") timed
+    one (and times it now if a capture under backend.autotuning() meets a new shape); the
+    device-wide choice otherwise."""
+    key = ("matmul", M, N, K, numel(batch))
+    choice = rt.choices.get(key)
+    if choice is not None:
+        return choice
+    if not autotune_requested():
+        return _choose(rt)
+    times = {}
+    for name, fn in VARIANTS.items():
+        if name == "naive" or (name == "tiled" and rt.device.max_work_group_size < TILE * TILE):
+            continue                           # as _choose: naive serves small products
+        fn(x, y, out, batch, M, N, K)          # builds and warms up
+        rt.synchronize()
+        best = float("inf")
+        for _ in range(3):                     # the best of three, as _choose
+            start = time.perf_counter()
+            fn(x, y, out, batch, M, N, K)
+            rt.synchronize()
+            best = min(best, time.perf_counter() - start)
+        times[name] = best
+    choice = rt.choices[key] = min(times, key=times.get)
+    rt.choices.setdefault("matmul_shapes", {})[key[1:]] = times
+    return choice
+
+
 def matmul(x: CLArray, y: CLArray) -> CLArray:
     rt = x.runtime
     vec_x, vec_y = x.ndim == 1, y.ndim == 1
@@ -296,7 +325,7 @@ def matmul(x: CLArray, y: CLArray) -> CLArray:
             assign(out, 0)
         elif out.size:
             if x.dtype.name == "float32" and numel(batch) * M * N * K >= SMALL:
-                VARIANTS[_choose(rt)](x, y, out, batch, M, N, K)
+                VARIANTS[_choose_for(rt, x, y, out, batch, M, N, K)](x, y, out, batch, M, N, K)
             elif (x.dtype.name != "float32" and not rt.is_cpu and M * N * K >= SMALL
                   and rt.device.max_work_group_size >= TILE * TILE):
                 _tiled(x, y, out, batch, M, N, K)

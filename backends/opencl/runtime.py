@@ -115,6 +115,14 @@ class Runtime:
         # Let queued kernels finish before the interpreter tears PyOpenCL down: exiting
         # with work in flight crashed PoCL at exit now and then.
         atexit.register(self._drain)
+        from .devices import started
+        started(self._after_fork)
+
+    def _after_fork(self) -> None:
+        """In a child forked from this process: every OpenCL handle raises a clear error
+        (devices.forked_error) where it would hang; nothing is checked on the hot path."""
+        self.cl = self.queue = self.context = self.pool = _Forked(self.index)
+        self._uploads = collections.deque()     # the parent's events: never waited on here
 
     # -- memory -------------------------------------------------------------------------
     def empty(self, shape, dtype) -> CLArray:
@@ -267,6 +275,8 @@ class Runtime:
             self.recorder.launched(kernel, global_size, local_size, args, None)
 
     def _drain(self) -> None:
+        if isinstance(self.queue, _Forked):
+            return
         try:
             self.synchronize()
         except self.cl.Error:   # at exit a failing device has nothing left to report to
@@ -276,6 +286,24 @@ class Runtime:
         self.flush()
         self.queue.finish()
         self._uploads.clear()
+
+
+class _Forked:
+    """A Runtime's context, queue, pool and pyopencl module in a forked child: any use
+    raises devices.forked_error instead of hanging."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __getattr__(self, name: str):
+        from .devices import forked_error
+        raise forked_error(self.index)
+
+    def __call__(self, *args, **kwargs):
+        from .devices import forked_error
+        raise forked_error(self.index)
 
 
 def max_dims_error(op: str, shape) -> ShapeError:

@@ -31,9 +31,18 @@ def _unary(name: str, accepts: str, fn, doc: str):
     return f
 
 
-def _binary(name: str, accepts: str, fn, doc: str):
-    def f(x1, x2, /) -> Tensor:
-        return fn(*promote(name, x1, x2, accepts))
+def _binary(name: str, accepts: str, fn, doc: str, composite: bool = False):
+    if composite:       # written with ember ops on tensors: a Python scalar becomes a 0-d one
+        def f(x1, x2, /) -> Tensor:
+            x1, x2 = promote(name, x1, x2, accepts)
+            if type(x1) is not Tensor:
+                x1 = _c(x2, x1)
+            elif type(x2) is not Tensor:
+                x2 = _c(x1, x2)
+            return fn(x1, x2)
+    else:
+        def f(x1, x2, /) -> Tensor:
+            return fn(*promote(name, x1, x2, accepts))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return f
@@ -99,7 +108,9 @@ def _atan2(y: Tensor, x: Tensor) -> Tensor:
     pi = ops.where(neg_y, _c(y, -math.pi), math.pi)            # pi with the sign of y
     zero = ops.where(neg_y, _c(y, -0.0), 0.0)                   # 0 with the sign of y
     q = _atan(y / x)
-    out = ops.where(x < 0, ops.where(q <= 0, q + math.pi, q - math.pi), q)
+    # x < 0: the half-plane of y picks the branch, by y's own sign (y / x may underflow to a
+    # zero of the wrong sign: -tiny / -1e8 is +0, whose q + pi would be +pi, not -pi)
+    out = ops.where(x < 0, ops.where(neg_y, q - math.pi, q + math.pi), q)
     # the standard's special cases, the later ones taking precedence
     inf_x, inf_y = ops.isinf(x), ops.isinf(y)
     out = ops.where(inf_y, ops.where(inf_x, ops.where(neg_x, pi * 0.75, pi * 0.25), pi * 0.5),
@@ -136,7 +147,9 @@ def _asinh(x: Tensor) -> Tensor:
 def _acosh(x: Tensor) -> Tensor:
     t = ops.minimum(x, _BIG) - 1.0
     small = ops.log1p(t + ops.sqrt(t * 2.0 + t * t))
-    return ops.where(x > _BIG, ops.log(x) + _LN2, small)
+    # below 1 (-inf included) the domain ends: nan, where t * 2 + t * t would be positive
+    # again for large negative t (acosh(-1e8) would be a number)
+    return ops.where(x < 1.0, math.nan, ops.where(x > _BIG, ops.log(x) + _LN2, small))
 
 
 def _atanh(x: Tensor) -> Tensor:
@@ -248,18 +261,20 @@ trunc = _unary("trunc", "real numeric", _trunc, "x rounded toward zero")
 
 add = _binary("add", "numeric", ops.add, "x1 + x2")
 atan2 = _binary("atan2", "real floating-point", _atan2,
-                "the angle of the point (x2, x1), in [-pi, pi]")
-copysign = _binary("copysign", "real floating-point", _copysign, "|x1| with the sign of x2")
+                "the angle of the point (x2, x1), in [-pi, pi]", composite=True)
+copysign = _binary("copysign", "real floating-point", _copysign, "|x1| with the sign of x2",
+                   composite=True)
 divide = _binary("divide", "numeric", ops.div, "x1 / x2 (true division)")
 equal = _binary("equal", "any", ops.eq, "x1 == x2")
 floor_divide = _binary("floor_divide", "real numeric", ops.floor_divide, "floor(x1 / x2)")
 greater = _binary("greater", "real numeric", ops.gt, "x1 > x2")
 greater_equal = _binary("greater_equal", "real numeric", ops.ge, "x1 >= x2")
-hypot = _binary("hypot", "real floating-point", _hypot, "sqrt(x1**2 + x2**2) without overflow")
+hypot = _binary("hypot", "real floating-point", _hypot, "sqrt(x1**2 + x2**2) without overflow",
+                composite=True)
 less = _binary("less", "real numeric", ops.lt, "x1 < x2")
 less_equal = _binary("less_equal", "real numeric", ops.le, "x1 <= x2")
 logaddexp = _binary("logaddexp", "real floating-point", _logaddexp,
-                    "log(exp(x1) + exp(x2)) without overflow")
+                    "log(exp(x1) + exp(x2)) without overflow", composite=True)
 logical_and = _binary("logical_and", "bool", ops.logical_and, "x1 and x2")
 logical_or = _binary("logical_or", "bool", ops.logical_or, "x1 or x2")
 logical_xor = _binary("logical_xor", "bool", ops.logical_xor, "x1 xor x2")

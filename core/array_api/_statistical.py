@@ -7,6 +7,8 @@ not have: uint8 sums in int64.
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as D
 from .. import functional as F
 from .. import ops
@@ -72,9 +74,11 @@ def var(x: Tensor, /, *, axis=None, correction=0.0, keepdims: bool = False) -> T
     """The variance over axes, dividing by N - correction."""
     need("var", x, "real floating-point")
     axes = _reduced("var", x, axis)
-    if not axes:                  # one element per group: 0, or 0 / 0 when N - correction <= 0
-        zero = ops.zeros_like(x)
-        return zero if correction < 1 else zero / 0.0
+    if not axes:
+        # one element per group: 0 (nan where it is nan or infinite: x - x), and nan where
+        # N - correction <= 0 (the standard's special cases)
+        d = x - x
+        return d * d if correction < 1 else d + math.nan
     return F.var(x, axes, correction=correction, keepdim=keepdims)
 
 

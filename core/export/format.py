@@ -31,7 +31,8 @@ import zipfile
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import CheckpointError, EmberError
+from ..errors import CheckpointError, EmberError, brief
+from ..io.record import HashCounter, colliding_keys
 from .symbolic import MAX_SIZE, Dim, Expr
 from .trace import ExportError, InputSpec, NodeSpec, Ref, Spec
 
@@ -41,6 +42,10 @@ MAX_JSON_BYTES = 64 << 20
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
 MAX_MEMBER_BYTES = 1 << 36         # what one zip member may declare (64 GiB)
+# a deflated member may inflate to this many times its compressed size, plus the floor: a
+# load costs a small multiple of the file's size (a 40 KB deflated program.json of
+# "1,1,1,..." would otherwise parse into 250 MB of objects)
+_INFLATE_RATIO, _INFLATE_FLOOR = 4, 4 << 20
 _MEMBERS = ("program.json", "weights.safetensors", "examples.safetensors")
 _KINDS = ("input", "parameter", "buffer", "constant")
 
@@ -177,15 +182,15 @@ def _read_zip(path, name) -> dict:
         infos = {}
         for info in zf.infolist():
             if info.filename in infos:
-                raise invalid(name, f"member {info.filename!r:.60} appears twice")
+                raise invalid(name, f"member {brief(info.filename, 60)} appears twice")
             infos[info.filename] = info
         for required in _MEMBERS[:2]:
             if required not in infos:
                 raise invalid(name, f"it lacks {required} (members: "
-                                 f"{sorted(infos)[:8]!r:.200})")
+                                 f"{brief(sorted(infos)[:8], 200)})")
         extra = set(infos) - set(_MEMBERS)
         if extra:
-            raise invalid(name, f"unexpected members {sorted(extra)[:8]!r:.200}")
+            raise invalid(name, f"unexpected members {brief(sorted(extra)[:8], 200)}")
         out = {}
         for member, info in infos.items():
             limit = MAX_JSON_BYTES if member == "program.json" else MAX_MEMBER_BYTES
@@ -198,9 +203,12 @@ def _read_zip(path, name) -> dict:
             if info.file_size > limit:
                 raise invalid(name, f"{member} claims {info.file_size} bytes (at most {limit})")
             if info.compress_type == zipfile.ZIP_DEFLATED and \
-                    info.file_size > 1100 * info.compress_size + (1 << 20):
+                    info.file_size > _INFLATE_RATIO * info.compress_size + _INFLATE_FLOOR:
                 raise invalid(name, f"{member} would inflate {info.compress_size} bytes to "
-                                 f"{info.file_size} (a zip bomb?)")
+                                 f"{info.file_size}, more than {_INFLATE_RATIO} times (plus "
+                                 f"{_INFLATE_FLOOR} bytes) what the file holds (a zip bomb?); "
+                                 "ember writes programs stored: re-zip it without compression "
+                                 "(zip -0)")
             try:
                 data = zf.read(member)
             except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
@@ -228,14 +236,24 @@ def _parse_json(data: bytes, name):
         out = {}
         for k, v in pairs:
             if k in out:
-                raise invalid(name, f"program.json repeats the key {k!r:.60}")
+                raise invalid(name, f"program.json repeats the key {brief(k, 60)}")
             out[k] = v
         return out
 
     def constant(token):
-        raise invalid(name, f"program.json holds {token}, which is not JSON")
+        raise invalid(name, f"program.json holds {token}, which is not JSON (the format writes "
+                            'a non-finite float as {"$float": "nan" | "inf" | "-inf"})')
+
+    def finite(token):
+        value = float(token)
+        if not math.isfinite(value):
+            raise invalid(name, f"program.json holds the number {token[:40]}, which overflows a "
+                                'float (the format writes a non-finite float as {"$float": '
+                                '"inf"} or "-inf")')
+        return value
     try:
-        document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=constant)
+        document = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=constant,
+                              parse_float=finite)
     except RecursionError:
         raise invalid(name, "program.json is nested too deeply") from None
     except ValueError as exc:
@@ -267,15 +285,15 @@ class _Reader:
 
     def spec(self, doc: dict) -> Spec:
         if doc.get("format") != FORMAT:
-            raise self.bad(f"its format is {doc.get('format')!r:.60}, not {FORMAT!r}")
+            raise self.bad(f"its format is {brief(doc.get('format'), 60)}, not {FORMAT!r}")
         version = doc.get("version")
         if version != FORMAT_VERSION or type(version) is not int:
-            raise self.bad(f"format version {version!r:.40}; this ember reads version "
+            raise self.bad(f"format version {brief(version, 40)}; this ember reads version "
                            f"{FORMAT_VERSION} (a newer ember wrote it? upgrade ember)")
         want = {"format", "version", "ember_version", "ops", "dims", "inputs", "nodes",
                 "outputs", "in_tree"}
         if set(doc) != want:
-            raise self.bad(f"program.json has keys {sorted(doc)!r:.200}; expected "
+            raise self.bad(f"program.json has keys {brief(sorted(doc), 200)}; expected "
                            f"{sorted(want)}")
         self.ops(doc["ops"])
         self.dims = self.dim_list(doc["dims"])
@@ -294,10 +312,10 @@ class _Reader:
         for op, sig in ops.items():
             declared = REGISTRY.get(op)
             if declared is None:
-                raise self.bad(f"it uses op {op!r:.60}, which this ember does not declare "
+                raise self.bad(f"it uses op {brief(op, 60)}, which this ember does not declare "
                                "(written by another ember version?)")
             if sig != declared.sig["text"]:
-                raise self.bad(f"op {op!r} had signature {sig!r:.200} when the file was "
+                raise self.bad(f"op {op!r} had signature {brief(sig, 200)} when the file was "
                                f"written; this ember's is {declared.sig['text']!r}")
         self.op_names = set(ops)
 
@@ -308,7 +326,7 @@ class _Reader:
         for d in dims:
             if not (isinstance(d, list) and len(d) == 3 and isinstance(d[0], str)
                     and all(type(v) is int for v in d[1:])):
-                raise self.bad(f"dims entry {d!r:.80} is not [name, min, max]")
+                raise self.bad(f"dims entry {brief(d, 80)} is not [name, min, max]")
             try:
                 out[d[0]] = Dim(d[0], d[1], d[2])
             except EmberError as exc:
@@ -328,10 +346,10 @@ class _Reader:
                                f"of {_KINDS}")
             name, kind, shape, dtype = item
             if name in names:
-                raise self.bad(f"two inputs are named {name!r:.60}")
+                raise self.bad(f"two inputs are named {brief(name, 60)}")
             names.add(name)
-            out.append(InputSpec(name, kind, self.shape(shape, f"input {name!r:.60}"),
-                                 self.dtype(dtype, f"input {name!r:.60}")))
+            out.append(InputSpec(name, kind, self.shape(shape, f"input {brief(name, 60)}"),
+                                 self.dtype(dtype, f"input {brief(name, 60)}")))
         kinds = [i.kind for i in out]
         if "input" in kinds and kinds.index("input") != 0 or \
                 kinds[:kinds.count("input")] != ["input"] * kinds.count("input"):
@@ -358,9 +376,9 @@ class _Reader:
                 if isinstance(a, Ref) and not 0 <= a.index < made:
                     raise self.bad(f"{where} reads v{a.index}, which is not made before it")
                 if not isinstance(a, Ref) and not _scalar(a):
-                    raise self.bad(f"{where}: argument {a!r:.60} is neither a value nor a "
+                    raise self.bad(f"{where}: argument {brief(a, 60)} is neither a value nor a "
                                    "number")
-            attrs = {key: self.decode(v, f"{where}, attribute {key!r:.40}")
+            attrs = {key: self.decode(v, f"{where}, attribute {brief(key, 40)}")
                      for key, v in attrs.items()}
             if kind == "check":
                 if not op.endswith("_bounds") or set(attrs) != {"size"} or len(args) != 1 \
@@ -370,7 +388,7 @@ class _Reader:
                 out.append(NodeSpec("check", op, args, attrs, None, None))
                 continue
             if op not in self.op_names:
-                raise self.bad(f"{where}: op {op!r:.60} is not listed in 'ops'")
+                raise self.bad(f"{where}: op {brief(op, 60)} is not listed in 'ops'")
             declared = REGISTRY[op]
             self.signature(declared, args, attrs, where)
             if result is None:
@@ -396,7 +414,7 @@ class _Reader:
         for j, a in enumerate(args):
             kind = inputs[min(j, len(inputs) - 1)]["type"] if inputs else "array"
             if not isinstance(a, Ref) and "scalar" not in kind and a is not None:
-                raise self.bad(f"{where}: argument {j} must be an array, got {a!r:.40}")
+                raise self.bad(f"{where}: argument {j} must be an array, got {brief(a, 40)}")
         unknown = set(attrs) - set(sig["attrs"])
         missing = set(sig["attrs"]) - set(attrs)
         if unknown or missing:
@@ -404,7 +422,7 @@ class _Reader:
                            f"signature ({sig['text']})")
         for key, kind in sig["attrs"].items():
             if not _typed(attrs[key], kind):
-                raise self.bad(f"{where}: attribute {key}={attrs[key]!r:.80} is not a {kind}")
+                raise self.bad(f"{where}: attribute {key}={brief(attrs[key], 80)} is not a {kind}")
 
     def shape(self, shape, where) -> tuple:
         value = self.decode(shape, where)
@@ -415,13 +433,13 @@ class _Reader:
                 if not n.is_int:
                     raise self.bad(f"{where}: a size {n!r} that is not an integer")
             elif type(n) is not int or not 0 <= n < MAX_SIZE:
-                raise self.bad(f"{where}: size {n!r:.40} is not an integer in [0, 2**62)")
+                raise self.bad(f"{where}: size {brief(n, 40)} is not an integer in [0, 2**62)")
         return value
 
     def dtype(self, name, where) -> D.DType:
         dtype = D._BY_NAME.get(name) if isinstance(name, str) else None
         if dtype is None or dtype.name != name:
-            raise self.bad(f"{where}: unknown dtype {name!r:.40}")
+            raise self.bad(f"{where}: unknown dtype {brief(name, 40)}")
         return dtype
 
     def in_tree(self, tree, n_inputs: int) -> None:
@@ -439,7 +457,7 @@ class _Reader:
                 for x in t.values():
                     walk(x, depth + 1)
             elif not _scalar(t) and not isinstance(t, str):
-                raise self.bad(f"in_tree holds {t!r:.60}")
+                raise self.bad(f"in_tree holds {brief(t, 60)}")
         if not (isinstance(tree, tuple) and len(tree) == 2 and isinstance(tree[0], tuple)
                 and isinstance(tree[1], dict)):
             raise self.bad("in_tree is not [args, kwargs]")
@@ -462,16 +480,18 @@ class _Reader:
         if isinstance(node, list):
             return tuple(self.decode(v, where, depth + 1) for v in node)
         if not isinstance(node, dict) or len(node) != 1:
-            raise self.bad(f"{where}: {node!r:.60} is not a tagged value")
+            raise self.bad(f"{where}: {brief(node, 60)} is not a tagged value")
         (tag, v), = node.items()
         if tag == "$list" and isinstance(v, list):
             return [self.decode(x, where, depth + 1) for x in v]
         if tag == "$dict" and isinstance(v, list):
-            out = {}
+            out, counter = {}, HashCounter()
             for pair in v:
                 if not (isinstance(pair, list) and len(pair) == 2 and
                         isinstance(pair[0], (str, int)) and not isinstance(pair[0], bool)):
                     raise self.bad(f"{where}: a $dict entry is not [key, value]")
+                if not counter.add(pair[0]):
+                    raise self.bad(f"{where}: " + colliding_keys("a $dict"))
                 out[pair[0]] = self.decode(pair[1], where, depth + 1)
             return out
         if tag == "$float" and v in ("nan", "inf", "-inf"):
@@ -479,7 +499,7 @@ class _Reader:
         if tag == "$slice" and isinstance(v, list) and len(v) == 3:
             parts = [self.decode(x, where, depth + 1) for x in v]
             if not all(p is None or isinstance(p, Expr) or type(p) is int for p in parts):
-                raise self.bad(f"{where}: a slice of {parts!r:.60}")
+                raise self.bad(f"{where}: a slice of {brief(parts, 60)}")
             return slice(*parts)
         if tag == "$dtype":
             return self.dtype(v, where)
@@ -487,7 +507,7 @@ class _Reader:
             return Ref(v)
         if tag == "$expr" and isinstance(v, dict):
             return self.expr(v, where)
-        raise self.bad(f"{where}: unknown tagged value {tag!r:.40}")
+        raise self.bad(f"{where}: unknown tagged value {brief(tag, 40)}")
 
     def expr(self, v: dict, where) -> Expr:
         def number(x):
@@ -497,10 +517,10 @@ class _Reader:
         if set(v) != {"coef", "powers", "offset"} or not number(v["coef"]) or \
                 not number(v["offset"]) or not isinstance(powers, dict) or not powers or \
                 len(powers) > 8:
-            raise self.bad(f"{where}: a malformed size expression {v!r:.80}")
+            raise self.bad(f"{where}: a malformed size expression {brief(v, 80)}")
         for name, p in powers.items():
             if name not in self.dims or p not in (1, -1) or type(p) is not int:
-                raise self.bad(f"{where}: a size expression over {name!r:.40}, which is not "
+                raise self.bad(f"{where}: a size expression over {brief(name, 40)}, which is not "
                                f"a declared dimension (dims: {sorted(self.dims)})")
         return Expr(v["coef"], powers, v["offset"])
 
@@ -555,13 +575,13 @@ def _check_weights(spec: Spec, weights: dict, name) -> None:
     if set(weights) != set(want):
         missing, extra = sorted(set(want) - set(weights)), sorted(set(weights) - set(want))
         raise invalid(name, f"weights.safetensors does not match the graph (missing "
-                         f"{missing[:5]!r:.200}, unexpected {extra[:5]!r:.200})")
+                         f"{brief(missing[:5], 200)}, unexpected {brief(extra[:5], 200)})")
     for key, t in weights.items():
         i = want[key]
         if i.dtype is not t.dtype or any(isinstance(n, Expr) for n in i.shape) or \
                 tuple(t.shape) != tuple(i.shape):
-            raise invalid(name, f"weight {key!r:.60} is {t.dtype.name}{list(t.shape)}; the graph "
-                             f"reads {i.dtype.name}{list(i.shape)}")
+            raise invalid(name, f"weight {brief(key, 60)} is {t.dtype.name}{list(t.shape)}; "
+                             f"the graph reads {i.dtype.name}{list(i.shape)}")
 
 
 def _check_examples(spec: Spec, stored, name) -> tuple:

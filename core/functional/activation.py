@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dispatch, ops
+from .. import amp_policy, dispatch, ops
+from ..amp_policy import active as _amp
 from ..errors import EmberValueError
 from ..ops._util import norm_dim
 from ..ops.nn import softmax_op
@@ -17,6 +18,8 @@ __all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu"]
 
 @numpy_names
 def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if _amp and amp_policy.on("softmax"):      # autocast (amp_policy.py)
+        return amp_policy.call("softmax", softmax, x, dim, dtype)
     if dtype is not None:
         x = x.to(dtype)
     _need_float("softmax", x)
@@ -26,6 +29,8 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
 
 @numpy_names
 def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    if _amp and amp_policy.on("log_softmax"):      # autocast (amp_policy.py)
+        return amp_policy.call("log_softmax", log_softmax, x, dim, dtype)
     if dtype is not None:
         x = x.to(dtype)
     _need_float("log_softmax", x)
@@ -51,5 +56,7 @@ def silu(x: Tensor) -> Tensor:
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    if _amp and amp_policy.on("softplus"):      # autocast (amp_policy.py)
+        return amp_policy.call("softplus", softplus, x, beta, threshold)
     bx = x * beta
     return ops.where(bx > threshold, x, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)

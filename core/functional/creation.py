@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from .. import ops
+from .._torch_gaps import only_default
 from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor
 
@@ -34,10 +35,12 @@ def _triangle_indices(name, row, col, offset, dtype, device, lower: bool) -> Ten
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The (2, N) coordinates of the lower triangle of a row x col matrix."""
+    only_default("tril_indices", "layout", layout, ("strided",))
     return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """The (2, N) coordinates of the upper triangle of a row x col matrix."""
+    only_default("triu_indices", "layout", layout, ("strided",))
     return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)

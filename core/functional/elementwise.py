@@ -94,13 +94,28 @@ def exp2(input: Tensor) -> Tensor:
 
 
 def sinh(input: Tensor) -> Tensor:
-    e = ops.exp(_float(input))
-    return (e - 1.0 / e) * 0.5
+    """(e**x - e**-x) / 2: from expm1 below |x| = 1 (e - 1/e loses every digit of a small
+    x: sinh(1e-8) was 0), from e**(|x|/2) squared above (no overflow before the answer's)."""
+    x = _float(input)
+    a = ops.abs(x)
+    e = ops.expm1(ops.minimum(a, 1.0))
+    small = (e + e / (e + 1.0)) * 0.5
+    big = _half_exp(a)
+    r = ops.where(a < 1.0, small, big - 0.25 / big)
+    return ops.where(x < 0, -r, ops.where(x == 0, x, r))     # odd; zeros keep their sign
 
 
 def cosh(input: Tensor) -> Tensor:
-    e = ops.exp(_float(input))
-    return (e + 1.0 / e) * 0.5
+    """(e**x + e**-x) / 2, e**|x| / 2 made from e**(|x|/2) squared: cosh(89) is 2.2e38 in
+    float32, not inf."""
+    big = _half_exp(ops.abs(_float(input)))
+    return big + 0.25 / big
+
+
+def _half_exp(a: Tensor) -> Tensor:
+    """e**a / 2 without overflowing before the result does."""
+    half = ops.exp(a * 0.5)
+    return half * 0.5 * half
 
 
 def trunc(input: Tensor) -> Tensor:

@@ -94,18 +94,32 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                    *, include_self: bool = True) -> Tensor:
-    """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'."""
+    """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'; indices in
+    [0, size) as PyTorch's; an integer 'mean' keeps the dtype, rounding down."""
+    _check_index_dtype("scatter_reduce", index)
+    if input.ndim and index.ndim == input.ndim:
+        # checked (and marked) once, under this function's name, for the scatters below
+        index = _bounds("scatter_reduce", index.to(D.int64),
+                        input._data.shape[norm_dim(dim, input.ndim, "scatter_reduce")])
     if reduce == "sum":
         base = input if include_self else scatter(input, dim, index, 0.0 if
                                                    input._dtype.category == D.FLOAT else 0)
         return ops.scatter_add(base, dim, index, src)
     if reduce == "mean":
+        if input._dtype is D.bool_:
+            raise EmberTypeError("scatter_reduce(): reduce='mean' is not defined for bool "
+                                 "tensors (PyTorch refuses them too); convert with .float() "
+                                 "or .long() first")
         ones = ops.ones(index._data.shape, dtype=input._dtype, device=input._device)
         base = input if include_self else scatter(input, dim, index, 0)
         count = ops.scatter_add(ops.ones_like(input) if include_self else
                                 ops.zeros_like(input), dim, index, ones)
         total = ops.scatter_add(base, dim, index, src)
-        return total / ops.where(count == 0, 1, count)
+        count = ops.where(count == 0, 1, count)
+        if input._dtype.category != D.FLOAT:
+            # integers keep their dtype, the mean rounded down (PyTorch: div(.., 'floor'))
+            return ops.floor_divide(total, count)
+        return total / count
     if reduce in ("amax", "amin", "prod"):
         return scatter_extreme_or_prod(input, dim, index, src, reduce, include_self)
     raise EmberValueError(f"scatter_reduce(): reduce must be one of 'sum', 'prod', 'mean', "
@@ -165,10 +179,16 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
+    """input's values at indices along dim (indices broadcast against input), as
+    torch.take_along_dim: with a dim, indices in [-size, size), negatives counted from the
+    end (PyTorch wraps any index modulo the size there, silently; ember raises past it);
+    without one, the gather of the flattened input, indices in [0, numel)."""
+    _check_index_dtype("take_along_dim", indices)
     if dim is None:
-        return ops.take(input, indices.reshape(-1))
+        return ops.gather(input.reshape(-1), 0, indices.reshape(-1))
     shape = list(_broadcast("take_along_dim", input._data.shape, indices._data.shape))
     axis = norm_dim(dim, input.ndim, "take_along_dim")
+    indices = _bounds("take_along_dim", indices.to(D.int64), input._data.shape[axis])
     shape_in, shape_ix = list(shape), list(shape)
     shape_in[axis], shape_ix[axis] = input._data.shape[axis], indices._data.shape[axis]
     return ops.gather(ops.expand(input, tuple(shape_in)), axis,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..linalg import decompositions as LA
 from ..linalg.decompositions import (
     QRResult,
@@ -68,6 +69,8 @@ def qr(input: Tensor, some: bool = True, *, out=None) -> QRResult:
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    if _amp and amp_policy.on("pinverse"):      # autocast (amp_policy.py)
+        return amp_policy.call("pinverse", pinverse, input, rcond)
     return pinv(input, rtol=rcond)
 
 

@@ -140,12 +140,21 @@ def tile(input: Tensor, dims) -> Tensor:
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
+def _check_output_size(output_size, total: int) -> None:
+    """torch takes output_size as the promised length (to skip a device sync): a wrong one
+    is an error there, and here."""
+    if output_size is not None and int(output_size) != total:
+        raise ShapeError(f"repeat_interleave: Invalid output_size, expected {total} but got "
+                         f"{output_size}")
+
+
 def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element repeated `repeats` times (an int, or one count per element of dim);
     repeat_interleave(counts) alone repeats each index i counts[i] times."""
     if repeats is None:                         # repeat_interleave(repeats_tensor)
         counts = input
-        return repeat_interleave(ops.arange(counts.numel(), device=counts._device), counts, 0)
+        return repeat_interleave(ops.arange(counts.numel(), device=counts._device), counts, 0,
+                                 output_size=output_size)
     if dim is None:
         input, dim = input.reshape(-1), 0
     axis = norm_dim(dim, input.ndim, "repeat_interleave")
@@ -156,6 +165,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
         if repeats < 0:
             raise EmberValueError(f"repeat_interleave: repeats must be >= 0, got {repeats}")
         shape = input._data.shape
+        _check_output_size(output_size, n * repeats)
         out = input.unsqueeze(axis + 1).expand(shape[:axis + 1] + (repeats,) + shape[axis + 1:])
         return out.reshape(shape[:axis] + (n * repeats,) + shape[axis + 1:])
     counts = repeats.detach()._host() if type(repeats) is Tensor else np.asarray(repeats)
@@ -164,6 +174,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
                          f"dim {dim} ({n}), got shape {tuple(counts.shape)}")
     if (counts < 0).any():
         raise EmberValueError("repeat_interleave: repeats can not be negative")
+    _check_output_size(output_size, int(counts.sum()))
     # the output's size depends on the counts: read on the host, as PyTorch syncs too
     index = ops.tensor(np.repeat(np.arange(n), counts.astype(np.int64)), dtype=D.int64,
                        device=input._device)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import builtins
 
-from .. import dispatch, ops
+from .. import amp_policy, dispatch, ops
 from .. import dtypes as D
+from ..amp_policy import active as _amp
 from ..errors import (
     EmberValueError,
     ShapeError,
@@ -32,6 +33,10 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """input @ mat2 for two matrices."""
+    if _amp and amp_policy.on("mm"):      # autocast (amp_policy.py)
+        return amp_policy.call("mm", mm, input, mat2)
+    if type(input) is not Tensor or type(mat2) is not Tensor:
+        return ops.matmul(input, mat2)               # a sparse operand (Tensor.to_sparse)
     _need("mm", input, 2)
     _need("mm", mat2, 2)
     return ops.matmul(input, mat2)
@@ -39,6 +44,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched input @ mat2 for (b, n, m) and (b, m, p) tensors (no broadcasting)."""
+    if _amp and amp_policy.on("bmm"):      # autocast (amp_policy.py)
+        return amp_policy.call("bmm", bmm, input, mat2)
     _need("bmm", input, 3)
     _need("bmm", mat2, 3)
     if input._data.shape[0] != mat2._data.shape[0]:
@@ -49,6 +56,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix times vector."""
+    if _amp and amp_policy.on("mv"):      # autocast (amp_policy.py)
+        return amp_policy.call("mv", mv, input, vec)
     _need("mv", input, 2)
     _need("mv", vec, 1)
     return ops.matmul(input, vec)
@@ -56,6 +65,8 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
+    if _amp and amp_policy.on("dot"):      # autocast (amp_policy.py)
+        return amp_policy.call("dot", dot, input, other)
     _need("dot", input, 1)
     _need("dot", other, 1)
     return ops.matmul(input, other)
@@ -94,19 +105,27 @@ def _scaled(input, product, beta, alpha):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2)."""
+    if _amp and amp_policy.on("addmm"):      # autocast (amp_policy.py)
+        return amp_policy.call("addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     return _scaled(input, mm(mat1, mat2), beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    if _amp and amp_policy.on("addmv"):      # autocast (amp_policy.py)
+        return amp_policy.call("addmv", addmv, input, mat, vec, beta=beta, alpha=alpha)
     return _scaled(input, mv(mat, vec), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    if _amp and amp_policy.on("baddbmm"):      # autocast (amp_policy.py)
+        return amp_policy.call("baddbmm", baddbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     return _scaled(input, bmm(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    if _amp and amp_policy.on("addbmm"):      # autocast (amp_policy.py)
+        return amp_policy.call("addbmm", addbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     return _scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
@@ -207,6 +226,8 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's diagonal."""
+    if _amp and amp_policy.on("trace"):      # autocast (amp_policy.py)
+        return amp_policy.call("trace", trace, input)
     _need("trace", input, 2)
     return diagonal(input).sum()
 
@@ -230,6 +251,8 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
 
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     """Contract the last `dims` dims of a with the first of b (or the listed pairs)."""
+    if _amp and amp_policy.on("tensordot"):      # autocast (amp_policy.py)
+        return amp_policy.call("tensordot", tensordot, a, b, dims)
     if isinstance(dims, int):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
@@ -262,6 +285,8 @@ _ELLIPSIS = "."          # one placeholder per broadcast dim, made unique below
 
 def einsum(equation: str, *operands) -> Tensor:
     """torch.einsum(equation, *operands) (operands may also come as one list)."""
+    if _amp and amp_policy.on("einsum"):      # autocast (amp_policy.py)
+        return amp_policy.call("einsum", einsum, equation, *operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:

@@ -7,8 +7,9 @@ import builtins
 import math
 from typing import NamedTuple
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..errors import (
     EmberTypeError,
     EmberValueError,
@@ -67,6 +68,8 @@ def var_mean(x, dim=None, *, correction=1, keepdim=False):
 
 @numpy_names
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    if _amp and amp_policy.on("logsumexp"):      # autocast (amp_policy.py)
+        return amp_policy.call("logsumexp", logsumexp, x, dim, keepdim)
     _need_float("logsumexp", x)
     dim = _every(dim)
     # the shift is a constant: detach keeps inf - inf out of the gradient
@@ -139,14 +142,29 @@ def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    if _amp and amp_policy.on("dist"):      # autocast (amp_policy.py)
+        return amp_policy.call("dist", dist, input, other, p)
     from ..linalg.norms import vector_norm
     return vector_norm(input - other, p)
 
 
+_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M)."""
+    if _amp and amp_policy.on("cdist"):      # autocast (amp_policy.py)
+        return amp_policy.call("cdist", cdist, x1, x2, p, compute_mode)
     from ..linalg.norms import vector_norm
-    if p == 2:
+    if compute_mode not in _CDIST_MODES:
+        raise EmberValueError(f"cdist: {compute_mode} is not a valid value for compute_mode; "
+                              f"expected one of {', '.join(map(repr, _CDIST_MODES[1:]))}")
+    # torch's rule: the matrix-product form for p=2 past 25 rows (or when asked), else the
+    # differences themselves (exact for near points, where the product form cancels)
+    if p == 2 and compute_mode != "donot_use_mm_for_euclid_dist" and (
+            compute_mode == "use_mm_for_euclid_dist" or x1._data.shape[-2] > 25 or
+            x2._data.shape[-2] > 25):
         # |a - b|^2 = |a|^2 - 2 a.b + |b|^2, clamped at 0 against rounding
         sq = (x1 * x1).sum(-1, keepdim=True) - 2 * ops.matmul(x1, x2.mT) + \
             (x2 * x2).sum(-1).unsqueeze(-2)

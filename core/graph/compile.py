@@ -4,25 +4,52 @@ The first calls run eagerly and capture (graph/capture.py).  Two consecutive cap
 the same signature that record the same program (ops, attributes, Python scalars baked in,
 the tensors read, the gradients bound) make the graph trusted; later calls check the
 guards and replay it (graph/replay.py).  Guards: the arguments' shapes, dtypes and devices
-and every non-tensor argument, grad mode, the `training` flag of every module called, the
-hyperparameters of every optimizer stepped, and that each tensor read live still holds the
-same memory.  A guard that fails means a new signature: capture again (at most
-`cache_limit` signatures, then a warning and eager calls).
+and every non-tensor argument, grad mode, the autocast regions, the `training` flag of
+every module called, the hyperparameters of every optimizer stepped, and that each tensor
+read live still holds the same memory.  A guard that fails means a new signature: capture
+again (at most `cache_limit` signatures, then a warning and eager calls).
 
 Data-dependent Python (`.item()`, `.numpy()`, `bool(t)`, printing a tensor) is a graph
 break: that signature runs eagerly from then on (with fullgraph=True it is an error naming
 the op and the line).  Like jax.jit, Python side effects of the function (appending to a
 list, a counter) happen only when it runs eagerly; what it does to tensors (in-place
 updates, gradients) replays.  Outputs of a replay carry no autograd history.
+
+torch.compile's modes, and what each does in ember (MODES; `options=` takes the same
+switches by torch's option names, OPTIONS):
+- "default": capture and replay; on OpenCL and CUDA the backend's replay re-enqueues the
+  kernel launches it recorded (what torch's reduce-overhead adds with CUDA graphs), unless
+  EMBER_OPENCL_GRAPHS=0 / EMBER_CUDA_GRAPHS=0 turn that off.
+- "reduce-overhead": recorded launches always (the switches above notwithstanding).  On the
+  CPU there are no launches to record: the generic replay, already without Python
+  dispatch, is the whole effect (as torch's CUDA graphs do nothing for CPU code).
+- "max-autotune": recorded launches, and the captures run under backend.autotuning(): the
+  OpenCL backend times its matmul structures (naive, tiled, packed RMxRN) for each float32
+  product shape the function meets and keeps the fastest for that shape (the device-wide
+  choice otherwise).  NumPy (CPU) and cuBLAS (CUDA) have no kernel choice ember makes, so
+  there it is "reduce-overhead".
+- "max-autotune-no-cudagraphs": the autotuning, with the generic replay of each kernel
+  call instead of recorded launches.
+- "lite": ember's generic replay on every device (no fusion, no recorded launches): each
+  replayed node is the eager kernel, so results are eager's bit for bit.
+`backend=`: "inductor" (the default) is the above; "eager" and "aot_eager" replay
+generically, as "lite" (torch's run the captured graph with eager kernels); "cudagraphs"
+is "reduce-overhead"; torch's "openxla" and "tvm", and a callable (ember has no FX graph to
+hand one), raise NotInEmberError.  `dynamic=True` (one graph for every shape) raises
+NotInEmberError: ember compiles one graph per input shape, as dynamic=False does, and
+dynamic=None (torch's default) does the same here (torch would generalize a shape that
+changed; ember captures it again, up to cache_limit signatures).
 """
 from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from .. import dispatch
-from ..errors import EmberError, EmberWarning
+from .. import amp_policy, dispatch
+from ..backend import autotuning
+from ..errors import EmberError, EmberValueError, EmberWarning, NotInEmberError
 from ..tensor import Tensor, wrap
 from .capture import Trace, _freeze, capture
 from .ir import Const, Value, flatten
@@ -30,6 +57,77 @@ from .replay import build
 
 TRACES_TO_SETTLE = 4          # captures of one signature before it is given up as unstable
 _MISSING = object()
+
+# torch.compile's modes, as torch's option sets (torch._inductor.list_mode_options) in the
+# option names ember acts on (see the module docstring for what each does here)
+MODES = {
+    "default": {},
+    "lite": {"fallback_by_default": True},
+    "reduce-overhead": {"triton.cudagraphs": True},
+    "max-autotune-no-cudagraphs": {"max_autotune": True, "triton.cudagraphs": False},
+    "max-autotune": {"max_autotune": True, "triton.cudagraphs": True},
+}
+# the torch (inductor) options ember has a meaning for; any other is refused by name
+OPTIONS = {
+    "triton.cudagraphs": "replay recorded kernel launches (True), or never (False)",
+    "max_autotune": "time kernel choices per shape while capturing (OpenCL matmul)",
+    "fallback_by_default": "ember's generic replay: the eager kernels, no backend replay",
+}
+BACKENDS = {"inductor": {}, "eager": {"fallback_by_default": True},
+            "aot_eager": {"fallback_by_default": True},
+            "cudagraphs": {"triton.cudagraphs": True}}
+_TORCH_ONLY_BACKENDS = ("openxla", "openxla_eval", "tvm", "ts", "aot_ts", "onnxrt",
+                        "tensorrt", "torch_tensorrt", "ipex")
+
+
+def resolve(mode=None, backend=None, options=None, dynamic=None) -> dict:
+    """ember's replay options for torch.compile's (mode, backend, options, dynamic), or
+    the error torch gives (listing what there is), or NotInEmberError naming what ember
+    does not do."""
+    if mode is not None and options is not None:
+        raise EmberValueError("ember.compile: Either mode or options can be specified, but "
+                              "both can't be specified at the same time.")
+    if dynamic is True:
+        raise NotInEmberError(
+            "ember.compile(dynamic=True): ember has no shape-generic graphs; it compiles one "
+            "graph per input shape (as dynamic=False), up to cache_limit shapes. Fix: drop "
+            "dynamic=True (raise cache_limit= if the function meets many shapes)")
+    if dynamic not in (None, False):
+        raise EmberValueError(f"ember.compile: dynamic must be None, True or False, got "
+                              f"{dynamic!r}")
+    chosen: dict = {}
+    if backend is not None:
+        if callable(backend):
+            raise NotInEmberError(
+                f"ember.compile(backend={getattr(backend, '__name__', backend)!r}): a custom "
+                "backend receives a torch.fx graph, which ember does not make; use one of "
+                f"{', '.join(BACKENDS)} (or ember.graph.capture for ember's own IR)")
+        if backend in _TORCH_ONLY_BACKENDS:
+            raise NotInEmberError(f"ember.compile(backend={backend!r}): ember has no {backend} "
+                                  f"backend; it has {', '.join(BACKENDS)}")
+        if backend not in BACKENDS:
+            raise EmberValueError(f"ember.compile: Invalid backend: {backend!r}; ember has "
+                                  f"{', '.join(BACKENDS)}")
+        chosen.update(BACKENDS[backend])
+    if mode is not None:
+        if mode not in MODES:
+            raise EmberValueError(f"ember.compile: Unrecognized mode={mode}, should be one "
+                                  f"of: {', '.join(MODES)}")
+        chosen.update(MODES[mode])
+    if options is not None:
+        if not isinstance(options, dict):
+            raise EmberValueError(f"ember.compile: options must be a dict, got "
+                                  f"{type(options).__name__}")
+        unknown = sorted(k for k in options if k not in OPTIONS)
+        if unknown:
+            raise NotInEmberError(
+                f"ember.compile: option(s) {', '.join(map(repr, unknown))} have no meaning in "
+                f"ember; the options it has are {', '.join(map(repr, OPTIONS))}")
+        chosen.update(options)
+    return {"cudagraphs": (None if chosen.get("triton.cudagraphs") is None
+                           else bool(chosen["triton.cudagraphs"])),
+            "autotune": bool(chosen.get("max_autotune")),
+            "generic": bool(chosen.get("fallback_by_default"))}
 
 
 class RecompileWarning(EmberWarning):
@@ -58,11 +156,11 @@ class Stats:
 class CompiledFunction:
     """What ember.compile returns: call it like the function (or module) it wraps."""
 
-    def __init__(self, fn, *, fullgraph: bool = False, dynamic: bool = False,
-                 cache_limit: int = 8):
+    def __init__(self, fn, *, fullgraph: bool = False, cache_limit: int = 8,
+                 options: dict | None = None):
         self._fn = fn
         self._fullgraph = fullgraph
-        self._dynamic = dynamic
+        self._options = options or resolve()
         self._cache_limit = cache_limit
         self._entries: dict = {}           # signature -> Entry (trusted graph)
         self._last: dict = {}              # signature -> latest Trace, not yet trusted
@@ -101,13 +199,18 @@ class CompiledFunction:
 
     def _capture(self, sig, args, kwargs):
         grad = dispatch.is_grad_enabled()
-        trace = capture(self._fn, args, kwargs, fullgraph=self._fullgraph,
-                        autograd_outputs=grad)
-        backward = None
-        if trace.replayable and grad and _has_history(trace.result) and \
-                not trace.tracer.backward:
-            # a forward that autograd will differentiate later: capture its backward too
-            backward = Backward.capture(trace, args, kwargs)
+        tune = self._options["autotune"]
+        with autotuning() if tune else nullcontext():
+            trace = capture(self._fn, args, kwargs, fullgraph=self._fullgraph,
+                            autograd_outputs=grad)
+            backward = None
+            if trace.replayable and grad and _has_history(trace.result) and \
+                    not trace.tracer.backward:
+                # a forward that autograd will differentiate later: capture its backward
+                backward = Backward.capture(trace, args, kwargs)
+        trace.graph.options = self._options
+        if backward is not None and backward.trace is not None:
+            backward.trace.graph.options = self._options
         trace.tracer = None                    # let the forward's arrays go
         self.stats.captures += 1
         self.stats.capture_seconds += trace.seconds
@@ -167,7 +270,8 @@ def _why(trace: Trace) -> str:
 
 
 def _signature(leaves, kwargs) -> tuple:
-    parts = [dispatch.is_grad_enabled(), tuple(kwargs)]
+    # grad mode and the autocast regions decide what the function records, as its inputs do
+    parts = [dispatch.is_grad_enabled(), amp_policy.state_key(), tuple(kwargs)]
     for x in leaves:
         if type(x) is Tensor:
             parts.append((x._data.shape, x._dtype, x._device, x.requires_grad))
@@ -374,21 +478,29 @@ class _CompiledBackward:
         return self.backward.run(g, self.saved)
 
 
-def compile(fn=None, *, fullgraph: bool = False, dynamic: bool = False, backend=None,
-            mode=None, cache_limit: int = 8):
-    """Compile fn (a function or a Module): see this module's docstring.
+def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None, backend=None,
+            mode: str | None = None, options: dict | None = None, disable: bool = False,
+            cache_limit: int = 8):
+    """Compile fn (a function or a Module): see this module's docstring, which says what
+    each mode, backend and option does in ember (torch's names; anything else is torch's
+    error, or NotInEmberError where torch has it and ember does not).
 
-    Usable as a decorator (`@ember.compile` or `@ember.compile(fullgraph=True)`).  `backend`
-    and `mode` are accepted for torch.compile's signature; the device decides the backend.
-    `dynamic=True` is accepted too: ember captures one graph per input shape (cached)."""
+    Usable as a decorator (`@ember.compile` or `@ember.compile(mode="max-autotune")`).
+    disable=True returns fn itself (torch's switch for testing).  cache_limit: signatures
+    (shapes, dtypes, devices, ...) compiled before new ones run eagerly."""
+    chosen = resolve(mode, backend, options, dynamic)      # checked before any call
     if fn is None:
-        return lambda f: compile(f, fullgraph=fullgraph, dynamic=dynamic, cache_limit=cache_limit)
+        return lambda f: compile(f, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable,
+                                 cache_limit=cache_limit)
+    if disable:
+        return fn
     if isinstance(fn, CompiledFunction):
         return fn
     if not callable(fn):
         raise EmberError(f"ember.compile: expected a function or a Module, got "
                          f"{type(fn).__name__}")
-    return CompiledFunction(fn, fullgraph=fullgraph, dynamic=dynamic, cache_limit=cache_limit)
+    return CompiledFunction(fn, fullgraph=fullgraph, cache_limit=cache_limit, options=chosen)
 
 
 @dataclass

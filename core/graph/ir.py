@@ -96,6 +96,10 @@ class Graph:
     grads: list = field(default_factory=list)          # [(tensor, Value | Input | None)]
     guards: dict = field(default_factory=dict)         # what the graph assumed (compile.py)
     names: dict = field(default_factory=dict)          # id(tensor) -> parameter name
+    # what ember.compile's mode asks of the replay (compile.py): "cudagraphs" (None: the
+    # backend's default, or True/False: recorded launches on/off), "generic" (True: ember's
+    # generic replay, no backend compile_graph)
+    options: dict = field(default_factory=dict)
 
     # -- reading -----------------------------------------------------------------------
     def values(self) -> list:

@@ -32,7 +32,7 @@ def needed(graph: Graph, extra=()) -> list:
 def build(graph: Graph, extra=()):
     """fn(inputs: list of natives, in graph.inputs order) -> (outputs, grads) natives
     (and, with `extra` values, a third tuple: theirs)."""
-    if extra:
+    if extra or graph.options.get("generic"):
         return generate(graph, extra)
     backend = _single_backend(graph)
     custom = optional(backend, "compile_graph") if backend is not None else None

@@ -53,16 +53,15 @@ import numpy as np
 
 from .. import dtypes as D
 from ..device import Device, as_device
-from ..errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError
+from ..errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError, brief
 from ..tensor import Tensor
 from . import safetensors as S
-from .record import Saved
+from .record import MAX_DEPTH, HashCounter, Saved, colliding_keys
 
 __all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "load", "save"]
 
 FORMAT_VERSION = "1"
 MAX_HEADER_BYTES = S.MAX_HEADER_BYTES
-MAX_DEPTH = 100                    # nesting of the saved structure
 # the structure's json.loads may build at most this many bytes of Python objects per byte
 # of its text (legit structures need ~2), plus a floor for small ones
 _STRUCTURE_RATIO, _STRUCTURE_FLOOR = 4, 64 << 20
@@ -408,7 +407,7 @@ def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes):
         return _plain(fh, start, name, header)
     version = meta.get("ember_format_version")
     if version != FORMAT_VERSION:
-        raise _bad(name, f"format version {version!r:.40}; this ember reads version "
+        raise _bad(name, f"format version {brief(version, 40)}; this ember reads version "
                          f"{FORMAT_VERSION!r} (a newer ember wrote it? upgrade ember)")
     for key in ("ember_structure", "ember_sha256"):
         if key not in meta:
@@ -460,7 +459,7 @@ def _no_duplicates(pairs):
     out = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r:.100}")
+            raise ValueError(f"duplicate key {brief(key, 100)}")
         out[key] = value
     return out
 
@@ -496,7 +495,7 @@ class _Decoder:
         if tag == "$tensor":
             return self._tensor(node)
         if tag not in _TAGS or len(node) != 1:
-            raise self.bad(f"unexpected structure node {node!r:.200}; expected a value or "
+            raise self.bad(f"unexpected structure node {brief(node, 200)}; expected a value or "
                            "an object with exactly one tag key")
         value = node[tag]
         if tag in ("$dict", "$odict"):
@@ -509,20 +508,23 @@ class _Decoder:
             return D.get_dtype(value)
         if tag == "$ndarray" and isinstance(value, str) and value in self.arrays:
             return np.array(self.arrays[value])
-        raise self.bad(f"bad {tag} node {node!r:.200}")
+        raise self.bad(f"bad {tag} node {brief(node, 200)}")
 
     def _dict(self, tag: str, value, depth: int) -> dict:
         out = OrderedDict() if tag == "$odict" else {}
         if not isinstance(value, list):
             raise self.bad(f"{tag} holds {type(value).__name__}, expected a list")
+        counter = HashCounter()
         for pair in value:
             if not isinstance(pair, list) or len(pair) != 2:
-                raise self.bad(f"{tag} entry {pair!r:.100} is not a [key, value] pair")
+                raise self.bad(f"{tag} entry {brief(pair, 100)} is not a [key, value] pair")
             key = self.decode(pair[0], depth + 1)
             if not (key is None or isinstance(key, (str, int, float, bool))):
-                raise self.bad(f"dict key {key!r:.100} has an unsupported type")
+                raise self.bad(f"dict key {brief(key, 100)} has an unsupported type")
+            if not counter.add(key):
+                raise self.bad(colliding_keys(f"a {tag}"))
             if key in out:
-                raise self.bad(f"{tag} has the key {key!r:.100} twice")
+                raise self.bad(f"{tag} has the key {brief(key, 100)} twice")
             out[key] = self.decode(pair[1], depth + 1)
         return out
 
@@ -532,7 +534,7 @@ class _Decoder:
         if (set(node) != _TENSOR_KEYS or not isinstance(name, str) or name not in self.arrays
                 or not isinstance(saved, str) or not isinstance(requires_grad, bool)
                 or not isinstance(parameter, bool)):
-            raise self.bad(f"bad tensor node {node!r:.200}; expected {{'$tensor': a stored "
+            raise self.bad(f"bad tensor node {brief(node, 200)}; expected {{'$tensor': a stored "
                            "tensor's name, 'device': str, 'requires_grad': bool, "
                            "'parameter': bool}")
         return Saved(self.arrays[name], saved, requires_grad, parameter, name)
@@ -575,7 +577,7 @@ class _Placer:
             if placed is None:   # one buffer saved once loads as one shared buffer
                 placed = self._placed[key[:2]] = self._place(saved)
             if saved.requires_grad and placed.dtype.category != D.FLOAT:
-                raise _bad(self.name, f"tensor {saved.key!r:.100} of {placed.dtype.name} is "
+                raise _bad(self.name, f"tensor {brief(saved.key, 100)} of {placed.dtype.name} is "
                                       "marked requires_grad, which only floating tensors "
                                       "can be")
             if saved.parameter:
@@ -598,7 +600,7 @@ class _Placer:
                 return out
             else:
                 raise EmberTypeError(f"ember.load: map_location returned a "
-                                     f"{type(out).__name__} for tensor {saved.key!r:.100}; it "
+                                     f"{type(out).__name__} for tensor {brief(saved.key, 100)}; it "
                                      "must return a Tensor or None")
         if isinstance(target, dict):
             target = target.get(saved.device, saved.device)
@@ -606,7 +608,7 @@ class _Placer:
             device = as_device(saved.device if target is None else target)
         except EmberError as exc:
             raise CheckpointDeviceError(
-                f"ember.load: {self.name} holds tensor {saved.key!r:.100} saved on "
-                f"{saved.device!r:.40}, which is not usable here ({exc}); pass "
+                f"ember.load: {self.name} holds tensor {brief(saved.key, 100)} saved on "
+                f"{brief(saved.device, 40)}, which is not usable here ({exc}); pass "
                 "map_location='cpu' (or another device) to load it elsewhere") from None
         return host if device.type == "cpu" else host.to(device)

@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import brief
+
 MAX_HEADER_BYTES = 100_000_000     # the safetensors library's own bound
 MAX_METADATA_KEYS = 1024
 MAX_NDIM = 64                      # NumPy's limit
@@ -149,7 +151,7 @@ class _Parser:
         for item in inner.split(",") if inner.strip(" \t\n\r") else ():
             item = item.strip(" \t\n\r")
             if not _UINT.fullmatch(item):
-                raise self.fail(f"{what} holds {item!r:.30}, not a non-negative integer")
+                raise self.fail(f"{what} holds {brief(item, 30)}, not a non-negative integer")
             out.append(int(item))
         return out
 
@@ -162,8 +164,8 @@ class _Parser:
             while True:
                 name = self.string("a tensor name")
                 if name in names or (name == "__metadata__" and metadata is not None):
-                    raise self.fail(f"duplicate key {name!r:.100}")
-                self.expect(":", f"after {name!r:.100}")
+                    raise self.fail(f"duplicate key {brief(name, 100)}")
+                self.expect(":", f"after {name[:100]!r}")
                 if name == "__metadata__":
                     metadata = self.metadata()
                 else:
@@ -184,24 +186,25 @@ class _Parser:
         while True:
             key = self.string("a metadata key")
             if key in out:
-                raise self.fail(f"duplicate metadata key {key!r:.100}")
-            self.expect(":", f"after metadata key {key!r:.100}")
-            out[key] = self.string(f"metadata value {key!r:.100} (metadata values are strings)")
+                raise self.fail(f"duplicate metadata key {brief(key, 100)}")
+            self.expect(":", f"after metadata key {key[:100]!r}")
+            out[key] = self.string(f"metadata value {key[:100]!r} (metadata values are "
+                                   "strings)")
             if len(out) > MAX_METADATA_KEYS:
                 raise self.fail(f"__metadata__ has more than {MAX_METADATA_KEYS} keys")
             if not self.more("in __metadata__"):
                 return out
 
     def entry(self, name: str) -> Entry:
-        where = f"tensor {name!r:.100}"
+        where = f"tensor {name[:100]!r}"
         self.expect("{", f"for {where} (an object of dtype, shape and data_offsets)")
         fields: dict = {}
         if self.peek() != "}":
             while True:
                 key = self.string(f"a key of {where}")
                 if key in fields:
-                    raise self.fail(f"{where}: duplicate key {key!r:.40}")
-                self.expect(":", f"after {key!r:.40} in {where}")
+                    raise self.fail(f"{where}: duplicate key {brief(key, 40)}")
+                self.expect(":", f"after {key[:40]!r} in {where}")
                 if key == "dtype":
                     fields[key] = self.string(f"the dtype of {where}")
                 elif key == "shape":
@@ -209,7 +212,7 @@ class _Parser:
                 elif key == "data_offsets":
                     fields[key] = self.uints(f"the data_offsets of {where}", 2)
                 else:
-                    raise self.fail(f"{where}: unexpected key {key!r:.40}; expected exactly "
+                    raise self.fail(f"{where}: unexpected key {brief(key, 40)}; expected exactly "
                                     "dtype, shape and data_offsets")
                 if not self.more(f"in {where}"):
                     break
@@ -223,7 +226,7 @@ class _Parser:
         if code not in ITEMSIZE:
             known = "a safetensors dtype ember has no dtype for" if code in FOREIGN else \
                 "an unknown dtype"
-            raise self.fail(f"{where} has {known}, {code!r:.40}; ember reads "
+            raise self.fail(f"{where} has {known}, {brief(code, 40)}; ember reads "
                             f"{', '.join(ITEMSIZE)}")
         if any(s >= MAX_DIM for s in shape):
             raise self.fail(f"{where}: shape {shape} has a size of 2**62 or more")
@@ -243,12 +246,12 @@ def _check_layout(entries: list, data_size: int) -> None:
     end = 0
     for e in sorted(entries, key=lambda e: (e.begin, e.end)):
         if e.end > data_size:
-            raise HeaderError(f"tensor {e.name!r:.100}: data_offsets [{e.begin}, {e.end}] pass "
-                              f"the end of the data section ({data_size} bytes; is the file "
-                              "truncated?)")
+            raise HeaderError(f"tensor {brief(e.name, 100)}: data_offsets [{e.begin}, "
+                              f"{e.end}] pass the end of the data section ({data_size} bytes; "
+                              "is the file truncated?)")
         if e.begin != end:
-            raise HeaderError(f"tensor {e.name!r:.100} starts at byte {e.begin} of the data "
-                              f"but the previous one ends at {end}; tensors must be "
+            raise HeaderError(f"tensor {brief(e.name, 100)} starts at byte {e.begin} of the "
+                              f"data but the previous one ends at {end}; tensors must be "
                               "contiguous")
         end = e.end
     if end != data_size:

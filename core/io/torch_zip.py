@@ -7,8 +7,15 @@ strings, bytes, lists, tuples, dicts, sets and OrderedDicts, and call only the r
 functions of tensors and parameters; storage types, dtypes and torch.Size are plain
 values.  Any other global (os.system, a class of the program that saved it) is refused by
 name before anything is built, as torch.load(weights_only=True) refuses it.  Sizes,
-strides and offsets are checked against each storage, and the objects the stack machine
-builds are bounded by the length of data.pkl.
+strides and offsets are checked against each storage.
+
+A file costs time and memory in proportion to its size, whatever its structure: the
+objects the stack machine builds, the storages it reads and the tensors it copies are
+bounded by the file's size (plus a fixed floor), so are the steps spent hashing dict keys
+(a pickle of a few hundred bytes can share one tuple 2**40 times through its memo, and
+hashing it would take 2**40 steps: every tuple's hashing cost and depth are known when it
+is built), keys chosen to collide are refused (HashCounter), tuples nest at most MAX_DEPTH
+deep, and error messages show a value with errors.brief, never its whole repr.
 """
 from __future__ import annotations
 
@@ -22,14 +29,19 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import CheckpointError
-from .record import Saved
+from ..errors import CheckpointError, brief
+from .record import MAX_DEPTH, HashCounter, Saved, colliding_keys
 
 MAX_PICKLE_BYTES = 100_000_000
 MAX_NDIM = 64
-# bytes of Python objects the stack machine may build: a multiple of data.pkl's size
-_COST_RATIO, _COST_FLOOR = 4, 16 << 20
+# what the stack machine may spend, in bytes of Python objects built (and steps spent
+# hashing keys): a multiple of the file's size (a real checkpoint of 20,000 one-element
+# tensors needs 10x: each costs a record, an array and a Tensor), plus a floor
+_COST_RATIO, _COST_FLOOR = 16, 16 << 20
 _VIEW_SLACK = 64 << 20     # tensor bytes beyond twice the storage bytes they view
+_INT64 = 2**63             # torch keeps sizes, strides and offsets in int64
+_MEMO_LIMIT = 2**32        # memo indexes: LONG_BINPUT's 4 bytes
+_TENSOR_COST = 1024        # a tensor's Saved record, array header and Tensor, about
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8",
              "ShortStorage": "int16", "IntStorage": "int32", "LongStorage": "int64",
@@ -48,6 +60,7 @@ def load(fh, start: int, size: int, name: str):
     if start:
         fh.seek(start)
         fh = io.BytesIO(fh.read(size))
+        start = 0
     _check_entry_count(fh, size, bad)
     try:
         archive = zipfile.ZipFile(fh)
@@ -65,9 +78,11 @@ def load(fh, start: int, size: int, name: str):
         prefix = pickles[0][:-len("data.pkl")]
         order = _read(archive, prefix + "byteorder", 16, bad, missing=b"little")
         if order not in (b"little", b"big"):
-            raise bad(f"its byteorder record says {order!r:.40}; expected little or big")
-        data = _read(archive, pickles[0], MAX_PICKLE_BYTES, bad)
-        machine = _Machine(data, lambda key: _storage(archive, prefix, key, order, bad), bad)
+            raise bad(f"its byteorder record says {brief(order, 40)}; expected little or big")
+        data = _read(archive, pickles[0], min(MAX_PICKLE_BYTES, size), bad)
+        machine = _Machine(data, size, bad)
+        machine.storage_for = lambda pid: _storage(
+            archive, prefix, pid, order, bad, size - len(data) - machine.storage_bytes)
         return machine.run()
 
 
@@ -118,12 +133,15 @@ class _Storage:
         self.array, self.location, self.key = array, location, key
 
 
-def _storage(archive, prefix: str, pid, order: bytes, bad) -> _Storage:
-    if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
-            or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
-            or not isinstance(pid[3], str) or type(pid[4]) is not int or pid[4] < 0):
-        raise bad(f"unexpected persistent id {pid!r:.200}; expected ('storage', a storage "
-                  "type, key, location, size)")
+def _storage(archive, prefix: str, pid, order: bytes, bad, room: int) -> _Storage:
+    """Storage `pid` read from its member; `room`: the bytes of the file no storage read
+    before holds (members that overlap, each claiming the rest of the file, would otherwise
+    read the file once per member)."""
+    if (type(pid) is not tuple or len(pid) != 5 or pid[0] != "storage"
+            or not isinstance(pid[1], _StorageType) or type(pid[2]) is not str
+            or type(pid[3]) is not str or type(pid[4]) is not int or pid[4] < 0):
+        raise bad(f"unexpected persistent id {brief(pid, 200)}; expected ('storage', a "
+                  "storage type, key, location, size)")
     kind, key, location, numel = pid[1:]
     dtype = D.get_dtype(kind.dtype).np
     if order == b"big":
@@ -132,10 +150,15 @@ def _storage(archive, prefix: str, pid, order: bytes, bad) -> _Storage:
     try:
         info = archive.getinfo(member)
     except KeyError:
-        raise bad(f"storage {key!r:.40} has no {member}") from None
+        raise bad(f"storage {brief(key, 40)} has no {brief(member, 100)}") from None
     if info.file_size != numel * dtype.itemsize:
-        raise bad(f"storage {key!r:.40} should hold {numel} {kind.dtype} values "
-                  f"({numel * dtype.itemsize} bytes) but {member} has {info.file_size}")
+        raise bad(f"storage {brief(key, 40)} should hold {brief(numel, 40)} {kind.dtype} "
+                  f"values ({brief(numel * dtype.itemsize, 40)} bytes) but "
+                  f"{brief(member, 100)} has {info.file_size}")
+    if info.file_size > room:
+        raise bad(f"its storages add up to more bytes than the file holds ({brief(member, 100)} "
+                  f"claims {info.file_size} bytes, {max(room, 0)} are left): zip members that "
+                  "overlap (a zip bomb?)")
     raw = _read(archive, member, info.file_size, bad)
     return _Storage(np.frombuffer(raw, dtype=dtype), location, member)
 
@@ -169,16 +192,29 @@ class _Mark:
 _MARK = _Mark()
 
 
+def _value(x):
+    """x, an operand an opcode took from the stack: never a MARK (pickle keeps its marks
+    apart, so an opcode that takes one as a value would let the marker into the object)."""
+    if x is _MARK:
+        raise ValueError("an opcode takes a MARK as its operand (stack underflow)")
+    return x
+
+
 class _Machine:
     """Runs the opcodes of a pickle with only the values and calls allowed above."""
 
-    def __init__(self, data: bytes, storage, bad):
-        self.data, self.storage_for, self.bad = data, storage, bad
+    def __init__(self, data: bytes, size: int, bad):
+        self.data, self.size, self.bad = data, size, bad
+        self.storage_for = None        # pid -> _Storage, set by load
         self.storages: dict[str, _Storage] = {}
-        self.cost, self.budget = 0, max(_COST_RATIO * len(data), _COST_FLOOR)
+        self.cost, self.budget = 0, _COST_RATIO * size + _COST_FLOOR
         # tensors are copied out of their storages: views may overlap, but not so much
         # that a small file expands into far more memory than it holds
         self.storage_bytes = self.tensor_bytes = 0
+        # every tuple built: id -> (the tuple, its depth, the steps hashing it takes, what
+        # it holds that a key may not); tuples are immutable, so this stays true
+        self.tuples: dict[int, tuple] = {id(()): ((), 1, 1, "")}
+        self.keys: dict[int, tuple] = {}       # id of a dict or set -> (it, HashCounter)
         self.globals = {
             "collections.OrderedDict": self._odict,
             "torch._utils._rebuild_tensor": self._rebuild_tensor,
@@ -186,15 +222,16 @@ class _Machine:
             "torch._utils._rebuild_parameter": self._rebuild_parameter,
             "torch._utils._rebuild_parameter_with_state": self._rebuild_parameter,
             "torch.Size": self._size,
-            "builtins.set": self._set, "builtins.frozenset": self._set,
+            "builtins.set": self._set, "builtins.frozenset": self._frozenset,
             "_codecs.encode": self._encode,
         }
 
     def spend(self, nbytes: int) -> None:
         self.cost += nbytes
         if self.cost > self.budget:
-            raise self.bad(f"data.pkl builds more than {self.budget} bytes of objects from "
-                           f"{len(self.data)} bytes of pickle (a hostile file?)")
+            raise self.bad(f"data.pkl builds more than {self.budget} bytes of objects (or "
+                           f"hashing steps) from a file of {self.size} bytes (a hostile "
+                           "file?)")
 
     def find(self, module: str, name: str):
         module = "builtins" if module == "__builtin__" else module
@@ -205,8 +242,8 @@ class _Machine:
             return _StorageType(name, _STORAGES[name])
         if module == "torch" and name in _DTYPE_NAMES:
             return D.get_dtype(name)
-        raise self.bad(f"it asks for the global {full!r:.200}, which ember does not load: "
-                       "a checkpoint may hold tensors, storages, dtypes, OrderedDict and "
+        raise self.bad(f"it asks for the global {brief(full, 200)}, which ember does not "
+                       "load: a checkpoint may hold tensors, storages, dtypes, OrderedDict and "
                        "plain containers only (ember never runs code from a file, whatever "
                        "weights_only says)")
 
@@ -220,9 +257,10 @@ class _Machine:
                     return result[0]
         except CheckpointError:
             raise
-        except (ValueError, IndexError, KeyError, TypeError, EOFError, struct.error) as exc:
+        except (ValueError, IndexError, KeyError, TypeError, EOFError, OverflowError,
+                struct.error) as exc:
             raise self.bad(f"data.pkl is not a valid pickle ({type(exc).__name__}: "
-                           f"{exc})") from None
+                           f"{brief(str(exc), 200)})") from None
         raise self.bad("data.pkl ends without a STOP opcode")
 
     def pop_mark(self, stack: list) -> list:
@@ -235,38 +273,51 @@ class _Machine:
 
     def step(self, op: str, arg, stack: list, memo: dict):
         push = stack.append
+        pop = stack.pop
         if op in _CONSTANTS:
+            self.spend(8)
             push(_CONSTANTS[op])
         elif op in _VALUES:
-            if isinstance(arg, (str, bytes)):
-                self.spend(49 + len(arg))
+            kind = type(arg)
+            self.spend(49 + len(arg) if kind is str or kind is bytes else
+                       32 + (arg.bit_length() >> 3) if kind is int else 32)
             push(arg if op != "BYTEARRAY8" else bytes(arg))
         elif op in ("PROTO", "FRAME"):
             pass
         elif op == "STOP":
-            return (stack.pop(),)
+            return (_value(pop()),)
         elif op == "MARK":
+            self.spend(8)
             push(_MARK)
-        elif op in ("EMPTY_LIST", "EMPTY_DICT", "EMPTY_TUPLE", "EMPTY_SET"):
-            self.spend(64)
-            push({"EMPTY_LIST": list, "EMPTY_DICT": dict, "EMPTY_TUPLE": tuple,
-                  "EMPTY_SET": set}[op]())
+        elif op in ("EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET"):
+            # what each takes once it holds an item (a list's header, a dict's or set's table)
+            self.spend(72 if op == "EMPTY_LIST" else 232)
+            push({"EMPTY_LIST": list, "EMPTY_DICT": dict, "EMPTY_SET": set}[op]())
+        elif op == "EMPTY_TUPLE":
+            self.spend(8)
+            push(())
         elif op in ("TUPLE1", "TUPLE2", "TUPLE3"):
             n = int(op[-1])
-            items = tuple(stack[-n:])
+            items = stack[-n:]
+            if len(items) < n or any(x is _MARK for x in items):
+                raise ValueError(f"{op} takes {n} values; the stack has fewer above its MARK")
             del stack[-n:]
-            self.spend(64 + 8 * n)
-            push(items)
-        elif op in ("TUPLE", "LIST", "FROZENSET"):
+            push(self._tuple(items))
+        elif op in ("TUPLE", "LIST"):
             items = self.pop_mark(stack)
-            self.spend(64 + 8 * len(items))
-            push({"TUPLE": tuple, "LIST": list, "FROZENSET": frozenset}[op](items))
+            if op == "TUPLE":
+                push(self._tuple(items))
+            else:
+                self.spend(64 + 8 * len(items))
+                push(items)
+        elif op == "FROZENSET":
+            push(self._frozenset(self.pop_mark(stack), from_list=False))
         elif op == "DICT":
             items = self.pop_mark(stack)
             self.spend(64 + 48 * len(items))
             push(self._pairs(dict(), items))
         elif op == "APPEND":
-            value = stack.pop()
+            value = _value(pop())
             self.spend(8)
             self._list(stack[-1]).append(value)
         elif op == "APPENDS":
@@ -274,7 +325,7 @@ class _Machine:
             self.spend(8 * len(items))
             self._list(stack[-1]).extend(items)
         elif op == "SETITEM":
-            value, key = stack.pop(), stack.pop()
+            value, key = _value(pop()), _value(pop())
             self.spend(48)
             self._pairs(stack[-1], [key, value])
         elif op == "SETITEMS":
@@ -283,43 +334,55 @@ class _Machine:
             self._pairs(stack[-1], items)
         elif op == "ADDITEMS":
             items = self.pop_mark(stack)
-            self.spend(24 * len(items))
             target = stack[-1]
             if type(target) is not set:
                 raise self.bad("ADDITEMS on something that is not a set")
-            target.update(self._hashable(items))
+            self.spend(32 * len(items))
+            self._add(target, items, target.add)
         elif op in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
-            self.spend(40)
-            memo[len(memo) if op == "MEMOIZE" else arg] = stack[-1]
+            self.spend(48)
+            index = len(memo) if op == "MEMOIZE" else arg
+            if type(index) is not int or not 0 <= index < _MEMO_LIMIT:
+                raise self.bad(f"data.pkl is not a valid pickle: it writes memo entry "
+                               f"{brief(index, 40)}, outside [0, 2**32)")
+            memo[index] = _value(stack[-1])
         elif op in ("GET", "BINGET", "LONG_BINGET"):
+            if type(arg) is not int or arg not in memo:
+                raise self.bad(f"data.pkl is not a valid pickle: it reads memo entry "
+                               f"{brief(arg, 40)}, which it never wrote")
+            self.spend(8)
             push(memo[arg])
         elif op == "POP":
             stack.pop()
         elif op == "POP_MARK":
             self.pop_mark(stack)
         elif op == "DUP":
-            push(stack[-1])
+            self.spend(8)
+            push(_value(stack[-1]))
         elif op == "GLOBAL":
             module, _, name = arg.partition(" ")
+            self.spend(64)
             push(self.find(module, name))
         elif op == "STACK_GLOBAL":
-            name, module = stack.pop(), stack.pop()
-            if not (isinstance(module, str) and isinstance(name, str)):
+            name, module = _value(pop()), _value(pop())
+            if not (type(module) is str and type(name) is str):
                 raise self.bad("STACK_GLOBAL with a module or name that is not a string")
+            self.spend(64)
             push(self.find(module, name))
         elif op == "REDUCE":
-            args, func = stack.pop(), stack.pop()
+            args, func = _value(pop()), _value(pop())
             if not isinstance(func, _Global) or type(args) is not tuple:
-                raise self.bad(f"it calls {func!r:.100}, which is not a function ember allows")
+                raise self.bad(f"it calls {brief(func, 100)}, which is not a function ember "
+                               "allows")
             push(func.call(*args))
         elif op == "BUILD":
-            state, target = stack.pop(), stack[-1]
+            state, target = _value(pop()), stack[-1]
             # torch sets the state_dict's _metadata (versions per module) this way
             if type(target) is not OrderedDict or type(state) is not dict:
                 raise self.bad(f"it sets the state of a {type(target).__name__}, which only "
                                "an OrderedDict may have here")
         elif op in ("PERSID", "BINPERSID"):
-            pid = arg if op == "PERSID" else stack.pop()
+            pid = arg if op == "PERSID" else _value(pop())
             push(self._persistent(pid))
         else:        # NEWOBJ, INST, OBJ, EXT*, buffers: what only arbitrary objects need
             raise self.bad(f"data.pkl uses the pickle opcode {op}, which builds arbitrary "
@@ -327,6 +390,63 @@ class _Machine:
         return None
 
     # -- containers -----------------------------------------------------------------------
+    def _tuple(self, items: list) -> tuple:
+        """tuple(items), with its depth and hashing cost measured from its items' (each
+        tuple is measured once, when it is built, however often it is shared)."""
+        depth, steps, holds = 1, 1, ""
+        tuples = self.tuples
+        for x in items:
+            kind = type(x)
+            if kind is tuple:
+                _, d, n, inner = tuples[id(x)]
+                depth, steps, holds = max(depth, d + 1), steps + n, holds or inner
+            elif kind is int:
+                steps += 1 + x.bit_length() // 60      # hashing an int reads its digits
+            elif kind in _KEY_KINDS:
+                steps += 1        # str and bytes cache their hash; frozenset too, once built
+            else:
+                holds = holds or _what(x)
+        if depth > MAX_DEPTH:
+            raise self.bad(f"data.pkl nests tuples more than {MAX_DEPTH} deep (a hostile "
+                           "file?)")
+        self.spend(64 + 8 * len(items) + 120)
+        out = tuple(items)
+        tuples[id(out)] = (out, depth, steps, holds)
+        return out
+
+    def _key(self, key, counter: HashCounter):
+        """key, checked to be hashable in steps the file has paid for, and not one of many
+        keys chosen to collide in this dict or set."""
+        kind = type(key)
+        if kind is tuple:
+            _, _, steps, holds = self.tuples[id(key)]
+        elif kind is int:
+            steps, holds = 1 + key.bit_length() // 60, ""
+        else:
+            steps, holds = 1, "" if kind in _KEY_KINDS else _what(key)
+        if holds:
+            raise self.bad(f"a dict key or set item is or holds {holds}; only numbers, "
+                           "strings, dtypes and tuples of them may be")
+        if 3 * steps > self.budget - self.cost:
+            raise self.bad(f"a dict key or set item takes {steps} steps to hash, more than a "
+                           f"file of {self.size} bytes may spend (a tuple that holds itself "
+                           "many times over through the memo: a hostile file?)")
+        self.spend(3 * steps)       # the count here, the dict's own hash, the load's copy
+        if not counter.add(key):
+            raise self.bad(colliding_keys("data.pkl"))
+        return key
+
+    def _counter(self, target) -> HashCounter:
+        entry = self.keys.get(id(target))
+        if entry is None:
+            entry = self.keys[id(target)] = (target, HashCounter())
+        return entry[1]
+
+    def _add(self, target, items, add) -> None:
+        counter = self._counter(target)
+        for item in items:
+            add(self._key(item, counter))
+
     def _list(self, target) -> list:
         if type(target) is not list:
             raise self.bad(f"APPEND on a {type(target).__name__}, not a list")
@@ -335,16 +455,10 @@ class _Machine:
     def _pairs(self, target, items: list):
         if type(target) not in (dict, OrderedDict) or len(items) % 2:
             raise self.bad(f"SETITEM on a {type(target).__name__}, not a dict")
+        counter = self._counter(target)
         for key, value in zip(items[::2], items[1::2]):
-            target[self._hashable([key])[0]] = value
+            target[self._key(key, counter)] = value
         return target
-
-    def _hashable(self, items: list) -> list:
-        for item in items:
-            if isinstance(item, (Saved, list, dict, set)):
-                raise self.bad(f"a dict key or set item is a {type(item).__name__}; only "
-                               "numbers, strings and tuples may be")
-        return items
 
     # -- the allowed calls ----------------------------------------------------------------
     def _odict(self, items=()):
@@ -354,29 +468,41 @@ class _Machine:
                                               for p in items):
                 raise self.bad("OrderedDict(...) with something other than a list of pairs")
             self.spend(64 + 48 * len(items))
+            counter = self._counter(out)
             for key, value in items:
-                out[self._hashable([key])[0]] = value
+                out[self._key(key, counter)] = value
         return out
 
     def _size(self, dims=()):
         if type(dims) is not tuple or any(type(d) is not int for d in dims):
-            raise self.bad(f"torch.Size({dims!r:.100}) with something other than ints")
+            raise self.bad(f"torch.Size({brief(dims, 100)}) with something other than ints")
         return dims
 
     def _set(self, items=()):
         if type(items) is not list:
             raise self.bad("set(...) with something other than a list")
-        return set(self._hashable(items))
+        self.spend(64 + 32 * len(items))
+        out: set = set()
+        self._add(out, items, out.add)
+        return out
+
+    def _frozenset(self, items=(), from_list=True):
+        if from_list and type(items) is not list:
+            raise self.bad("frozenset(...) with something other than a list")
+        self.spend(64 + 32 * len(items))
+        counter = HashCounter()
+        return frozenset([self._key(item, counter) for item in items])
 
     def _encode(self, text, encoding="latin1"):
         # protocol 2 pickles bytes as _codecs.encode(str, 'latin1')
-        if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        if type(text) is not str or encoding not in ("latin1", "latin-1"):
             raise self.bad("_codecs.encode(...) with arguments bytes never need")
+        self.spend(33 + len(text))
         return text.encode("latin-1")
 
     def _persistent(self, pid) -> _Storage:
-        key = pid[2] if isinstance(pid, tuple) and len(pid) > 2 else None
-        found = self.storages.get(key) if isinstance(key, str) else None
+        key = pid[2] if type(pid) is tuple and len(pid) > 2 else None
+        found = self.storages.get(key) if type(key) is str else None
         if found is None:
             found = self.storage_for(pid)
             self.storages[key] = found
@@ -389,18 +515,29 @@ class _Machine:
             raise self.bad(f"a tensor rebuilt from {type(storage).__name__}, not a storage")
         if (type(offset) is not int or type(size) is not tuple or type(stride) is not tuple
                 or len(size) != len(stride) or len(size) > MAX_NDIM
-                or any(type(s) is not int or s < 0 for s in size + stride) or offset < 0):
-            raise self.bad(f"a tensor with offset {offset!r:.40}, size {size!r:.100} and "
-                           f"stride {stride!r:.100}; expected non-negative ints, one stride "
-                           "per size")
+                or any(type(s) is not int for s in size + stride)):
+            raise self.bad(f"a tensor with offset {brief(offset, 40)}, size "
+                           f"{brief(size, 100)} and stride {brief(stride, 100)}; expected "
+                           "ints, one stride per size")
+        if not (0 <= offset < _INT64 and all(0 <= n < _INT64 for n in size)
+                and all(-_INT64 <= s < _INT64 for s in stride)):
+            raise self.bad(f"a tensor with offset {brief(offset, 40)}, size "
+                           f"{brief(size, 100)} and stride {brief(stride, 100)}: sizes and "
+                           "offsets are int64 >= 0 and strides int64 (torch refuses these too)")
+        # a dimension of size 1 (or a tensor of no elements) never steps its stride: torch
+        # loads whatever it says, so does ember; other strides must be >= 0, as torch saves
+        numel = math.prod(size)
+        steps = [s if n > 1 and numel else 0 for n, s in zip(size, stride)]
+        if any(s < 0 for s in steps):
+            raise self.bad(f"a tensor of size {brief(size, 100)} with a negative stride "
+                           f"({brief(stride, 100)}), which torch never saves")
         if not isinstance(requires_grad, bool) or hooks not in (None, OrderedDict()) \
                 or metadata not in (None, {}):
             raise self.bad("a tensor with backward hooks or Python attributes, which need "
                            "code to restore")
         base = storage.array
-        numel = math.prod(size)
         if numel:
-            last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+            last = offset + sum((n - 1) * s for n, s in zip(size, steps))
             if last >= len(base):
                 raise self.bad(f"a tensor of size {size} and stride {stride} at offset "
                                f"{offset} reaches element {last} of a storage of "
@@ -410,15 +547,20 @@ class _Machine:
             raise self.bad(f"its tensors add up to {self.tensor_bytes} bytes, far more than "
                            f"the {self.storage_bytes} bytes of storage they view (expanded "
                            "views? save them with .clone())")
-        if numel:
-            view = np.lib.stride_tricks.as_strided(
-                base[offset:], shape=size, strides=[s * base.itemsize for s in stride],
-                writeable=False)
-        else:
-            view = np.empty(size, dtype=base.dtype)
-        array = np.array(view, dtype=base.dtype.newbyteorder("="), order="C")
         # equal views of one storage load as one tensor, as they are one in the pickle
         key = f"{storage.key} at offset {offset}, size {size}, stride {stride}"
+        self.spend(_TENSOR_COST + len(key))
+        if numel:
+            view = np.lib.stride_tricks.as_strided(
+                base[offset:], shape=size, strides=[s * base.itemsize for s in steps],
+                writeable=False)
+            array = np.array(view, dtype=base.dtype.newbyteorder("="), order="C")
+        else:
+            try:
+                array = np.empty(size, dtype=base.dtype.newbyteorder("="))
+            except ValueError:        # a size NumPy's index type cannot hold
+                raise self.bad(f"a tensor of size {size} with no elements, which NumPy "
+                               "(and so ember) cannot hold: a dimension too large") from None
         return Saved(array, _device(storage.location), requires_grad, False, key)
 
     def _rebuild_parameter(self, data, requires_grad, hooks=None, state=None) -> Saved:
@@ -426,6 +568,15 @@ class _Machine:
                 or hooks not in (None, OrderedDict()) or state not in (None, {}):
             raise self.bad("a parameter that is not a plain tensor with a requires_grad flag")
         return Saved(data.array, data.device, requires_grad, True, data.key)
+
+
+# what a dict key or set item may be besides ints and tuples (hashing each is one step)
+_KEY_KINDS = frozenset({str, bytes, float, bool, type(None), complex, frozenset, D.DType})
+
+
+def _what(x) -> str:
+    return ("a tensor" if type(x) is Saved else "a storage" if type(x) is _Storage else
+            f"a {type(x).__name__}")
 
 
 def _device(location: str) -> str:

@@ -83,17 +83,21 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     _out(out, "slogdet")
     A = _float("slogdet", A)
     # the sign from rows scaled to max |entry| 1 (a positive factor per row): their det
-    # neither underflows nor overflows where A's own would
+    # neither underflows nor overflows where A's own would; a row holding an infinity stays
+    # as it is (inf / inf would make the sign of an infinite det nan: PyTorch's is +-1)
     scale = A.detach().abs().amax(-1, keepdim=True)
-    rows = A.detach() / ops.where(scale == 0, 1.0, scale)
+    rows = A.detach() / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
-    """The lower (upper=True: upper) Cholesky factor; raises if A is not positive-definite."""
+    """The lower (upper=True: upper) Cholesky factor of A, read from A's lower (upper)
+    triangle as PyTorch's; raises if A is not positive-definite or holds inf or nan there."""
     _out(out, "cholesky")
-    L = run(P.cholesky_op, _float("cholesky", A))
-    return L.mT if upper else L
+    A = _float("cholesky", A)
+    if upper:                     # U = L(A^T)^T: the upper triangle is the one read
+        return run(P.cholesky_op, A.mT).mT
+    return run(P.cholesky_op, A)
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
@@ -102,8 +106,10 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
     (its factor is then nan), raising only with check_errors, as PyTorch's."""
     _out(out, "cholesky_ex")
     A = _float("cholesky_ex", A)
+    # failed: not positive-definite, or inf/nan in the triangle read (eigenvalues nan)
+    uplo = "U" if upper else "L"
     return CholeskyExResult(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
-                                 lambda a: eigvalsh(a).amin(-1) <= 0))
+                                 lambda a: ~(eigvalsh(a, uplo).amin(-1) > 0)))
 
 
 def _ex(fn, A: Tensor, check_errors: bool, failed):

@@ -8,7 +8,7 @@ conversion, grad and interop modules).  Binding a name twice is an error at impo
 """
 from __future__ import annotations
 
-from .. import dispatch, legacy, ops
+from .. import dispatch, legacy, ops, sparse
 from .. import dtypes as D
 from .. import functional as F
 from .._torch_gaps import install_tensor_gaps
@@ -328,10 +328,12 @@ for _name, _fn in {
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "fill_diagonal_": _inplace(FI.fill_diagonal),
     "to_device": interop.to_device,
-    # ember has no sparse layout (core/sparse.py): these are the tensor itself
-    "to_sparse": lambda self, *args, **kwargs: self,
-    "to_dense": lambda self, *args, **kwargs: self,
-    "coalesce": lambda self, *args, **kwargs: self,
+    # to_sparse: a SparseTensor in the COO layout (core/sparse.py); to_dense of a strided
+    # tensor is the tensor (in dtype), as torch's; sparse_coo_tensor builds dense tensors,
+    # which coalesce() leaves as they are
+    "to_sparse": sparse.to_sparse,
+    "to_dense": conversion.to_dense,
+    "coalesce": lambda self: self,
     "is_coalesced": lambda self: True,
     # autograd
     "backward": grad.backward, "retain_grad": grad.retain_grad,

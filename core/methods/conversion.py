@@ -123,3 +123,9 @@ def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], (str, D.DType)) or shape[0] in (float, int)):
         raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
     return ops.reshape(self, *shape)
+
+
+def to_dense(self, dtype=None, *, masked_grad=True):
+    """The tensor itself (every ember tensor is strided), in dtype when one is given; as
+    torch's to_dense of a strided tensor.  masked_grad only concerns sparse inputs."""
+    return self if dtype is None else ops.cast(self, dtype)

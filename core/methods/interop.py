@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import EmberValueError
+from ..errors import EmberValueError, brief
 from ..ops.creation import from_host
 from ..tensor import Tensor
 
@@ -51,7 +51,8 @@ def __reduce__(self):
     (nn.Parameter: a tensor flagged "param") comes back as one."""
     t = self
     host = t.detach()._host()
-    data = host.reshape(-1).view("uint8").tobytes() if host.size else b""
+    # tobytes() writes any layout (strided, offset, transposed, 0-d, empty) in C order
+    data = host.tobytes()
     return (_rebuild_tensor, (t.dtype.name, tuple(host.shape), data, str(t.device),
                               bool(t.requires_grad), t._meta is not None and "param" in t._meta))
 
@@ -61,9 +62,10 @@ def _rebuild_tensor(dtype: str, shape: tuple, data: bytes, device: str,
     kind = D.get_dtype(dtype)
     if (not isinstance(shape, tuple) or any(type(s) is not int or s < 0 for s in shape)
             or not isinstance(data, bytes) or len(data) != math.prod(shape) * kind.itemsize):
-        raise EmberValueError(f"ember.multiprocessing: a pickled tensor of {dtype} and shape "
-                              f"{shape!r:.100} carries {len(data)} bytes; it was not "
-                              "written by Tensor.__reduce__")
+        raise EmberValueError(f"ember.multiprocessing: a pickled tensor of {brief(dtype, 40)} "
+                              f"and shape {brief(shape, 100)} carries "
+                              f"{len(data) if isinstance(data, bytes) else brief(data, 40)} "
+                              "bytes; it was not written by Tensor.__reduce__")
     host = np.frombuffer(data, dtype=kind.np).reshape(shape).copy()
     t = from_host(host, device)
     if parameter:                       # nn.Parameter(t, requires_grad), as it was sent

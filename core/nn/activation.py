@@ -6,9 +6,10 @@ leaky_relu, silu and mish are too, here with nn.functional's inplace= (torch.rel
 none; torch.nn.functional.relu has)."""
 from __future__ import annotations
 
+from .. import amp_policy, ops
 from .. import dtypes as D
 from .. import functional as _EF
-from .. import ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softmax, softplus
@@ -162,6 +163,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1."""
+    if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
+        return amp_policy.call("prelu", prelu, input, weight)
     n = weight.numel()
     if n != 1:
         if input.ndim < 2 or input._data.shape[1] != n:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..errors import EmberValueError, ShapeError
 from ..functional import linear, softmax
 from ..tensor import Tensor
@@ -33,6 +34,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     A bool attn_mask marks the positions that may be attended (True = keep); a float one
     is added to the scores.  is_causal masks keys after each query (top-left aligned).
     """
+    if _amp and amp_policy.on("scaled_dot_product_attention"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "scaled_dot_product_attention", scaled_dot_product_attention, query, key, value,
+            attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ShapeError("scaled_dot_product_attention: query, key and value need at least "
                          f"2 dims (..., L, E); got {tuple(query.shape)}, {tuple(key.shape)}, "

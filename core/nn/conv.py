@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..errors import EmberValueError, ShapeError
 from ..ops import fold, pad, unfold
 from ..ops.nn import out_size, pair
@@ -43,6 +44,9 @@ def _same_padding(name, kernel, dilation, stride):
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul."""
+    if _amp and amp_policy.on("conv2d"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups)
     x, unbatched = _batched("conv2d", input, 4)
     if weight.ndim != 4:
         raise ShapeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, "
@@ -91,6 +95,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image."""
+    if _amp and amp_policy.on("conv1d"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "conv1d", conv1d, input, weight, bias, stride, padding, dilation, groups)
     x, unbatched = _batched("conv1d", input, 3)
     if weight.ndim != 3:
         raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
@@ -150,6 +157,10 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold."""
+    if _amp and amp_policy.on("conv_transpose2d"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "conv_transpose2d", conv_transpose2d, input, weight, bias, stride, padding,
+            output_padding, groups, dilation)
     x, unbatched = _batched("conv_transpose2d", input, 4)
     if weight.ndim != 4:
         raise ShapeError(f"conv_transpose2d: expected a 4-D weight (in_channels, "

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..errors import EmberIndexError
 from ..ops._util import broadcast_shapes
 from ..tensor import Tensor
@@ -19,6 +20,8 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along dim (after broadcasting), each norm at least eps."""
+    if _amp and amp_policy.on("cosine_similarity"):      # autocast (amp_policy.py)
+        return amp_policy.call("cosine_similarity", cosine_similarity, x1, x2, dim, eps)
     _floats("cosine_similarity", x1=x1, x2=x2)
     x1, x2 = _broadcast("cosine_similarity", x1, x2)
     dim = _dim("cosine_similarity", dim, x1.ndim)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..errors import EmberValueError, ShapeError
 from ..functional import linear
 from ..tensor import Tensor
@@ -22,6 +23,8 @@ __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if _amp and amp_policy.on("bilinear"):      # autocast (amp_policy.py)
+        return amp_policy.call("bilinear", bilinear, input1, input2, weight, bias)
     if weight.ndim != 3:
         raise ShapeError(f"bilinear: expected a 3-D weight (out, in1, in2), got shape "
                          f"{list(weight.shape)}")

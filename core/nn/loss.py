@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..functional import log_softmax
@@ -69,6 +70,9 @@ def _pair_shapes(name: str, input: Tensor, target: Tensor) -> None:
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    if _amp and amp_policy.on("mse_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "mse_loss", mse_loss, input, target, size_average, reduce, reduction, weight)
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
     _pair_shapes("mse_loss", input, target)
     d = input - target
@@ -80,6 +84,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    if _amp and amp_policy.on("l1_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "l1_loss", l1_loss, input, target, size_average, reduce, reduction, weight)
     reduction = _reduction("l1_loss", reduction, size_average, reduce)
     _pair_shapes("l1_loss", input, target)
     loss = ops.abs(input - target)
@@ -90,6 +97,9 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    if _amp and amp_policy.on("smooth_l1_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "smooth_l1_loss", smooth_l1_loss, input, target, size_average, reduce, reduction, beta)
     reduction = _reduction("smooth_l1_loss", reduction, size_average, reduce)
     _pair_shapes("smooth_l1_loss", input, target)
     if beta < 0:
@@ -104,6 +114,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
+    if _amp and amp_policy.on("huber_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call("huber_loss", huber_loss, input, target, reduction, delta, weight)
     reduction = _reduction("huber_loss", reduction)
     _pair_shapes("huber_loss", input, target)
     if delta <= 0:
@@ -154,6 +166,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (weighted); mean divides by the summed weight of the targets
     that are not ignore_index."""
+    if _amp and amp_policy.on("nll_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "nll_loss", nll_loss, input, target, weight, size_average, ignore_index, reduce,
+            reduction)
     reduction = _reduction("nll_loss", reduction, size_average, reduce)
     _need_float("nll_loss", input)
     cd = _class_dim("nll_loss", input)
@@ -185,6 +201,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim, then the negative log-likelihood; target is class
     indices (int) or class probabilities (float, the input's shape)."""
+    if _amp and amp_policy.on("cross_entropy"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "cross_entropy", cross_entropy, input, target, weight, size_average, ignore_index,
+            reduce, reduction, label_smoothing)
     reduction = _reduction("cross_entropy", reduction, size_average, reduce)
     _need_float("cross_entropy", input)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -227,6 +247,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) for probabilities x; logs are clamped at -100."""
+    if _amp and amp_policy.on("binary_cross_entropy"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "binary_cross_entropy", binary_cross_entropy, input, target, weight, size_average,
+            reduce, reduction)
     reduction = _reduction("binary_cross_entropy", reduction, size_average, reduce)
     _need_float("binary_cross_entropy", input)
     if type(target) is not Tensor or target._data.shape != input._data.shape:
@@ -254,6 +278,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross entropy in one stable expression; pos_weight scales the
     positive term (per class, broadcast along the last dim)."""
+    if _amp and amp_policy.on("binary_cross_entropy_with_logits"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, input, target,
+            weight, size_average, reduce, reduction, pos_weight)
     reduction = _reduction("binary_cross_entropy_with_logits", reduction, size_average,
                            reduce)
     _need_float("binary_cross_entropy_with_logits", input)
@@ -275,15 +303,19 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """target * (log target - input) with input in log space; 'batchmean' divides the sum by
     the batch size (the true KL divergence), 'mean' by the number of elements."""
+    if _amp and amp_policy.on("kl_div"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "kl_div", kl_div, input, target, size_average, reduce, reduction, log_target)
     reduction = _reduction("kl_div", reduction, size_average, reduce, extra=("batchmean",))
     _need_float("kl_div", input)
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        # 0 * log 0 is 0: the log's argument is made 1 where the target is 0
+        # torch's xlogy(target, target): 0 * log 0 is 0, a negative target's log is nan;
+        # the log only ever sees positive arguments (no warning)
         positive = target > 0
-        loss = ops.where(positive, target * ops.log(ops.where(positive, target, 1.0)), 0.0) \
-            - target * input
+        loss = ops.where(positive, target * ops.log(ops.where(positive, target, 1.0)),
+                         ops.where(target == 0, 0.0, math.nan)) - target * input
     if reduction == "batchmean":
         return ops.sum(loss) / (input._data.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
@@ -296,6 +328,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                      reduction: str = "mean") -> Tensor:
     """exp(input) - target * input (log_input) or input - target * log(input + eps); full
     adds Stirling's term for targets above 1."""
+    if _amp and amp_policy.on("poisson_nll_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "poisson_nll_loss", poisson_nll_loss, input, target, log_input, full, size_average,
+            eps, reduce, reduction)
     name = "poisson_nll_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _need_float(name, input)

@@ -4,8 +4,9 @@ TripletMarginLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, Cosine
 MultiMarginLoss, MultiLabelSoftMarginLoss (nn.loss has the others)."""
 from __future__ import annotations
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..functional import softplus
@@ -36,6 +37,10 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         reduction: str = "mean") -> Tensor:
     """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-distance; swap also tries
     d(p, n) as the negative distance."""
+    if _amp and amp_policy.on("triplet_margin_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "triplet_margin_loss", triplet_margin_loss, anchor, positive, negative, margin, p, eps,
+            swap, size_average, reduce, reduction)
     name = "triplet_margin_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     if margin <= 0:
@@ -56,6 +61,10 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """max(-target * (input1 - input2) + margin, 0), target 1 or -1."""
+    if _amp and amp_policy.on("margin_ranking_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "margin_ranking_loss", margin_ranking_loss, input1, input2, target, margin,
+            size_average, reduce, reduction)
     name = "margin_ranking_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _floats(name, input1=input1, input2=input2)
@@ -70,6 +79,10 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """input where target is 1, max(margin - input, 0) where it is -1."""
+    if _amp and amp_policy.on("hinge_embedding_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "hinge_embedding_loss", hinge_embedding_loss, input, target, margin, size_average,
+            reduce, reduction)
     name = "hinge_embedding_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _need_float(name, input)
@@ -82,6 +95,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), as a softplus that does not overflow."""
+    if _amp and amp_policy.on("soft_margin_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "soft_margin_loss", soft_margin_loss, input, target, size_average, reduce, reduction)
     name = "soft_margin_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _need_float(name, input)
@@ -92,6 +108,10 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(cos(x1, x2) - margin, 0) where it is -1."""
+    if _amp and amp_policy.on("cosine_embedding_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "cosine_embedding_loss", cosine_embedding_loss, input1, input2, target, margin,
+            size_average, reduce, reduction)
     name = "cosine_embedding_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _floats(name, input1=input1, input2=input2)
@@ -117,6 +137,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                       weight: Tensor | None = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
     """sum over j != y of max(0, margin - x[y] + x[j]) ** p (times weight[y]), over C."""
+    if _amp and amp_policy.on("multi_margin_loss"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "multi_margin_loss", multi_margin_loss, input, target, p, margin, weight, size_average,
+            reduce, reduction)
     name = "multi_margin_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     if p not in (1, 2):

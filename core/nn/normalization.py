@@ -4,8 +4,9 @@ BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalRespon
 batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm, normalize."""
 from __future__ import annotations
 
+from .. import amp_policy, ops
 from .. import dtypes as D
-from .. import ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
 from ..errors import EmberValueError, NotInEmberError, ShapeError
@@ -75,6 +76,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last len(normalized_shape) dims."""
+    if _amp and amp_policy.on("layer_norm"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
     dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
     centered = input - ops.sum(input, dims, keepdim=True) / count
     var = ops.sum(centered * centered, dims, keepdim=True) / count
@@ -108,6 +112,8 @@ def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, i
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    if _amp and amp_policy.on("group_norm"):      # autocast (amp_policy.py)
+        return amp_policy.call("group_norm", group_norm, input, num_groups, weight, bias, eps)
     if input.ndim < 2:
         raise ShapeError(f"group_norm: expected an input (N, C, ...), got shape "
                          f"{tuple(input.shape)}")
@@ -178,6 +184,8 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
     None means the dtype's machine epsilon, as in torch."""
+    if _amp and amp_policy.on("rms_norm"):      # autocast (amp_policy.py)
+        return amp_policy.call("rms_norm", rms_norm, input, normalized_shape, weight, eps)
     dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
     out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
                             _eps(eps, input._dtype))

@@ -4,7 +4,8 @@ MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool2d, and max_poo
 avg_pool2d, adaptive_avg_pool2d, ... (unfold plus one reduction each)."""
 from __future__ import annotations
 
-from .. import dispatch, ops
+from .. import amp_policy, dispatch, ops
+from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError, ShapeError
 from ..ops import pad, unfold
@@ -122,6 +123,8 @@ def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average over PyTorch's adaptive windows: rows and columns are pooled by two small
     averaging matrices (exact for any sizes, one matmul each)."""
+    if _amp and amp_policy.on("adaptive_avg_pool2d"):      # autocast (amp_policy.py)
+        return amp_policy.call("adaptive_avg_pool2d", adaptive_avg_pool2d, input, output_size)
     x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
     n, c, h, w = x._data.shape
     if isinstance(output_size, int):

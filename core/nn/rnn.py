@@ -12,7 +12,8 @@ import math
 import numbers
 import warnings
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..autograd.function import Function
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear
@@ -224,6 +225,8 @@ class RNNBase(Module):
         return type(self).__name__
 
     def forward(self, input, hx=None):
+        if _amp and self.mode == "GRU" and amp_policy.on("gru"):      # autocast
+            return amp_policy.call("gru", RNNBase.forward, self, input, hx)
         lstm = self.mode == "LSTM"
         directions = 2 if self.bidirectional else 1
         packed = isinstance(input, PackedSequence)
@@ -453,8 +456,13 @@ class RNNCellBase(Module):
         return input, states, unbatched
 
     def _step(self, input, h, c):
-        gi = linear(input, self.weight_ih, self.bias_ih)
-        return _STEPS[self._mode](gi, h, c, self.weight_hh.mT, self.bias_hh, None)
+        b_ih, b_hh = self.bias_ih, self.bias_hh
+        if self._mode != "GRU" and b_ih is not None:
+            # b_hh folded into the input projection, as the layers do (RNNBase._run): the
+            # step is then two products, each in autocast's dtype, as torch's cell's are
+            b_ih, b_hh = b_ih + b_hh, None
+        gi = linear(input, self.weight_ih, b_ih)
+        return _STEPS[self._mode](gi, h, c, self.weight_hh.mT, b_hh, None)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -490,6 +498,8 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Tensor, hx=None) -> tuple[Tensor, Tensor]:
+        if _amp and amp_policy.on("lstm_cell"):      # autocast (amp_policy.py)
+            return amp_policy.call("lstm_cell", LSTMCell.forward, self, input, hx)
         input, (h, c), unbatched = self._states(input, hx, 2)
         h, c = self._step(input, h, c)
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
@@ -505,6 +515,8 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if _amp and amp_policy.on("gru_cell"):      # autocast (amp_policy.py)
+            return amp_policy.call("gru_cell", GRUCell.forward, self, input, hx)
         input, (h,), unbatched = self._states(input, hx, 1)
         h, _ = self._step(input, h, None)
         return h.squeeze(0) if unbatched else h

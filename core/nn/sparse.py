@@ -39,7 +39,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx += num
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    out = ops.take_along(weight, input, 0)
+    out = ops.take_along(weight, input, 0, "embedding")     # [0, rows), as PyTorch's
     if padding_idx is not None and weight.requires_grad and is_grad_enabled():
         keep = (input != padding_idx).unsqueeze(-1)
         out = ops.where(keep, out, out.detach())

@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from .. import ops
+from .. import amp_policy, ops
+from ..amp_policy import active as _amp
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from .module import Module
@@ -76,6 +77,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize (N, C, *spatial) by nearest or (bi)linear interpolation
     (torch.nn.functional.interpolate for modes nearest, nearest-exact, linear, bilinear)."""
+    if _amp and amp_policy.on("interpolate"):      # autocast (amp_policy.py)
+        return amp_policy.call(
+            "interpolate", interpolate, input, size, scale_factor, mode, align_corners,
+            recompute_scale_factor, antialias)
     if mode not in _SUPPORTED:
         raise EmberValueError(f"interpolate: mode {mode!r} is not in ember yet; it has "
                               f"{', '.join(_SUPPORTED)}")

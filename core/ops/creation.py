@@ -393,6 +393,10 @@ class Generator:
     """A seeded stream (torch.Generator): for DataLoader shuffling and random_split."""
 
     def __init__(self, device="cpu"):
+        # one host stream serves every device (random numbers are drawn on the host and
+        # copied), so the device is the one it reports, as torch.Generator.device
+        from ..device import as_device
+        self.device = as_device(device)
         self._rng = np.random.default_rng()
         self._seed = None
 

@@ -94,8 +94,19 @@ assign_op = declare("assign", "index", rule_first, sig="dst, src: array|scalar",
                         "returns None")
 
 
+# The functions whose indices must lie in [0, size), as PyTorch's ("index -1 is out of
+# bounds"): gather, the scatters, index_add, index_select, embedding (and take_along_dim
+# without a dim, which PyTorch runs as a gather of the flattened input).  The others (x[i],
+# take, index_fill, index_put, take_along_dim with a dim) take [-size, size) and count a
+# negative index from the end.  The name decides, so a captured or exported check node
+# (`<name>_bounds`) replays the same rule.
+NON_NEGATIVE = frozenset({"gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
+                          "index_select", "embedding"})
+
+
 def _bounds(name, index: Tensor, size: int):
-    """Indices must lie in [-size, size): checked here so no backend reads out of range.
+    """Indices must lie in [-size, size) ([0, size) for the NON_NEGATIVE functions): checked
+    here so no backend reads out of range.
 
     The check costs two reductions and a wait for the device, so an index tensor that
     passed it keeps a mark (size, version): a gradient reusing its forward's index (gather
@@ -112,11 +123,14 @@ def _bounds(name, index: Tensor, size: int):
             # data. An index checked earlier in this graph (a gather's, then its gradient's
             # scatter) or made in range by construction (mark_in_range) is not checked again
             known = _known_in_range(tracer, index, size)
-            if known is not None:
+            if known is not None and (known or name not in NON_NEGATIVE):
                 return index if known else _wrap_negative(index, size)
             tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,),
                          {"size": size})
-            _note_in_range(tracer, index, size, False)
+            non_negative = name in NON_NEGATIVE
+            _note_in_range(tracer, index, size, non_negative)
+            if non_negative:
+                return index
             wrapped = _wrap_negative(index, size)
             _note_in_range(tracer, wrapped, size, True)
             return wrapped
@@ -161,10 +175,13 @@ def _known_in_range(tracer, index: Tensor, size: int):
 
 
 def _raise_out_of_bounds(name, lo, hi, size):
-    if lo < -size or hi >= size:
+    low = 0 if name in NON_NEGATIVE else -size
+    if lo < low or hi >= size:
         bad = hi if hi >= size else lo
+        why = (" (negative indices are not counted from the end here, as in PyTorch; add "
+               "the dim's size to them first)" if low == 0 and -size <= bad < 0 else "")
         raise EmberIndexError(f"{name}: index {bad} is out of bounds for a dimension of size "
-                              f"{size}; expected indices in [{-size}, {size - 1}]")
+                              f"{size}; expected indices in [{low}, {size - 1}]{why}")
 
 
 def _bounds_check(name, device, size):
@@ -183,11 +200,12 @@ def _wrap_negative(index, size):
     return where(index < 0, index + size, index)
 
 
-def take_along(x: Tensor, index: Tensor, axis: int) -> Tensor:
-    """x indexed along one axis by an integer tensor of any shape (numpy.take)."""
-    _check_index_dtype("index_select", index)
-    axis = norm_dim(axis, x.ndim, "take")
-    index = _bounds("take", index.to(D.int64), x._data.shape[axis] if x.ndim else 1)
+def take_along(x: Tensor, index: Tensor, axis: int, name: str = "take") -> Tensor:
+    """x indexed along one axis by an integer tensor of any shape (numpy.take); `name` is
+    the function called, for messages and its index rule (NON_NEGATIVE)."""
+    _check_index_dtype(name, index)
+    axis = norm_dim(axis, x.ndim, name)
+    index = _bounds(name, index.to(D.int64), x._data.shape[axis] if x.ndim else 1)
     if index.ndim != 1:
         # backends see 1-D indices only (for take and for index_add, its gradient)
         shape = x._data.shape
@@ -197,8 +215,8 @@ def take_along(x: Tensor, index: Tensor, axis: int) -> Tensor:
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.index_select: the entries of input at index along dim."""
-    return take_along(input, index, dim)
+    """torch.index_select: the entries of input at index along dim (in [0, size))."""
+    return take_along(input, index, dim, "index_select")
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -241,11 +259,11 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return _gather(input, index, dim)
 
 
-def _gather(x: Tensor, index: Tensor, axis: int) -> Tensor:
-    _check_index_dtype("gather", index)
-    axis = norm_dim(axis, x.ndim, "gather")
-    _check_gather("gather", x, index, axis)
-    index = _bounds("gather", index.to(D.int64), x._data.shape[axis])
+def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor:
+    _check_index_dtype(name, index)
+    axis = norm_dim(axis, x.ndim, name)
+    _check_gather(name, x, index, axis)
+    index = _bounds(name, index.to(D.int64), x._data.shape[axis])
     return run(gather_op, x, index, axis=axis)
 
 

@@ -80,4 +80,8 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
         xs, ys = x._data.shape, y._data.shape
         if len(xs) == 2 and len(ys) == 2 and xs[1] == ys[0]:
             return direct(matmul_op, x._device, x._dtype, (x, y), {})
+    if getattr(x, "is_sparse", False) is True:       # a sparse operand: its own product
+        return x.__matmul__(y)
+    if getattr(y, "is_sparse", False) is True:
+        return y.__rmatmul__(x)
     return run(matmul_op, x, y)

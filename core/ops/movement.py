@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import weakref
 
+from .. import amp_policy
+from ..amp_policy import active as _amp
 from ..backend import optional
 from ..dispatch import direct, run
 from ..errors import EmberValueError, ShapeError
@@ -316,6 +318,8 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
 
     reflect, replicate and circular gather along each padded dim with an index made from
     the sizes alone (index_select: every device, and its gradient sums where rows repeat)."""
+    if _amp and amp_policy.on("pad"):      # autocast (amp_policy.py)
+        return amp_policy.call("pad", _pad, x, pad, mode, value)
     if mode not in _PAD_MODES:
         raise EmberValueError(f"pad: mode {mode!r} is not supported; expected one of "
                               f"{', '.join(_PAD_MODES)}")
@@ -341,6 +345,9 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
             out = _index_select(out, dim, _pad_index(mode, x._data.shape[dim], lo, hi,
                                                     x._device))
     return out
+
+
+_pad = pad      # what pad hands autocast (its own name is taken by its argument)
 
 
 def _pad_index(mode, n, lo, hi, device):

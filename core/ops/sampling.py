@@ -19,6 +19,8 @@ from .creation import _gen, _made, formatted, rand, randint, randn
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
 
 
+
+
 def _like(x: Tensor, dtype, device):
     return dict(dtype=dtype or x._dtype, device=device or x._device)
 

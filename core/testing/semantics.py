@@ -191,6 +191,42 @@ def nan_wins_in_max_min_and_clamp(device):
     equal(x.argmin(), np.array(0), f"argmin with nan on {device}")
 
 
+@rule("nan")
+def non_finite_linear_algebra(device):
+    """A matrix with inf or nan gets nan (eigh, svd of infinities, qr) or an error
+    (cholesky, svd of nan), never LAPACK's artefact (eigvalsh of [[inf, 0], [0, 1]] is not
+    [0, -0]); the other matrices of the batch keep their answers."""
+    import ember
+    L = ember.linalg
+    for dt in [d for d in ("float32", "float64") if d in _floats(device)]:
+        good = [[2.0, 0.5], [0.5, 2.0]]
+        for bad in ([[math.inf, 0.0], [0.0, 1.0]], [[math.nan, 0.0], [0.0, 1.0]],
+                    [[2.0, 0.5], [-math.inf, 2.0]]):
+            what = f"{bad} ({dt} on {device})"
+            a = tensor([good, bad], device, dt)
+            w = L.eigvalsh(a).numpy()
+            assert np.isnan(w[1]).all(), f"eigvalsh of {what}: {w[1]}, expected nan"
+            np.testing.assert_allclose(w[0], [1.5, 2.5], rtol=1e-5,
+                                       err_msg=f"eigvalsh of {good} next to {what}")
+            assert np.isnan(L.eigh(a).eigenvectors.numpy()[1]).all(), f"eigh of {what}"
+            q, r = L.qr(a)
+            assert np.isnan(q.numpy()[1]).all() and np.isnan(r.numpy()[1]).all(), \
+                f"qr of {what}: {q.numpy()[1]}, {r.numpy()[1]}"
+            raises(ValueError, functools.partial(L.cholesky, tensor(bad, device, dt)),
+                   f"cholesky of {what}", "inf or nan")
+            _, info = L.cholesky_ex(a)
+            equal(info, np.array([0, 1], np.int32), f"cholesky_ex info of {what}")
+            if np.isnan(np.array(bad)).any():
+                raises(ValueError, functools.partial(L.svdvals, a), f"svdvals of {what}", "nan")
+            else:
+                s = L.svdvals(a).numpy()
+                assert np.isnan(s[1]).all() and np.isfinite(s[0]).all(), f"svdvals of {what}"
+        sign = L.slogdet(tensor([[[math.inf, 0.5], [0.5, 2.0]], [[1.0, -math.inf],
+                                                                  [-math.inf, 1.0]]],
+                                device, dt)).sign
+        equal(sign, np.array([1.0, -1.0], dt), f"slogdet sign of infinite dets ({dt})")
+
+
 # --- reductions ---------------------------------------------------------------------------
 
 @rule("reduce")
@@ -290,6 +326,34 @@ def out_of_range_indices_raise(device):
                      ("index_add", lambda: ember.index_add(x, 0, tensor([2], device),
                                                            ember.ones(1, 3, device=device)))]:
         raises(IndexError, fn, f"{what} out of range on {device}", "")
+
+
+@rule("index")
+def negative_indices_where_pytorch_takes_them(device):
+    """x[i], take, index_fill, index_put and take_along_dim(dim) count -1 from the end;
+    gather, scatter, scatter_add, scatter_reduce, index_add, index_select and embedding
+    raise IndexError for it (PyTorch), never add into the last element."""
+    import ember
+    x = ember.arange(4.0, device=device)
+    i = tensor([-1], device)
+    src = tensor([9.0], device)
+    for what, fn, want in [
+            ("x[i]", lambda: x[i], [3.0]), ("take", lambda: ember.take(x, i), [3.0]),
+            ("index_fill", lambda: ember.index_fill(x, 0, i, 9.0), [0, 1, 2, 9.0]),
+            ("index_put", lambda: ember.index_put(x, (i,), src), [0, 1, 2, 9.0]),
+            ("take_along_dim(dim=0)", lambda: ember.take_along_dim(x, i, 0), [3.0])]:
+        equal(fn(), np.array(want, np.float32), f"{what} with index -1 on {device}")
+    for what, fn in [
+            ("gather", lambda: ember.gather(x, 0, i)),
+            ("scatter", lambda: ember.scatter(x, 0, i, src)),
+            ("scatter_add", lambda: ember.scatter_add(x, 0, i, src)),
+            ("scatter_reduce", lambda: ember.scatter_reduce(x, 0, i, src, "sum")),
+            ("scatter_reduce amax", lambda: ember.scatter_reduce(x, 0, i, src, "amax")),
+            ("index_add", lambda: ember.index_add(x, 0, i, src)),
+            ("index_select", lambda: ember.index_select(x, 0, i)),
+            ("take_along_dim()", lambda: ember.take_along_dim(x, i)),
+            ("embedding", lambda: ember.nn.functional.embedding(i, x.reshape(4, 1)))]:
+        raises(IndexError, fn, f"{what} with index -1 on {device}", "out of bounds")
 
 
 @rule("index")

@@ -28,9 +28,18 @@ NUMERIC = FLOATS + INTS
 ALL = NUMERIC + ("bool",)
 SIGNED = FLOATS + INTS[:-1]     # sums of uint8 are uint64 in the standard; ember has int64
 SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1.5, 3.0, 1e-30,
-            -1e30]
+            -1e30, "tiny", "-tiny", 1e8, -1e8, 1e15, -1e15, "big", "-big"]
+
+
+def specials(dt: np.dtype) -> list:
+    """SPECIALS in dtype dt: "tiny" is its smallest subnormal, "big" half its largest."""
+    info = np.finfo(dt)
+    named = {"tiny": info.smallest_subnormal, "big": info.max / 2}
+    return [(-named[v[1:]] if v[0] == "-" else named[v]) if isinstance(v, str) else v
+            for v in SPECIALS]
+
 # how special values are mixed into each input kind (first elements of the flat array)
-EDGES = {"fs": SPECIALS, "u": [1.0, -1.0, 0.0, -0.0, math.nan, 1.5, -1.5, math.inf],
+EDGES = {"u": [1.0, -1.0, 0.0, -0.0, math.nan, 1.5, -1.5, math.inf],
          "p": [0.0, -0.0, math.inf, math.nan, 1.0, 1e-30], "ge1": [1.0, math.inf, math.nan, 0.5]}
 
 
@@ -63,7 +72,7 @@ def _values(kind: str, shape, dt: np.dtype, rng) -> np.ndarray:
         return rng.random(shape) < 0.5
     floating = dt.kind == "f"
     if kind in ("sa", "sb"):
-        return np.array(SPECIALS, dtype=dt).reshape(shape)
+        return np.array(specials(dt), dtype=dt).reshape(shape)
     if kind == "full" and not floating:
         info = np.iinfo(dt)
         return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dt)
@@ -104,7 +113,7 @@ def _values(kind: str, shape, dt: np.dtype, rng) -> np.ndarray:
     else:
         raise ValueError(f"unknown input kind {kind!r}")
     v = v.astype(dt)
-    edges = EDGES.get(kind, [])[:n]
+    edges = (specials(dt) if kind == "fs" else EDGES.get(kind, []))[:n]
     if edges:
         v.reshape(-1)[:len(edges)] = edges
     return v
@@ -181,6 +190,12 @@ for _name, _kind in [("acos", "u"), ("acosh", "ge1"), ("asin", "u"), ("asinh", "
                      ("sqrt", "p"), ("tan", "fs"), ("tanh", "fs"), ("reciprocal", "fs"),
                      ("signbit", "fs")]:
     case(_name, lambda xp, x, f=_name: getattr(xp, f)(x), (_kind, (6, 7)), rtol=4)
+# every float function on every special value, its domain's ends included (acosh(-1e8) is
+# nan, not a number)
+for _name in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp",
+              "expm1", "log", "log1p", "log2", "log10", "sin", "sinh", "sqrt", "tan", "tanh",
+              "reciprocal", "signbit"):
+    case(f"{_name}[edges]", lambda xp, x, f=_name: getattr(xp, f)(x), ("sa", (K,)), rtol=4)
 for _name in ("abs", "ceil", "floor", "round", "trunc", "sign", "negative", "positive",
               "square", "isfinite", "isinf", "isnan", "conj", "real"):
     case(_name, lambda xp, x, f=_name: getattr(xp, f)(x), ("fs", (5, 6)), dtypes=NUMERIC)
@@ -195,6 +210,10 @@ for _name in ("atan2", "copysign", "hypot", "logaddexp", "divide", "maximum", "m
     case(f"{_name}[specials]", lambda xp, a, b, f=_name: getattr(xp, f)(a, b), *PAIRS, rtol=4)
 for _name in ("atan2", "hypot", "logaddexp", "copysign"):
     case(_name, lambda xp, a, b, f=_name: getattr(xp, f)(a, b), ("f", M), ("f", V), rtol=4)
+    # a Python scalar on either side (the composites take it as a 0-d array of a's dtype)
+    case(f"{_name}[scalar]", lambda xp, a, f=_name: [
+        getattr(xp, f)(a, -1.0), getattr(xp, f)(2.5, a), getattr(xp, f)(a, 0.0),
+        getattr(xp, f)(-0.0, a)], ("sa", (K,)), rtol=4)
 for _name in ("add", "subtract", "multiply", "maximum", "minimum", "equal", "not_equal",
               "greater", "greater_equal", "less", "less_equal"):
     case(_name, lambda xp, a, b, f=_name: getattr(xp, f)(a, b), ("f", M), ("f", V),
@@ -387,6 +406,14 @@ for _name in ("mean", "std", "var"):
     case(_name, lambda xp, x, f=_name: [getattr(xp, f)(x), getattr(xp, f)(x, axis=1),
                                         getattr(xp, f)(x, axis=(0, 2), keepdims=True)],
          ("f", (2, 3, 4)), rtol=8)
+# groups of one element (axis=() and 0-d arrays) of every special value: nan stays nan, and
+# N - correction <= 0 is nan (the standard's special cases); the sign of a zero mean is
+# left open (NumPy's sum of -0.0 starts from +0.0)
+for _name in ("mean", "std", "var"):
+    case(f"{_name}[edges]", lambda xp, x, f=_name: [
+        getattr(xp, f)(x, axis=()), *[getattr(xp, f)(x[k]) for k in range(K)],
+        *([getattr(xp, f)(x, axis=(), correction=c) for c in (0.5, 1)] if f != "mean"
+          else [])], ("sa", (K,)), rtol=8, signed_zeros=_name != "mean")
 for _name in ("std", "var"):
     case(f"{_name}[correction]", lambda xp, x, f=_name: [getattr(xp, f)(x, correction=1),
                                                          getattr(xp, f)(x, axis=0,

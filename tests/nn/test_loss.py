@@ -130,6 +130,15 @@ def test_kl_div(torch, reduction, log_target):
              grad_inputs=(0, 1) if log_target else (0,))
 
 
+def test_kl_div_of_a_negative_target_is_nan_as_torch(torch):
+    # torch's xlogy(target, target): 0 for a zero target, nan for a negative one
+    x, t = [0.1, -0.2, 0.3], [0.0, -0.5, 0.25]
+    want = torch.nn.functional.kl_div(torch.tensor(x), torch.tensor(t), reduction="none")
+    got = F.kl_div(ember.tensor(x), ember.tensor(t), reduction="none")
+    np.testing.assert_allclose(to_numpy(got), want.numpy(), rtol=1e-6)
+    assert np.isnan(F.kl_div(ember.tensor(x), ember.tensor(t)).item())
+
+
 def test_kl_div_mean_is_elementwise_mean():
     x = ember.randn(3, 4).log_softmax(-1)
     t = ember.randn(3, 4).softmax(-1)

@@ -134,6 +134,33 @@ def test_truncated_pocl_kernels_are_diagnosed(filled_caches, tmp_path, monkeypat
     assert finding["fix"].startswith(f"rm -rf {pocl}") and "2 truncated" in finding["message"]
 
 
+def test_a_large_pocl_cache_is_checked_newest_first_within_a_budget(filled_caches, tmp_path,
+                                                                  monkeypatch):
+    # a years-old cache (73,000 files, 1.8 GB here) took the check 22 s, past the doctor's
+    # 5-s limit: the newest programs are checked first and the finding says how many
+    from ember.backends.opencl import caches
+    pocl = tmp_path / "pocl"
+    shutil.copytree(filled_caches / "pocl", pocl)
+    programs = sorted({p.parents[len(p.relative_to(pocl).parts) - 3]
+                       for p in pocl.rglob("*") if p.suffix in (".so", ".bc")})
+    assert len(programs) >= 2
+    old, new = programs[0], programs[1]
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(new, (2_000_000_000, 2_000_000_000))
+    monkeypatch.setenv("POCL_CACHE_DIR", str(pocl))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(caches, "MAX_SCANNED", 1)        # room for one program's kernels
+    kernel = next(p for p in old.rglob("*") if p.suffix in (".so", ".bc"))
+    kernel.write_bytes(kernel.read_bytes()[:kernel.stat().st_size // 2])
+    (finding,) = caches.check()                          # the old program is not reached
+    assert finding["severity"] == "ok", finding
+    assert f"of the newest 1 of {len(programs)} programs" in finding["seen"]
+    kernel = next(p for p in new.rglob("*") if p.suffix in (".so", ".bc"))
+    kernel.write_bytes(kernel.read_bytes()[:kernel.stat().st_size // 2])
+    (finding,) = caches.check()                          # the newest is checked first
+    assert finding["reference"] == "opencl-pocl-cache-corrupt" and str(kernel) in finding["seen"]
+
+
 def test_the_doctor_reports_cache_findings_as_json(filled_caches, tmp_path):
     pocl = tmp_path / "pocl"
     shutil.copytree(filled_caches / "pocl", pocl)

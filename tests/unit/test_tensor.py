@@ -96,6 +96,7 @@ def test_conversion():
     assert pickle.loads(pickle.dumps(x)).tolist() == x.tolist()
 
 
+
 def test_repr_like_pytorch():
     assert repr(ember.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert repr(ember.tensor([1, 2])) == "tensor([1, 2])"

@@ -138,3 +138,26 @@ def _fill_cols(x, cols, v):
     out = x.copy()
     out[:, cols] = v
     return out
+
+
+def _scatter_mean_ref(np, x, i, s, include_self):
+    """torch.scatter_reduce(x, 0, i, s, 'mean', include_self) for 1-D int x: the mean in
+    x's dtype, rounded down (PyTorch's div(..., rounding_mode='floor'))."""
+    total = x.astype(np.int64) * include_self
+    count = np.full(x.shape, int(include_self), np.int64)
+    touched = np.zeros(x.shape, bool)
+    for k, j in enumerate(i):
+        total[j] += s[k]
+        count[j] += 1
+        touched[j] = True
+    mean = total // np.maximum(count, 1)
+    return np.where(touched, mean, x).astype(x.dtype)
+
+
+case("scatter_reduce:int_mean", lambda E, x, i, s: (
+    E.scatter_reduce(x, 0, i, s, "mean"), E.scatter_reduce(x, 0, i, s, "mean",
+                                                           include_self=False)),
+     lambda np, x, i, s: (_scatter_mean_ref(np, x, i, s, True),
+                          _scatter_mean_ref(np, x, i, s, False)),
+     Input((5,), "i"), Input((6,), "i", (0, 0, 3, 3, 3, 1)), Input((6,), "i"),
+     dtypes=("int64", "int32"), grad=False, ops=("scatter_reduce",), layouts=False)

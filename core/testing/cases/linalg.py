@@ -106,3 +106,60 @@ case("qr_q", lambda E, x: tuple(E.linalg.qr(x)), lambda np, x: tuple(np.linalg.q
 case("qr_q:wide_complete", lambda E, x: tuple(E.linalg.qr(x, "complete")),
      lambda np, x: tuple(np.linalg.qr(x, "complete")), Input((3, 5)), ops=("qr_q", "qr_r"),
      atol=1e-4)
+
+
+# --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
+# per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
+_EDGE = (2.0, 0.5, 0.5, 2.0, math.inf, 0.5, 0.5, 2.0, 2.0, math.nan, math.nan, 2.0,
+         1.0, -math.inf, -math.inf, 1.0)
+_EDGE_NAN = (2.0, 0.5, 0.5, 2.0, math.nan, 0.5, 0.5, 2.0, 2.0, 0.5, math.nan, 2.0)
+
+
+def _bad_np(np, x):
+    return ~np.isfinite(x).all((-2, -1))
+
+
+def _nan_np(np, bad, out):
+    return np.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), np.nan, out)
+
+
+def _eigh_edge_np(np, x):
+    bad = _bad_np(np, x)
+    w, v = np.linalg.eigh(np.where(bad[:, None, None], 0, x))
+    return _nan_np(np, bad, w), _nan_np(np, bad, np.abs(v))
+
+
+def _qr_edge_np(np, x):
+    bad = _bad_np(np, x)
+    q, r = np.linalg.qr(np.where(bad[:, None, None], 0, x))
+    return _nan_np(np, bad, q), _nan_np(np, bad, r)
+
+
+def _svdvals_edge_np(np, x):
+    bad = _bad_np(np, x)
+    return _nan_np(np, bad, np.linalg.svd(np.where(bad[:, None, None], 0, x),
+                                          compute_uv=False))
+
+
+def _slogdet_edge_np(np, x):
+    # the sign of an infinite det is +-1 (PyTorch), of a nan one nan (sign_of_nan_is_nan)
+    return np.sign(np.linalg.det(x)), np.linalg.slogdet(x)[1]
+
+
+def _inv_edge_np(np, x):
+    nan = np.isnan(x).any((-2, -1))
+    return _nan_np(np, nan, np.linalg.inv(np.where(nan[:, None, None], np.eye(2), x)))
+
+
+case("eigh:special", lambda E, x: (E.linalg.eigvalsh(x), E.linalg.eigh(x).eigenvectors.abs()),
+     _eigh_edge_np, Input((4, 2, 2), "f", _EDGE), ops=("eigh", "eigvalsh"), grad=False,
+     layouts=False)
+case("qr_q:special", lambda E, x: tuple(E.linalg.qr(x)), _qr_edge_np,
+     Input((4, 2, 2), "f", _EDGE), ops=("qr_q", "qr_r"), grad=False, layouts=False)
+case("svdvals:special", lambda E, x: E.linalg.svdvals(x), _svdvals_edge_np,
+     Input((2, 2, 2), "f", _EDGE[:8]), ops=("svdvals",), grad=False, layouts=False)
+case("det:special", lambda E, x: tuple(E.linalg.slogdet(x)), _slogdet_edge_np,
+     Input((4, 2, 2), "f", _EDGE), ops=("det", "logabsdet"), grad=False, layouts=False)
+case("inv:special", lambda E, x: (E.linalg.inv(x), E.linalg.solve(x, x[..., :1])),
+     lambda np, x: (_inv_edge_np(np, x), _inv_edge_np(np, x) @ x[..., :1]),
+     Input((3, 2, 2), "f", _EDGE_NAN), ops=("inv", "solve"), grad=False, layouts=False)

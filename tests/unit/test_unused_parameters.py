@@ -1,0 +1,243 @@
+"""No parameter accepted and ignored: every public function's parameters are read by its body.
+
+Read from the code objects (the bytecode's loads of each parameter, and the names nested
+functions read), over ember.*, ember.nn.functional, ember.linalg, ember.special, Tensor's
+methods and properties, the nn layers' constructors and forwards, the optimizers'
+constructors and steps, ember.amp and ember.compile.  A function whose whole body is one
+`raise` refuses every call and is not asked about its parameters.  What remains unread
+is in ALLOWED, each with the reason torch's behaviour is still what ember does.
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import textwrap
+import types
+
+import ember
+import ember.amp
+import ember.linalg
+import ember.nn
+import ember.nn.functional
+import ember.optim
+import ember.special
+
+# (qualified name, parameter) -> why leaving it unread is what torch does
+ALLOWED = {
+    ("ember.Tensor.__init__", "args"): "Tensor.__new__ is the legacy constructor and reads "
+                                       "them; __init__ only lets object.__init__ accept them",
+    ("ember.Tensor.__init__", "kwargs"): "as args",
+    ("ember.argsort", "stable"): "every backend's argsort is stable (the declaration says "
+                                 "so), which stable=True asks for and stable=False allows",
+    ("ember.sort", "stable"): "as argsort",
+    ("ember.topk", "sorted"): "sorted=False lets torch return the k values in any order; "
+                              "ember's sorted order is one of them",
+    ("ember.unique", "sorted"): "as topk: sorted=False leaves the order to the "
+                                "implementation, and ember's is ascending",
+    ("ember.sparse_coo_tensor", "is_coalesced"): "a promise that the indices hold no "
+                                                 "repeats; ember builds the dense tensor, "
+                                                 "which sums repeats either way",
+    ("ember.use_deterministic_algorithms", "warn_only"): "chooses a warning over an error "
+                                                         "for nondeterministic kernels, and "
+                                                         "ember has none",
+    ("ember.is_storage", "obj"): "ember exposes no storages: nothing is one (torch answers "
+                                 "isinstance(obj, Storage))",
+    ("nn.functional.gumbel_softmax", "eps"): "deprecated and unused in torch too",
+    ("ember.linalg.svd", "driver"): "picks one of cuSOLVER's SVD algorithms in torch (CUDA "
+                                    "only); the decomposition is the same (core/linalg's "
+                                    "owners may refuse it off CUDA, as torch does)",
+    ("ember.linalg.svdvals", "driver"): "as linalg.svd",
+    ("ember.linalg.pinv", "hermitian"): "lets torch use an eigendecomposition; the SVD that "
+                                        "ember uses gives the same pseudo-inverse of a "
+                                        "Hermitian matrix",
+    ("Tensor.to", "non_blocking"): "allows an asynchronous copy; ember's copy is complete "
+                                   "when to() returns, which that allows",
+    ("Tensor.type", "non_blocking"): "as Tensor.to",
+    ("Tensor.to_dense", "masked_grad"): "concerns sparse inputs only; every ember tensor is "
+                                        "strided, where torch ignores it too",
+    ("Tensor.pin_memory", "device"): "deprecated and ignored in torch too",
+    ("Tensor.is_pinned", "device"): "deprecated and ignored in torch too",
+    ("nn.Identity.__init__", "args"): "torch's Identity takes any arguments and ignores "
+                                      "them (documented: 'any argument (unused)')",
+    ("nn.Identity.__init__", "kwargs"): "as args",
+}
+
+_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
+          "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST", "LOAD_FAST_BORROW",
+          "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}
+
+
+def _public_functions():
+    """(qualified name, function) for every public callable the module docstring names."""
+    seen = set()
+
+    def add(name, obj):
+        obj = inspect.unwrap(obj) if callable(obj) else obj
+        if isinstance(obj, types.FunctionType) and id(obj) not in seen:
+            seen.add(id(obj))
+            yield name, obj
+
+    namespaces = {"ember": ember, "nn.functional": ember.nn.functional,
+                  "ember.linalg": ember.linalg, "ember.special": ember.special,
+                  "ember.amp": ember.amp}
+    for prefix, module in namespaces.items():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if isinstance(obj, type):
+                yield from add(f"{prefix}.{name}.__init__", obj.__dict__.get("__init__"))
+            else:
+                yield from add(f"{prefix}.{name}", obj)
+    yield from add("ember.compile", ember.compile)
+    for name, obj in vars(ember.Tensor).items():
+        yield from add(f"Tensor.{name}", obj.fget if isinstance(obj, property) else obj)
+    for name in ember.nn.__all__:
+        cls = getattr(ember.nn, name)
+        if isinstance(cls, type):
+            for member in ("__init__", "forward"):
+                yield from add(f"nn.{name}.{member}", cls.__dict__.get(member))
+    for name in ember.optim.__all__:
+        cls = getattr(ember.optim, name)
+        if isinstance(cls, type):
+            for member in ("__init__", "step"):
+                yield from add(f"optim.{name}.{member}", cls.__dict__.get(member))
+
+
+def _parameters(code) -> list:
+    n = code.co_argcount + code.co_kwonlyargcount
+    names = list(code.co_varnames[:n])
+    if code.co_flags & inspect.CO_VARARGS:
+        names.append(code.co_varnames[n])
+        n += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        names.append(code.co_varnames[n])
+    return [p for p in names if p not in ("self", "cls")]
+
+
+def _read(code) -> set:
+    used = set(code.co_cellvars)           # read by a nested function or lambda
+    for ins in dis.get_instructions(code):
+        if ins.opname in _LOADS:
+            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return used
+
+
+def _only_raises(fn) -> bool:
+    """Whether the body (after a docstring) is a single raise: a refusal of every call."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return False
+    try:
+        node = ast.parse(source).body[0]
+    except SyntaxError:                    # a lambda inside a larger expression
+        return False
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
+
+
+def _unread() -> dict:
+    found = {}
+    for name, fn in _public_functions():
+        code = fn.__code__
+        unread = [p for p in _parameters(code) if p not in _read(code)]
+        if unread and not _only_raises(fn):
+            for p in unread:
+                found[(name, p)] = f"{code.co_filename}:{code.co_firstlineno}"
+    return found
+
+
+def test_every_public_parameter_is_read_or_allowed_with_a_reason():
+    found = _unread()
+    unexplained = {k: v for k, v in found.items() if k not in ALLOWED}
+    assert unexplained == {}, "parameters the body never reads (use them, refuse "\
+        "non-default values with NotInEmberError, or add a reason to ALLOWED):\n" + \
+        "\n".join(f"  {name}({param}) at {where}" for (name, param), where in
+                  sorted(unexplained.items()))
+    stale = sorted(k for k in ALLOWED if k not in found)
+    assert stale == [], f"ALLOWED entries no longer needed: {stale}"
+
+
+def test_the_scan_sees_what_it_should():
+    names = dict(_public_functions())
+    # a sample from each namespace is scanned (the scan would pass vacuously otherwise)
+    for name in ("ember.cdist", "nn.functional.conv2d", "ember.linalg.svd", "Tensor.to",
+                 "nn.Linear.__init__", "optim.Adam.__init__", "ember.compile",
+                 "ember.amp.autocast.__init__", "Tensor.to_sparse", "ember.clone",
+                 "nn.Module.forward"):
+        assert name in names, name
+    assert len(names) > 700
+
+    def ignores(x, y, z=None):
+        return x + y
+    code = ignores.__code__
+    assert [p for p in _parameters(code) if p not in _read(code)] == ["z"]
+    assert _only_raises(names["nn.Module.forward"])
+
+
+# --- what the scan found, each now read: the behaviour against torch ------------------------
+
+def test_settings_ember_has_only_the_default_of_are_refused_by_name():
+    import pytest
+    x = ember.ones(2, 3)
+    for call in (lambda: ember.tril_indices(3, 3, layout="sparse_coo"),
+                 lambda: ember.triu_indices(3, 3, layout="sparse_coo"),
+                 lambda: x.type(ember.float64, memory_format="channels_last")):
+        with pytest.raises(ember.errors.NotInEmberError, match="has only the default"):
+            call()
+    # memory formats are real (ops/layout.py): a name that is not one is refused as torch
+    # refuses it, naming what was expected
+    for call in (lambda: ember.rand_like(x, memory_format="channels_last"),
+                 lambda: ember.randn_like(x, memory_format="channels_last"),
+                 lambda: ember.randint_like(x, 5, memory_format="channels_last"),
+                 lambda: ember.clone(x, memory_format="channels_last")):
+        with pytest.raises(ember.errors.EmberTypeError, match="must be an ember.memory_format"):
+            call()
+    # torch's defaults, given or left out, are fine
+    assert ember.clone(x, memory_format=ember.preserve_format).shape == (2, 3)
+    assert ember.tril_indices(3, 3, layout="torch.strided").shape == (2, 6)
+    assert ember.randint_like(x, 5, requires_grad=True).requires_grad
+    with pytest.raises(ember.EmberError, match="unexpected keyword argument 'bogus'"):
+        x.type(ember.float64, bogus=1)
+    assert x.type(ember.float64, **{"async": True}).dtype is ember.float64
+    with pytest.raises(ember.EmberError, match="must be Tensor, not int"):
+        ember.is_complex(3)
+    assert ember.Generator("cpu").device == ember.device("cpu")
+
+
+def test_what_torch_checks_with_a_parameter_ember_checks_too():
+    import numpy as np
+    import pytest
+    torch = pytest.importorskip("torch")
+    counts = [1, 3]
+    with pytest.raises(RuntimeError, match="Invalid output_size, expected 4 but got 3"):
+        torch.repeat_interleave(torch.tensor(counts), 2, output_size=3)
+    with pytest.raises(ember.EmberError, match="Invalid output_size, expected 4 but got 3"):
+        ember.repeat_interleave(ember.tensor(counts), 2, output_size=3)
+    assert ember.repeat_interleave(ember.tensor(counts), output_size=4).tolist() == \
+        torch.repeat_interleave(torch.tensor(counts), output_size=4).tolist()
+    for bad, match in (([[0, 5]], "size is 3 but found index 5"),
+                       ([[0, -1]], "found negative index -1 for dim 0")):
+        with pytest.raises(RuntimeError, match=match):
+            torch.sparse_coo_tensor(bad, [1.0, 2.0], (3,), check_invariants=True)
+        with pytest.raises(ember.EmberError, match=match):
+            ember.sparse_coo_tensor(bad, [1.0, 2.0], (3,), check_invariants=True)
+    # cdist's compute_mode: torch's rule (the product form past 25 rows or when asked, the
+    # differences otherwise), so ember's distances are torch's, and an unknown mode fails
+    r = np.random.default_rng(4)
+    for rows in (5, 30):
+        a = r.standard_normal((rows, 4)).astype(np.float32)
+        b = r.standard_normal((7, 4)).astype(np.float32)
+        for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                     "donot_use_mm_for_euclid_dist"):
+            want = torch.cdist(torch.tensor(a), torch.tensor(b), compute_mode=mode).numpy()
+            got = ember.cdist(ember.tensor(a), ember.tensor(b), compute_mode=mode).numpy()
+            np.testing.assert_allclose(got, want, rtol=0, atol=2e-6, err_msg=mode)
+            if "donot" in mode or rows <= 25 and "if_necessary" in mode:
+                np.testing.assert_array_equal(got, want)       # the same arithmetic
+    with pytest.raises(ember.EmberError, match="bogus is not a valid value for compute_mode"):
+        ember.cdist(ember.ones(2, 3), ember.ones(2, 3), compute_mode="bogus")
