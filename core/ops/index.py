@@ -127,10 +127,15 @@ def _bounds(name, index: Tensor, size: int):
                 return index if known else _wrap_negative(index, size)
             tracer.check(f"{name}_bounds", _bounds_check(name, index._device, size), (index,),
                          {"size": size})
-            non_negative = name in NON_NEGATIVE
-            _note_in_range(tracer, index, size, non_negative)
-            if non_negative:
+            if name in NON_NEGATIVE:
+                if index._get_meta("base") is not None:
+                    # a view's mark is not trusted (above): a copy (one kernel, as the wrap
+                    # below is) carries it to the gradient's scatter, which then needs no
+                    # second check (target.unsqueeze(1) in nll_loss)
+                    index = index.clone()
+                _note_in_range(tracer, index, size, True)
                 return index
+            _note_in_range(tracer, index, size, False)
             wrapped = _wrap_negative(index, size)
             _note_in_range(tracer, wrapped, size, True)
             return wrapped
