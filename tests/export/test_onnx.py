@@ -119,31 +119,11 @@ def test_elementwise_corner_cases_agree(tmp_path):
 
 def test_load_runs_other_exporters_ops():
     """Conv, BatchNormalization, Flatten, Gemm, LayerNormalization, Gelu, AveragePool:
-    written with onnx.helper as torch's exporter writes them, run by ember like onnxruntime."""
-    from onnx import TensorProto, helper, numpy_helper
+    written with onnx.helper as torch's exporter writes them (the mutation corpus's conv
+    model), run by ember like onnxruntime."""
+    from onnx_mutants import _conv_model
+    model = _conv_model()
     rng = np.random.default_rng(7)
-
-    def init(name, *shape):
-        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-    inits = [init("w", 3, 2, 3, 3), init("b", 3), init("scale", 3), init("bias", 3),
-             init("mean", 3), numpy_helper.from_array(rng.uniform(0.5, 2, 3).astype("f4"),
-                                                      "var"),
-             init("fc", 4, 12), init("fcb", 4), init("ln_s", 4), init("ln_b", 4)]
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1],
-                              strides=[2, 2]),
-             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"],
-                              ["n"], epsilon=1e-3),
-             helper.make_node("AveragePool", ["n"], ["p"], kernel_shape=[2, 2],
-                              strides=[2, 2]),
-             helper.make_node("Flatten", ["p"], ["f"], axis=1),
-             helper.make_node("Gemm", ["f", "fc", "fcb"], ["g"], transB=1),
-             helper.make_node("LayerNormalization", ["g", "ln_s", "ln_b"], ["l"], axis=-1),
-             helper.make_node("Gelu", ["l"], ["y"])]
-    graph = helper.make_graph(nodes, "t", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, ["n", 2, 8, 8])], [helper.make_tensor_value_info(
-            "y", TensorProto.FLOAT, ["n", 4])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)],
-                              ir_version=9)
     x = rng.standard_normal((3, 2, 8, 8)).astype(np.float32)
     from ember.onnx import _run
     want = _run(model, [x])[0][0]
