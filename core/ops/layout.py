@@ -126,6 +126,8 @@ def _target(x: Tensor, fmt, op: str) -> tuple | None:
     if fmt is contiguous_format or x.ndim < 2:
         return None
     if fmt is preserve_format:
+        if x._device.strided_views and optional(x._device.backend, "strides") is None:
+            return None     # a backend that cannot say its layout: clone as row-major
         shape, strides = x._data.shape, strides_of(x)
         order = _dense_order(shape, strides)
         if order is None:
@@ -133,7 +135,12 @@ def _target(x: Tensor, fmt, op: str) -> tuple | None:
                           and _strides_like(shape, strides, o)), None)
     else:
         order = _order(fmt, x.ndim, op)
-    return None if order is None or order == tuple(range(x.ndim)) else order
+    if order is None:
+        return None
+    # dims of size 1 have no place in memory: an order that is row-major once they are
+    # left out is row-major ((2, 1) with strides (1, 1) clones as a plain copy)
+    sized = [d for d in order if x._data.shape[d] != 1]
+    return None if sized == sorted(sized) else order
 
 
 def _arranged(x: Tensor, order: tuple) -> Tensor:
