@@ -210,8 +210,8 @@ def save(obj: Any, f: PathLike | Any) -> None:
         tree = encoder.encode(obj, "")
     except _NotPlain:
         from . import pickled
-        data = pickled.dumps(obj)
-        _write(f, lambda fh: fh.write(data), len(data))
+        data, storages, size = pickled.prepare(obj)
+        _write(f, lambda fh: pickled.write(fh, data, storages), size)
         return
     structure = json.dumps(tree, allow_nan=False, separators=(",", ":"))
     arrays = encoder.arrays

@@ -140,8 +140,9 @@ class _Pickler(pickle._Pickler):
                                   requires_grad, OrderedDict()))
 
 
-def dumps(obj, protocol: int = _PROTOCOL) -> bytes:
-    """The torch zip checkpoint of obj, as bytes."""
+def prepare(obj, protocol: int = _PROTOCOL) -> tuple[bytes, dict, int]:
+    """(data.pkl's bytes, {storage key: host array}, the file's size about): everything
+    is pickled before anything is written, so an unpicklable part leaves f untouched."""
     pickled = io.BytesIO()
     pickler = _Pickler(pickled, protocol)
     try:
@@ -151,15 +152,21 @@ def dumps(obj, protocol: int = _PROTOCOL) -> bytes:
             f"ember.save: cannot save {type(obj).__name__}: part of it cannot be pickled "
             f"({brief(str(exc), 300)}); save what can be (a state_dict(), plain data), or "
             "give the class __getstate__/__reduce__") from None
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
-        _put(z, "archive/data.pkl", pickled.getvalue())
+    data = pickled.getvalue()
+    size = len(data) + sum(a.nbytes + 2 * _ALIGN for a in pickler.storages.values()) + 1024
+    return data, pickler.storages, size
+
+
+def write(fh, data: bytes, storages: dict) -> None:
+    """The torch zip checkpoint (data.pkl, byteorder, the storages, version records) to fh,
+    each storage's bytes streamed from its array."""
+    with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
+        _put(z, "archive/data.pkl", data)
         _put(z, "archive/byteorder", b"little")
-        for key, host in pickler.storages.items():
+        for key, host in storages.items():
             _put(z, f"archive/data/{key}", host)
         _put(z, "archive/version", b"3\n")
         _put(z, "archive/.data/version", b"3\n")
-    return out.getvalue()
 
 
 def _put(z: zipfile.ZipFile, name: str, data) -> None:
@@ -173,7 +180,10 @@ def _put(z: zipfile.ZipFile, name: str, data) -> None:
     info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
     payload = data if isinstance(data, bytes) else memoryview(
         np.ascontiguousarray(data).reshape(-1).view(np.uint8))
-    z.writestr(info, payload)
+    info.file_size = len(payload) if isinstance(payload, bytes) else payload.nbytes
+    with z.open(info, "w", force_zip64=info.file_size > 0x7FFF0000) as member:
+        for at in range(0, info.file_size, 64 << 20):     # no second copy of a storage
+            member.write(payload[at:at + (64 << 20)])
 
 
 class _Unpickler(pickle.Unpickler):
