@@ -3,9 +3,9 @@
     import ember.torch_alias; ember.torch_alias.install()     # then: import torch ...
 
 or `python -m ember.torch_alias program.py [args...]` (`-m module [args...]` runs a module
-as `python -m` does: `-m unittest test_x`, `-m pytest -q test_x.py`).  A meta-path finder maps `torch`
-to `ember` and `torch.X.Y` to `ember.X.Y` (with the few renames in RENAMES); a module
-ember lacks fails with ModuleNotFoundError naming it as an ember gap.  Each ember module
+as `python -m` does: `-m unittest test_x`, `-m pytest -q test_x.py`).  A meta-path finder
+maps `torch` to `ember` and `torch.X.Y` to `ember.X.Y` (with the few renames in RENAMES); a
+module ember lacks fails with ModuleNotFoundError naming it as an ember gap.  Each ember module
 keeps its own name and spec: `torch.nn is ember.nn` afterwards.
 """
 from __future__ import annotations

@@ -428,7 +428,8 @@ class _Machine:
             return D.get_dtype(name)
         if full in self.user:
             return _User(full, self.user[full])
-        if (module == "torch" or module.startswith("torch.")) and self.user:
+        if ((module == "torch" or module.startswith("torch.")) and self.user
+                and not any(part.startswith("_") for part in full.split("."))):
             # torch's class, marked safe by its ember name (torch.nn.Linear under the alias)
             from ..torch_alias import resolve
             try:

@@ -209,3 +209,20 @@ def test_ember_zip_is_aligned_and_loads_in_torch_with_mmap(tmp_path):
     ember.save({"o": argparse.Namespace(k=2)}, buffer)
     buffer.seek(0)
     assert ember.load(buffer, weights_only=False)["o"].k == 2
+
+
+def test_a_safe_global_never_opens_other_names(tmp_path):
+    """With globals marked safe, a name the file asks for is still refused unless it is one
+    of them: a private torch path is not even imported to compare."""
+    import sys
+    import zipfile
+    ember.serialization.add_safe_globals([argparse.Namespace])
+    path = tmp_path / "forged.pt"
+    for module, name in (("torch.testing.__main__", "main"), ("torch.array_api._host", "x"),
+                         ("argparse", "ArgumentParser"), ("os", "system")):
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("archive/data.pkl", f"\x80\x02c{module}\n{name}\n)R.".encode("latin-1"))
+        with pytest.raises(ember.io.WeightsOnlyError, match=f"GLOBAL {module}.{name} was not"):
+            ember.load(path)
+        assert "ember.testing.__main__" not in sys.modules
+        assert "ember.array_api._host" not in sys.modules
