@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 import pickletools
 import struct
 import zipfile
@@ -116,9 +117,10 @@ UNSAFE_MESSAGE = ("Re-running `ember.load` with `weights_only` set to `False` wi
                   "got the file from a trusted source.")
 
 
-class WeightsOnlyError(CheckpointError):
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
     """A weights_only load met a global that is not allowlisted (torch.load's "Weights only
-    load failed ... Unsupported global"); weights_only=False or add_safe_globals loads it."""
+    load failed ... Unsupported global"); weights_only=False or add_safe_globals loads it.
+    A pickle.UnpicklingError, as torch's, so `except pickle.UnpicklingError:` catches it."""
 
 
 def unsupported_global(full: str) -> WeightsOnlyError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import pickle
 import re
 
 import ember
@@ -38,6 +39,8 @@ def _refusals(path) -> tuple[str, str]:
     with pytest.raises(CheckpointError) as ours:
         ember.load(path)
     assert isinstance(ours.value, ember.io.WeightsOnlyError)
+    assert isinstance(ours.value, pickle.UnpicklingError)
+    assert isinstance(theirs.value, pickle.UnpicklingError)
     assert "ember.serialization.add_safe_globals([" in str(ours.value)
     assert "weights_only` set to `False`" in str(ours.value)
     return _unsupported(str(theirs.value)), _unsupported(str(ours.value))
