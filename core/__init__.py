@@ -109,6 +109,7 @@ def __getattr__(name):
             "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
+            "serialization": ".io",
             "export": ".export", "onnx": ".onnx", "special": ".special"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)

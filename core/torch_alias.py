@@ -2,9 +2,10 @@
 
     import ember.torch_alias; ember.torch_alias.install()     # then: import torch ...
 
-or `python -m ember.torch_alias program.py [args...]`.  A meta-path finder maps `torch`
-to `ember` and `torch.X.Y` to `ember.X.Y` (with the few renames in RENAMES); a module
-ember lacks fails with ModuleNotFoundError naming it as an ember gap.  Each ember module
+or `python -m ember.torch_alias program.py [args...]` (`-m module [args...]` runs a module
+as `python -m` does: `-m unittest test_x`, `-m pytest -q test_x.py`).  A meta-path finder
+maps `torch` to `ember` and `torch.X.Y` to `ember.X.Y` (with the few renames in RENAMES); a
+module ember lacks fails with ModuleNotFoundError naming it as an ember gap.  Each ember module
 keeps its own name and spec: `torch.nn is ember.nn` afterwards.
 """
 from __future__ import annotations
@@ -108,15 +109,43 @@ def uninstall() -> None:
         del sys.modules[name]
 
 
+_USAGE = ("usage: python -m ember.torch_alias program.py [args...]\n"
+          "       python -m ember.torch_alias -m module [args...]")
+
+
 def main(argv=None) -> int:
-    """python -m ember.torch_alias program.py [args...]: run program.py with torch = ember."""
+    """python -m ember.torch_alias program.py [args...] (or -m module [args...]): run the
+    program, or the module as `python -m module` does, with torch = ember.
+
+    As the interpreter does: a script runs as __main__ with sys.argv[0] its path and its
+    folder first on sys.path; a module (`-m unittest test_x`, `-m pytest -q file.py`) runs
+    through runpy.run_module(alter_sys=True) with sys.argv[0] the module's file and the
+    current folder first on sys.path.  A SystemExit the program raises is its exit status.
+    """
+    import os
     import runpy
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        print("usage: python -m ember.torch_alias program.py [args...]", file=sys.stderr)
+    module = None
+    if argv and argv[0] == "-m":
+        if len(argv) < 2:
+            print("ember.torch_alias: -m needs a module name\n" + _USAGE, file=sys.stderr)
+            return 2
+        module, argv = argv[1], argv[1:]
+    elif argv and argv[0].startswith("-m") and len(argv[0]) > 2:     # -mpytest, as python
+        module, argv = argv[0][2:], [argv[0][2:]] + argv[1:]
+    if not argv or (module is None and argv[0].startswith("-")):
+        print(_USAGE, file=sys.stderr)
         return 2
     install()
+    if module is not None:
+        # python -m puts the current folder first on sys.path; runpy sets sys.argv[0] to
+        # the module's file (alter_sys) once it has found it
+        sys.path.insert(0, os.getcwd())
+        sys.argv = argv
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
     sys.argv = argv
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
     runpy.run_path(argv[0], run_name="__main__")
     return 0
 

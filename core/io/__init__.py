@@ -1,4 +1,5 @@
-"""ember.save / ember.load: checkpoints as safetensors files with a JSON structure; no pickle.
+"""ember.save / ember.load: checkpoints as safetensors files with a JSON structure; no pickle
+(whole objects the format cannot hold go to PyTorch's zip format: io/pickled.py).
 
 Format (version 1; docs/checkpoint-format.md has the full text)
 ----------------------------------------------------------------
@@ -28,7 +29,8 @@ offset is checked before anything is read, the checksum is verified before the s
 is parsed, and the structure's element count is bounded by its length before json parses
 it.  Every failure is a CheckpointError saying what was expected and found.  `load` also
 reads plain safetensors files (a dict of tensors) and PyTorch zip checkpoints
-(io/torch_zip.py: a restricted pickle interpreter, no torch, no unpickling).
+(io/torch_zip.py: a restricted pickle interpreter, no torch, no unpickling, with PyTorch
+2.6's weights_only allowlist; weights_only=False unpickles fully: io/pickled.py).
 
 Saving writes `.NAME.<pid>-<random>.tmp` in the target's folder, fsyncs it and renames it
 over the target, so a crash leaves the old checkpoint, never a half-written one; the next
@@ -53,12 +55,28 @@ import numpy as np
 
 from .. import dtypes as D
 from ..device import Device, as_device
-from ..errors import CheckpointError, DeviceUnavailableError, EmberError, EmberTypeError, brief
+from ..errors import (
+    CheckpointError,
+    DeviceUnavailableError,
+    EmberError,
+    EmberTypeError,
+    EmberValueError,
+    brief,
+)
 from ..tensor import Tensor
 from . import safetensors as S
 from .record import MAX_DEPTH, HashCounter, Saved, colliding_keys
+from .torch_zip import (
+    WeightsOnlyError,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 
-__all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "load", "save"]
+__all__ = ["FORMAT_VERSION", "MAX_HEADER_BYTES", "CheckpointDeviceError", "WeightsOnlyError",
+           "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+           "safe_globals", "save"]
 
 FORMAT_VERSION = "1"
 MAX_HEADER_BYTES = S.MAX_HEADER_BYTES
@@ -78,6 +96,10 @@ PathLike = str | os.PathLike
 _FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
+class _NotPlain(EmberTypeError):
+    """A value the safe format cannot hold: save pickles the object instead."""
+
+
 class CheckpointDeviceError(CheckpointError, DeviceUnavailableError):
     """A tensor in the file was saved on a device this machine cannot use (or names no
     device at all); map_location places it elsewhere."""
@@ -95,7 +117,7 @@ class _Encoder:
 
     def encode(self, obj, path: str, depth: int = 0):
         if depth > MAX_DEPTH:
-            raise EmberTypeError(f"ember.save: {path or 'the object'} nests deeper than "
+            raise _NotPlain(f"ember.save: {path or 'the object'} nests deeper than "
                                  f"{MAX_DEPTH} levels; flatten it (self-references are not "
                                  "supported)")
         if obj is None or isinstance(obj, (bool, str)):
@@ -118,7 +140,7 @@ class _Encoder:
             items = []
             for key, value in obj.items():
                 if not (key is None or isinstance(key, (str, int, float, bool))):
-                    raise EmberTypeError(
+                    raise _NotPlain(
                         f"ember.save: {path or 'the object'} has a key of type "
                         f"{type(key).__name__}; supported keys are str, int, float, bool "
                         "and None (convert the key, e.g. str(key))")
@@ -128,18 +150,8 @@ class _Encoder:
         if isinstance(obj, (list, tuple)):
             values = [self.encode(v, _join(path, i), depth + 1) for i, v in enumerate(obj)]
             return {"$tuple": values} if isinstance(obj, tuple) else values
-        what = path or "the object"
-        if callable(getattr(obj, "state_dict", None)):
-            # a Module or an Optimizer: its code cannot be saved, only its state
-            raise EmberTypeError(
-                f"ember.save: {what} is a whole {type(obj).__name__}; ember checkpoints hold "
-                "data, never code, so save its state_dict() instead: "
-                "ember.save(model.state_dict(), path), then rebuild the object and call "
-                ".load_state_dict(ember.load(path))")
-        raise EmberTypeError(
-            f"ember.save: cannot save {what} of type {type(obj).__name__}; a checkpoint holds "
-            "tensors, NumPy arrays, dtypes, numbers, strings, None and dicts, lists and "
-            "tuples of them (save a module or optimizer as its .state_dict())")
+        raise _NotPlain(f"ember.save: {path or 'the object'} is a {type(obj).__name__}, "
+                        "which the safe format does not hold")
 
     def _tensor(self, t: Tensor, path: str) -> dict:
         name = self._array(t._data, t, path)
@@ -179,30 +191,49 @@ def _digest(structure: str, arrays: dict[str, np.ndarray], codes: dict[str, str]
 
 
 def save(obj: Any, f: PathLike | Any) -> None:
-    """Save tensors, state dicts, optimizer state, numbers and strings to f: a path, or a
-    binary file object open for writing (open(p, "wb"), io.BytesIO()).
+    """Save obj to f: a path, or a binary file object open for writing (open(p, "wb"),
+    io.BytesIO()).
+
+    Tensors, state dicts, optimizer state, NumPy arrays, dtypes, numbers, strings and
+    dicts, lists and tuples of them are written in ember's safe format (a safetensors file,
+    docs/checkpoint-format.md).  Any other picklable object (a whole nn.Module, a dataclass,
+    an argparse Namespace, a dict holding such objects) is written as torch.save writes it:
+    PyTorch's zip format (io/pickled.py), which torch.load reads too; loading it back needs
+    weights_only=False, or its classes marked safe with
+    ember.serialization.add_safe_globals, as in PyTorch 2.6+.
 
     To a path the write is atomic: f holds either its previous content or the whole new
     checkpoint.  A new file's mode follows the umask; a replaced file keeps its mode.
     """
     encoder = _Encoder()
-    structure = json.dumps(encoder.encode(obj, ""), allow_nan=False, separators=(",", ":"))
+    try:
+        tree = encoder.encode(obj, "")
+    except _NotPlain:
+        from . import pickled
+        data, storages, size = pickled.prepare(obj)
+        _write(f, lambda fh: pickled.write(fh, data, storages), size)
+        return
+    structure = json.dumps(tree, allow_nan=False, separators=(",", ":"))
     arrays = encoder.arrays
     codes = {name: _CODES[D.from_numpy_dtype(a.dtype).name] for name, a in arrays.items()}
     metadata = {"format": "ember", "ember_format_version": FORMAT_VERSION,
                 "ember_structure": structure, "ember_sha256": _digest(structure, arrays, codes)}
     head, ordered, size = S.layout(arrays, codes, metadata)
+    _write(f, lambda fh: S.write(fh, head, ordered), size)
+
+
+def _write(f, write: Callable, size: int) -> None:
     if hasattr(f, "write"):
         name = getattr(f, "name", None)
         with _disk_full(name if isinstance(name, str) else repr(f), size, None):
-            S.write(f, head, ordered)
+            write(f)
             if hasattr(f, "flush"):      # a full disk shows at the flush of buffered files
                 f.flush()
         return
-    _save_atomic(_path(f, "save"), head, ordered, size)
+    _save_atomic(_path(f, "save"), write, size)
 
 
-def _save_atomic(path: str, head: bytes, arrays: list, size: int) -> None:
+def _save_atomic(path: str, write: Callable, size: int) -> None:
     directory, base = os.path.split(os.path.abspath(path))
     _remove_stale(directory, base)
     try:
@@ -219,7 +250,7 @@ def _save_atomic(path: str, head: bytes, arrays: list, size: int) -> None:
         if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
         with _disk_full(path, size, directory), open(fd, "wb", closefd=False) as fh:
-            S.write(fh, head, arrays)
+            write(fh)
             fh.flush()
             os.fsync(fd)
         os.replace(tmp, path)
@@ -336,19 +367,49 @@ def load(f: PathLike | Any, map_location: str | Device | dict | Callable | None 
     f: a path or a binary file object open for reading.  map_location: None (each tensor
     to the device it was saved from), a device ('cpu', 'opencl:0', a Device) for all, a
     dict {saved device: device}, or a callable fn(cpu_tensor, saved_device_str) returning
-    the tensor to use (or None for the default).  weights_only and mmap are accepted for
-    PyTorch programs: ember never runs code from a file, whatever weights_only says.
+    the tensor to use (or None for the default).
+
+    weights_only (None means True, PyTorch 2.6's default): a PyTorch checkpoint may hold
+    tensors, storages, dtypes, devices, sizes, plain containers and OrderedDicts, and the
+    globals marked safe with ember.serialization.add_safe_globals (or the safe_globals
+    context manager); any other global is refused with torch's "Weights only load failed
+    ... Unsupported global" (a WeightsOnlyError) before it is imported.  weights_only=False
+    unpickles the file fully, as torch.load(weights_only=False): THE FILE CAN RUN ANY CODE,
+    so use it only for files from a source you trust.  ember's own format and safetensors
+    hold no code, and load the same either way.
+
+    mmap=True: the tensors are memory maps of the file (copy-on-write, as torch maps them:
+    pages are read when touched, writes stay in this process) instead of copies read into
+    memory: ember's format and safetensors map every tensor, a PyTorch zip checkpoint its
+    storages (torch.save stores them uncompressed).  It needs f to be a path; tensors
+    placed on another device by map_location are copied there from the map.
     """
-    del weights_only, mmap
+    if weights_only is None:
+        weights_only = True
+    for flag, value in (("weights_only", weights_only), ("mmap", mmap)):
+        if value is not None and not isinstance(value, bool):
+            raise EmberTypeError(f"ember.load: {flag} must be True, False or None, got "
+                                 f"{brief(value, 40)}")
+    if mmap and hasattr(f, "read"):
+        raise EmberValueError(
+            "ember.load: f must be a file path in order to use the mmap argument (got a "
+            f"{type(f).__name__}); pass the path, or mmap=False to read the file object")
     with _open(f) as (fh, start, size, name):
         fh.seek(start)
         prefix = fh.read(9)
+        mapped = name if mmap else None
+        placer = _Placer(name, map_location)
         if prefix[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+            if not weights_only:
+                from . import pickled
+                return pickled.loads(fh, start, size, name, placer._tensor, mapped)
             from . import torch_zip
-            obj = torch_zip.load(fh, start, size, name)
-        else:
-            obj = _load_safetensors(fh, start, size, name, prefix)
-    return _Placer(name, map_location).fill(obj, {}, 0)
+            memo: dict = {}
+            obj = torch_zip.load(fh, start, size, name, mmap_path=mapped,
+                                 place=lambda value: placer.fill(value, memo, 0))
+            return placer.fill(obj, memo, 0)
+        obj = _load_safetensors(fh, start, size, name, prefix, mapped)
+    return placer.fill(obj, {}, 0)
 
 
 @contextlib.contextmanager
@@ -393,18 +454,20 @@ def _open(f):
         yield fh, 0, info.st_size, path
 
 
-def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes):
+def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes,
+                      mapped: str | None = None):
     if len(prefix) >= 9 and prefix[0] == 0x80 and 2 <= prefix[1] <= 5 and prefix[8] != 0x7B:
-        raise _bad(name, "it is a pickle file, and ember never unpickles (a pickle can run "
-                         "any code); save it as a PyTorch zip checkpoint (torch.save) or "
-                         "with safetensors, which ember reads safely")
+        raise _bad(name, "it is a bare pickle file (torch.save's legacy format, "
+                         "_use_new_zipfile_serialization=False), which ember never unpickles, "
+                         "whatever weights_only says; save it as a PyTorch zip checkpoint "
+                         "(torch.save's default) or with safetensors, which ember reads")
     try:
         header = S.read_header(fh, start, size)
     except S.HeaderError as exc:
         raise _bad(name, str(exc)) from None
     meta = header.metadata
     if meta is None or meta.get("format") != "ember":
-        return _plain(fh, start, name, header)
+        return _plain(fh, start, name, header, mapped)
     version = meta.get("ember_format_version")
     if version != FORMAT_VERSION:
         raise _bad(name, f"format version {brief(version, 40)}; this ember reads version "
@@ -412,7 +475,7 @@ def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes):
     for key in ("ember_structure", "ember_sha256"):
         if key not in meta:
             raise _bad(name, f"the metadata lacks {key!r}")
-    arrays = _read_arrays(fh, start, name, header)
+    arrays = _read_arrays(fh, start, name, header, mapped)
     structure_text = meta["ember_structure"]
     codes = {e.name: e.code for e in header.entries}
     if _digest(structure_text, arrays, codes) != meta["ember_sha256"]:
@@ -422,7 +485,14 @@ def _load_safetensors(fh, start: int, size: int, name: str, prefix: bytes):
     return _Decoder(name, arrays).decode(structure, 0)
 
 
-def _read_arrays(fh, start: int, name: str, header: S.Header) -> dict[str, np.ndarray]:
+def _read_arrays(fh, start: int, name: str, header: S.Header,
+                 mapped: str | None = None) -> dict[str, np.ndarray]:
+    if mapped is not None:        # mmap=True: copy-on-write maps of the file, read on touch
+        base = start + header.data_start
+        return {e.name: np.memmap(mapped, dtype=S.np_dtype(e.code), mode="c",
+                                  offset=base + e.begin, shape=e.shape)
+                if math.prod(e.shape) else np.empty(e.shape, dtype=S.np_dtype(e.code))
+                for e in header.entries}
     try:
         return {e.name: S.read_array(fh, start + header.data_start, e)
                 for e in sorted(header.entries, key=lambda e: e.begin)}
@@ -430,9 +500,9 @@ def _read_arrays(fh, start: int, name: str, header: S.Header) -> dict[str, np.nd
         raise _bad(name, str(exc)) from None
 
 
-def _plain(fh, start: int, name: str, header: S.Header) -> OrderedDict:
+def _plain(fh, start: int, name: str, header: S.Header, mapped: str | None = None) -> OrderedDict:
     """A safetensors file without ember metadata: {name: tensor} in the file's order."""
-    arrays = _read_arrays(fh, start, name, header)
+    arrays = _read_arrays(fh, start, name, header, mapped)
     return OrderedDict((e.name, Saved(arrays[e.name], "cpu", False, False, e.name))
                        for e in header.entries)
 

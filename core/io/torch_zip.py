@@ -6,7 +6,9 @@ not unpickled: a small stack machine here reads its opcodes and can build only n
 strings, bytes, lists, tuples, dicts, sets and OrderedDicts, and call only the rebuild
 functions of tensors and parameters; storage types, dtypes and torch.Size are plain
 values.  Any other global (os.system, a class of the program that saved it) is refused by
-name before anything is built, as torch.load(weights_only=True) refuses it.  Sizes,
+name before anything is built, in the words torch.load(weights_only=True) refuses it with,
+unless add_safe_globals marked it safe: then it may be called (REDUCE), instantiated
+(NEWOBJ) and given its state (BUILD), as torch's weights-only unpickler allows.  Sizes,
 strides and offsets are checked against each storage.
 
 A file costs time and memory in proportion to its size, whatever its structure: the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 import pickletools
 import struct
 import zipfile
@@ -29,6 +32,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import dtypes as D
+from ..device import Device
 from ..errors import CheckpointError, brief
 from .record import MAX_DEPTH, HashCounter, Saved, colliding_keys
 
@@ -42,17 +46,109 @@ _VIEW_SLACK = 64 << 20     # tensor bytes beyond twice the storage bytes they vi
 _INT64 = 2**63             # torch keeps sizes, strides and offsets in int64
 _MEMO_LIMIT = 2**32        # memo indexes: LONG_BINPUT's 4 bytes
 _TENSOR_COST = 1024        # a tensor's Saved record, array header and Tensor, about
+_OBJECT_COST = 256         # an object a safe global builds, about
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8",
              "ShortStorage": "int16", "IntStorage": "int32", "LongStorage": "int64",
              "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
              "FloatStorage": "float32", "DoubleStorage": "float64"}
+# globals the user marked safe for weights_only loads (add_safe_globals): each a function or
+# class, or a (function or class, "module.qualname") pair, as torch.serialization keeps them
+_SAFE_GLOBALS: set = set()
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Mark globals (functions, classes, or (object, "module.qualname") pairs) as safe for a
+    weights_only load: a checkpoint may then call the functions, and create the classes'
+    objects and set their state, as torch.serialization.add_safe_globals."""
+    global _SAFE_GLOBALS
+    if not isinstance(safe_globals, (list, tuple, set)):
+        raise TypeError(f"add_safe_globals: expected a list of functions/classes or "
+                        f"(object, 'module.name') pairs, got {type(safe_globals).__name__}")
+    _user_globals(safe_globals)            # checks every entry before adding any
+    _SAFE_GLOBALS = _SAFE_GLOBALS.union(safe_globals)
+
+
+def get_safe_globals() -> list:
+    """The globals add_safe_globals marked safe (torch.serialization.get_safe_globals)."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global add_safe_globals marked safe."""
+    global _SAFE_GLOBALS
+    _SAFE_GLOBALS = set()
+
+
+class safe_globals:
+    """with ember.serialization.safe_globals([Cls, fn]): those globals are safe for
+    weights_only loads inside the block only (torch.serialization.safe_globals)."""
+
+    def __init__(self, safe_globals: list):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        global _SAFE_GLOBALS
+        _SAFE_GLOBALS = _SAFE_GLOBALS - set(self.safe_globals)
+
+
+def _user_globals(entries=None) -> dict:
+    """{"module.qualname": object} of the globals marked safe."""
+    out = {}
+    for entry in _SAFE_GLOBALS if entries is None else entries:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError("Expected tuple of length 2 (global, str of callable full "
+                                 f"path), but got tuple of length: {len(entry)}")
+            if type(entry[1]) is not str:
+                raise TypeError("Expected second item in tuple to be str of callable full "
+                                f"path, but got: {type(entry[1])}")
+            out[entry[1]] = entry[0]
+        else:
+            out[f"{entry.__module__}.{entry.__qualname__}"] = entry
+    return out
+
+
+UNSAFE_MESSAGE = ("Re-running `ember.load` with `weights_only` set to `False` will likely "
+                  "succeed, but it can result in arbitrary code execution. Do it only if you "
+                  "got the file from a trusted source.")
+
+
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+    """A weights_only load met a global that is not allowlisted (torch.load's "Weights only
+    load failed ... Unsupported global"); weights_only=False or add_safe_globals loads it.
+    A pickle.UnpicklingError, as torch's, so `except pickle.UnpicklingError:` catches it."""
+
+
+def unsupported_global(full: str) -> WeightsOnlyError:
+    """torch.load's refusal of a global, worded as torch words it, ember's names for the fix."""
+    shown = full[len("builtins."):] if full.startswith("builtins.") else full
+    shown = shown if len(shown) <= 200 else shown[:200] + "..."
+    return WeightsOnlyError(
+        "ember.load: Weights only load failed. This file can still be loaded, to do so you "
+        "have two options, do those steps only if you trust the source of the checkpoint. "
+        f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` "
+        "please check the recommended steps in the following error message.\n\t"
+        f"WeightsUnpickler error: Unsupported global: GLOBAL {shown} was not an allowed "
+        "global by default. Please use `ember.serialization.add_safe_globals([{0}])` or the "
+        "`ember.serialization.safe_globals([{0}])` context manager to allowlist this global "
+        "if you trust this class/function.".replace("{0}", shown))
+
+
 _DTYPE_NAMES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                 "float32", "float64", "half", "float", "double", "long", "int", "short"}
 
 
-def load(fh, start: int, size: int, name: str):
-    """The object saved in the torch zip checkpoint at `start` in fh, tensors as Saved."""
+def load(fh, start: int, size: int, name: str, *, place=None, mmap_path: str | None = None):
+    """The object saved in the torch zip checkpoint at `start` in fh, tensors as Saved.
+
+    Only the allowlist (tensors, storages, dtypes, plain containers) and the globals
+    add_safe_globals marked safe are loaded: weights_only=True.  place(obj) turns Saved
+    tensors (in containers) into tensors before they reach a safe global's code.
+    mmap_path: the file's path, to map the storages instead of reading them."""
     def bad(problem: str) -> CheckpointError:
         return CheckpointError(f"ember.load: {name} is not a valid PyTorch checkpoint: "
                                f"{problem}")
@@ -80,10 +176,52 @@ def load(fh, start: int, size: int, name: str):
         if order not in (b"little", b"big"):
             raise bad(f"its byteorder record says {brief(order, 40)}; expected little or big")
         data = _read(archive, pickles[0], min(MAX_PICKLE_BYTES, size), bad)
-        machine = _Machine(data, size, bad)
+        machine = _Machine(data, size, bad, place=place, mapped=mmap_path is not None)
         machine.storage_for = lambda pid: _storage(
-            archive, prefix, pid, order, bad, size - len(data) - machine.storage_bytes)
+            archive, prefix, pid, order, bad, size - len(data) - machine.storage_bytes,
+            mmap_path)
         return machine.run()
+
+
+def open_archive(fh, start: int, size: int, name: str, mmap_path: str | None = None):
+    """(the zip, its data.pkl bytes, a storage reader pid -> _Storage, the machine that
+    checks tensors) for a full unpickle of the checkpoint (weights_only=False)."""
+    def bad(problem: str) -> CheckpointError:
+        return CheckpointError(f"ember.load: {name} is not a valid PyTorch checkpoint: "
+                               f"{problem}")
+    if start:
+        fh.seek(start)
+        fh = io.BytesIO(fh.read(size))
+    _check_entry_count(fh, size, bad)
+    try:
+        archive = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise bad(f"its zip directory is broken ({exc})") from None
+    names = archive.namelist()
+    pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+    if len(pickles) != 1:
+        archive.close()
+        raise bad("it is a zip file without exactly one <archive>/data.pkl, so not what "
+                  "torch.save writes")
+    prefix = pickles[0][:-len("data.pkl")]
+    order = _read(archive, prefix + "byteorder", 16, bad, missing=b"little")
+    if order not in (b"little", b"big"):
+        raise bad(f"its byteorder record says {brief(order, 40)}; expected little or big")
+    data = _read(archive, pickles[0], size, bad)
+    machine = _Machine(data, size, bad, mapped=mmap_path is not None)
+    machine.storage_for = lambda pid: _storage(archive, prefix, pid, order, bad, size,
+                                               mmap_path)
+    return archive, data, machine
+
+
+def make_device(spec, index=None):
+    """torch.device(...) read from a file, as ember's Device (any type ember can name)."""
+    try:
+        return Device(spec, index)
+    except Exception:                      # noqa: BLE001  (whatever the parser says)
+        raise CheckpointError(f"ember.load: the checkpoint holds torch.device"
+                              f"({brief(spec, 40)}, {brief(index, 20)}), which ember cannot "
+                              "name") from None
 
 
 def _check_entry_count(fh, size: int, bad) -> None:
@@ -133,7 +271,8 @@ class _Storage:
         self.array, self.location, self.key = array, location, key
 
 
-def _storage(archive, prefix: str, pid, order: bytes, bad, room: int) -> _Storage:
+def _storage(archive, prefix: str, pid, order: bytes, bad, room: int,
+             mmap_path: str | None = None) -> _Storage:
     """Storage `pid` read from its member; `room`: the bytes of the file no storage read
     before holds (members that overlap, each claiming the rest of the file, would otherwise
     read the file once per member)."""
@@ -159,8 +298,28 @@ def _storage(archive, prefix: str, pid, order: bytes, bad, room: int) -> _Storag
         raise bad(f"its storages add up to more bytes than the file holds ({brief(member, 100)} "
                   f"claims {info.file_size} bytes, {max(room, 0)} are left): zip members that "
                   "overlap (a zip bomb?)")
+    if mmap_path is not None:
+        return _Storage(_mapped(archive, info, mmap_path, dtype, numel, bad), location, member)
     raw = _read(archive, member, info.file_size, bad)
     return _Storage(np.frombuffer(raw, dtype=dtype), location, member)
+
+
+def _mapped(archive, info: zipfile.ZipInfo, path: str, dtype, numel: int, bad) -> np.ndarray:
+    """The member's bytes as a copy-on-write memory map of the file (mmap=True): pages are
+    read when touched, writes stay in this process, as torch.load(mmap=True) maps them."""
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise bad(f"{info.filename} is compressed; torch.save stores every member "
+                  "uncompressed (a recompressed or forged file?)")
+    fp = archive.fp
+    fp.seek(info.header_offset)
+    local = fp.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise bad(f"the local header of {info.filename} is missing or broken")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    begin = info.header_offset + 30 + name_len + extra_len
+    if numel == 0:
+        return np.empty(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="c", offset=begin, shape=(numel,))
 
 
 class _StorageType:
@@ -185,6 +344,29 @@ class _Global:
         return self.name
 
 
+class _User(_Global):
+    """A global add_safe_globals marked safe: called (REDUCE) or instantiated (NEWOBJ)."""
+
+    __slots__ = ()
+
+
+def _build(target, state) -> None:
+    """pickle's BUILD on an object of a safe class: __setstate__, or its __dict__ and slots."""
+    setstate = getattr(target, "__setstate__", None)
+    if setstate is not None and getattr(type(target), "__setstate__", None) is not \
+            getattr(object, "__setstate__", None):
+        setstate(state)
+        return
+    slotstate = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slotstate = state
+    if state:
+        target.__dict__.update(state)
+    if slotstate:
+        for key, value in slotstate.items():
+            setattr(target, key, value)
+
+
 class _Mark:
     __slots__ = ()
 
@@ -203,8 +385,12 @@ def _value(x):
 class _Machine:
     """Runs the opcodes of a pickle with only the values and calls allowed above."""
 
-    def __init__(self, data: bytes, size: int, bad):
+    def __init__(self, data: bytes, size: int, bad, place=None, mapped: bool = False):
         self.data, self.size, self.bad = data, size, bad
+        self.place = place or (lambda obj: obj)     # Saved -> Tensor, for safe globals' code
+        self.mapped = mapped                        # storages are memory maps: keep views
+        self.user = _user_globals()                 # "module.name" -> a safe global
+        self.user_types = {id(v): v for v in self.user.values() if isinstance(v, type)}
         self.storage_for = None        # pid -> _Storage, set by load
         self.storages: dict[str, _Storage] = {}
         self.cost, self.budget = 0, _COST_RATIO * size + _COST_FLOOR
@@ -221,7 +407,7 @@ class _Machine:
             "torch._utils._rebuild_tensor_v2": self._rebuild_tensor,
             "torch._utils._rebuild_parameter": self._rebuild_parameter,
             "torch._utils._rebuild_parameter_with_state": self._rebuild_parameter,
-            "torch.Size": self._size,
+            "torch.Size": self._size, "torch.device": self._device,
             "builtins.set": self._set, "builtins.frozenset": self._frozenset,
             "_codecs.encode": self._encode,
         }
@@ -242,10 +428,19 @@ class _Machine:
             return _StorageType(name, _STORAGES[name])
         if module == "torch" and name in _DTYPE_NAMES:
             return D.get_dtype(name)
-        raise self.bad(f"it asks for the global {brief(full, 200)}, which ember does not "
-                       "load: a checkpoint may hold tensors, storages, dtypes, OrderedDict and "
-                       "plain containers only (ember never runs code from a file, whatever "
-                       "weights_only says)")
+        if full in self.user:
+            return _User(full, self.user[full])
+        if ((module == "torch" or module.startswith("torch.")) and self.user
+                and not any(part.startswith("_") for part in full.split("."))):
+            # torch's class, marked safe by its ember name (torch.nn.Linear under the alias)
+            from ..torch_alias import resolve
+            try:
+                found = getattr(resolve(module), name)
+            except (ImportError, AttributeError):
+                found = None
+            if found is not None and any(found is v for v in self.user.values()):
+                return _User(full, found)
+        raise unsupported_global(full)
 
     def run(self):
         stack: list = []
@@ -371,16 +566,32 @@ class _Machine:
             push(self.find(module, name))
         elif op == "REDUCE":
             args, func = _value(pop()), _value(pop())
-            if not isinstance(func, _Global) or type(args) is not tuple:
+            if type(args) is tuple and isinstance(func, _User):
+                self.spend(_OBJECT_COST)
+                push(func.call(*self.place(args)))
+            elif not isinstance(func, _Global) or type(args) is not tuple:
                 raise self.bad(f"it calls {brief(func, 100)}, which is not a function ember "
                                "allows")
-            push(func.call(*args))
+            else:
+                push(func.call(*args))
+        elif op in ("NEWOBJ", "NEWOBJ_EX") and isinstance(stack[-2 if op == "NEWOBJ" else -3],
+                                                         _User):
+            kwargs = _value(pop()) if op == "NEWOBJ_EX" else {}
+            args, cls = _value(pop()), _value(pop())
+            if not isinstance(cls.call, type) or type(args) is not tuple \
+                    or type(kwargs) is not dict:
+                raise self.bad(f"it creates an object of {cls.name}, which is not a class")
+            self.spend(_OBJECT_COST)
+            push(cls.call.__new__(cls.call, *self.place(args), **self.place(kwargs)))
         elif op == "BUILD":
             state, target = _value(pop()), stack[-1]
+            if id(type(target)) in self.user_types:
+                _build(target, self.place(state))
             # torch sets the state_dict's _metadata (versions per module) this way
-            if type(target) is not OrderedDict or type(state) is not dict:
+            elif type(target) is not OrderedDict or type(state) is not dict:
                 raise self.bad(f"it sets the state of a {type(target).__name__}, which only "
-                               "an OrderedDict may have here")
+                               "an OrderedDict or an object of a class marked safe "
+                               "(add_safe_globals) may have here")
         elif op in ("PERSID", "BINPERSID"):
             pid = arg if op == "PERSID" else _value(pop())
             push(self._persistent(pid))
@@ -478,6 +689,12 @@ class _Machine:
             raise self.bad(f"torch.Size({brief(dims, 100)}) with something other than ints")
         return dims
 
+    def _device(self, spec, index=None):
+        if type(spec) is not str or not (index is None or type(index) is int):
+            raise self.bad(f"torch.device({brief(spec, 40)}, {brief(index, 20)}): expected a "
+                           "string and an optional int")
+        return make_device(spec, index)
+
     def _set(self, items=()):
         if type(items) is not list:
             raise self.bad("set(...) with something other than a list")
@@ -550,7 +767,11 @@ class _Machine:
         # equal views of one storage load as one tensor, as they are one in the pickle
         key = f"{storage.key} at offset {offset}, size {size}, stride {stride}"
         self.spend(_TENSOR_COST + len(key))
-        if numel:
+        contiguous = all(s == math.prod(size[i + 1:]) for i, s in enumerate(steps) if size[i] > 1)
+        if numel and self.mapped and contiguous and base.dtype.isnative:
+            # mmap=True: the tensor is the mapped pages themselves, read when touched
+            array = base[offset:offset + numel].reshape(size)
+        elif numel:
             view = np.lib.stride_tricks.as_strided(
                 base[offset:], shape=size, strides=[s * base.itemsize for s in steps],
                 writeable=False)

@@ -9,29 +9,61 @@ from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError
-from ..tensor import Tensor, wrap
+from ..ops import layout
+from ..tensor import Tensor, preserve_format, wrap
+from ..tensor import memory_format as memory_format_type
 
 
-def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=False):
-    """to(device), to(dtype), to(device, dtype), to(other_tensor)."""
+def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
+       memory_format=preserve_format):
+    """to(device=None, dtype=None, non_blocking=False, copy=False, memory_format=
+    preserve_format), to(dtype, non_blocking, copy, memory_format), to(other, non_blocking,
+    copy), as torch's: positional booleans are non_blocking then copy.
+
+    The result is self when nothing changes (same device and dtype, copy=False, and self
+    already in memory_format); memory_format (channels_last, ...) lays the result out so.
+    ember copies between devices through the host synchronously, which is what
+    non_blocking=True does in PyTorch for memory that is not pinned (ember has none)."""
+    flags = []
     for a in args:
         if type(a) is Tensor:
             device, dtype = a._device, a._dtype
+        elif isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, memory_format_type):
+            memory_format = a
         elif isinstance(a, (D.DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
             dtype = a
-        elif isinstance(a, (str, Device)):
+        elif isinstance(a, (str, Device, int)):
             device = a
         elif a is not None:
             raise EmberTypeError(f"to(): expected a device, a dtype or a tensor, got {a!r}")
+    if len(flags) > 2:
+        raise EmberTypeError(f"to(): takes at most two positional booleans (non_blocking, "
+                             f"copy), got {len(flags)}")
+    if flags:
+        non_blocking = flags[0]
+    if len(flags) == 2:
+        copy = flags[1]
+    if not (isinstance(non_blocking, bool) and isinstance(copy, bool)):
+        raise EmberTypeError(f"to(): non_blocking and copy must be bools, got "
+                             f"{non_blocking!r} and {copy!r}")
     out = self
     if device is not None:
-        dev = as_device(device)
+        dev = as_device(f"cuda:{device}" if type(device) is int else device)
         if dev is not out._device:
             out = _transfer(out, dev)
     if dtype is not None:
         out = ops.cast(out, dtype)
+    if memory_format is not preserve_format:
+        layout._check(memory_format, "to")
+        if not layout.is_contiguous(out, memory_format):
+            return layout.contiguous(out, memory_format)
+        if copy and out is self:
+            return layout.clone(self, memory_format)
+        return out
     if copy and out is self:
-        out = ops.contiguous(self)
+        out = layout.clone(self)
     return out
 
 

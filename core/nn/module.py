@@ -435,9 +435,15 @@ class Module:
         return self.to("cpu")
 
     def share_memory(self) -> Module:
-        """Returns self, changing nothing.  torch moves parameters into shared memory so
-        that worker processes (Hogwild training) update one copy; ember has no shared
-        tensors: another process gets its own copy of the model and trains that."""
+        """As torch: Tensor.share_memory_() on every parameter and buffer, then self.
+
+        torch moves them into shared memory so that worker processes (Hogwild training)
+        update one copy; ember has no shared-memory tensors (ember.multiprocessing sends a
+        tensor by value), so for a module holding tensors this raises share_memory_'s
+        NotInEmberError rather than return a module whose workers would silently train
+        copies; a module holding none is returned, as torch returns it."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
         return self
 
     def cuda(self, device: int | None = None) -> Module:

@@ -4,7 +4,8 @@ print the same: torch.backends.cudnn (its flags: state a CPU-only machine does n
 in both), torch.nn.modules.* (batchnorm, conv, utils, pooling, flatten, ...),
 torch.distributions.* as packages, torch.autograd.Variable, torch.nn.parallel's
 data_parallel module and function, torch.utils.model_zoo.load_url, and
-torch.utils.tensorboard without the tensorboard package (ModuleNotFoundError naming it)."""
+torch.utils.tensorboard (its SummaryWriter with the tensorboard package, ModuleNotFoundError
+naming the package without it, in both)."""
 from __future__ import annotations
 
 import json
@@ -96,11 +97,6 @@ def _run(argv, path):
 
 def test_import_paths_as_torch(tmp_path):
     pytest.importorskip("torch")
-    try:
-        import tensorboard  # noqa: F401
-        pytest.skip("tensorboard is installed: torch.utils.tensorboard imports in torch")
-    except ImportError:
-        pass
     script = tmp_path / "imports.py"
     script.write_text(SCRIPT)
     ours = _run(["-m", "ember.torch_alias"], script)
@@ -112,9 +108,9 @@ def test_import_paths_as_torch(tmp_path):
     assert theirs["cudnn"][1] is False                  # a machine without cuDNN, as here
 
 
-def test_tensorboard_installed_but_no_writer(tmp_path):
-    """With the tensorboard package there (a stand-in package here: it is not installed),
-    ember still has no SummaryWriter: the import fails, saying so, as an ImportError."""
+def test_a_tensorboard_package_without_its_protos(tmp_path):
+    """A tensorboard package that lacks what the writer needs (a stand-in package here) is
+    an ImportError at import naming the fix, so `except ImportError:` fallbacks still run."""
     (tmp_path / "tensorboard").mkdir()
     (tmp_path / "tensorboard" / "__init__.py").write_text("__version__ = '2.20.0'\n")
     code = ("import ember.torch_alias as a; a.install()\n"
@@ -126,4 +122,16 @@ def test_tensorboard_installed_but_no_writer(tmp_path):
                           timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ModuleGapError |")
-    assert "ember has no torch.utils.tensorboard.SummaryWriter" in proc.stdout
+    assert "pip install -U tensorboard" in proc.stdout
+
+
+def test_without_tensorboard_the_import_fails_as_in_torch(monkeypatch):
+    """No tensorboard package: ModuleNotFoundError naming it and `pip install tensorboard`,
+    at import, where PyTorch's fails too."""
+    import importlib
+    monkeypatch.setitem(sys.modules, "tensorboard", None)
+    monkeypatch.delitem(sys.modules, "ember.utils.tensorboard", raising=False)
+    with pytest.raises(ModuleNotFoundError, match="pip install tensorboard") as info:
+        importlib.import_module("ember.utils.tensorboard")
+    from ember.errors import EmberError
+    assert info.value.name == "tensorboard" and isinstance(info.value, EmberError)

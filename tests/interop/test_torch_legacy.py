@@ -410,3 +410,23 @@ def test_spelled_keywords_are_in_the_signatures():
     assert ember.rand(size=(2, 3)).shape == (2, 3)
     assert ember.ones(2, 3).sum(axis=0, keepdims=True).shape == (1, 3)
     assert ember.ones(2, 3).argmax(axis=1).shape == (2,)
+
+
+@pytest.mark.parametrize("device", [str(d) for d in ember.devices()])
+def test_nested_tensors_on_any_device_are_numbers(device):
+    """Elements on another device count as their numbers, as torch reads CUDA elements: the
+    result is on `device=` (the CPU by default), never a nested tensor, never in a graph."""
+    a = ember.tensor(1.5, device=device, requires_grad=True)
+    b = ember.tensor([2.5], device=device)
+    for make in (ember.tensor, ember.as_tensor):
+        with pytest.warns(UserWarning, match="requires_grad=True to a scalar"):   # as torch
+            out = make([a, b, 3])
+        assert (out.tolist(), tuple(out.shape), out.dtype, str(out.device)) == \
+            ([1.5, 2.5, 3.0], (3,), ember.float32, "cpu")
+        assert not out.requires_grad
+    placed = ember.tensor([[a.detach()], [b]], device=device)
+    assert placed.tolist() == [[1.5], [2.5]] and str(placed.device) == device
+    new = ember.ones(1, device=device).new_tensor([a.detach(), 2])
+    assert new.tolist() == [1.5, 2.0] and str(new.device) == device
+    with pytest.raises(ValueError, match="only one element tensors can be converted"):
+        ember.tensor([ember.ones(2, device=device)])

@@ -95,10 +95,14 @@ class _Local:
                                            (_Local(), "test_interop._Local")])
 def test_a_malicious_pickle_is_refused_by_name_without_running(tmp_path, monkeypatch,
                                                                 payload, name):
+    """weights_only (True, or None: PyTorch 2.6's default) refuses the global by name, in
+    torch's words, before importing or calling anything."""
     monkeypatch.chdir(tmp_path)
     torch.save({"w": torch.ones(1), "x": payload}, tmp_path / "bad.pt")
-    with pytest.raises(CheckpointError, match=f"the global '[a-z_.]*{name.split('.')[-1]}'"):
-        ember.load(tmp_path / "bad.pt", weights_only=False)
+    for weights_only in (None, True):
+        with pytest.raises(CheckpointError, match=r"Unsupported global: GLOBAL "
+                           rf"[a-z_.]*{name.split('.')[-1]} was not an allowed global"):
+            ember.load(tmp_path / "bad.pt", weights_only=weights_only)
     assert not (tmp_path / "pwned").exists()
 
 
@@ -133,9 +137,9 @@ FORGED = {
     "list bomb": (b"\x80\x02]" + b"]a" * 400_000 + b".", "more than"),
     "memo of a missing index": (b"\x80\x02h\x05.", "not a valid pickle"),
     "builtins.eval": (b"\x80\x02c__builtin__\neval\nX\x01\x00\x00\x001\x85R.",
-                      "the global 'builtins.eval'"),
+                      "GLOBAL eval was not an allowed global"),
     "STACK_GLOBAL to os": (b"\x80\x04X\x02\x00\x00\x00osX\x06\x00\x00\x00system\x93.",
-                           "the global 'os.system'"),
+                           "GLOBAL os.system was not an allowed global"),
 }
 
 
@@ -215,12 +219,3 @@ def test_save_and_load_through_file_objects(tmp_path):
         ember.save(obj, fw)
     with os.fdopen(r, "rb") as fr:
         assert ember.load(fr)["epoch"] == 2
-
-
-def test_a_whole_module_is_refused_naming_state_dict(tmp_path):
-    with pytest.raises(TypeError, match=r"whole Linear.*state_dict\(\)"):
-        ember.save(ember.nn.Linear(2, 2), tmp_path / "m")
-    with pytest.raises(TypeError, match=r"whole SGD.*state_dict\(\)"):
-        ember.save({"opt": ember.optim.SGD([ember.nn.Parameter(ember.ones(1))], lr=0.1)},
-                   tmp_path / "m")
-    assert not (tmp_path / "m").exists()

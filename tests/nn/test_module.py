@@ -254,7 +254,17 @@ def test_containers(torch):
     assert repr(e) == repr(t)
 
 
-def test_share_memory_returns_the_module():
+def test_share_memory_is_share_memory_of_each_tensor():
+    """Module.share_memory() is Tensor.share_memory_() on every tensor, as torch's: ember has
+    no shared-memory tensors, so both refuse the same way (never a silent no-op)."""
+    from ember.errors import NotInEmberError
     model = nn.Sequential(nn.Linear(2, 2))
-    weight = model[0].weight
-    assert model.share_memory() is model and model[0].weight is weight
+    with pytest.raises(NotInEmberError, match="no shared-memory tensors") as module_error:
+        model.share_memory()
+    with pytest.raises(NotInEmberError) as tensor_error:
+        model[0].weight.share_memory_()
+    assert str(module_error.value) == str(tensor_error.value)
+    with pytest.raises(NotInEmberError):
+        nn.BatchNorm1d(2, affine=False).share_memory()          # buffers only
+    empty = nn.Sequential(nn.ReLU())
+    assert empty.share_memory() is empty
