@@ -10,6 +10,7 @@ primitive and costs about two reverse passes; jacfwd batches it over the basis w
 """
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 from .. import ops
@@ -17,7 +18,8 @@ from ..autograd import grad as _grad
 from ..autograd.grad_mode import enable_grad
 from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor
-from .batching import VmapError, VmapFallbackWarning, rules as batching_rules
+from .batching import VmapError, VmapFallbackWarning
+from .batching import rules as batching_rules
 from .vmap import VmapLoopWarning, vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
@@ -68,6 +70,31 @@ def _argnums(argnums, n, fn):
     return nums, single
 
 
+class _Level(threading.local):
+    depth = 0           # how many transforms (grad, vjp, jvp, jacrev, jacfwd) are running
+
+
+_level = _Level()
+
+
+@contextmanager
+def _transform():
+    _level.depth += 1
+    try:
+        yield
+    finally:
+        _level.depth -= 1
+
+
+def _outer_results(value, inputs):
+    """As torch.func: the outermost transform's results carry no autograd history unless
+    an input it was given required grad (then they stay connected, so grad(...) can be
+    differentiated by ember.autograd from outside)."""
+    if _level.depth or any(type(x) is Tensor and x.requires_grad for x in _leaves(inputs)):
+        return value
+    return _map_tensors(lambda t: t.detach(), value)
+
+
 def _grads(outs, xs, vs):
     return _grad(outs, xs, vs, retain_graph=True, create_graph=True, allow_unused=True,
                  materialize_grads=True)
@@ -80,7 +107,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     an argument may be a tuple/list/dict of tensors (the gradient has its structure)."""
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
-        with enable_grad():
+        given = list(args)
+        with enable_grad(), _transform():
             args = list(args)
             for i in nums:
                 args[i] = _unflatten(args[i], iter([_fresh(x, "grad")
@@ -101,7 +129,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             gs = iter(_grads([out], xs, None))
             g = tuple(_unflatten(args[i], gs) for i in nums)
         g = g[0] if single else g
-        return (g, (out, aux)) if has_aux else (g, out)
+        return _outer_results((g, (out, aux)) if has_aux else (g, out), given)
     return wrapper
 
 
@@ -118,7 +146,7 @@ def grad(func, argnums=0, has_aux: bool = False):
 def vjp(func, *primals, has_aux: bool = False):
     """torch.func.vjp: (func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) gives one
     gradient per primal (with each primal's structure)."""
-    with enable_grad():
+    with enable_grad(), _transform():
         xs_tree = [_unflatten(p, iter([_fresh(x, "vjp") for x in _leaves(p)]))
                    for p in primals]
         out = func(*xs_tree)
@@ -126,9 +154,10 @@ def vjp(func, *primals, has_aux: bool = False):
         if has_aux:
             out, aux = out
     xs = _leaves(xs_tree)
+    depth = _level.depth
 
     def vjp_fn(cotangents):
-        with enable_grad():
+        with enable_grad(), _transform():
             outs, vs = _leaves(out), _leaves(cotangents)
             if len(outs) != len(vs):
                 raise EmberValueError(f"func.vjp: vjp_fn got {len(vs)} cotangents for "
@@ -140,8 +169,10 @@ def vjp(func, *primals, has_aux: bool = False):
                         f"{tuple(o.shape)}, got " + (str(tuple(v.shape)) if type(v) is Tensor
                                                      else type(v).__name__))
             gs = iter(_grads(outs, xs, vs))
-            return tuple(_unflatten(p, gs) for p in primals)
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+            result = tuple(_unflatten(p, gs) for p in primals)
+        return result if depth else _outer_results(result, [primals, cotangents])
+    head = (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    return head if depth else (_outer_results(out, primals), vjp_fn) + head[2:]
 
 
 def _basis(out):
@@ -155,6 +186,11 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
     """torch.func.jacrev: the Jacobian by reverse mode, vjp batched over the output basis
     with vmap (shape out.shape + arg.shape per argument)."""
     def wrapper(*args):
+        with _transform():
+            result = _jacrev(*args)
+        return _outer_results(result, args)
+
+    def _jacrev(*args):
         nums, single = _argnums(argnums, len(args), "jacrev")
 
         def part(*diff):
@@ -202,7 +238,7 @@ def jvp(func, primals, tangents, *, has_aux: bool = False):
         if type(t) is not Tensor or tuple(t.shape) != tuple(p.shape):
             raise EmberValueError("func.jvp: each tangent must be a tensor of its primal's "
                                   f"shape {tuple(p.shape)}")
-    with enable_grad():
+    with enable_grad(), _transform():
         res = vjp(func, *primals, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         outs = _leaves(out)
@@ -215,13 +251,19 @@ def jvp(func, primals, tangents, *, has_aux: bool = False):
         else:
             jv = [ops.zeros_like(o) for o in outs]
     jv_tree = _unflatten(out, iter(jv))
-    return (out, jv_tree, res[2]) if has_aux else (out, jv_tree)
+    return _outer_results((out, jv_tree, res[2]) if has_aux else (out, jv_tree),
+                          [primals, tangents])
 
 
 def jacfwd(func, argnums=0, *, has_aux: bool = False, randomness: str = "error"):
     """torch.func.jacfwd: the Jacobian by forward mode, jvp batched over the input basis
     with vmap (shape out.shape + arg.shape)."""
     def wrapper(*args):
+        with _transform():
+            result = _jacfwd(*args)
+        return _outer_results(result, args)
+
+    def _jacfwd(*args):
         nums, single = _argnums(argnums, len(args), "jacfwd")
         for i in nums:
             if type(args[i]) is not Tensor:

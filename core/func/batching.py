@@ -99,7 +99,13 @@ def select(t, k):
     return reshape(_run("slice", t, index=index), tuple(t.shape[1:]))
 
 
-def stack(outs):
+def stack(outs, what="the function"):
+    shapes = {tuple(o.shape) for o in outs}
+    if len(shapes) > 1:
+        raise VmapError(f"vmap: {what} gives outputs of different shapes for different "
+                        f"samples ({sorted(shapes)[:3]}...): a data-dependent shape cannot be "
+                        "batched (torch.func refuses it too); run a Python loop, or pad to one "
+                        "shape")
     return _run("concatenate", *[reshape(o, (1,) + tuple(o.shape)) for o in outs], axis=0)
 
 
@@ -117,7 +123,7 @@ def loop(op, args, batched, attrs, size):
         if out is None:
             raise VmapError(f"vmap: in-place op {op.name!r} has no batching rule")
         outs.append(out)
-    return stack(outs)
+    return stack(outs, f"op {op.name!r}")
 
 
 def apply(op, args, batched, attrs, size):
@@ -178,6 +184,9 @@ def _axis_shift(op, args, batched, attrs, size):
     (x,) = args
     r = x.ndim - 1
     new = dict(attrs)
+    if r == 0:              # a 0-d sample: run on (size, 1) along dim 1, then drop it
+        new.update({"axis": 1} if "axis" in new else {"axes": (1,)})
+        return reshape(dispatch.run(op, reshape(x, (size, 1)), **new), (size,))
     if "axis" in new:
         new["axis"] = _axis(new["axis"], r)
     if "axes" in new:

@@ -12,8 +12,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.func import (functional_call, grad, hessian, jacfwd, jacrev, stack_module_state,
-                        vjp, vmap)
+from torch.func import functional_call, grad, hessian, jacfwd, jacrev, stack_module_state, vjp, vmap
 
 out_path = sys.argv[1]
 device = sys.argv[2] if len(sys.argv) > 2 else "cpu"
