@@ -172,6 +172,7 @@ def _per_sample(func, args, kwargs, flat_args, batched, size, reason):
 
 def _interpret(graph, flat_args, batched, size, randomness):
     env: dict = {}          # id(Value) -> (tensor or scalar, batched?)
+    inputs = {id(inp.value) for inp in graph.inputs}
     for inp in graph.inputs:
         if inp.kind == "arg" and inp.index < len(batched) and batched[inp.index] is not None:
             env[id(inp.value)] = (batched[inp.index], True)
@@ -194,6 +195,10 @@ def _interpret(graph, flat_args, batched, size, randomness):
                 out = dispatch.create(node.op, node.device, node.out.dtype, node.attrs)
                 b = False
             elif not any(flags):
+                if node.inplace and isinstance(node.args[0], Value) and \
+                        id(node.args[0]) in inputs:
+                    continue    # a write into a tensor from outside, of values that are
+                    # the same for every sample: the sample's trace has made it already
                 out = dispatch.run(node.op, *args, **node.attrs)
                 b = False
             else:

@@ -219,3 +219,14 @@ def test_jacrev_of_jacrev_composes():
     a = x.numpy()
     want = np.diag(2 * np.cos(a) - a * np.sin(a))
     np.testing.assert_allclose(h.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_unbatched_in_place_write_happens_once():
+    counter = ember.zeros(3)
+
+    def f(a):
+        counter.add_(ember.ones(3))          # same for every sample: done once, as torch
+        return a * 2
+    out = func.vmap(f)(ember.ones(4, 3))
+    np.testing.assert_array_equal(out.numpy(), np.full((4, 3), 2.0))
+    np.testing.assert_array_equal(counter.numpy(), np.ones(3))

@@ -80,3 +80,10 @@ def test_every_primitive_has_a_rule_or_is_listed_as_looping():
     looping = sorted(n for n, k in rules.items() if k == "loop")
     # creation ops take no batched input; the rest loop on purpose (data-dependent shapes)
     assert looping == ["arange", "full", "index_put", "nonzero"], looping
+
+
+def test_ember_ops_json_says_how_each_op_batches():
+    from ember.tools.ops import declarations
+    rows = {d["name"]: d["batching"] for d in declarations()}
+    assert rows["unfold"] == "batch joins N" and rows["matmul"] == "matmul"
+    assert rows["add"] == "elementwise" and rows["nonzero"] == "loop"
