@@ -255,10 +255,26 @@ def _gather(op, args, batched, attrs, size):
     return dispatch.run(op, *args, axis=_axis(attrs["axis"], r))
 
 
-@register("axis+1 (unbatched index)", "take", "index_add")
+def _index_along(index, axis, shape):
+    """A batched 1-D index (size, n) as a gather/scatter index of `shape` (batch first):
+    n along dim axis+1, broadcast over the others."""
+    n = index.shape[1]
+    r = len(shape) - 1
+    view = (index.shape[0],) + tuple(n if d == axis else 1 for d in range(r))
+    full = (index.shape[0],) + tuple(n if d == axis else shape[d + 1] for d in range(r))
+    return _run("expand", reshape(index, view), shape=full)
+
+
+@register("axis+1 (a batched index: gather/scatter_add)", "take", "index_add")
 def _take(op, args, batched, attrs, size):
-    if batched[1]:
-        return loop(op, args, batched, attrs, size)
+    if batched[1]:                 # a per-sample index: take is a gather, index_add a
+        x = materialize(args[0], batched[0], size)       # scatter_add, along axis+1
+        axis = attrs["axis"] % max(x.ndim - 1, 1)
+        if op.name == "take":
+            return _run("gather", x, _index_along(args[1], axis, x.shape), axis=axis + 1)
+        src = materialize(args[2], batched[2], size)
+        return _run("scatter_add", x, _index_along(args[1], axis, src.shape), src,
+                    axis=axis + 1)
     r = rank(args[0], batched[0])
     args = [materialize(a, b, size) if k != 1 else a
             for k, (a, b) in enumerate(zip(args, batched))]

@@ -171,9 +171,13 @@ def test_randomness_modes():
 def test_fallbacks_warn_and_refusals_explain():
     x = ember.randn(4, 5)
     idx = ember.tensor(np.random.default_rng(0).integers(0, 5, (4, 2)))
-    with pytest.warns(func.VmapFallbackWarning, match="'take'"):
-        out = func.vmap(lambda a, i: ember.take(a, i))(x, idx)
+    out = func.vmap(lambda a, i: ember.take(a, i))(x, idx)        # a gather, no loop
     np.testing.assert_array_equal(out.numpy(), np.take_along_axis(x.numpy(), idx.numpy(), 1))
+    from ember.func import batching
+    batching._warned.discard("nonzero")           # one warning per op and process
+    with pytest.warns(func.VmapFallbackWarning, match="'nonzero' has no batching rule"):
+        out = func.vmap(ember.nonzero)(ember.ones(4, 2))
+    np.testing.assert_array_equal(out.numpy(), np.stack([np.argwhere(np.ones(2))] * 4))
     with pytest.warns(func.VmapLoopWarning, match="reads a value to Python"):
         out = func.vmap(lambda a: a * 2 if float(a.sum()) > 0 else a * 3)(x)
     s = x.numpy().sum(1, keepdims=True)
