@@ -309,7 +309,10 @@ def jacfwd(func, argnums=0, *, has_aux: bool = False, randomness: str = "error")
 
 def hessian(func, argnums=0):
     """torch.func.hessian: jacfwd(jacrev(func)) in torch; here jacrev of jacrev (the same
-    numbers; reverse over reverse)."""
+    numbers; reverse over reverse).  ember's earlier form hessian(func, x) (a tensor in
+    place of argnums) still gives the Hessian at x."""
+    if type(argnums) is Tensor:
+        return jacrev(jacrev(func))(argnums)
     return jacrev(jacrev(func, argnums), argnums)
 
 
