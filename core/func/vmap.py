@@ -111,6 +111,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             raise EmberValueError(f"vmap: the mapped dims have different sizes {sorted(sizes)}"
                                   "; every mapped input needs the same batch size")
         size = sizes.pop()
+        if size == 0:
+            raise EmberValueError("vmap: the mapped dim has size 0; vmap needs at least one "
+                                  "sample to trace the function with")
         step = chunk_size or size
         chunks = []
         for lo in range(0, size, step):
