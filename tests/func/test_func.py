@@ -45,7 +45,7 @@ def _opencl_available() -> bool:
     return True
 
 
-@pytest.mark.parametrize("device", ["cpu", "opencl:0"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("opencl:0", marks=pytest.mark.slow)])
 def test_tutorials_run_unchanged_under_torch_alias(device, torch_reference, tmp_path):
     if device != "cpu" and not _opencl_available():
         pytest.skip("no OpenCL device")
