@@ -17,10 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def declarations() -> list[dict]:
-    """Every primitive and declared kernel, as data (ember.ops.describe)."""
+    """Every primitive and declared kernel, as data (ember.ops.describe), with how vmap
+    batches it (`batching`: the kind of its rule in ember.func.batching, or "loop")."""
     from ember import ops
-    return [ops.describe(op) for op in sorted(ops.REGISTRY.values(),
-                                              key=lambda op: (not op.required, op.kind, op.name))]
+    from ember.func import batching_rules
+    rules = batching_rules()
+    return [{**ops.describe(op), "batching": rules[op.name]}
+            for op in sorted(ops.REGISTRY.values(),
+                             key=lambda op: (not op.required, op.kind, op.name))]
 
 
 def coverage(kinds=None) -> dict:

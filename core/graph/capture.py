@@ -378,24 +378,27 @@ def notice_backward() -> None:
 
 
 def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False,
-            autograd_outputs: bool = False, forward: Trace | None = None) -> Trace:
+            autograd_outputs: bool = False, forward: Trace | None = None,
+            nested: bool = False) -> Trace:
     """Run fn(*args, **kwargs) eagerly in this thread, recording it into a Graph.
 
     autograd_outputs: outputs may carry autograd history (a forward whose backward is
     captured next, with `forward=` that trace: arrays the forward made become "saved"
-    inputs of the backward graph)."""
+    inputs of the backward graph).  nested: a capture inside a running one (vmap tracing
+    its sample): the outer capture records none of this one's kernels, and resumes after."""
     kwargs = kwargs or {}
     leaves = flatten(list(args) + list(kwargs.values()))
     tracer = Tracer(leaves, fullgraph, autograd_outputs,
                     forward.tracer if forward is not None else None)
     ident = threading.get_ident()
-    if ident in _active:
+    outer = _active.get(ident) if nested else None
+    if ident in _active and not nested:
         raise EmberError("capture: this thread is already capturing; nested captures (a "
                          "compiled function calling another while it is traced) are not "
                          "supported")
     with _lock:
         _active[ident] = tracer
-        if len(_active) == 1:
+        if len(_active) == 1 and outer is None:
             Tensor._capture = _REPORTER
             dispatch.add_hook("capture", _REPORTER)
     start = time.perf_counter()
@@ -405,7 +408,10 @@ def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False,
         tracer.finish(result)
     finally:
         with _lock:
-            del _active[ident]
+            if outer is not None:
+                _active[ident] = outer
+            else:
+                del _active[ident]
             if not _active:
                 Tensor._capture = None
                 dispatch.remove_hook("capture")

@@ -67,7 +67,7 @@ CORE_LAYERS = {
     4: ["autograd/"],
     5: ["functional/", "linalg/", "special"],
     6: ["methods/", "legacy", "settings", "sparse"],
-    7: ["nn/", "optim/", "amp", "func", "distributions/", "utils/", "distributed/",
+    7: ["nn/", "optim/", "amp", "func/", "distributions/", "utils/", "distributed/",
         "multiprocessing"],
     8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub",
         "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/", "utils/model_zoo"],

@@ -1,0 +1,364 @@
+"""Batching rules: how each declared primitive runs on arrays with one extra leading batch dim.
+
+jax's `batching.primitive_batchers`, keyed by the op's declared name (core/ops/ declares the
+primitive, its dtype, shape and VJP rules; this registry adds how it batches, so the op
+files stay as they are).  A rule is
+
+    rule(op, args, batched, attrs, size) -> Tensor
+
+`args` are the op's inputs (Tensors, or the Python scalars its signature allows); where
+`batched[i]` the tensor carries the batch as its dim 0 (of length `size`) in front of the
+per-sample shape the op was traced with; `attrs` are the kernel's attributes for one sample.
+The rule returns the batched result (batch at dim 0), computed with ember's own primitives
+through the dispatcher, so autograd records it and every backend runs it.  A primitive
+without a rule runs once per sample (`loop`), with one warning naming it.
+
+`rules()` lists which primitive batches how (`ember ops --json` reads it as `batching`).
+"""
+from __future__ import annotations
+
+import warnings
+
+from .. import dispatch
+from ..errors import EmberError, NotInEmberError
+from ..ops._op import REGISTRY
+from ..tensor import Tensor
+
+RULES: dict = {}            # op name -> rule
+KIND: dict = {}             # op name -> what the rule is ("elementwise", "axes+1", ...)
+_warned: set = set()
+
+
+class VmapFallbackWarning(UserWarning):
+    """vmap ran a primitive once per sample: no batching rule is declared for it."""
+
+
+class VmapError(EmberError, RuntimeError):
+    """What vmap cannot do (an in-place write of batched values into an unbatched tensor,
+    random ops under randomness='error', ...)."""
+
+
+def register(kind: str, *names):
+    def deco(fn):
+        for n in names:
+            if n not in REGISTRY:
+                raise ValueError(f"batching rule for {n!r}: no op of that name is declared")
+            RULES[n] = fn
+            KIND[n] = kind
+        return fn
+    return deco
+
+
+def rules() -> dict:
+    """op name -> the kind of batching rule it has, or "loop" (runs once per sample)."""
+    return {n: KIND.get(n, "loop") for n in sorted(REGISTRY)}
+
+
+# --- helpers over batched tensors -----------------------------------------------------------
+
+def _run(name, *args, **attrs):
+    return dispatch.run(REGISTRY[name], *args, **attrs)
+
+
+def rank(t, b) -> int:
+    """The per-sample rank of an input."""
+    if type(t) is not Tensor:
+        return 0
+    return t.ndim - 1 if b else t.ndim
+
+
+def reshape(t, shape):
+    shape = tuple(int(s) for s in shape)
+    if tuple(t.shape) == shape:
+        return t
+    return _run("reshape", t, shape=shape)
+
+
+def pad_rank(t, r):
+    """A batched t (size, *s) as (size, 1, ..., 1, *s) of per-sample rank r."""
+    have = t.ndim - 1
+    if have >= r:
+        return t
+    return reshape(t, (t.shape[0],) + (1,) * (r - have) + tuple(t.shape[1:]))
+
+
+def materialize(t, b, size):
+    """t with the batch dim: an unbatched tensor broadcast to (size, *shape) (a view)."""
+    if b or type(t) is not Tensor:
+        return t
+    return _run("expand", reshape(t, (1,) + tuple(t.shape)), shape=(size,) + tuple(t.shape))
+
+
+def _axis(a, r):
+    return (a % r if r else 0) + 1
+
+
+def select(t, k):
+    """Sample k of a batched tensor (its dim 0 dropped)."""
+    index = (slice(k, k + 1, 1),) + tuple(slice(0, s, 1) for s in t.shape[1:])
+    return reshape(_run("slice", t, index=index), tuple(t.shape[1:]))
+
+
+def stack(outs, what="the function"):
+    shapes = {tuple(o.shape) for o in outs}
+    if len(shapes) > 1:
+        raise VmapError(f"vmap: {what} gives outputs of different shapes for different "
+                        f"samples ({sorted(shapes)[:3]}...): a data-dependent shape cannot be "
+                        "batched (torch.func refuses it too); run a Python loop, or pad to one "
+                        "shape")
+    return _run("concatenate", *[reshape(o, (1,) + tuple(o.shape)) for o in outs], axis=0)
+
+
+def loop(op, args, batched, attrs, size):
+    """The fallback: run op once per sample and stack (one warning per op)."""
+    if op.name not in _warned:
+        _warned.add(op.name)
+        warnings.warn(f"vmap: op {op.name!r} has no batching rule; it runs once per sample "
+                      f"(a Python loop over the batch of {size}). Declare one in "
+                      "ember/func/batching.py to batch it", VmapFallbackWarning, stacklevel=4)
+    outs = []
+    for k in range(size):
+        ins = [select(a, k) if b else a for a, b in zip(args, batched)]
+        out = dispatch.run(op, *ins, **attrs)
+        if out is None:
+            raise VmapError(f"vmap: in-place op {op.name!r} has no batching rule")
+        outs.append(out)
+    return stack(outs, f"op {op.name!r}")
+
+
+def apply(op, args, batched, attrs, size):
+    rule = RULES.get(op.name)
+    if rule is None:
+        return loop(op, args, batched, attrs, size)
+    return rule(op, args, batched, attrs, size)
+
+
+# --- elementwise ---------------------------------------------------------------------------
+
+def _elementwise_names():
+    return [n for n, o in REGISTRY.items() if o.kind in ("unary", "binary", "ternary")]
+
+
+@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "relu")
+def _broadcast(op, args, batched, attrs, size):
+    # batched inputs get the common per-sample rank after their batch dim; unbatched ones
+    # broadcast from the right as they did per sample
+    r = max(rank(a, b) for a, b in zip(args, batched))
+    args = [pad_rank(a, r) if b else a for a, b in zip(args, batched)]
+    return dispatch.run(op, *args, **attrs)
+
+
+@register("elementwise (same shapes)", "relu_backward", "sigmoid_backward", "tanh_backward")
+def _same_shape(op, args, batched, attrs, size):
+    r = max(rank(a, b) for a, b in zip(args, batched))
+    args = [materialize(pad_rank(a, r) if b else a, b, size) for a, b in zip(args, batched)]
+    return dispatch.run(op, *args, **attrs)
+
+
+# --- reductions and scans ------------------------------------------------------------------
+
+@register("axes+1", "sum", "prod", "max", "min", "any", "all")
+def _reduce(op, args, batched, attrs, size):
+    (x,) = args
+    r = x.ndim - 1
+    if r == 0:              # a 0-d sample: reduce a size-1 dim instead of none
+        x = reshape(x, (size, 1))
+        return dispatch.run(op, x, **{**attrs, "axes": (1,), "keepdims": False})
+    axes = tuple(sorted(_axis(a, r) for a in attrs["axes"]))
+    return dispatch.run(op, x, **{**attrs, "axes": axes})
+
+
+@register("axis+1", "argmax", "argmin")
+def _arg_reduce(op, args, batched, attrs, size):
+    (x,) = args
+    r = x.ndim - 1
+    if attrs["axis"] is None:
+        out = dispatch.run(op, reshape(x, (size, max(1, x.numel() // max(size, 1)))),
+                           axis=1, keepdims=False)
+        return reshape(out, (size,) + ((1,) * r if attrs["keepdims"] else ()))
+    return dispatch.run(op, x, **{**attrs, "axis": _axis(attrs["axis"], r)})
+
+
+@register("axis+1", "cumsum", "cumprod", "softmax", "argsort", "flip")
+def _axis_shift(op, args, batched, attrs, size):
+    (x,) = args
+    r = x.ndim - 1
+    new = dict(attrs)
+    if r == 0:              # a 0-d sample: run on (size, 1) along dim 1, then drop it
+        new.update({"axis": 1} if "axis" in new else {"axes": (1,)})
+        return reshape(dispatch.run(op, reshape(x, (size, 1)), **new), (size,))
+    if "axis" in new:
+        new["axis"] = _axis(new["axis"], r)
+    if "axes" in new:
+        new["axes"] = tuple(_axis(a, r) for a in new["axes"])
+    return dispatch.run(op, x, **new)
+
+
+# --- movement -------------------------------------------------------------------------------
+
+@register("shape with the batch", "reshape")
+def _reshape(op, args, batched, attrs, size):
+    return dispatch.run(op, args[0], shape=(size,) + tuple(attrs["shape"]))
+
+
+@register("shape with the batch", "expand")
+def _expand(op, args, batched, attrs, size):
+    shape = tuple(attrs["shape"])
+    return dispatch.run(op, pad_rank(args[0], len(shape)), shape=(size,) + shape)
+
+
+@register("dims+1", "permute")
+def _permute(op, args, batched, attrs, size):
+    r = args[0].ndim - 1
+    return dispatch.run(op, args[0], dims=(0,) + tuple(_axis(d, r) for d in attrs["dims"]))
+
+
+@register("index with the batch", "slice")
+def _slice(op, args, batched, attrs, size):
+    return dispatch.run(op, args[0], index=(slice(0, size, 1),) + tuple(attrs["index"]))
+
+
+@register("index with the batch", "slice_scatter")
+def _slice_scatter(op, args, batched, attrs, size):
+    base, src = args
+    base = _run("contiguous", materialize(base, batched[0], size))
+    if batched[1]:
+        src = pad_rank(src, base.ndim - 1)
+    return dispatch.run(op, base, src, index=(slice(0, size, 1),) + tuple(attrs["index"]))
+
+
+@register("pads with the batch", "pad")
+def _pad(op, args, batched, attrs, size):
+    return dispatch.run(op, args[0], **{**attrs, "pads": ((0, 0),) + tuple(attrs["pads"])})
+
+
+@register("axis+1", "concatenate")
+def _concatenate(op, args, batched, attrs, size):
+    r = rank(args[0], batched[0])
+    args = [materialize(a, b, size) for a, b in zip(args, batched)]
+    return dispatch.run(op, *args, axis=_axis(attrs["axis"], r))
+
+
+@register("identity", "contiguous", "inv", "det", "logabsdet", "cholesky", "eigh",
+          "eigvalsh", "svdvals", "svd_u", "svd_vh", "qr_q", "qr_r")
+def _same(op, args, batched, attrs, size):
+    # the op already maps over leading dims: the batch is one more of them
+    return dispatch.run(op, *args, **attrs)
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+@register("axis+1", "gather", "scatter_add")
+def _gather(op, args, batched, attrs, size):
+    r = rank(args[0], batched[0])
+    args = [materialize(a, b, size) for a, b in zip(args, batched)]
+    return dispatch.run(op, *args, axis=_axis(attrs["axis"], r))
+
+
+def _index_along(index, axis, shape):
+    """A batched 1-D index (size, n) as a gather/scatter index of `shape` (batch first):
+    n along dim axis+1, broadcast over the others."""
+    n = index.shape[1]
+    r = len(shape) - 1
+    view = (index.shape[0],) + tuple(n if d == axis else 1 for d in range(r))
+    full = (index.shape[0],) + tuple(n if d == axis else shape[d + 1] for d in range(r))
+    return _run("expand", reshape(index, view), shape=full)
+
+
+@register("axis+1 (a batched index: gather/scatter_add)", "take", "index_add")
+def _take(op, args, batched, attrs, size):
+    if batched[1]:                 # a per-sample index: take is a gather, index_add a
+        x = materialize(args[0], batched[0], size)       # scatter_add, along axis+1
+        axis = attrs["axis"] % max(x.ndim - 1, 1)
+        if op.name == "take":
+            return _run("gather", x, _index_along(args[1], axis, x.shape), axis=axis + 1)
+        src = materialize(args[2], batched[2], size)
+        return _run("scatter_add", x, _index_along(args[1], axis, src.shape), src,
+                    axis=axis + 1)
+    r = rank(args[0], batched[0])
+    args = [materialize(a, b, size) if k != 1 else a
+            for k, (a, b) in enumerate(zip(args, batched))]
+    return dispatch.run(op, *args, axis=_axis(attrs["axis"], r))
+
+
+# --- products -------------------------------------------------------------------------------
+
+def batched_matmul(a, ba, b, bb, size):
+    """matmul of per-sample a and b, either or both carrying the batch at dim 0."""
+    ra, rb = rank(a, ba), rank(b, bb)
+    if ra == 1 and rb == 1:
+        out = batched_matmul(reshape(a, tuple(a.shape[:-1]) + (1, a.shape[-1])), ba,
+                             reshape(b, tuple(b.shape) + (1,)), bb, size)
+        return reshape(out, (size,))
+    if ra == 1:         # (k) @ (..., k, n): as (1, k), then drop that dim
+        out = batched_matmul(reshape(a, tuple(a.shape[:-1]) + (1, a.shape[-1])), ba,
+                             b, bb, size)
+        return reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
+    if rb == 1:         # (..., m, k) @ (k): as (k, 1)
+        out = batched_matmul(a, ba, reshape(b, tuple(b.shape) + (1,)), bb, size)
+        return reshape(out, tuple(out.shape[:-1]))
+    r = max(ra, rb)
+    if ba:
+        a = pad_rank(a, r)
+    if bb:
+        b = pad_rank(b, r)
+    if ba and not bb and rb == 2 and a.ndim == 3:
+        pass        # (size, m, k) @ (k, n): numpy broadcasting does it as is
+    return _run("matmul", a, b)
+
+
+@register("matmul", "matmul")
+def _matmul(op, args, batched, attrs, size):
+    return batched_matmul(args[0], batched[0], args[1], batched[1], size)
+
+
+@register("linear", "linear")
+def _linear(op, args, batched, attrs, size):
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    if not any(batched[1:]):
+        return dispatch.run(op, *args, **attrs)       # x (size, ..., in): one linear
+    wt = _run("permute", w, dims=(0, 2, 1) if batched[1] else (1, 0))
+    out = batched_matmul(x, batched[0], wt, batched[1], size)
+    if bias is not None and type(bias) is Tensor:
+        if batched[2]:
+            bias = pad_rank(bias, out.ndim - 1)
+        out = _run("add", out, bias)
+    return out
+
+
+@register("solve", "solve")
+def _solve(op, args, batched, attrs, size):
+    a, b = args
+    if rank(a, batched[0]) != rank(b, batched[1]):
+        return loop(op, args, batched, attrs, size)
+    return dispatch.run(op, materialize(a, batched[0], size), materialize(b, batched[1], size))
+
+
+# --- nn: the batch joins N ------------------------------------------------------------------
+
+@register("batch joins N", "unfold", "fold", "max_pool2d", "max_pool2d_backward")
+def _merge_n(op, args, batched, attrs, size):
+    args = [materialize(a, b, size) for a, b in zip(args, batched)]
+    args = [reshape(a, (a.shape[0] * a.shape[1],) + tuple(a.shape[2:])) for a in args]
+    out = dispatch.run(op, *args, **attrs)
+    return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
+
+
+# --- in place --------------------------------------------------------------------------------
+
+@register("in place (batched target)", "add_", "sub_", "mul_", "div_", "assign")
+def _inplace(op, args, batched, attrs, size):
+    target, other = args
+    if not batched[0]:
+        raise VmapError(
+            f"vmap: {op.name} writes batched values into a tensor that is not batched (a "
+            "module buffer or a captured tensor); as torch.func, vmap cannot do that in "
+            "place: write it out of place, or batch that tensor too (in_dims)")
+    if batched[1]:
+        other = pad_rank(other, target.ndim - 1)
+    if op.name == "assign":
+        dispatch.run(op, target, other)
+    elif not dispatch.inplace(op, target, other):
+        raise NotInEmberError(f"vmap: the device has no {op.name} kernel to write in place")
+    return target
