@@ -279,8 +279,13 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     def handler(prof: profile) -> None:
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        name = f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json"
-        if use_gzip:
-            name += ".gz"
+        stamp, n = time.time_ns() // 1_000_000, 0
+        while True:           # two traces within one millisecond: neither overwrites
+            name = f"{worker}.{stamp}{f'_{n}' if n else ''}.pt.trace.json"
+            if use_gzip:
+                name += ".gz"
+            if not os.path.exists(os.path.join(dir_name, name)):
+                break
+            n += 1
         prof.export_chrome_trace(os.path.join(dir_name, name))
     return handler
