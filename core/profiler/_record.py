@@ -84,6 +84,7 @@ class Recorder:
         self.fallbacks: dict = {}
         self.device_backends: list = []
         self._patched: list = []
+        self._instrumented: dict = {}         # id(replay) -> (its globals, the originals)
         self.start_ns = self.end_ns = 0
 
     # -- start / stop ----------------------------------------------------------------------
@@ -203,9 +204,16 @@ class Recorder:
                 ev = rec.begin(f"autograd::engine::evaluate_function: {node.name()}",
                                "autograd", {"forward op": node.op.name})
                 try:
-                    return old(node, g)
+                    grads = old(node, g)
                 finally:
                     ev[E_END] = _now()
+                if type(grads) is tuple and any(callable(x) and type(x) is not Tensor
+                                                for x in grads):
+                    # a lazy rule (linear's): the engine computes these right after, for
+                    # the inputs that need them; the node's row lasts until they are done
+                    grads = tuple(_lazy(x, ev) if callable(x) and type(x) is not Tensor
+                                  else x for x in grads)
+                return grads
             return apply
 
         def loader_iter(old):
@@ -229,6 +237,7 @@ class Recorder:
 
         def compiled_call(old):
             def __call__(cf, *args, **kwargs):
+                rec._instrument(cf)
                 ev = rec.begin(f"CompiledFunction: {_fn_name(cf)}",
                                "compiled")
                 try:
@@ -263,8 +272,48 @@ class Recorder:
         while self._patched:
             owner, attr, old = self._patched.pop()
             setattr(owner, attr, old)
+        for namespace, saved in self._instrumented.values():
+            namespace.update(saved)
+        self._instrumented.clear()
+
+    def _instrument(self, cf) -> None:
+        """Time each kernel call of cf's generated replays (graph/replay.generate's `steps`)
+        while recording: a compiled call's row gets its kernels' rows under it."""
+        entries = cf.__dict__.get("_entries") or {}
+        for entry in list(entries.values()):
+            backward = getattr(entry, "backward", None)
+            for replay in (getattr(entry, "replay", None), getattr(backward, "replay", None)):
+                fn = getattr(replay, "generic", replay)         # a backend's Recorded
+                steps = getattr(fn, "steps", None)
+                if steps is None or id(fn) in self._instrumented:
+                    continue
+                namespace = fn.__globals__
+                saved = {var: namespace[var] for var, _, _ in steps}
+                for var, name, device in steps:
+                    namespace[var] = self._timed(saved[var], name, device)
+                self._instrumented[id(fn)] = (namespace, saved)
+
+    def _timed(self, fn, name, device):
+        events = self.events
+
+        def call(*args, **kwargs):
+            t0 = _now()
+            out = fn(*args, **kwargs)
+            events.append([name, "op", _ident(), t0, _now(), device, None, None,
+                           "ember.compile replay", 0, {"replayed": True}, None])
+            return out
+        return call
 
 
 def _fn_name(cf) -> str:
     fn = cf.__dict__.get("_fn")
     return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _lazy(fn, ev):
+    def compute():
+        try:
+            return fn()
+        finally:
+            ev[E_END] = _now()
+    return compute
