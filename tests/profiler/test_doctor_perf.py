@@ -53,3 +53,23 @@ def test_unknown_topic_and_missing_program(capsys):
     assert cli.main(["doctor", "perfume"]) == 2
     assert "unknown topic" in capsys.readouterr().err
     assert cli.main(["doctor", "perf", "no_such_program.py"]) == 2
+
+
+def test_diagnose_a_function_in_code():
+    from ember import nn
+    from ember.profiler import diagnose
+    layers = [nn.Linear(2, 2) for _ in range(10)]
+    x = ember.randn(1, 2)
+
+    def step():                      # a training step of tiny ops: dispatch dominates
+        h = x
+        for layer in layers:
+            h = layer(h).tanh() * 0.5 + h
+        h.square().mean().backward()
+
+    report = diagnose(step, steps=3, warmup=1)
+    assert [f.check for f in report.findings] == ["host-bound"], str(report)
+    assert report.summary["ops_per_step"] >= 20 and report.steps == 3
+    json.dumps(report.to_dict())                      # --json's data
+    with pytest.raises(ember.EmberError, match="expected a finished"):
+        diagnose(42)
