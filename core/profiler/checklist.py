@@ -160,7 +160,7 @@ def _time(kernel, attrs, natives, reps=None) -> float:
     t = time.perf_counter()
     call()
     one = time.perf_counter() - t
-    reps = reps or max(3, min(20, int(0.1 / max(one, 1e-6))))
+    reps = reps or max(2, min(20, int(0.1 / max(one, 1e-6))))
     best = one
     for _ in range(reps):
         t = time.perf_counter()
