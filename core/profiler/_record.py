@@ -155,12 +155,16 @@ class Recorder:
         self.events.append(["[memory]", "memory", ev[E_TID], ev[E_END], ev[E_END], device,
                             None, None, None, n, {"Total Allocated": live}, None])
         try:
-            weakref.finalize(native, self._freed, device, n, ev[E_TID])
+            # the recorder weakly: an array outliving the profile does not keep its events
+            weakref.finalize(native, Recorder._freed, weakref.ref(self), device, n,
+                             ev[E_TID])
         except TypeError:
             pass                       # a native that takes no weak reference: not tracked
 
-    def _freed(self, device, n, tid) -> None:
-        if not _active or _active[0] is not self:
+    @staticmethod
+    def _freed(ref, device, n, tid) -> None:
+        self = ref()
+        if self is None or not _active or _active[0] is not self:
             return
         live = self.live[device] = self.live.get(device, 0) - n
         t = _now()
