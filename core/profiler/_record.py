@@ -24,7 +24,7 @@ from ..tensor import Tensor
 
 # event fields
 E_NAME, E_KIND, E_TID, E_START, E_END, E_DEVICE, E_SHAPES, E_DTYPES, E_KERNEL, E_BYTES, \
-    E_ARGS, E_STACK = range(12)
+    E_ARGS, E_STACK, E_OWN = range(13)
 KINDS = ("op", "autograd", "dataloader", "compiled", "user", "step", "kernel", "memory")
 
 _now = time.perf_counter_ns
@@ -38,8 +38,8 @@ def active():
 
 def _shape(x):
     if type(x) is Tensor:
-        return list(x._data.shape)
-    return []
+        return tuple(x._data.shape)
+    return ()
 
 
 def _nbytes(native) -> int:
@@ -130,16 +130,18 @@ class Recorder:
         t1 = _now()
         name = getattr(kernel, "__qualname__", None) or type(kernel).__name__
         ev = [op.name, "op", _ident(), t0, t1, str(device), shapes, dtypes, name, 0, None,
-              stack]
+              stack, 0]
         self.events.append(ev)
         self.ops += 1
         if self.keep_samples and device.type == "cpu":
-            key = (op.name, str(shapes), str(dtypes))
+            key = (op.name, tuple(shapes), tuple(dtypes))
             if key not in self.samples:
                 self.samples[key] = (kernel, dict(attrs), natives)
         if self.profile_memory and out is not None and not isinstance(out, (tuple, list)):
             self._allocated(ev, str(device), out)
-        self.own_ns += (t0 - t_in) + (_now() - t1)
+        own = (t0 - t_in) + (_now() - t1)     # the recording's own time around this op
+        ev[E_OWN] = own
+        self.own_ns += own
         return out
 
     def _allocated(self, ev, device, native) -> None:
@@ -153,7 +155,7 @@ class Recorder:
         if live > self.peak.get(device, 0):
             self.peak[device] = live
         self.events.append(["[memory]", "memory", ev[E_TID], ev[E_END], ev[E_END], device,
-                            None, None, None, n, {"Total Allocated": live}, None])
+                            None, None, None, n, {"Total Allocated": live}, None, 0])
         try:
             # the recorder weakly: an array outliving the profile does not keep its events
             weakref.finalize(native, Recorder._freed, weakref.ref(self), device, n,
@@ -169,11 +171,11 @@ class Recorder:
         live = self.live[device] = self.live.get(device, 0) - n
         t = _now()
         self.events.append(["[memory]", "memory", tid, t, t, device, None, None, None, -n,
-                            {"Total Allocated": live}, None])
+                            {"Total Allocated": live}, None, 0])
 
     # -- ranges ------------------------------------------------------------------------------
     def begin(self, name, kind="user", args=None):
-        ev = [name, kind, _ident(), _now(), None, None, None, None, None, 0, args, None]
+        ev = [name, kind, _ident(), _now(), None, None, None, None, None, 0, args, None, 0]
         self.events.append(ev)
         return ev
 
@@ -188,7 +190,7 @@ class Recorder:
                     "end": int(end), "queue delay us": (start - queued) / 1e3}
             self.events.append([name, "kernel", -1, host + (start - queued),
                                 host + (end - queued), f"{backend_name}:{index}", None, None,
-                                name, 0, args, host])
+                                name, 0, args, host, 0])
 
     # -- class attributes wrapped while recording --------------------------------------------------
     def _patch(self) -> None:
@@ -304,7 +306,7 @@ class Recorder:
             t0 = _now()
             out = fn(*args, **kwargs)
             events.append([name, "op", _ident(), t0, _now(), device, None, None,
-                           "ember.compile replay", 0, {"replayed": True}, None])
+                           "ember.compile replay", 0, {"replayed": True}, None, 0])
             return out
         return call
 

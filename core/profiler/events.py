@@ -23,6 +23,7 @@ from ._record import (
     E_KERNEL,
     E_KIND,
     E_NAME,
+    E_OWN,
     E_SHAPES,
     E_STACK,
     E_START,
@@ -46,8 +47,9 @@ class FunctionEvent:
         self.start_ns = raw[E_START] - base_ns
         self.end_ns = (raw[E_END] if raw[E_END] is not None else raw[E_START]) - base_ns
         self.device = raw[E_DEVICE]
-        self.input_shapes = raw[E_SHAPES] or []
-        self.input_dtypes = raw[E_DTYPES] or []
+        self.input_shapes = [list(s) for s in raw[E_SHAPES] or ()]
+        self.own_ns = raw[E_OWN]              # the profiler's own time around this op
+        self.input_dtypes = list(raw[E_DTYPES] or ())
         self.kernel = raw[E_KERNEL]
         self.args = dict(raw[E_ARGS] or {})
         self.stack = raw[E_STACK] if self.kind != "kernel" else []
