@@ -28,6 +28,7 @@ E_NAME, E_KIND, E_TID, E_START, E_END, E_DEVICE, E_SHAPES, E_DTYPES, E_KERNEL, E
 KINDS = ("op", "autograd", "dataloader", "compiled", "user", "step", "kernel", "memory")
 
 _now = time.perf_counter_ns
+_cpu = time.thread_time_ns          # CPU time of this thread: a busy machine's waits left out
 _ident = threading.get_ident
 _active: list = []          # the recording Recorder, if any (a list: set from one place)
 
@@ -234,11 +235,13 @@ class Recorder:
         def iter_next(old, label):
             def __next__(it):
                 ev = rec.begin(f"enumerate(DataLoader)#{label}.__next__", "dataloader",
-                               rec.loaders.get(id(it)))
+                               dict(rec.loaders.get(id(it)) or {}))
+                cpu = _cpu()
                 try:
                     return old(it)
                 finally:
                     ev[E_END] = _now()
+                    ev[E_ARGS]["cpu_ns"] = _cpu() - cpu      # this thread's CPU time
             return __next__
 
         def compiled_call(old):
@@ -246,10 +249,15 @@ class Recorder:
                 rec._instrument(cf)
                 ev = rec.begin(f"CompiledFunction: {_fn_name(cf)}",
                                "compiled")
+                steps = rec.optimizer_steps
                 try:
                     return old(cf, *args, **kwargs)
                 finally:
                     ev[E_END] = _now()
+                    # a compiled training step replays its optimizer's update without
+                    # calling step(): the call itself ends the step
+                    if rec.on_optimizer_step is not None and steps == rec.optimizer_steps:
+                        rec.on_optimizer_step()
             return __call__
 
         def optimizer_step(old):
@@ -259,6 +267,7 @@ class Recorder:
                     return old(opt, *args, **kwargs)
                 finally:
                     ev[E_END] = _now()
+                    rec.optimizer_steps += 1
                     if rec.on_optimizer_step is not None:
                         rec.on_optimizer_step()
             return step
@@ -273,6 +282,7 @@ class Recorder:
         patch(Optimizer, "step", optimizer_step)
 
     on_optimizer_step = None          # diagnose: a step boundary at each optimizer step
+    optimizer_steps = 0
 
     def _unpatch(self) -> None:
         while self._patched:
@@ -303,10 +313,14 @@ class Recorder:
         events = self.events
 
         def call(*args, **kwargs):
+            t_in = _now()
             t0 = _now()
             out = fn(*args, **kwargs)
-            events.append([name, "op", _ident(), t0, _now(), device, None, None,
-                           "ember.compile replay", 0, {"replayed": True}, None, 0])
+            t1 = _now()
+            ev = [name, "op", _ident(), t0, t1, device, None, None, "ember.compile replay",
+                  0, {"replayed": True}, None, 0]
+            events.append(ev)
+            ev[E_OWN] = (t0 - t_in) + (_now() - t1)
             return out
         return call
 

@@ -20,6 +20,7 @@ BLAS_OPS = ("matmul", "mm", "bmm", "addmm", "linear", "conv1d", "conv2d", "conv3
 DATALOADER_SHARE = 0.20      # a DataLoader taking more of the step than this is a finding
 HOST_SHARE = 0.50            # kernels below this share of the compute time: host-bound
 MIN_OPS = 20                 # ... with at least this many ops per step
+HOST_MIN_SHARE = 0.10        # ... and the dispatch time at least this share of the step
 THREAD_GAIN = 0.10           # a measured thread change saving less is not reported
 
 
@@ -108,18 +109,25 @@ def analyze(events, warmup: int = 2) -> PerfReport:
     op_ns = _robust(ops, lambda e: e.end_ns - e.start_ns)
     dl_ns = sum(e.end_ns - e.start_ns for e in loaders)
     own_ns = _robust(ops, lambda e: e.own_ns)     # the profiler's own time in the window
-    compute_ns = max(total - dl_ns - own_ns, 1)
-    host_ns = max(compute_ns - op_ns, 0)
+    # Python and dispatch around the ops: the thread's CPU time in the steps less the
+    # kernels, the profiler's own part and the DataLoader's; CPU time, as the wall time of a
+    # step on a busy machine also holds the time it waited for a core
+    cpu_ns = sum(e.args.get("cpu_ns", e.end_ns - e.start_ns) for e in step_events) \
+        if step_events else total
+    dl_cpu = sum(e.args.get("cpu_ns", 0) for e in loaders)
+    host_ns = max(cpu_ns - op_ns - own_ns - dl_cpu, 0)
+    busy = op_ns + host_ns + dl_ns            # the step without the waits for a core
+    compute_ns = max(op_ns + host_ns, 1)
     summary = {"step_ms": total / n_steps / 1e6, "ops_per_step": len(ops) / n_steps,
                "dataloader_share": dl_ns / total, "kernel_share": op_ns / total,
-               "host_overhead_share": host_ns / total, "profiler_overhead_ms_per_step":
+               "host_overhead_share": host_ns / max(busy, 1), "profiler_overhead_ms_per_step":
                own_ns / n_steps / 1e6, "threads": _threads(), "cores": cores(),
                "load_average": _load(), "devices": sorted({e.device for e in ops})}
     findings = []
     for check in (_dataloader, _threads_check, _fallback, _float64, _host_bound,
                   _device_idle):
         f = check(rec=rec, ops=ops, loaders=loaders, kernels=kernels, total=total,
-                  dl_ns=dl_ns, op_ns=op_ns, host_ns=host_ns, compute_ns=compute_ns,
+                  dl_ns=dl_ns, op_ns=op_ns, host_ns=host_ns, compute_ns=compute_ns, busy=busy,
                   n_steps=n_steps)
         if f is not None:
             findings.append(f)
@@ -303,24 +311,29 @@ def _float64(*, rec, ops, total, n_steps, **_):
         gain, {"float64_share": share, "measured_ratio": ratio})
 
 
-def _host_bound(*, ops, total, op_ns, host_ns, compute_ns, n_steps, **_):
+def _host_bound(*, ops, total, op_ns, host_ns, compute_ns, busy, n_steps, **_):
     per_step = len(ops) / n_steps
     kernel_share = op_ns / compute_ns
-    if kernel_share >= HOST_SHARE or per_step < MIN_OPS:
+    share = host_ns / max(busy, 1)
+    if kernel_share >= HOST_SHARE or per_step < MIN_OPS or share < HOST_MIN_SHARE:
         return None
-    share = host_ns / total
-    mean_us = op_ns / max(len(ops), 1) / 1e3
+    replayed = sum(e.kernel == "ember.compile replay" for e in ops) / max(len(ops), 1)
+    fix = ("step = ember.compile(step) (the step replays its kernels without Python "
+           "dispatch), or larger batches / fewer, larger ops")
+    if replayed > 0.5:
+        fix = ("larger batches or fewer, larger ops: the step is compiled already, and what "
+               "is left is one Python call per replayed kernel of a few elements")
+    mean_us = op_ns / max(len(ops), 1) / 1e3   # robust (median-based) kernel time per op
     return Finding(
         "host-bound", f"the kernels ran {_pct(kernel_share)} of the compute time; "
         f"{_pct(share)} of the step is Python and dispatch around {per_step:.0f} small ops "
-        f"per step (a kernel takes {mean_us:.1f} us on average)",
+        f"per step (a kernel takes {mean_us:.1f} us on average, the dispatch around it "
+        f"{host_ns / max(len(ops), 1) / 1e3:.1f} us)",
         "each op pays a fixed cost in Python (checks, dispatch, autograd recording) larger "
         "than its kernel; the device, or the CPU's vector units, mostly wait",
-        "step = ember.compile(step) (the step replays its kernels without Python "
-        "dispatch), or larger batches / fewer, larger ops",
-        f"up to {_pct(share)} of the step time (the dispatch share)", share,
+        fix, f"up to {_pct(share)} of the step time (the dispatch share)", share,
         {"kernel_share_of_compute": kernel_share, "ops_per_step": per_step,
-         "mean_kernel_us": mean_us})
+         "mean_kernel_us": mean_us, "replayed_share": replayed})
 
 
 def _device_idle(*, kernels, total, n_steps, **_):

@@ -180,14 +180,19 @@ class profile:
 
     def _mark_step(self) -> None:
         if self._step_event is not None:
-            _record.Recorder.end(self._step_event)
-        self._step_event = self._rec.begin(f"ProfilerStep#{self.step_num}", "step")
+            self._end_step()
+        self._step_event = self._rec.begin(f"ProfilerStep#{self.step_num}", "step",
+                                           {"cpu_ns": time.thread_time_ns()})
+
+    def _end_step(self) -> None:
+        ev, self._step_event = self._step_event, None
+        _record.Recorder.end(ev)
+        ev[_record.E_ARGS]["cpu_ns"] = time.thread_time_ns() - ev[_record.E_ARGS]["cpu_ns"]
 
     def _finish(self, save: bool) -> None:
         rec, self._rec = self._rec, None
         if self._step_event is not None:
-            _record.Recorder.end(self._step_event)
-            self._step_event = None
+            self._end_step()
         rec.stop()
         self._events = build(rec.events, rec.start_ns)
         self._events.recorder = rec
