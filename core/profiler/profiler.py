@@ -194,8 +194,13 @@ class profile:
         if self._step_event is not None:
             self._end_step()
         rec.stop()
-        self._events = build(rec.events, rec.start_ns)
-        self._events.recorder = rec
+        events = build(rec.events, rec.start_ns)
+        events.recorder = rec
+        if self.acc_events and self._events is not None:
+            # acc_events=True: the cycles' events together (each cycle's times from its start)
+            events[:0] = self._events
+            events.memory[:0] = self._events.memory
+        self._events = events
         if save and self.on_trace_ready is not None:
             self.on_trace_ready(self)
 

@@ -180,3 +180,15 @@ def test_compiled_step_is_one_row_with_its_kernels_under_it():
     # afterwards the replay calls its kernels directly again, with the same result
     assert {var: replay.__globals__[var] for var in kernels} == kernels
     assert float(step(x)) == float(out)
+
+
+def test_acc_events_and_the_legacy_module_name():
+    from ember import torch_alias
+    with profile(schedule=schedule(wait=0, warmup=0, active=1, repeat=2),
+                 acc_events=True) as prof:
+        for _ in range(3):
+            ember.ones(3).exp()
+            prof.step()
+    assert prof.key_averages().table().count("\n") > 0
+    assert next(e for e in prof.key_averages() if e.key == "exp").count == 2   # both cycles
+    assert torch_alias.resolve("torch.autograd.profiler") is ember.profiler
