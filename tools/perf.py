@@ -80,6 +80,17 @@ def main(argv, json_out: bool = False) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001  (the user's program failed: say so, exit 2)
+        import traceback
+        traceback.print_exc()
+        print(f"ember doctor perf: {args.script} raised {type(exc).__name__}: {exc}; "
+              "fix the program (it fails without the profiler too?) and run again",
+              file=sys.stderr)
+        return 2
+    except SystemExit as exc:
+        print(f"ember doctor perf: {args.script} exited with status {exc.code}",
+              file=sys.stderr)
+        return 2
     if args.json or json_out:
         from .render import write_json
         write_json(report.to_dict())

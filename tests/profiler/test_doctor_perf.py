@@ -49,10 +49,16 @@ def test_well_tuned_reports_nothing(monkeypatch, capsys):
     assert report["schema"] == "ember-doctor-perf/1" and report["top_ops"]
 
 
-def test_unknown_topic_and_missing_program(capsys):
+def test_unknown_topic_missing_or_failing_program(capsys, tmp_path):
     assert cli.main(["doctor", "perfume"]) == 2
     assert "unknown topic" in capsys.readouterr().err
     assert cli.main(["doctor", "perf", "no_such_program.py"]) == 2
+    bad = tmp_path / "bad.py"
+    bad.write_text("import ember\nember.ones(2) @ ember.ones(3)\n")
+    assert cli.main(["doctor", "perf", str(bad)]) == 2
+    assert "bad.py raised ShapeError" in capsys.readouterr().err
+    from ember import dispatch
+    assert dispatch._profile is None              # the profile stopped with the program
 
 
 def test_diagnose_a_function_in_code():
