@@ -110,7 +110,8 @@ def __getattr__(name):
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
-            "export": ".export", "onnx": ".onnx", "special": ".special"}
+            "export": ".export", "onnx": ".onnx", "special": ".special",
+            "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm", "mps", "xpu", "accelerator"):

@@ -171,6 +171,12 @@ class OptionalMembers(Protocol):
         ember.graph.replay.generate's does; None to let ember generate it (the default:
         the recorded kernels called in order from generated Python)."""
 
+    def profile_device(self, on: bool) -> list | None:
+        """Device time for ember.profiler: on, record every kernel its devices run from now
+        on with the device's timestamps; off, stop and return them as (device index, kernel
+        name, host time.perf_counter_ns() at enqueue, queued, submit, start, end ns on the
+        device's own clock).  Without it the profiler records host time only."""
+
     def set_num_threads(self, n: int) -> None:
         """Use n threads for the backend's work inside one op (ember.set_num_threads): the
         CPU backend limits NumPy's BLAS, the OpenCL backend a CPU device's worker threads.

@@ -82,6 +82,10 @@ _NOATTRS: dict = {}
 _amp: set = set()
 _amp_ops: frozenset = frozenset()
 _amp_run = None
+# the profiler's kernel call while a profile records (core/profiler hands it down with
+# set_profiler): called as profile(op, device, kernel, natives, attrs, inputs) in place of
+# kernel(*natives, **attrs); None (the common case) costs the tail one global read
+_profile = None
 
 
 class FallbackWarning(UserWarning):
@@ -157,6 +161,13 @@ def remove_hook(key) -> None:
     _rebuild_hooks()
 
 
+def set_profiler(profile) -> None:
+    """Install (or, with None, remove) the profiler's timed kernel call (ember.profiler):
+    profile(op, device, kernel, natives, attrs, inputs) -> the kernel's output."""
+    global _profile
+    _profile = profile
+
+
 def _rebuild_hooks() -> None:
     global _hooks
     hooks = []
@@ -188,7 +199,10 @@ def _tail(op, device, kernel, natives, attrs, inputs, out_dtype, track):
     mode is read only then).  out_dtype None: an in-place kernel, which writes into its
     first input (the tail returns None)."""
     try:
-        out = kernel(*natives, **attrs) if attrs else kernel(*natives)
+        if _profile is None:
+            out = kernel(*natives, **attrs) if attrs else kernel(*natives)
+        else:
+            out = _profile(op, device, kernel, natives, attrs, inputs)
     except EmberError:
         raise
     except Exception as exc:

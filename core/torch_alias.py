@@ -30,6 +30,8 @@ RENAMES = {
     "torch.nn.parameter": "ember.nn.parameter",
     "torch.optim.optimizer": "ember.optim.optimizer",
     "torch.serialization": "ember.io",
+    # the legacy profiler's record_function and profile are torch.profiler's
+    "torch.autograd.profiler": "ember.profiler",
 }
 _NN_MODULES = "torch.nn.modules."
 

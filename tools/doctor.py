@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"limit for each plugin import, backend probe and doctor check "
                              f"(default {DEFAULT_TIMEOUT:g}) and each smoke test (default "
                              f"{SMOKE_TIMEOUT:g})")
+    parser.add_argument("topic", nargs=argparse.REMAINDER,
+                        help="perf [--json] [--steps N] script.py [args...]: profile a few "
+                             "steps of a program and check the tuning checklist")
 
 
 def _plugin_checks(timeout: float, capture) -> list:
@@ -154,6 +157,15 @@ class Clock:
 def run(args: argparse.Namespace) -> int:
     from . import render
     from .findings import exit_code
+
+    topic = getattr(args, "topic", None) or []
+    if topic:
+        if topic[0] != "perf":
+            print(f"ember doctor: unknown topic {topic[0]!r}; expected perf "
+                  "(ember doctor perf script.py)", file=sys.stderr)
+            return 2
+        from . import perf
+        return perf.main(topic[1:], json_out=args.json)
 
     try:
         report, findings, results = build_report(args.device, not args.no_smoke, args.timeout)

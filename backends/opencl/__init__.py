@@ -48,6 +48,7 @@ class OpenCLBackend:
 
     def __init__(self):
         self._lock = threading.Lock()
+        self._profiling = False       # ember.profiler records device time (profile_device)
         self._found = None            # [(platform, device)] once discovered
         self._infos = None
         self._runtimes: dict = {}
@@ -113,6 +114,8 @@ class OpenCLBackend:
                     from .runtime import Runtime
                     found = self._devices()
                     rt = Runtime(index, found[index][1])
+                    if self._profiling:
+                        rt.profile(True)
                     self._runtimes[index] = rt
         return rt
 
@@ -152,6 +155,15 @@ class OpenCLBackend:
         A GPU's threads are the driver's."""
         from .devices import set_pocl_threads
         set_pocl_threads(n)
+
+    def profile_device(self, on: bool):
+        """ember.profiler's device time on every device in use (Runtime.profile); a device
+        first used while the profile records starts recording when its runtime is made."""
+        self._profiling = on
+        out = []
+        for i, rt in list(self._runtimes.items()):
+            out += [(i, *r) for r in rt.profile(on) or ()]
+        return None if on else out
 
     def synchronize(self, index=None) -> None:
         for i, rt in list(self._runtimes.items()):

@@ -28,6 +28,7 @@ What makes that right:
 from __future__ import annotations
 
 import threading
+import time
 
 import pyopencl as cl
 from ember.graph.replay import Recorded
@@ -278,7 +279,7 @@ class Program:
         allocate = rt.pool.allocate
         for slot, nbytes in self.fresh:
             cur[slot] = allocate(nbytes)
-        queue = rt.queue
+        queue, events = rt.queue, rt.events
         for step in self.steps:
             kind = step[0]
             if kind == "k":
@@ -287,7 +288,9 @@ class Program:
                     args = list(args)
                     for j, slot in subs:
                         args[j] = cur[slot]
-                kernel(queue, gsize, lsize, *args, global_offset=offset)
+                event = kernel(queue, gsize, lsize, *args, global_offset=offset)
+                if events is not None:           # ember.profiler records (runtime.profile)
+                    events.append((kernel.function_name, time.perf_counter_ns(), event))
             elif kind == "u":
                 rt.upload(step[1], step[2])
             elif kind == "c":

@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import collections
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -111,6 +112,10 @@ class Runtime:
         self._pending: list = []                # weak references to pending LazyArrays
         self.materializing = 0                  # > 0 while fusion.materialize runs
         self.recorder = None                    # graphs.Recorder while a graph records
+        # while ember.profiler records: (kernel name, host ns at enqueue, event) per launch,
+        # on a queue made with PROFILING_ENABLE (profile()); None otherwise
+        self.events = None
+        self._plain_queue = None
         self._prune_at = 512
         # Let queued kernels finish before the interpreter tears PyOpenCL down: exiting
         # with work in flight crashed PoCL at exit now and then.
@@ -262,7 +267,9 @@ class Runtime:
         self._typed(kernel, args)
         size = local or self.local_size
         global_size, offset = (-(-n // size) * size,), (offset,) if offset else None
-        kernel(self.queue, global_size, (size,), *args, global_offset=offset)
+        event = kernel(self.queue, global_size, (size,), *args, global_offset=offset)
+        if self.events is not None:
+            self.events.append((kernel.function_name, time.perf_counter_ns(), event))
         if self.recorder is not None:
             self.recorder.launched(kernel, global_size, (size,), args, offset)
 
@@ -270,9 +277,34 @@ class Runtime:
         if self._pending and not (fresh or self.materializing):
             self.flush()
         self._typed(kernel, args)
-        kernel(self.queue, global_size, local_size, *args)
+        event = kernel(self.queue, global_size, local_size, *args)
+        if self.events is not None:
+            self.events.append((kernel.function_name, time.perf_counter_ns(), event))
         if self.recorder is not None:
             self.recorder.launched(kernel, global_size, local_size, args, None)
+
+    def profile(self, on: bool):
+        """Record each launch's event (ember.profiler): on, the work queued so far finishes
+        and launches go to a queue made with PROFILING_ENABLE; off, that queue finishes, the
+        plain queue is back, and the launches recorded come back as (kernel name, host ns
+        at enqueue, queued, submit, start, end ns on the device's clock)."""
+        cl = self.cl
+        self.synchronize()
+        if on:
+            if self._plain_queue is None:
+                self._plain_queue = self.queue
+                self.queue = cl.CommandQueue(
+                    self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+            self.events = []
+            return None
+        events, self.events = self.events or [], None
+        if self._plain_queue is not None:
+            self.queue, self._plain_queue = self._plain_queue, None
+        out = []
+        for name, host, event in events:
+            p = event.profile
+            out.append((name, host, p.queued, p.submit, p.start, p.end))
+        return out
 
     def _drain(self) -> None:
         if isinstance(self.queue, _Forked):

@@ -141,7 +141,7 @@ def test_a_kernels_property_is_not_read_at_validation():
 def test_optional_reads_members_or_their_defaults():
     bare = SimpleNamespace()
     assert [B.optional(bare, m) for m in B.OPTIONAL] == [
-        (), False, "none", None, None, None, None, None, None, None, None, None]
+        (), False, "none", None, None, None, None, None, None, None, None, None, None]
     cpu = CPUBackend()
     assert B.optional(cpu, "upcast_bfloat16") is True
     assert B.optional(cpu, "synchronize") == cpu.synchronize
@@ -154,7 +154,7 @@ def test_protocol_lists_follow_the_protocol_classes():
                           "capabilities")
     assert B.OPTIONAL == ("aliases", "upcast_bfloat16", "views", "kernels_for", "synchronize",
                           "copy_to", "empty_cache", "memory_allocated", "memory_reserved",
-                          "strides", "compile_graph", "set_num_threads")
+                          "strides", "compile_graph", "profile_device", "set_num_threads")
 
 
 # -- the version and plugin-API gates -----------------------------------------------------------
