@@ -5,6 +5,8 @@ hash()), so a failure reproduces from its name alone.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 
 import numpy as np
@@ -17,6 +19,28 @@ TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2
 # that copies instead must still give the same values, and writes through such views are
 # checked by the view rules).
 LAYOUTS = ("strided", "transposed", "reversed", "offset", "expanded")
+
+
+# Switches that turn a backend's deferred (fused) execution off.  The gradient checks run
+# op by op: they check the derivative formulas, and on OpenCL each distinct gradient tree
+# would otherwise become a fused program of its own (a build of ~0.1-1 s for one check).
+# Fused kernels are checked by the forward rows and by the backends' own fusion tests.
+UNFUSED = {"EMBER_OPENCL_FUSION": "0"}
+
+
+@contextlib.contextmanager
+def op_by_op():
+    """Deferred execution off (UNFUSED) while the block runs; the environment restored."""
+    before = {k: os.environ.get(k) for k in UNFUSED}
+    os.environ.update(UNFUSED)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class Unsupported(Exception):
@@ -215,6 +239,13 @@ def check_layouts(case: OpCase, dtype: str, device: str) -> None:
 
 
 def check_gradients(case: OpCase, device: str, second: bool | None = None) -> None:
+    """First derivatives (and second, where the row has them) on device; see
+    _check_gradients.  Run op by op (UNFUSED): the check is about the derivatives."""
+    with op_by_op():
+        _check_gradients(case, device, second)
+
+
+def _check_gradients(case: OpCase, device: str, second: bool | None) -> None:
     """First derivatives (and second, where the row has them) on device, by random
     projections (gradients.py; full Jacobians by ember.autograd.gradcheck for rows whose
     inputs sit on a kink, like ties of max), in float64; a device without float64 computes
