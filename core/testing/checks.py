@@ -6,7 +6,6 @@ hash()), so a failure reproduces from its name alone.
 from __future__ import annotations
 
 import contextlib
-import os
 import warnings
 
 import numpy as np
@@ -21,26 +20,27 @@ TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2
 LAYOUTS = ("strided", "transposed", "reversed", "offset", "expanded")
 
 
-# Switches that turn a backend's deferred (fused) execution off.  The gradient checks run
-# op by op: they check the derivative formulas, and on OpenCL each distinct gradient tree
-# would otherwise become a fused program of its own (a build of ~0.1-1 s for one check).
-# Fused kernels are checked by the forward rows and by the backends' own fusion tests.
-UNFUSED = {"EMBER_OPENCL_FUSION": "0"}
-
-
+# The gradient checks run op by op: they check the derivative formulas, and on a backend
+# that defers elementwise ops and fuses them (OpenCL: `backend.runtime(index).fusion`, set
+# from EMBER_OPENCL_FUSION when the device starts) each distinct gradient tree met twice
+# would become a fused program of its own (a build of ~0.1-1 s, for one check).  Fused
+# kernels are checked by the forward rows, the random programs and the backend's own tests.
 @contextlib.contextmanager
-def op_by_op():
-    """Deferred execution off (UNFUSED) while the block runs; the environment restored."""
-    before = {k: os.environ.get(k) for k in UNFUSED}
-    os.environ.update(UNFUSED)
+def op_by_op(device: str):
+    """Deferred (fused) execution off on device's backend while the block runs, if it has
+    such a switch; restored afterwards.  Arrays already deferred still run when needed."""
+    import ember
+    dev = ember.device(device).concrete()
+    get = getattr(dev.backend, "runtime", None)
+    runtime = get(dev.index) if callable(get) else None
+    if not getattr(runtime, "fusion", False):
+        yield
+        return
+    runtime.fusion = False
     try:
         yield
     finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        runtime.fusion = True
 
 
 class Unsupported(Exception):
@@ -240,8 +240,8 @@ def check_layouts(case: OpCase, dtype: str, device: str) -> None:
 
 def check_gradients(case: OpCase, device: str, second: bool | None = None) -> None:
     """First derivatives (and second, where the row has them) on device; see
-    _check_gradients.  Run op by op (UNFUSED): the check is about the derivatives."""
-    with op_by_op():
+    _check_gradients.  Run op by op (op_by_op): the check is about the derivatives."""
+    with op_by_op(device):
         _check_gradients(case, device, second)
 
 
