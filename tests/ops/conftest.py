@@ -1,5 +1,7 @@
 """The `device` fixture of the tests in parity/ (an op against PyTorch): cpu, and opencl:0
-where PoCL (or another OpenCL platform) runs; skipped, saying why, where not."""
+where PoCL (or another OpenCL platform) runs; skipped, saying why, where not.  The parity
+tables (`test_parity`) and ember.special's namespace run on the CPU only: their ops are
+checked on every device by the conformance rows (test_conformance.py)."""
 from __future__ import annotations
 
 import ember
