@@ -1,21 +1,98 @@
-"""Suite-wide setup: nothing the tests run writes into the user's own cache directory."""
+"""Suite-wide setup: nothing the tests run writes into the user's own cache directories.
+
+PoCL's kernel cache (POCL_CACHE_DIR) and ember's (EMBER_CACHE_DIR: OpenCL tuning, program
+binaries) point at a folder the suite owns, `<repo>/.ember-test-cache/` (gitignored), kept
+between runs: a second run finds its OpenCL programs built (warm), a fresh clone builds
+them (cold), and ~/.cache is never read or written.  EMBER_TEST_CACHE_DIR names another
+folder (CI or a cold measurement: an empty one).  Both are set when this file is imported,
+before anything makes an OpenCL context (PoCL reads POCL_CACHE_DIR once, at its start);
+subprocesses and pytest-xdist workers inherit them.
+"""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import subprocess
+import sys
+import zlib
+from pathlib import Path
 
-_CACHE = None
+import pytest
+
+CACHE_ROOT = Path(os.environ.get("EMBER_TEST_CACHE_DIR") or
+                  Path(__file__).resolve().parents[1] / ".ember-test-cache")
+CACHES = {"POCL_CACHE_DIR": CACHE_ROOT / "pocl", "EMBER_CACHE_DIR": CACHE_ROOT / "ember"}
+
+for _var, _path in CACHES.items():
+    _path.mkdir(parents=True, exist_ok=True)
+    os.environ[_var] = str(_path)
 
 
-def pytest_configure(config):
-    global _CACHE
-    if "EMBER_CACHE_DIR" not in os.environ:     # the OpenCL tuning cache (tuning.py)
-        _CACHE = tempfile.mkdtemp(prefix="ember-test-cache-")
-        os.environ["EMBER_CACHE_DIR"] = _CACHE
+# --- running in parallel (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml) ----------
+# Tests run one by one on any worker, except where a module-scoped (or class-, package-)
+# fixture builds something costly once for its module (a venv, an exported model, a
+# wheelhouse): those tests share one worker (an xdist_group per module), or the fixture
+# would be built once per worker.  Cheap module-scoped fixtures are named here.
+CHEAP_WIDE_FIXTURES = {"device"}            # tests/interop: a device name, nothing built
 
 
-def pytest_unconfigure(config):
-    if _CACHE is not None:
-        os.environ.pop("EMBER_CACHE_DIR", None)
-        shutil.rmtree(_CACHE, ignore_errors=True)
+def _shares_a_costly_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs[-1].scope in ("module", "class", "package")
+               for name, defs in info.name2fixturedefs.items()
+               if defs and name not in CHEAP_WIDE_FIXTURES)
+
+
+# --- costly device cases: a stable sample, the full set with --full -------------------------
+# A test marked `sampled` runs when zlib.crc32 of its node id falls in 1 of SAMPLE_EVERY
+# (the same tests on every machine and run); the others carry the marker `full` and run
+# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.
+SAMPLE_EVERY = 4
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="run every costly device case, not only the stable sample of the "
+                          "tests marked `sampled` (also EMBER_TEST_FULL=1)")
+
+
+def _full(config) -> bool:
+    return (config.getoption("--full") or os.environ.get("EMBER_TEST_FULL", "") == "1"
+            or "full" in (config.getoption("markexpr") or ""))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    full = _full(config)
+    kept, dropped = [], []
+    for item in items:
+        if _shares_a_costly_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        if item.get_closest_marker("sampled") is not None and \
+                zlib.crc32(item.nodeid.encode()) % SAMPLE_EVERY:
+            item.add_marker(pytest.mark.full)
+            if not full:
+                dropped.append(item)
+                continue
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+# --- PoCL's one-time builds --------------------------------------------------------------
+WARM_PROBE = ("from ember import plugins\n"
+              "backend = plugins.find_backend('opencl')\n"
+              "print(backend is not None and plugins._probe(backend).available)\n")
+
+
+@pytest.fixture(scope="session")
+def warm_opencl_probe():
+    """The OpenCL backend's probe, run once in a child process before the tests that time
+    it: with an empty PoCL cache (a new machine) its first run builds PoCL's own kernels,
+    seconds on a busy machine, past the doctor's 5 s probe deadline; the tests that use
+    this are about diagnoses and fixes, not about a cold driver.  The child fills the
+    suite's PoCL cache (CACHES), which every later probe, here or in a child, reads."""
+    subprocess.run([sys.executable, "-c", WARM_PROBE], capture_output=True, text=True,
+                   timeout=300, check=False)

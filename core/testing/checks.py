@@ -5,6 +5,7 @@ hash()), so a failure reproduces from its name alone.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -17,6 +18,29 @@ TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2
 # that copies instead must still give the same values, and writes through such views are
 # checked by the view rules).
 LAYOUTS = ("strided", "transposed", "reversed", "offset", "expanded")
+
+
+# The gradient checks run op by op: they check the derivative formulas, and on a backend
+# that defers elementwise ops and fuses them (OpenCL: `backend.runtime(index).fusion`, set
+# from EMBER_OPENCL_FUSION when the device starts) each distinct gradient tree met twice
+# would become a fused program of its own (a build of ~0.1-1 s, for one check).  Fused
+# kernels are checked by the forward rows, the random programs and the backend's own tests.
+@contextlib.contextmanager
+def op_by_op(device: str):
+    """Deferred (fused) execution off on device's backend while the block runs, if it has
+    such a switch; restored afterwards.  Arrays already deferred still run when needed."""
+    import ember
+    dev = ember.device(device).concrete()
+    get = getattr(dev.backend, "runtime", None)
+    runtime = get(dev.index) if callable(get) else None
+    if not getattr(runtime, "fusion", False):
+        yield
+        return
+    runtime.fusion = False
+    try:
+        yield
+    finally:
+        runtime.fusion = True
 
 
 class Unsupported(Exception):
@@ -215,6 +239,13 @@ def check_layouts(case: OpCase, dtype: str, device: str) -> None:
 
 
 def check_gradients(case: OpCase, device: str, second: bool | None = None) -> None:
+    """First derivatives (and second, where the row has them) on device; see
+    _check_gradients.  Run op by op (op_by_op): the check is about the derivatives."""
+    with op_by_op(device):
+        _check_gradients(case, device, second)
+
+
+def _check_gradients(case: OpCase, device: str, second: bool | None) -> None:
     """First derivatives (and second, where the row has them) on device, by random
     projections (gradients.py; full Jacobians by ember.autograd.gradcheck for rows whose
     inputs sit on a kink, like ties of max), in float64; a device without float64 computes

@@ -62,6 +62,11 @@ FAKES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _warm_opencl_probe(warm_opencl_probe):
+    """Every doctor here times the OpenCL probe: PoCL's one-time builds done first."""
+
+
 def install_fakes(folder) -> None:
     for dist, (version, requires, entry, module, source) in FAKES.items():
         info = folder / f"{dist.replace('-', '_')}-{version}.dist-info"

@@ -52,11 +52,14 @@ def with_dependencies(names) -> dict:
 
 
 def link_distribution(dist, site: Path, skip=()) -> None:
-    """Hard-link the files of an installed distribution into another site-packages."""
+    """Hard-link the files of an installed distribution into another site-packages, its
+    compiled bytecode too (same interpreter, same source mtimes: valid there), so that each
+    machine's first `python` does not compile NumPy, pyopencl, ... again (seconds per
+    machine; Python replaces a stale .pyc by a new file, never writing through a link)."""
     root = Path(dist.locate_file(""))
     for entry in dist.files or ():
         rel = str(entry)
-        if rel.startswith("..") or "__pycache__" in rel or any(rel.startswith(s) for s in skip):
+        if rel.startswith("..") or any(rel.startswith(s) for s in skip):
             continue
         src, dst = root / rel, site / rel
         if not src.is_file() or dst.exists():
@@ -175,11 +178,18 @@ class Machine:
         return done.returncode, report, seconds
 
 
+# Where caches live is not part of a machine's set-up: the suite's own folders
+# (tests/conftest.py), so a machine neither writes ~/.cache/pocl or ~/.cache/ember nor
+# compiles again the OpenCL programs the previous machine compiled
+KEPT = ("POCL_CACHE_DIR", "EMBER_CACHE_DIR")
+
+
 def clean_env(wheelhouse: Path, bin_dir: Path) -> dict:
     """This environment's variables less what would leak into a machine, plus pip set up
     to install offline from the wheelhouse, without build isolation."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("EMBER_", "PIP_", "PYTHON", "OCL_", "POCL_", "CUDA_", "VIRTUAL_"))}
+           if not k.startswith(("EMBER_", "PIP_", "PYTHON", "OCL_", "POCL_", "CUDA_", "VIRTUAL_"))
+           or k in KEPT}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", PIP_CONFIG_FILE=os.devnull,
                PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse), PIP_NO_BUILD_ISOLATION="0",
                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PIP_NO_WARN_SCRIPT_LOCATION="1")

@@ -336,3 +336,20 @@ def test_reductions_take_their_pending_input_into_one_kernel(opencl_device, rt, 
     with np.errstate(all="ignore"):
         want = fn(*(ember.tensor(v) for v in (a, b, c))).numpy()
     np.testing.assert_allclose(fused.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_conformance_gradient_checks_run_op_by_op(opencl_device, rt, monkeypatch):
+    """ember.testing's gradient checks switch the runtime's fusion off while they run (each
+    distinct gradient tree would be a fused program build of its own) and back on after;
+    EMBER_OPENCL_FUSION alone cannot do it: the runtime reads it once, when it starts."""
+    from ember.testing import CASES, checks
+    seen = []
+    real = checks._check_gradients
+
+    def spy(case, device, second):
+        seen.append(rt.fusion)
+        return real(case, device, second)
+    monkeypatch.setattr(checks, "_check_gradients", spy)
+    checks.check_gradients(next(c for c in CASES if c.name == "exp"), opencl_device)
+    assert seen == [False]
+    assert rt.fusion is True

@@ -46,8 +46,10 @@ case("shifts:int32", lambda T, i, s: (i << s, i >> s),
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

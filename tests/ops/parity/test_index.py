@@ -46,8 +46,10 @@ case("masked_scatter", lambda T, a, m, s: (a.masked_scatter(m, s), a.clone().mas
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 @pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "sum", "mean"])

@@ -26,8 +26,10 @@ case("linalg_norm", lambda T, a: (T.linalg.norm(a), T.linalg.norm(a, dim=1),
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 def _general(rng, shape):

@@ -41,8 +41,10 @@ case("diff:bool", lambda T, b: (T.diff(b, dim=1),), ("b", (3, 5)), grad=False)
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 def test_function_errors():

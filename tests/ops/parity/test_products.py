@@ -59,5 +59,7 @@ case("sparse_coo", lambda T, i, v, m: (
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")

@@ -22,8 +22,10 @@ case("aminmax", lambda T, a: (*T.aminmax(a), *T.aminmax(a, dim=1, keepdim=True),
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(bins=7), dict(bins=5, min=-1, max=1),

@@ -41,8 +41,10 @@ case("cummax:int", lambda T, i: (*T.cummax(i, 0), *T.cummin(i, 1)),
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_parity(row, device):
-    check_parity(row, device)
+def test_parity(row):
+    # on the CPU only: each op of these rows is checked on opencl:0 by its conformance row
+    # (tests/ops/test_conformance.py); what PyTorch adds is the same on every device
+    check_parity(row, "cpu")
 
 
 def test_sort_is_stable_on_long_lines(device):

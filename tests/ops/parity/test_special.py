@@ -87,7 +87,11 @@ SPECIAL_UNARY = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma"
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_special_namespace(device, dtype):
+def test_special_namespace(dtype):
+    # on the CPU only: the 34 ops these names dispatch (forward) all have conformance rows,
+    # run on opencl:0 by tests/ops/test_conformance.py (here it cost ~210 s a dtype with an
+    # empty PoCL cache on a busy 2-core machine)
+    device = "cpu"
     rng = seeded("special" + dtype)
     for name in SPECIAL_UNARY:
         if name in ("logit", "erfinv", "ndtri"):
