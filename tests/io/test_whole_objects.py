@@ -221,11 +221,13 @@ def test_a_safe_global_never_opens_other_names(tmp_path):
     import zipfile
     ember.serialization.add_safe_globals([argparse.Namespace])
     path = tmp_path / "forged.pt"
+    # other tests in this process (pytest-xdist workers run many) may have imported them
+    before = {m for m in ("ember.testing.__main__", "ember.array_api._host") if m in sys.modules}
     for module, name in (("torch.testing.__main__", "main"), ("torch.array_api._host", "x"),
                          ("argparse", "ArgumentParser"), ("os", "system")):
         with zipfile.ZipFile(path, "w") as z:
             z.writestr("archive/data.pkl", f"\x80\x02c{module}\n{name}\n)R.".encode("latin-1"))
         with pytest.raises(ember.io.WeightsOnlyError, match=f"GLOBAL {module}.{name} was not"):
             ember.load(path)
-        assert "ember.testing.__main__" not in sys.modules
-        assert "ember.array_api._host" not in sys.modules
+        for imported in ("ember.testing.__main__", "ember.array_api._host"):
+            assert imported in before or imported not in sys.modules
