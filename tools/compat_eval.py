@@ -104,11 +104,34 @@ def cuda_version_text(number) -> str:
 DECODERS = {"cudaver": cuda_version_text}
 
 
+READERS = ("torch-rocm", "torch", "cupy", "mpi4py", "ember")
+_READER_SIGNS = (
+    ("torch-rocm", re.compile(r"\btorch\b[\s\S]*\b(?:hip|rocm|HSA_)|\b(?:hip|rocm)\b[\s\S]*"
+                              r"\btorch\b|PYTORCH_HIP_ALLOC_CONF", re.I)),
+    ("torch", re.compile(r"\btorch\b|\bpytorch\b|PYTORCH_CUDA_ALLOC_CONF|c10::|c10d", re.I)),
+    ("cupy", re.compile(r"\bcupy\b|cupy_backends", re.I)),
+    ("mpi4py", re.compile(r"\bmpi4py\b", re.I)),
+    ("ember", re.compile(r"\bember\b", re.I)),
+)
+
+
+def reader_of(text: str) -> str:
+    """Whose program printed the message (torch on ROCm, torch, CuPy, mpi4py, ember): the
+    fix speaks that library's knobs.  '' when the text does not say."""
+    return next((who for who, sign in _READER_SIGNS if sign.search(text)), "")
+
+
 @dataclass(frozen=True)
 class KnownError:
-    """A cryptic error text, what it means and the fix.  `seen` is a template over the
-    patterns' named groups (what this very message says: sizes, versions); an entry that
-    `supersedes` others is the more specific reading of the same text and hides them."""
+    """A cryptic error, or a category of error codes, what it means and the fix.  `seen`
+    is a template over the patterns' named groups (what this very message says: sizes,
+    versions); an entry that `supersedes` others is the more specific reading of the same
+    text and hides them.  `codes` (family:NAME of compat_matrix/codes, wildcards allowed)
+    match a message that names one of those codes in any wording (tools/error_codes.py);
+    `unless` patterns say the text is something else (another compiler's log).  `causes`
+    are the usual reasons and `checks`, in order, what tells them apart; `fix_for` the fix
+    in the words of the reader's library; a `generic` entry (a family's catch-all) yields
+    to any more specific one."""
 
     id: str
     patterns: tuple
@@ -120,6 +143,12 @@ class KnownError:
     seen: str = ""
     supersedes: tuple = ()
     commands: tuple = ()
+    codes: tuple = ()
+    unless: tuple = ()
+    causes: tuple = ()
+    checks: tuple = ()
+    fix_for: tuple = ()          # ((reader, fix), ...)
+    generic: bool = False
 
     @classmethod
     def parse(cls, raw: dict) -> KnownError:
@@ -129,16 +158,49 @@ class KnownError:
         if extra:
             raise MatrixError(f"{where}: unknown keys {extra}")
         try:
-            patterns = tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"])
+            if not raw.get("patterns") and not raw.get("codes"):
+                raise KeyError("patterns or codes")
+            patterns = tuple(re.compile(p, re.IGNORECASE) for p in raw.get("patterns", ()))
+            unless = tuple(re.compile(p, re.IGNORECASE) for p in raw.get("unless", ()))
+            fix_for = dict(raw.get("fix_for", {}))
+            if set(fix_for) - set(READERS):
+                raise KeyError(f"fix_for readers {sorted(set(fix_for) - set(READERS))}")
             return cls(raw["id"], patterns, raw["example"], raw["meaning"], raw["fix"],
                        raw["source"], tuple(raw.get("rules", ())), raw.get("seen", ""),
                        tuple(raw.get("supersedes", ())),
-                       _commands(where, raw.get("commands", ())))
+                       _commands(where, raw.get("commands", ())),
+                       tuple(raw.get("codes", ())), unless, tuple(raw.get("causes", ())),
+                       tuple(raw.get("checks", ())), tuple(fix_for.items()),
+                       bool(raw.get("generic", False)))
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{where}: {exc}") from None
 
-    def matches(self, text: str) -> bool:
-        return any(p.search(text) for p in self.patterns)
+    def excluded(self, text: str) -> bool:
+        return any(p.search(text) for p in self.unless)
+
+    def matches(self, text: str, hits=None) -> bool:
+        """The text is this error: a pattern occurs in it, or (with `hits`, the codes
+        error_codes.recognize found) it names one of this entry's codes."""
+        if self.excluded(text):
+            return False
+        if any(p.search(text) for p in self.patterns):
+            return True
+        return bool(hits) and bool(self.codes_in(hits))
+
+    def codes_in(self, hits) -> list:
+        """The recognized codes (error_codes.Hit) this entry covers."""
+        if not self.codes:
+            return []
+        from fnmatch import fnmatchcase
+        return [h for h in hits if any(fnmatchcase(h.code.key, c) for c in self.codes)]
+
+    def fix_here(self, text: str) -> str:
+        """The fix in the words of the library that printed the message."""
+        fixes = dict(self.fix_for)
+        who = reader_of(text)
+        if who == "torch-rocm" and who not in fixes:
+            who = "torch"
+        return fixes.get(who, self.fix)
 
     def seen_in(self, text: str) -> str:
         """The `seen` template filled from the first match that has all its fields."""
@@ -417,8 +479,20 @@ def compat_findings(facts: Facts, matrix: Matrix) -> tuple[list[RuleResult], lis
 
 
 def explain(text: str, matrix: Matrix) -> list[KnownError]:
-    """The known errors whose patterns occur in the text, less those a more specific
-    match supersedes."""
-    found = [e for e in matrix.errors if e.matches(text)]
+    """The known errors whose patterns occur in the text or whose codes it names, less
+    those a more specific match supersedes, and less the families' catch-alls when a
+    specific entry matched."""
+    from .error_codes import recognize
+    hits = recognize(text)
+    found = [e for e in matrix.errors if e.matches(text, hits)]
     hidden = {s for e in found for s in e.supersedes}
-    return [e for e in found if e.id not in hidden]
+    found = [e for e in found if e.id not in hidden]
+    if any(not e.generic for e in found):
+        found = [e for e in found if not e.generic]
+    return found
+
+
+def explain_codes(text: str, known: KnownError) -> list:
+    """The codes (error_codes.Hit) of the text that `known` covers."""
+    from .error_codes import recognize
+    return known.codes_in(recognize(text))
