@@ -104,12 +104,14 @@ def cuda_version_text(number) -> str:
 DECODERS = {"cudaver": cuda_version_text}
 
 
-READERS = ("torch-rocm", "torch", "cupy", "mpi4py", "ember")
+READERS = ("torch-rocm", "torch", "cupy", "tensorflow", "jax", "mpi4py", "ember")
 _READER_SIGNS = (
     ("torch-rocm", re.compile(r"\btorch\b[\s\S]*\b(?:hip|rocm|HSA_)|\b(?:hip|rocm)\b[\s\S]*"
                               r"\btorch\b|PYTORCH_HIP_ALLOC_CONF", re.I)),
     ("torch", re.compile(r"\btorch\b|\bpytorch\b|PYTORCH_CUDA_ALLOC_CONF|c10::|c10d", re.I)),
     ("cupy", re.compile(r"\bcupy\b|cupy_backends", re.I)),
+    ("tensorflow", re.compile(r"\btensorflow\b|\btf\.|ResourceExhaustedError|/job:localhost", re.I)),
+    ("jax", re.compile(r"\bjax(?:lib)?\b|XlaRuntimeError", re.I)),
     ("mpi4py", re.compile(r"\bmpi4py\b", re.I)),
     ("ember", re.compile(r"\bember\b", re.I)),
 )

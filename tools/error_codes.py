@@ -115,6 +115,13 @@ NUMBERS = (
                           r"|\berror code:? (-\d{1,4})\b(?=[^\n]*\b(?:OpenCL|cl[A-Z]))", re.I)),
     ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b",
                         re.I)),
+    ("curand", re.compile(r"\bCURAND (?:failure|error|status)[ :=(]*(\d{1,3})\b", re.I)),
+    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
+    ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{4,5})\b"
+                       r"|\bHSA (?:error|status)[ :=(]*(?:0x)?(\d{4,5})\b", re.I | re.S)),
 )
 # vendor strings: the words that introduce them
 MESSAGE_AFTER = (
@@ -124,6 +131,8 @@ MESSAGE_AFTER = (
                         r"([^\n']{3,120})", re.I)),
     ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",
                        re.I)),
+    # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
+    ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
     ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,120})"
                         r"|\bncclInternalError\b|\b(remote process exited or there was a "
                         r"network error)", re.I)),
