@@ -61,8 +61,7 @@ def codes() -> tuple[Code, ...]:
 def _is_error(c: Code) -> bool:
     """Success and informational codes name no error."""
     return not (c.name.upper().endswith(("SUCCESS", "_INFO_BREAK")) or
-                c.name in ("NVRTC_SUCCESS", "CUFFT_SUCCESS", "ncclNumResults",
-                           "CUDA_ERROR_UNKNOWN_OMITTED"))
+                c.name in ("ncclNumResults", "ncclInProgress"))
 
 
 @functools.cache
@@ -98,13 +97,13 @@ TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 PYOPENCL = re.compile(r"\bcl[A-Z]\w*(?: failed)?: ([A-Z][A-Z0-9_]{3,})")
 # numbers, each with the words that say whose number it is
 NUMBERS = (
-    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,4})\b"
+    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,5})\b"
                         r"|\bcuda runtime error \((\d{1,4})\)"
                         r"|\bcudaError(?:_t)?[ :=(]+(\d{1,4})\b"
                         r"|\bCUresult[ :=(]+(\d{1,4})\b"
                         r"|\bcu[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b"
                         r"|\bcuda[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b"
-                        r"|\bCUDA initialization: [^\n]*?\bError (\d{1,4}):", re.I)),
+                        r"|\bCUDA initialization: [^\n]*?\bError (\d{1,5}):", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",
                        re.I)),
