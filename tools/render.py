@@ -239,7 +239,7 @@ def explain(matches, matrix, file=None, text: str = "") -> None:
     def line(words, indent=2, hang=0):
         lines.extend(textwrap.wrap(str(words), width - 1, initial_indent=" " * indent,
                                    subsequent_indent=" " * (indent + hang),
-                                   break_on_hyphens=False, break_long_words=False) or [""])
+                                   break_on_hyphens=False) or [""])
 
     if not matches:
         line("No known error matched. `ember doctor` shows what works here; "

@@ -218,3 +218,16 @@ def test_the_console_script_explains_without_the_tensor_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     assert "cuda-out-of-memory" in out and out.strip().endswith("0 []")
+
+
+def test_here_adds_this_machines_deciding_facts(capsys):
+    assert main(["compat", "explain", "--here", "Fatal error in PMPI_Send: Invalid rank, "
+                 "error stack:\nInvalid rank has value 1 but must be nonnegative and less "
+                 "than 1"]) == 0
+    out = capsys.readouterr().out
+    facts = out.split("on this machine:\n")[1]
+    assert "mpi4py" in facts and "memory available" in facts
+    assert main(["compat", "explain", "--here", "RuntimeError: HIP error: out of memory"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "AMD GPU driver" in facts and "/dev/kfd" in facts and "NVIDIA driver" not in facts
+    assert all(len(line) <= 80 for line in facts.splitlines())
