@@ -231,3 +231,29 @@ def test_here_adds_this_machines_deciding_facts(capsys):
     facts = capsys.readouterr().out.split("on this machine:\n")[1]
     assert "AMD GPU driver" in facts and "/dev/kfd" in facts and "NVIDIA driver" not in facts
     assert all(len(line) <= 80 for line in facts.splitlines())
+
+
+# Healthy output of each family, written in the tools' own formats (the sourced ones are
+# the corpus's [[harmless]] entries): INFO lines that name transports, sockets, devices and
+# error-free summaries must not read as errors.
+HEALTHY = [
+    "node1:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    "node1:123:456 [0] NCCL INFO Using network Socket\n"
+    "node1:123:456 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+    "Successfully installed numpy-2.1.0 torch-2.5.1 nvidia-cublas-cu12-12.4.5.8",
+    "MIOpen(HIP): Info [get_device_name] Raw device name: gfx90a:sramecc+:xnack-\n"
+    "MIOpen(HIP): Info [Handle] stream: 0, device_id: 0",
+    "I external/xla/xla/service/service.cc:168] XLA service 0x55d0 initialized for platform "
+    "CUDA (this does not guarantee that XLA will be used). Devices:\n"
+    "  StreamExecutor device (0): Tesla T4, Compute Capability 7.5",
+    "  Platform Name Portable Computing Language\n  Platform Version OpenCL 3.0 PoCL 6.0  "
+    "Linux, Release, RELOC, SPIR-V, LLVM 18.1.8, SLEEF, DISTRO, POCL_DEBUG",
+    "Requirement already satisfied: mpi4py in ./.venv/lib/python3.11/site-packages (4.1.2)",
+    "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15      CUDA Version: 12.4     |",
+    "rank 0: allreduce ok, error: 0.0 (max abs difference)",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY)
+def test_healthy_output_is_not_an_error(text):
+    assert ids(text) == []
