@@ -70,8 +70,9 @@ def group_facts(group: str) -> list[str]:
         owner = grp.getgrgid(st.st_gid).gr_name
         mine = {grp.getgrgid(g).gr_name for g in os.getgroups()}
         ok = os.access("/dev/kfd", os.R_OK | os.W_OK)
+        groups = ", ".join(sorted(mine & {"render", "video"})) or "neither render nor video"
         return [f"/dev/kfd: group {owner}, {'usable' if ok else 'NOT usable'} by this user "
-                f"(groups: {', '.join(sorted(mine & {'render', 'video'})) or 'neither render nor video'})"]
+                f"(groups: {groups})"]
     if group == "visible":
         env = {k: v for k, v in collect.environment().items() if k.endswith("VISIBLE_DEVICES")}
         return [f"visible devices: {env}" if env else "visible devices: not restricted"]
