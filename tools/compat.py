@@ -29,6 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     explain = sub.add_parser("explain", help="decode a cryptic error message",
                              description="Explain a known cryptic error in plain words.")
     explain.add_argument("text", nargs="+", help="the error text ('-' reads standard input)")
+    explain.add_argument("--here", action="store_true",
+                         help="also show this machine's facts that decide between the causes "
+                              "(drivers, GPUs, /dev/kfd, ICDs, wheels, MPI), as ember doctor "
+                              "sees them")
 
 
 def _read_report(path: str) -> dict:
@@ -93,9 +97,17 @@ def explain(args) -> int:
     from .compat_eval import load_matrix
 
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
-    matrix, _ = load_matrix()
+    matrix, _ = load_matrix(lazy=True)     # the shipped files: tests compile every pattern
     matches = match(text, matrix)
     render.explain(matches, matrix, text=text)
+    if args.here and matches:
+        import textwrap
+
+        from .explain_here import facts_for
+        print("on this machine:")
+        for line in facts_for([m.id for m in matches], text):
+            print(textwrap.fill(line, 79, initial_indent="  ", subsequent_indent="    ",
+                                break_on_hyphens=False))
     return 0 if matches else 1
 
 

@@ -1,6 +1,7 @@
 """The evaluator: facts of a machine (collected, assumed or from a report) + matrix -> findings."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -104,11 +105,141 @@ def cuda_version_text(number) -> str:
 DECODERS = {"cudaver": cuda_version_text}
 
 
+_REGEX_SYNTAX = re.compile(r"[.^$*+?{}\[\]\\|()]")
+
+
+class TextPattern:
+    """A pattern of the matrix, matched case-insensitively anywhere in a text.  A plain
+    phrase (most are) is a substring test; a regular expression compiles on first use
+    when `lazy` (`ember compat explain` runs once per process: compiling every pattern of
+    the matrix would be most of its time), at once otherwise (a plugin's bad pattern is
+    refused when its data loads)."""
+
+    __slots__ = ("source", "_regex", "_phrase", "needs")
+
+    def __init__(self, source: str, lazy: bool = False):
+        self.source = source
+        self._regex = None
+        self._phrase = None if _REGEX_SYNTAX.search(source) else source.lower()
+        # a regex matches only texts holding one of these words (lower case): the others
+        # are passed over without compiling it; () when it has no such word
+        self.needs = () if self._phrase is not None else required_words(source)
+        if self._phrase is None and not lazy:
+            self.regex()
+
+    def regex(self) -> re.Pattern:
+        if self._regex is None:
+            self._regex = re.compile(self.source, re.IGNORECASE)
+        return self._regex
+
+    def search(self, text: str):
+        if self._phrase is not None:
+            return self._phrase in _lower(text)
+        if self.needs and not any(w in _lower(text) for w in self.needs):
+            return None
+        return self.regex().search(text)
+
+    def finditer(self, text: str):
+        return self.regex().finditer(text)
+
+
+def required_words(pattern: str) -> tuple:
+    """For each top-level alternative of a regular expression, its longest run of plain
+    letters and digits outside groups, classes and quantifiers: one of them (lower-cased)
+    occurs in any text the pattern matches.  () when some alternative has no such run of
+    3 or more characters (then nothing can be ruled out), or the pattern sets flags
+    other than case."""
+    if pattern.startswith("(?") and not pattern.startswith(("(?:", "(?P", "(?-i:", "(?i")):
+        return ()
+    words, best, run, depth, k = [], "", "", 0, 0
+    cls = False
+    while k < len(pattern):
+        c = pattern[k]
+        if c == "\\":
+            best, run = max(best, run, key=len), ""
+            k += 2
+            continue
+        if cls:
+            cls = c != "]"
+        elif c == "{":                              # a quantifier's counts
+            best, run = max(best, run, key=len), ""
+            k = pattern.find("}", k) if "}" in pattern[k:] else len(pattern)
+        elif c == "[":
+            cls, (best, run) = True, (max(best, run, key=len), "")
+        elif c == "(":
+            depth += 1
+            best, run = max(best, run, key=len), ""
+        elif c == ")":
+            depth -= 1
+            if k + 1 < len(pattern) and pattern[k + 1] in "?*{" and depth == 0:
+                pass
+        elif depth == 0 and c == "|":
+            best = max(best, run, key=len)
+            if len(best) < 3:
+                return ()
+            words.append(best.lower())
+            best, run = "", ""
+        elif depth == 0 and c.isalnum() or (depth == 0 and c in " _-'\"/:=<>,;!@#%&~`" and run):
+            if k + 1 < len(pattern) and pattern[k + 1] in "?*{":
+                best, run = max(best, run, key=len), ""      # the char is optional
+            else:
+                run += c
+        else:
+            best, run = max(best, run, key=len), ""
+        k += 1
+    best = max(best, run, key=len).strip()
+    if len(best) < 3 or depth != 0:
+        return ()
+    words.append(best.lower())
+    return tuple(w.strip() for w in words)
+
+
+@functools.lru_cache(maxsize=8)
+def _lower(text: str) -> str:
+    return text.lower()
+
+
+def _code_matcher(patterns) -> tuple[frozenset, tuple]:
+    """(exact keys, prefixes) of `family:NAME` code patterns; '*' may end one."""
+    exact, prefixes = set(), []
+    for p in patterns:
+        if "*" in p[:-1] or "?" in p:
+            raise MatrixError(f"code pattern {p!r}: only a trailing '*' is allowed")
+        (prefixes.append(p[:-1]) if p.endswith("*") else exact.add(p))
+    return frozenset(exact), tuple(prefixes)
+
+
+READERS = ("torch-rocm", "torch", "cupy", "tensorflow", "jax", "mpi4py", "ember")
+_READER_SIGNS = (
+    ("torch-rocm", re.compile(r"\btorch\b[\s\S]*\b(?:hip|rocm|HSA_)|\b(?:hip|rocm)\b[\s\S]*"
+                              r"\btorch\b|PYTORCH_HIP_ALLOC_CONF", re.I)),
+    ("torch", re.compile(r"\btorch\b|\bpytorch\b|PYTORCH_CUDA_ALLOC_CONF|c10::|c10d", re.I)),
+    ("cupy", re.compile(r"\bcupy\b|cupy_backends", re.I)),
+    ("tensorflow", re.compile(r"\btensorflow\b|\btf\.|ResourceExhaustedError|/job:localhost",
+                              re.I)),
+    ("jax", re.compile(r"\bjax(?:lib)?\b|XlaRuntimeError", re.I)),
+    ("mpi4py", re.compile(r"\bmpi4py\b", re.I)),
+    ("ember", re.compile(r"\bember\b", re.I)),
+)
+
+
+def reader_of(text: str) -> str:
+    """Whose program printed the message (torch on ROCm, torch, CuPy, mpi4py, ember): the
+    fix speaks that library's knobs.  '' when the text does not say."""
+    return next((who for who, sign in _READER_SIGNS if sign.search(text)), "")
+
+
 @dataclass(frozen=True)
 class KnownError:
-    """A cryptic error text, what it means and the fix.  `seen` is a template over the
-    patterns' named groups (what this very message says: sizes, versions); an entry that
-    `supersedes` others is the more specific reading of the same text and hides them."""
+    """A cryptic error, or a category of error codes, what it means and the fix.  `seen`
+    is a template over the patterns' named groups (what this very message says: sizes,
+    versions); an entry that `supersedes` others is the more specific reading of the same
+    text and hides them.  `codes` (family:NAME of compat_matrix/codes, wildcards allowed)
+    match a message that names one of those codes in any wording (tools/error_codes.py);
+    `unless` patterns say the text is something else (another compiler's log).  `causes`
+    are the usual reasons and `checks`, in order, what tells them apart; `fix_for` the fix
+    in the words of the reader's library; a `generic` entry (a family's catch-all) yields
+    to any more specific one."""
 
     id: str
     patterns: tuple
@@ -120,25 +251,63 @@ class KnownError:
     seen: str = ""
     supersedes: tuple = ()
     commands: tuple = ()
+    codes: tuple = ()
+    unless: tuple = ()
+    causes: tuple = ()
+    checks: tuple = ()
+    fix_for: tuple = ()          # ((reader, fix), ...)
+    generic: bool = False
+    code_keys: tuple = ((), ())  # _code_matcher(codes)
 
     @classmethod
-    def parse(cls, raw: dict) -> KnownError:
+    def parse(cls, raw: dict, lazy: bool = False) -> KnownError:
         where = f"error {raw.get('id', '?')!r}"
         known = set(cls.__dataclass_fields__)
         extra = sorted(set(raw) - known)
         if extra:
             raise MatrixError(f"{where}: unknown keys {extra}")
         try:
-            patterns = tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"])
+            if not raw.get("patterns") and not raw.get("codes"):
+                raise KeyError("patterns or codes")
+            patterns = tuple(TextPattern(p, lazy) for p in raw.get("patterns", ()))
+            unless = tuple(TextPattern(p, lazy) for p in raw.get("unless", ()))
+            fix_for = dict(raw.get("fix_for", {}))
+            if set(fix_for) - set(READERS):
+                raise KeyError(f"fix_for readers {sorted(set(fix_for) - set(READERS))}")
             return cls(raw["id"], patterns, raw["example"], raw["meaning"], raw["fix"],
                        raw["source"], tuple(raw.get("rules", ())), raw.get("seen", ""),
                        tuple(raw.get("supersedes", ())),
-                       _commands(where, raw.get("commands", ())))
+                       _commands(where, raw.get("commands", ())),
+                       tuple(raw.get("codes", ())), unless, tuple(raw.get("causes", ())),
+                       tuple(raw.get("checks", ())), tuple(fix_for.items()),
+                       bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())))
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{where}: {exc}") from None
 
-    def matches(self, text: str) -> bool:
-        return any(p.search(text) for p in self.patterns)
+    def excluded(self, text: str) -> bool:
+        return any(p.search(text) for p in self.unless)
+
+    def matches(self, text: str, hits=None) -> bool:
+        """The text is this error: a pattern occurs in it, or (with `hits`, the codes
+        error_codes.recognize found) it names one of this entry's codes."""
+        if self.excluded(text):
+            return False
+        if any(p.search(text) for p in self.patterns):
+            return True
+        return bool(hits) and bool(self.codes_in(hits))
+
+    def codes_in(self, hits) -> list:
+        """The recognized codes (error_codes.Hit) this entry covers."""
+        exact, prefixes = self.code_keys
+        return [h for h in hits if h.code.key in exact or h.code.key.startswith(prefixes)]
+
+    def fix_here(self, text: str) -> str:
+        """The fix in the words of the library that printed the message."""
+        fixes = dict(self.fix_for)
+        who = reader_of(text)
+        if who == "torch-rocm" and who not in fixes:
+            who = "torch"
+        return fixes.get(who, self.fix)
 
     def seen_in(self, text: str) -> str:
         """The `seen` template filled from the first match that has all its fields."""
@@ -166,11 +335,11 @@ class Matrix:
     errors: list
 
     @classmethod
-    def from_data(cls, data: dict) -> Matrix:
+    def from_data(cls, data: dict, lazy: bool = False) -> Matrix:
         matrix = cls([Rule.parse(r) for r in data.get("rule", ())],
                      [dict(p) for p in data.get("plugin", ())],
                      [dict(a) for a in data.get("plugin_api", ())],
-                     [KnownError.parse(e) for e in data.get("error", ())])
+                     [KnownError.parse(e, lazy) for e in data.get("error", ())])
         for kind, ids in (("rule", [r.id for r in matrix.rules]),
                           ("error", [e.id for e in matrix.errors]),
                           ("plugin", [p.get("distribution") for p in matrix.plugins])):
@@ -217,7 +386,7 @@ class Matrix:
         return names
 
 
-def load_matrix(extra=()) -> tuple[Matrix, list[Finding]]:
+def load_matrix(extra=(), lazy: bool = False) -> tuple[Matrix, list[Finding]]:
     """The built-in matrix plus plugins' ember_compat data; data that does not parse is left
     out with a warning rather than breaking the doctor."""
     from ember import compat_matrix
@@ -236,7 +405,7 @@ def load_matrix(extra=()) -> tuple[Matrix, list[Finding]]:
                                      "(the schema is in ember/compat_matrix/README.md)"))
             continue
         accepted = candidate
-    return Matrix.from_data(accepted), notes
+    return Matrix.from_data(accepted, lazy=lazy and not extra), notes
 
 
 @dataclass
@@ -417,8 +586,20 @@ def compat_findings(facts: Facts, matrix: Matrix) -> tuple[list[RuleResult], lis
 
 
 def explain(text: str, matrix: Matrix) -> list[KnownError]:
-    """The known errors whose patterns occur in the text, less those a more specific
-    match supersedes."""
-    found = [e for e in matrix.errors if e.matches(text)]
+    """The known errors whose patterns occur in the text or whose codes it names, less
+    those a more specific match supersedes, and less the families' catch-alls when a
+    specific entry matched."""
+    from .error_codes import recognize
+    hits = recognize(text)
+    found = [e for e in matrix.errors if e.matches(text, hits)]
     hidden = {s for e in found for s in e.supersedes}
-    return [e for e in found if e.id not in hidden]
+    found = [e for e in found if e.id not in hidden]
+    if any(not e.generic for e in found):
+        found = [e for e in found if not e.generic]
+    return found
+
+
+def explain_codes(text: str, known: KnownError) -> list:
+    """The codes (error_codes.Hit) of the text that `known` covers."""
+    from .error_codes import recognize
+    return known.codes_in(recognize(text))

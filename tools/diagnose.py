@@ -247,7 +247,7 @@ def decode(findings: list[Finding], matrix: Matrix) -> list[Finding]:
             f = Finding(f.reference, f.severity, f.message,
                         seen="; ".join(x for x in (f.seen, f"known error {k.id}: {k.meaning}"
                                                    + (f" ({here})" if here else "")) if x),
-                        fix=f.fix or k.fix, source=f.source, detail=f.detail,
+                        fix=f.fix or k.fix_here(text), source=f.source, detail=f.detail,
                         commands=f.commands or [localize(c) for c in k.commands])
         out.append(f)
     return out

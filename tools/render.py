@@ -216,29 +216,63 @@ def compat_check(facts, results, findings, file=None) -> None:
 
 
 def explain(matches, matrix, file=None, text: str = "") -> None:
-    from rich.padding import Padding
+    """`ember compat explain`: for each reading of the text, what this message says (the
+    codes in it, with the vendor's words), what it means, its causes and, where the text
+    cannot decide between them, the checks in order; the fix in the words of the reader's
+    library.  Commands are printed as written for the package index, never rewritten with
+    this machine's paths: the message may come from another machine.  Plain wrapped text
+    (not rich: explain is a command people run often, and rich takes a tenth of a second
+    to load)."""
+    import os
+    import shutil
+    import textwrap
 
-    from .compat_eval import localize, localize_text
-    with console(file) as out:
-        if not matches:
-            out.print(_text("No known error matched. `ember doctor` shows what works here; "
-                            "`ember doctor --json` makes a report to attach to a bug."))
-            return
-        for known in matches:
-            out.print(_text(known.id, "bold"))
-            seen = known.seen_in(text)
-            if seen:
-                out.print(Padding(_text("here: " + seen), (0, 0, 0, 2)))
-            out.print(Padding(_text(known.meaning), (0, 0, 0, 2)))
-            out.print(Padding(_text("fix: " + localize_text(known.fix)), (0, 0, 0, 2)))
-            for command in known.commands:
-                out.print(Padding(_text(shell_lines(localize(command)), "bold"), (0, 0, 0, 4)))
-            for rule_id in known.rules:
-                rule = matrix.rule(rule_id)
-                out.print(Padding(_text(f"{rule.summary} (source: {rule.source})"),
-                                  (0, 0, 0, 2)))
-            out.print(Padding(_text("source: " + known.source), (0, 0, 0, 2)))
-            out.print()
+    from .compat_eval import explain_codes, reader_of
+
+    file = file or sys.stdout
+    tty = file.isatty()
+    width = (shutil.get_terminal_size((80, 24)).columns if tty
+             else int(os.environ.get("COLUMNS", "") or 80))
+    width = max(40, width)
+    lines: list[str] = []
+
+    def line(words, indent=2, hang=0):
+        lines.extend(textwrap.wrap(str(words), width - 1, initial_indent=" " * indent,
+                                   subsequent_indent=" " * (indent + hang),
+                                   break_on_hyphens=False) or [""])
+
+    if not matches:
+        line("No known error matched. `ember doctor` shows what works here; "
+             "`ember doctor --json` makes a report to attach to a bug.", indent=0)
+    who = reader_of(text)
+    for known in matches:
+        lines.append(f"\033[1m{known.id}\033[0m" if tty else known.id)
+        seen = known.seen_in(text)
+        if seen:
+            line("here: " + seen)
+        for hit in explain_codes(text, known):
+            line(f"code: {hit.code.family} {hit.code.describe()}", hang=6)
+        line(known.meaning)
+        if len(known.causes) > 1:
+            line("the message alone does not tell which of these it is:")
+            for cause in known.causes:
+                line(f"- {cause}", indent=4, hang=2)
+        elif known.causes:
+            line(f"cause: {known.causes[0]}")
+        if known.checks:
+            line("check, in this order:")
+            for k, check in enumerate(known.checks, 1):
+                line(f"{k}. {check}", indent=4, hang=3)
+        fix = known.fix_here(text)
+        line(("fix" + (f" ({who})" if fix != known.fix else "") + ": ") + fix)
+        for command in known.commands:
+            lines.extend("    " + ln for ln in shell_lines(command).splitlines())
+        for rule_id in known.rules:
+            rule = matrix.rule(rule_id)
+            line(f"{rule.summary} (source: {rule.source})")
+        line("source: " + known.source, hang=2)
+        lines.append("")
+    file.write("".join(ln.rstrip() + "\n" for ln in lines))
 
 
 def devices(rows: list[dict], file=None) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE_PARTS = ("pyproject.toml", "README.md", "core", "backends", "tools", "compat_matrix",
+SOURCE_PARTS = ("pyproject.toml", "README.md", "core", "backends", "tools", "compat_matrix", "cli",
                 "plugins")
 IGNORED = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", "*.pyc")
 PLUGINS = ("ember-opencl", "ember-cuda12", "ember-cuda13")

@@ -1,0 +1,41 @@
+"""The `ember` console script's entry point, a package of its own so that it loads before
+(and without) the `ember` package: `import ember` builds the whole tensor library (NumPy,
+every op, the plugins: about a second), which `ember compat explain` does not need.  For
+that subcommand the `ember` package is registered without running its __init__, so that
+only the modules explain uses load (ember.tools.*, ember.compat_matrix, ember.errors);
+every other subcommand runs through ember.tools.cli with the full package."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+# subcommands that need no tensor library: (command, action)
+LIGHT = {("compat", "explain")}
+
+
+def _light(argv: list[str]) -> bool:
+    words = [a for a in argv if not a.startswith("-")]
+    return tuple(words[:2]) in LIGHT
+
+
+def _bare_ember() -> None:
+    """Register the `ember` package without executing its __init__: its submodules still
+    import, each with only what it imports itself."""
+    if "ember" in sys.modules:
+        return
+    spec = importlib.util.find_spec("ember")
+    if spec is None:
+        return
+    sys.modules["ember"] = importlib.util.module_from_spec(spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _light(argv):
+        _bare_ember()
+    from ember.tools.cli import main as run
+    return run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

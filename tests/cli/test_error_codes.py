@@ -1,0 +1,265 @@
+"""The error spaces as data: the code tables imported from the vendors' headers
+(compat_matrix/codes, tools/import_error_codes.py) against each header's bare code list
+(data/code_lists), every code recognized by name and number in any wording, the
+categories' codes, fixes that fit the reader and name only packages on the index, no
+paths of this machine in explain's output, and explain staying clear of the tensor
+library."""
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+from ember import compat_matrix
+from ember.tools import compat_eval, error_codes
+from ember.tools.cli import main
+
+HERE = pathlib.Path(__file__).parent
+ROOT = HERE.parents[1]
+LISTS = HERE / "data" / "code_lists"
+MATRIX, _ = compat_eval.load_matrix()
+CORPUS = compat_matrix._tomllib().loads(
+    (HERE / "data" / "error_corpus.toml").read_text(encoding="utf-8"))
+
+
+def ids(text: str) -> list[str]:
+    return [e.id for e in compat_eval.explain(text, MATRIX)]
+
+
+def header_list(key: str) -> set:
+    lines = (LISTS / f"{key}.txt").read_text().splitlines()
+    return {(ln.split()[0], int(ln.split()[1])) for ln in lines if ln and not ln.startswith("#")}
+
+
+@pytest.mark.parametrize("key", error_codes.TABLES)
+def test_table_is_the_headers_code_list_with_source_and_version(key):
+    table = error_codes.table(key)
+    assert table["source"].startswith("https://") and table["version"] not in ("", "unknown")
+    assert {(c["name"], c["value"]) for c in table["codes"]} == header_list(key)
+
+
+def test_every_family_is_there_in_full():
+    sizes = {k: len(error_codes.table(k)["codes"]) for k in error_codes.TABLES}
+    # today's headers: CUDA 12.9 runtime 134 and driver 100 codes, HIP 79, OpenCL 106
+    # (-1..-72 and the ICD/extension -1000s), NCCL 10, cuBLAS 10, cuSOLVER 25, cuFFT 21
+    assert sizes["cuda_runtime"] >= 130 and sizes["cuda_driver"] >= 95
+    assert sizes["hip"] >= 75 and sizes["opencl"] >= 100 and sizes["nccl"] >= 9
+    assert sizes["cublas"] >= 10 and sizes["cusolver"] >= 25 and sizes["cufft"] >= 20
+    names = {c.name: c.value for c in error_codes.codes()}
+    assert names["cudaErrorSystemNotReady"] == 802 and names["CUDA_ERROR_LAUNCH_TIMEOUT"] == 702
+    assert names["CL_PLATFORM_NOT_FOUND_KHR"] == -1001
+    assert names["CL_INVALID_WORK_GROUP_SIZE"] == -54
+    assert names["ncclRemoteError"] == 6 and names["hipErrorNoBinaryForGpu"] == 209
+
+
+ERRORS = [c for c in error_codes.codes() if error_codes._is_error(c)
+          and c.family in ("cuda", "hip", "opencl", "nccl", "cublas", "cusolver", "cufft")]
+
+
+def test_every_code_is_known_by_name_in_any_wording():
+    missing = []
+    for c in ERRORS:
+        text = f"Traceback ...\nSomeError: call failed with {c.name} at line 12"
+        if c.key not in {h.code.key for h in error_codes.recognize(text)} or not ids(text):
+            missing.append(c.name)
+    assert missing == []
+
+
+@pytest.mark.parametrize("family, wording", [
+    ("cuda", "RuntimeError: CUDA error {n} in kernel launch"),
+    ("cuda", "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). "
+             "Error {n}: whatever the text"),
+    ("hip", "HIP error {n} at line 40"),
+    ("opencl", "clEnqueueNDRangeKernel failed: {n}"),
+    ("nccl", "NCCL error {n} in all_reduce"),
+])
+def test_every_code_is_known_by_number(family, wording):
+    first = error_codes._by_number()
+    numbers = {v for (f, v) in first if f == family}
+    missing = []
+    for n in sorted(numbers):
+        hits = error_codes.recognize(wording.format(n=n))
+        if [h.code.value for h in hits][:1] != [n] or not ids(wording.format(n=n)):
+            missing.append(n)
+    assert missing == []
+
+
+def test_vendor_strings_are_known_without_a_name_or_number():
+    assert ids("RuntimeError: CUDA error: out of memory") == ["cuda-out-of-memory"]
+    assert ids("RuntimeError: HIP error: out of memory") == ["cuda-out-of-memory"]
+    assert ids("RuntimeError: CUDA error: the launch timed out and was terminated") == \
+        ["cuda-launch-timeout"]
+    assert ids("DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1691, unhandled system "
+               "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1") == \
+        ["nccl-system-error"]
+    assert ids("Fatal error in PMPI_Send: Invalid rank, error stack:") == ["mpi-bad-argument"]
+
+
+def test_category_codes_exist_and_patterns_are_valid():
+    keys = {c.key for c in error_codes.codes()}
+    for e in MATRIX.errors:
+        for pattern in e.codes:
+            exact, prefixes = compat_eval._code_matcher([pattern])
+            assert exact & keys or any(k.startswith(prefixes) for k in keys), (e.id, pattern)
+        for p in (*e.patterns, *e.unless):
+            if p._phrase is None:
+                re.compile(p.source, re.IGNORECASE)
+        assert e.matches(e.example, error_codes.recognize(e.example)), e.id
+
+
+def test_a_regex_is_skipped_only_when_it_cannot_match():
+    texts = [m["text"] for kind in ("message", "harmless") for m in CORPUS[kind]]
+    texts += [e.example for e in MATRIX.errors]
+    wrong = []
+    for e in MATRIX.errors:
+        for p in (*e.patterns, *e.unless):
+            if p._phrase is None and p.needs:
+                rx = re.compile(p.source, re.IGNORECASE)
+                wrong += [(e.id, p.source) for t in texts if rx.search(t)
+                          and not any(w in t.lower() for w in p.needs)]
+    assert wrong == []
+
+
+def test_a_compiler_log_is_read_as_that_compilers():
+    nvrtc = ('cupy.cuda.compiler.CompileException: /usr/local/cuda/include/cuda_fp16.hpp'
+             '(4094): error: identifier "NV_IF_ELSE_TARGET" is undefined')
+    assert ids(nvrtc) == ["nvrtc-headers-mismatch"]
+    opencl = ('clBuildProgram failed: BUILD_PROGRAM_FAILURE\n<kernel>:3:5: error: '
+              'use of undeclared identifier \'foo\'')
+    assert ids(opencl) == ["opencl-build-source-error"]
+
+
+def fix_for(text: str) -> str:
+    (known,) = compat_eval.explain(text, MATRIX)
+    return known.fix_here(text)
+
+
+def test_the_fix_speaks_the_readers_library():
+    torch_cuda = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert "PYTORCH_CUDA_ALLOC_CONF" in fix_for(torch_cuda)
+    torch_rocm = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. "
+                  "GPU 0 has a total capacity of 15.98 GiB (ROCm)")
+    assert "PYTORCH_HIP_ALLOC_CONF" in fix_for(torch_rocm)
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in fix_for(torch_rocm)
+    cupy = "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes"
+    assert "free_all_blocks" in fix_for(cupy) and "PYTORCH" not in fix_for(cupy)
+    tf = "ResourceExhaustedError: OOM when allocating tensor with shape[64,372,32,32]"
+    assert "set_memory_growth" in fix_for(tf)
+
+
+def test_explain_names_the_causes_and_the_checks_in_order(capsys):
+    assert main(["compat", "explain", "CUDA error 802"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cuda-system-not-ready" in out and "cudaErrorSystemNotReady (802)" in out
+    assert "does not tell which" in out and "check, in this order: 1." in out
+
+
+def test_explain_prints_no_path_of_this_machine(capsys):
+    import io
+
+    from ember.tools import render
+    assert main(["compat", "explain", "clGetPlatformIDs failed: -1001"]) == 0
+    outs = [capsys.readouterr().out]
+    for e in MATRIX.errors:
+        buffer = io.StringIO()
+        render.explain(compat_eval.explain(e.example, MATRIX), MATRIX, file=buffer,
+                       text=e.example)
+        outs.append(buffer.getvalue())
+    here = {str(ROOT), sys.prefix, str(pathlib.Path.home())}
+    assert not [p for p in here for out in outs if p in out]
+
+
+# Checked against the package index (pip index versions / pip download --no-deps) on
+# 2026-12-02; ember's own plugins are not on it and are named as plugins, not installed.
+ON_THE_INDEX = {"cupy-cuda12x", "cupy-cuda13x", "pocl-binary-distribution", "pyopencl",
+                "numpy", "torch", "mpi4py", "nvidia-cublas-cu12", "safetensors"}
+def pip_installs(text: str) -> set:
+    """The distributions named by each `pip install ...` in prose: its words up to the first
+    that is not an option or a requirement (a word, a quoted requirement, a name with an
+    extra, a version or a dash), an option's value skipped."""
+    named = set()
+    for m in re.finditer(r"pip install ([^\n]*)", text):
+        words = m.group(1).split(" ")
+        k, first = 0, True
+        while k < len(words):
+            word = words[k]
+            bare = word.rstrip("),.;:`")
+            if word.startswith(("(", "<", "`")) or not bare:
+                break
+            if bare in ("--index-url", "--extra-index-url", "-r", "-c"):
+                k += 2
+                continue
+            if bare.startswith("-"):
+                k += 1
+                continue
+            req = bare.strip("'\"")
+            if not re.fullmatch(r"[A-Za-z0-9][\w.-]*(\[[\w,]+\])?([<>=!~].*)?", req) or \
+                    (not first and not re.search(r"[-\[<>=!~'\d]", bare)):
+                break
+            named.add(re.split(r"[\[<>=!~]", req)[0].lower())
+            first = False
+            if bare != word:                  # punctuation ends the command
+                break
+            k += 1
+    return named
+
+
+def test_fixes_name_only_packages_on_the_index():
+    assert pip_installs("pip install -U 'numpy>=2.0' and more") == {"numpy"}
+    assert pip_installs("run pip install torch --index-url https://x/cu126), or") == {"torch"}
+    named = set()
+    for e in MATRIX.errors:
+        for text in (e.fix, *dict(e.fix_for).values(), *e.commands):
+            named |= pip_installs(text)
+    assert named and named <= ON_THE_INDEX, named - ON_THE_INDEX
+
+
+def test_the_console_script_explains_without_the_tensor_library():
+    code = ("import sys, ember_cli\n"
+            "rc = ember_cli.main(['compat', 'explain', 'CUDA error: out of memory'])\n"
+            "print(rc, sorted(m for m in ('numpy', 'ember.tensor', 'ember.ops', 'rich')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "cuda-out-of-memory" in out and out.strip().endswith("0 []")
+
+
+def test_here_adds_this_machines_deciding_facts(capsys):
+    assert main(["compat", "explain", "--here", "Fatal error in PMPI_Send: Invalid rank, "
+                 "error stack:\nInvalid rank has value 1 but must be nonnegative and less "
+                 "than 1"]) == 0
+    out = capsys.readouterr().out
+    facts = out.split("on this machine:\n")[1]
+    assert "mpi4py" in facts and "memory available" in facts
+    assert main(["compat", "explain", "--here", "RuntimeError: HIP error: out of memory"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "AMD GPU driver" in facts and "/dev/kfd" in facts and "NVIDIA driver" not in facts
+    assert all(len(line) <= 80 for line in facts.splitlines())
+
+
+# Healthy output of each family, written in the tools' own formats (the sourced ones are
+# the corpus's [[harmless]] entries): INFO lines that name transports, sockets, devices and
+# error-free summaries must not read as errors.
+HEALTHY = [
+    "node1:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    "node1:123:456 [0] NCCL INFO Using network Socket\n"
+    "node1:123:456 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+    "Successfully installed numpy-2.1.0 torch-2.5.1 nvidia-cublas-cu12-12.4.5.8",
+    "MIOpen(HIP): Info [get_device_name] Raw device name: gfx90a:sramecc+:xnack-\n"
+    "MIOpen(HIP): Info [Handle] stream: 0, device_id: 0",
+    "I external/xla/xla/service/service.cc:168] XLA service 0x55d0 initialized for platform "
+    "CUDA (this does not guarantee that XLA will be used). Devices:\n"
+    "  StreamExecutor device (0): Tesla T4, Compute Capability 7.5",
+    "  Platform Name Portable Computing Language\n  Platform Version OpenCL 3.0 PoCL 6.0  "
+    "Linux, Release, RELOC, SPIR-V, LLVM 18.1.8, SLEEF, DISTRO, POCL_DEBUG",
+    "Requirement already satisfied: mpi4py in ./.venv/lib/python3.11/site-packages (4.1.2)",
+    "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15      CUDA Version: 12.4     |",
+    "rank 0: allreduce ok, error: 0.0 (max abs difference)",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY)
+def test_healthy_output_is_not_an_error(text):
+    assert ids(text) == []
