@@ -158,7 +158,7 @@ method("__new__", staticmethod(legacy.tensor_new))
 # -- elementwise methods and their in-place forms, from the declarations -------------------
 
 # torch's add/sub take alpha= (x.add(y, alpha=2)); ember.add is the plain op
-_ELEMENTWISE_METHODS = {"add": _add_scaled, "sub": _sub_scaled}
+_ELEMENTWISE_METHODS = {"add": _add_scaled, "sub": _sub_scaled, "div": F.div}
 # these in-place forms go through the backend's own in-place kernel when they can
 _DIRECT = {"add": (_K["add_"], False), "sub": (_K["sub_"], False), "mul": (_K["mul_"], False),
            "div": (_K["div_"], True)}
@@ -226,7 +226,7 @@ def _cuda(self, device=None, non_blocking: bool = False, memory_format=preserve_
 
 for _name, _fn in {
     # torch's other names for elementwise methods
-    "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
+    "subtract": ops.sub, "multiply": ops.mul, "divide": F.div, "true_divide": ops.div,
     "negative": ops.neg, "absolute": ops.abs,
     # reductions (they take axis=/keepdims= too: ember.signatures)
     "sum": ops.sum, "prod": ops.prod, "amax": ops.amax, "amin": ops.amin, "any": ops.any,
