@@ -12,7 +12,7 @@ from .. import dispatch, legacy, ops, sparse
 from .. import dtypes as D
 from .. import functional as F
 from .._torch_gaps import install_tensor_gaps
-from ..errors import EmberTypeError, NotInEmberError
+from ..errors import EmberTypeError, NotInEmberError, ShapeError
 from ..functional import index as FI
 from ..functional import linalg as FL
 from ..functional import movement as FM
@@ -192,6 +192,17 @@ def _addcmul(self, a, b, value=1):
     return self + a * b * value
 
 
+def _conj(x):
+    return x.conj() if x.is_complex() else x
+
+
+def _H(self):
+    if self.ndim > 2:
+        raise ShapeError(f"Tensor.H: expected a matrix or vector, got {self.ndim} dims; use "
+                         f".mH for the conjugate transpose of the last two dims")
+    return _conj(self if self.ndim < 2 else ops.transpose(self, 0, 1))
+
+
 def _addcdiv(self, a, b, value=1):
     return self + a / b * value
 
@@ -267,6 +278,10 @@ for _name, _fn in {
     "T": property(lambda self: self if self.ndim < 2 else ops.permute(
         self, tuple(reversed(range(self.ndim))))),
     "mT": property(lambda self: ops.transpose(self, -2, -1)),
+    # the conjugate transposes: ember's tensors are real, so they are mT and T
+    "mH": property(lambda self: _conj(ops.transpose(self, -2, -1))),
+    "H": property(_H),
+    "adjoint": lambda self: _conj(ops.transpose(self, -2, -1)),
     "t": lambda self: self if self.ndim < 2 else ops.transpose(self, 0, 1),
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,

@@ -480,11 +480,28 @@ def chunk(x: Tensor, chunks: int, dim: int = 0):
     return split(x, size, dim)
 
 
-def movedim(x: Tensor, source: int, destination: int) -> Tensor:
-    s = norm_dim(source, x.ndim, "movedim")
-    d = norm_dim(destination, x.ndim, "movedim")
-    dims = [i for i in range(x.ndim) if i != s]
-    dims.insert(d, s)
-    return permute(x, dims)
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """x with dims `source` (an int or a sequence) moved to `destination`, the others
+    keeping their order (torch.movedim)."""
+    if isinstance(source, int) and isinstance(destination, int):
+        s = norm_dim(source, x.ndim, "movedim")
+        d = norm_dim(destination, x.ndim, "movedim")
+        dims = [i for i in range(x.ndim) if i != s]
+        dims.insert(d, s)
+        return permute(x, dims)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source and destination need as many dims, got {len(src)} "
+                         f"({src}) and {len(dst)} ({dst})")
+    src = [norm_dim(s, x.ndim, "movedim") for s in src]
+    dst = [norm_dim(d, x.ndim, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    order = [None] * x.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(x.ndim) if i not in src)
+    return permute(x, [o if o is not None else next(rest) for o in order])
 
 

@@ -40,6 +40,10 @@ NONDETERMINISTIC = frozenset({
     "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank",
     "pca_lowrank",
 })
+# ops whose raw outputs are unique only up to signs (singular and eigenvectors): their
+# samples' output_process_fn_grad makes them unique (abs of the vectors), and those
+# processed outputs are what is compared
+SIGN_AMBIGUOUS = frozenset({"svd", "linalg.svd", "linalg.eigh"})
 # namespaces an OpInfo name can carry, all of which ember mirrors
 _NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.", "signal.windows.",
                "masked.", "sparse.")
@@ -387,7 +391,15 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             e_out = efn(e_in, *e_args, **e_kwargs)
-        _compare(t_out, e_out, rtol, atol, values=not random)
+        if op.name in SIGN_AMBIGUOUS and sample.output_process_fn_grad is not None:
+            _compare(t_out, e_out, rtol, atol, values=False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _compare(_process(sample.output_process_fn_grad, t_out, False),
+                         _process(sample.output_process_fn_grad, e_out, True),
+                         max(rtol, 1e-4), max(atol, 1e-4), what="processed output")
+        else:
+            _compare(t_out, e_out, rtol, atol, values=not random)
         if grad and not random and op.supports_autograd:
             proc = sample.output_process_fn_grad
             with warnings.catch_warnings():
