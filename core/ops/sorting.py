@@ -9,7 +9,6 @@ gather's (the chosen elements get it), as in PyTorch.
 from __future__ import annotations
 
 from .. import dtypes as D
-from .._torch_gaps import gap
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
 from ..signatures import numpy_names
