@@ -320,7 +320,7 @@ for _name, _fn in {
     # conversion and copies
     "to": conversion.to, "cpu": lambda self: conversion.to(self, "cpu"),
     "cuda": _cuda,
-    **{name: (lambda dt: lambda self: ops.cast(self, dt))(dtype) for name, dtype in (
+    **{name: conversion.converter(name, dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
         ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
         ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},

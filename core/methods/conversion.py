@@ -9,13 +9,30 @@ from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError
-from ..tensor import Tensor, wrap
+from ..ops import layout
+from ..tensor import Tensor, preserve_format, wrap
 
 
-def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=False):
-    """to(device), to(dtype), to(device, dtype), to(other_tensor)."""
+def converter(name: str, dtype):
+    """Tensor.float(), .int(), ...: a cast, laid out as memory_format= says (torch's)."""
+    def convert(self, memory_format=preserve_format):
+        out = ops.cast(self, dtype)
+        if memory_format is not preserve_format:
+            out = layout.clone(out, memory_format=memory_format)
+        return out
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
+def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,
+       memory_format=preserve_format):
+    """to(device), to(dtype), to(device, dtype), to(other_tensor); memory_format= lays the
+    result out as clone(memory_format=) does."""
+    flags = []
     for a in args:
-        if type(a) is Tensor:
+        if isinstance(a, bool):             # torch's positional non_blocking, copy
+            flags.append(a)
+        elif type(a) is Tensor:
             device, dtype = a._device, a._dtype
         elif isinstance(a, (D.DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
             dtype = a
@@ -23,6 +40,11 @@ def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=Fa
             device = a
         elif a is not None:
             raise EmberTypeError(f"to(): expected a device, a dtype or a tensor, got {a!r}")
+    if len(flags) > 2:
+        raise EmberTypeError(f"to(): expected at most two flags (non_blocking, copy), got "
+                             f"{flags}")
+    if len(flags) == 2:
+        copy = flags[1]
     out = self
     if device is not None:
         dev = as_device(device)
@@ -30,7 +52,9 @@ def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking=Fa
             out = _transfer(out, dev)
     if dtype is not None:
         out = ops.cast(out, dtype)
-    if copy and out is self:
+    if memory_format is not preserve_format:
+        out = layout.clone(out, memory_format=memory_format)
+    elif copy and out is self:
         out = ops.contiguous(self)
     return out
 

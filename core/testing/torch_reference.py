@@ -195,7 +195,8 @@ class _Converter:
             key = id(obj)
             if key in self.memo:
                 return self.memo[key]
-            arr = obj.detach().resolve_conj().resolve_neg().numpy()
+            arr = obj.detach().resolve_conj().resolve_neg()
+            arr = arr.float().numpy() if arr.dtype == torch.bfloat16 else arr.numpy()
             grad = bool(obj.requires_grad) and (obj.is_floating_point() or obj.is_complex())
             out = ember.tensor(arr, device=self.device, requires_grad=grad)
             self.memo[key] = out
@@ -239,7 +240,9 @@ def _as_numpy(x):
     import numpy as np
     import torch
     if isinstance(x, torch.Tensor):
-        return x.detach().resolve_conj().resolve_neg().cpu().numpy(), str(x.dtype)[6:]
+        x = x.detach().resolve_conj().resolve_neg().cpu()
+        name = str(x.dtype)[6:]
+        return (x.float() if name == "bfloat16" else x).numpy(), name
     if isinstance(x, ember.Tensor):
         return x.detach().cpu().numpy(), x.dtype.name
     if isinstance(x, (bool, int, float, complex, np.generic)):
@@ -352,8 +355,10 @@ def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
     if not t_outs:
         return
     upstream = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
+    # each output's upstream gradient in its own dtype (torch rounds a bfloat16 output's)
     t_grads = torch.autograd.grad(t_outs, [p[0] for p in pairs],
-                                  [torch.from_numpy(u) for u in upstream],
+                                  [torch.from_numpy(u).to(t.dtype)
+                                   for u, t in zip(upstream, t_outs)],
                                   allow_unused=True)
     for e in e_outs:
         if not isinstance(e, ember.Tensor) or not e.requires_grad:
@@ -361,7 +366,8 @@ def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
                            "(torch's is)")
     e_grads = ember.autograd.grad(
         e_outs, [p[1] for p in pairs],
-        [ember.tensor(u, device=conv.device) for u in upstream], allow_unused=True)
+        [ember.tensor(u, device=conv.device).to(e.dtype) for u, e in zip(upstream, e_outs)],
+        allow_unused=True)
     for i, (tg, eg, (t, _)) in enumerate(zip(t_grads, e_grads, pairs)):
         if tg is None:
             tg = torch.zeros_like(t)
