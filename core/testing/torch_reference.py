@@ -210,6 +210,9 @@ class _Converter:
             return tuple(obj)
         if isinstance(obj, torch.memory_format):
             return getattr(ember, str(obj).replace("torch.", ""))
+        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith(
+                "torch.nn.functional"):     # an activation= passed to a module
+            return getattr(ember.nn.functional, obj.__name__)
         if isinstance(obj, torch.Generator):
             raise TypeError("the sample passes a torch.Generator")
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
