@@ -218,3 +218,19 @@ def test_meshgrid_xy_diff_n0_softmin_dtype(device):
         so = ember.nn.functional.softmin(e, 1, dtype=ember.float64)
         assert so.dtype == ember.float64
         _close(torch.nn.functional.softmin(t, 1, dtype=torch.float64), so)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_negative_pad_crops(device, mode):
+    t, e = _pair((1, 2, 4, 5), device=device)
+    for p in [(-1, 2, -1, 1), (1, -2, 0, -1)]:
+        to = torch.nn.functional.pad(t, p, mode=mode)
+        eo = ember.nn.functional.pad(e, p, mode=mode)
+        _close(to, eo)
+    g = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(g))
+    eo.backward(ember.tensor(g, device=device))
+    _close(t.grad, e.grad)
+    with pytest.raises(ember.EmberError, match="negative size"):
+        ember.nn.functional.pad(e, (-3, -3), mode=mode)
