@@ -153,7 +153,7 @@ def test_conjugate_transposes(device):
     _close(t.mH, e.mH)
     _close(t[0].H, e[0].H)
     with pytest.raises(ember.EmberError):
-        e.H
+        _ = e.H
 
 
 @pytest.mark.parametrize("device", DEVICES)
