@@ -72,7 +72,7 @@ def mish(x: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(x, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
-def softmin(x: Tensor, dim: int = -1, _stacklevel: int = 3, dtype=None) -> Tensor:
+def softmin(x: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
     """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin)."""
     return softmax(-(x if dtype is None else x.to(dtype)), dim)
 
