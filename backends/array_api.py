@@ -448,7 +448,7 @@ def numpy_extras(np) -> dict:
     erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
     def erf(x):
-        return erf_scalar(x).astype(x.dtype)
+        return np.asarray(erf_scalar(x), dtype=x.dtype)   # a 0-d x gives a Python float
 
     def index_add(x, index, src, *, axis):
         out = x.copy()

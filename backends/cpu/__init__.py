@@ -20,7 +20,7 @@ PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 def _sigmoid(x):
     """1 / (1 + exp(-x)) in one temporary, as PyTorch's CPU kernel: exp(-x) overflowing to
     inf gives 0, no nan; 4x the speed of the where() form of the array-API table."""
-    t = np.negative(x)
+    t = np.negative(x, out=np.empty_like(x))      # a 0-d x gives a 0-d array, not a scalar
     np.exp(t, out=t)
     t += 1
     return np.reciprocal(t, out=t)
@@ -132,13 +132,13 @@ def _max_pool2d_backward(g, x, out, *, kernel_size, stride, padding, dilation, e
 
 
 def _tanh_backward(g, out):
-    r = np.multiply(out, out)          # g * (1 - out^2) with one temporary
+    r = np.multiply(out, out, out=np.empty_like(out))   # g * (1 - out^2), one temporary
     np.subtract(1, r, out=r)
     return np.multiply(g, r, out=r)
 
 
 def _sigmoid_backward(g, out):
-    r = np.subtract(1, out)            # g * out * (1 - out) with one temporary
+    r = np.subtract(1, out, out=np.empty_like(out))     # g * out * (1 - out), one temporary
     np.multiply(r, out, out=r)
     return np.multiply(g, r, out=r)
 

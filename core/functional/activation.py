@@ -24,7 +24,10 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
         x = x.to(dtype)
     _need_float("softmax", x)
     # a 0-d tensor takes dim 0 or -1, as in PyTorch: its softmax is 1
-    return dispatch.run(softmax_op, x, axis=norm_dim(dim, x.ndim, "softmax"))
+    axis = norm_dim(dim, x.ndim, "softmax")
+    if 0 in x._data.shape:                  # nothing to normalise: an empty answer
+        return x * 1.0
+    return dispatch.run(softmax_op, x, axis=axis)
 
 
 @numpy_names
@@ -34,6 +37,9 @@ def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
     _need_float("log_softmax", x)
+    if 0 in x._data.shape:                  # nothing to normalise: an empty answer
+        norm_dim(dim, x.ndim, "log_softmax")
+        return x * 1.0
     shifted = x - ops.amax(x, dim, keepdim=True).detach()
     return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
 

@@ -23,12 +23,56 @@ from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _tensor
 
-__all__ = ["clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
+__all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
+           "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
            "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod", "logaddexp", "hypot", "erfc",
            "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power", "lerp",
            "addcmul", "addcdiv", "fmax", "fmin", "heaviside", "round", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "atan2",
            "arctan2", "sinc", "xlog1py"]
+
+
+def add(x, y, *, alpha=1) -> Tensor:
+    """x + alpha * y (torch.add)."""
+    return ops.add(x, y if alpha == 1 else y * alpha)
+
+
+def sub(x, y, *, alpha=1) -> Tensor:
+    """x - alpha * y (torch.sub)."""
+    return ops.sub(x, y if alpha == 1 else y * alpha)
+
+
+subtract = sub
+_ROUNDING = (None, "trunc", "floor")
+
+
+def div(x, y, *, rounding_mode=None) -> Tensor:
+    """x / y: true division (rounding_mode=None), rounded toward zero ("trunc") or
+    down ("floor"), as torch.div; integer inputs keep their dtype when rounded."""
+    input, other = x, y
+    if rounding_mode is None:
+        return ops.div(input, other)
+    if rounding_mode not in _ROUNDING:
+        raise EmberValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                              f"{rounding_mode!r}")
+    if rounding_mode == "floor":
+        return ops.floor_divide(input, other)
+    ints = all(isinstance(v, (int, bool)) or (isinstance(v, Tensor) and v.dtype in _INTS)
+               for v in (input, other))
+    if not ints:
+        return trunc(ops.div(input, other))
+    # integers: |a| // |b| with the sign of a * b (exact, no float round trip)
+    q = ops.floor_divide(ops.abs(input) if isinstance(input, Tensor) else abs(input),
+                         ops.abs(other) if isinstance(other, Tensor) else abs(other))
+    negative = ops.logical_xor(ops.lt(input, 0), ops.lt(other, 0))
+    return ops.where(negative, -q, q)
+
+
+def true_divide(x, y) -> Tensor:
+    return ops.div(x, y)
+
+
+divide = div
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:

@@ -186,11 +186,18 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     _check_index_dtype("take_along_dim", indices)
     if dim is None:
         return ops.gather(input.reshape(-1), 0, indices.reshape(-1))
-    shape = list(_broadcast("take_along_dim", input._data.shape, indices._data.shape))
     axis = norm_dim(dim, input.ndim, "take_along_dim")
+    if indices.ndim != input.ndim:
+        raise ShapeError(f"take_along_dim: input and indices need the same number of dims, "
+                         f"got {input.ndim} and {indices.ndim}; unsqueeze the smaller one")
+    # every dim but `dim` broadcasts (torch's rule): each side's size there is kept
+    at_dim = list(input._data.shape)
+    at_dim[axis] = indices._data.shape[axis]
+    shape_ix = _broadcast("take_along_dim", tuple(at_dim), indices._data.shape)
+    at_dim = list(indices._data.shape)
+    at_dim[axis] = input._data.shape[axis]
+    shape_in = _broadcast("take_along_dim", tuple(at_dim), input._data.shape)
     indices = _bounds("take_along_dim", indices.to(D.int64), input._data.shape[axis])
-    shape_in, shape_ix = list(shape), list(shape)
-    shape_in[axis], shape_ix[axis] = input._data.shape[axis], indices._data.shape[axis]
     return ops.gather(ops.expand(input, tuple(shape_in)), axis,
                       ops.expand(indices, tuple(shape_ix)))
 

@@ -260,8 +260,7 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
     shape = tuple(t.numel() for t in tensors)
     grids = [t.reshape((1,) * i + (-1,) + (1,) * (len(shape) - i - 1)).expand(shape)
              for i, t in enumerate(tensors)]
-    if swap:
-        grids = [g.transpose(0, 1) for g in grids]
+    if swap:            # torch's: the grids of the swapped inputs, the first two swapped back
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 
@@ -338,6 +337,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
     if n < 0:
         raise EmberValueError(f"diff: order must be non-negative, got {n}")
     axis = norm_dim(dim, input.ndim, "diff")
+    if n == 0:                  # torch: the input, prepend and append not joined
+        return input.clone()
     parts = [p if type(p) is Tensor else ops.tensor(p, dtype=input._dtype,
                                                      device=input._device).expand(
         *input.shape[:axis], 1, *input.shape[axis + 1:])

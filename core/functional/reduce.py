@@ -50,8 +50,12 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 @numpy_names
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     _need_float("var", x)
+    if isinstance(dim, bool):               # torch's legacy var(x, unbiased)
+        dim, unbiased = None, dim
     if unbiased is not None:
         correction = 1 if unbiased else 0
+    elif correction is None:                # torch: None is the default, 1
+        correction = 1
     centered = x - mean(x, dim, keepdim=True)
     n = _count(x, dim)
     return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
@@ -62,8 +66,11 @@ def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
 
-def var_mean(x, dim=None, *, correction=1, keepdim=False):
-    return var(x, dim, correction=correction, keepdim=keepdim), mean(x, dim, keepdim)
+def var_mean(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    if isinstance(dim, bool):               # torch's legacy var_mean(x, unbiased)
+        dim, unbiased = None, dim
+    return (var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(x, dim, keepdim))
 
 
 @numpy_names
@@ -137,8 +144,11 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return (input != 0).sum(dim)
 
 
-def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):
-    return std(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
+def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None):
+    if isinstance(dim, bool):               # torch's legacy std_mean(x, unbiased)
+        dim, unbiased = None, dim
+    return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim))
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:

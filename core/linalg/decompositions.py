@@ -85,8 +85,13 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     # the sign from rows scaled to max |entry| 1 (a positive factor per row): their det
     # neither underflows nor overflows where A's own would; a row holding an infinity stays
     # as it is (inf / inf would make the sign of an infinite det nan: PyTorch's is +-1)
+    if A.ndim >= 2 and A._data.shape[-1] == 0:
+        # the determinant of a 0x0 matrix is 1: sign 1, log 0 (in the graph, as torch's)
+        none = A.sum((-2, -1)) * 0.0
+        return SlogdetResult(none + 1.0, none)
     scale = A.detach().abs().amax(-1, keepdim=True)
-    rows = A.detach() / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
+    # the sign is in the graph with a zero gradient (sign's), as torch's
+    rows = A / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 
@@ -245,6 +250,8 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     if A.ndim < 2:
         raise ShapeError(f"linalg.pinv: expected a matrix or a batch of them, got shape "
                          f"{tuple(A.shape)}")
+    if 0 in A._data.shape[-2:]:
+        return A.mT * 0.0                   # the pseudo-inverse of an empty matrix is empty
     U, S, Vh = svd(A, full_matrices=False)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else \

@@ -48,7 +48,8 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if ord == 2:
         return _l2(x, dims, keepdim)
     a = x.abs()
-    if x.numel() == 0 and ord in (_INF, -_INF):
+    if ord in (_INF, -_INF) and x.numel() == 0 and (
+            not x.ndim or any(x._data.shape[d] == 0 for d in dims)):
         raise EmberValueError("linalg.vector_norm: the inf norms of an empty tensor are "
                               "undefined")
     if ord == _INF:
@@ -56,7 +57,10 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if ord == -_INF:
         return a.amin(dims, keepdim)
     if ord == 0:
-        return (x != 0).sum(dims, keepdim).to(x._dtype)
+        # the count of nonzeros through sign (zero gradient): in the graph as torch's;
+        # nan counts as nonzero
+        s = ops.sign(a)
+        return ops.where(s != s, 1.0, s).sum(dims, keepdim)
     if ord == 1:
         return a.sum(dims, keepdim)
     return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)

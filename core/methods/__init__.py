@@ -12,7 +12,7 @@ from .. import dispatch, legacy, ops, sparse
 from .. import dtypes as D
 from .. import functional as F
 from .._torch_gaps import install_tensor_gaps
-from ..errors import EmberTypeError, NotInEmberError
+from ..errors import EmberTypeError, NotInEmberError, ShapeError
 from ..functional import index as FI
 from ..functional import linalg as FL
 from ..functional import movement as FM
@@ -158,7 +158,7 @@ method("__new__", staticmethod(legacy.tensor_new))
 # -- elementwise methods and their in-place forms, from the declarations -------------------
 
 # torch's add/sub take alpha= (x.add(y, alpha=2)); ember.add is the plain op
-_ELEMENTWISE_METHODS = {"add": _add_scaled, "sub": _sub_scaled}
+_ELEMENTWISE_METHODS = {"add": _add_scaled, "sub": _sub_scaled, "div": F.div}
 # these in-place forms go through the backend's own in-place kernel when they can
 _DIRECT = {"add": (_K["add_"], False), "sub": (_K["sub_"], False), "mul": (_K["mul_"], False),
            "div": (_K["div_"], True)}
@@ -190,6 +190,17 @@ _MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod"
 
 def _addcmul(self, a, b, value=1):
     return self + a * b * value
+
+
+def _conj(x):
+    return x.conj() if x.is_complex() else x
+
+
+def _H(self):
+    if self.ndim > 2:
+        raise ShapeError(f"Tensor.H: expected a matrix or vector, got {self.ndim} dims; use "
+                         f".mH for the conjugate transpose of the last two dims")
+    return _conj(self if self.ndim < 2 else ops.transpose(self, 0, 1))
 
 
 def _addcdiv(self, a, b, value=1):
@@ -226,7 +237,7 @@ def _cuda(self, device=None, non_blocking: bool = False, memory_format=preserve_
 
 for _name, _fn in {
     # torch's other names for elementwise methods
-    "subtract": ops.sub, "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
+    "subtract": ops.sub, "multiply": ops.mul, "divide": F.div, "true_divide": ops.div,
     "negative": ops.neg, "absolute": ops.abs,
     # reductions (they take axis=/keepdims= too: ember.signatures)
     "sum": ops.sum, "prod": ops.prod, "amax": ops.amax, "amin": ops.amin, "any": ops.any,
@@ -267,6 +278,10 @@ for _name, _fn in {
     "T": property(lambda self: self if self.ndim < 2 else ops.permute(
         self, tuple(reversed(range(self.ndim))))),
     "mT": property(lambda self: ops.transpose(self, -2, -1)),
+    # the conjugate transposes: ember's tensors are real, so they are mT and T
+    "mH": property(lambda self: _conj(ops.transpose(self, -2, -1))),
+    "H": property(_H),
+    "adjoint": lambda self: _conj(ops.transpose(self, -2, -1)),
     "t": lambda self: self if self.ndim < 2 else ops.transpose(self, 0, 1),
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
@@ -305,7 +320,7 @@ for _name, _fn in {
     # conversion and copies
     "to": conversion.to, "cpu": lambda self: conversion.to(self, "cpu"),
     "cuda": _cuda,
-    **{name: (lambda dt: lambda self: ops.cast(self, dt))(dtype) for name, dtype in (
+    **{name: conversion.converter(name, dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
         ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
         ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},

@@ -14,6 +14,17 @@ from ..tensor import Tensor, preserve_format, wrap
 from ..tensor import memory_format as memory_format_type
 
 
+def converter(name: str, dtype):
+    """Tensor.float(), .int(), ...: a cast, laid out as memory_format= says (torch's)."""
+    def convert(self, memory_format=preserve_format):
+        out = ops.cast(self, dtype)
+        if memory_format is not preserve_format:
+            out = layout.clone(out, memory_format=memory_format)
+        return out
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
 def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
        memory_format=preserve_format):
     """to(device=None, dtype=None, non_blocking=False, copy=False, memory_format=
@@ -26,10 +37,10 @@ def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: b
     non_blocking=True does in PyTorch for memory that is not pinned (ember has none)."""
     flags = []
     for a in args:
-        if type(a) is Tensor:
-            device, dtype = a._device, a._dtype
-        elif isinstance(a, bool):
+        if isinstance(a, bool):             # torch's positional non_blocking, copy
             flags.append(a)
+        elif type(a) is Tensor:
+            device, dtype = a._device, a._dtype
         elif isinstance(a, memory_format_type):
             memory_format = a
         elif isinstance(a, (D.DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):

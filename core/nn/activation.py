@@ -72,8 +72,9 @@ def mish(x: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(x, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
-def softmin(x: Tensor, dim: int = -1) -> Tensor:
-    return softmax(-x, dim)
+def softmin(x: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
+    """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin)."""
+    return softmax(-(x if dtype is None else x.to(dtype)), dim)
 
 
 # torch's SELU constants (Klambauer et al., 2017)

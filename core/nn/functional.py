@@ -114,7 +114,7 @@ from .pooling import (
     max_pool2d,
 )
 from .sparse import embedding, one_hot
-from .upsampling import interpolate, upsample
+from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
     # ember.functional and ember.ops
@@ -153,7 +153,7 @@ __all__ = [
     # sparse
     "embedding", "one_hot",
     # upsampling
-    "interpolate", "upsample",
+    "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 
 

@@ -220,7 +220,9 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
     if p == 2:
         norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
     else:
-        norm = ops.sum(ops.abs(x) ** p, dim, keepdim=True) ** (1.0 / p)
+        # p = 0 (count of nonzeros), inf, -inf and the rest: linalg.vector_norm, as torch
+        from ..linalg.norms import vector_norm
+        norm = vector_norm(x, p, dim, keepdim=True)
     return x / _clamp_min(norm, eps)
 
 

@@ -1,4 +1,5 @@
-"""interpolate and Upsample: nearest and (bi)linear resizing over the trailing spatial dims.
+"""interpolate and Upsample: nearest, (bi/tri)linear, bicubic and area resizing over the
+trailing spatial dims.
 
 Each spatial dim is resized on its own with index_select (nearest) or two index_selects
 and a blend (linear), so gradients come from those ops and every backend runs it.  The
@@ -21,8 +22,9 @@ from .module import Module
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
-_LINEAR = {"linear": 1, "bilinear": 2}       # mode -> the spatial dims it takes
-_SUPPORTED = ("nearest", "nearest-exact", "linear", "bilinear")
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}  # mode -> spatial dims
+_SUPPORTED = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area")
+_CUBIC_A = -0.75                                # PyTorch's bicubic convolution constant
 
 
 def _per_dim(value, dims: int, name: str) -> list:
@@ -72,11 +74,55 @@ def _linear_taps(n_in, n_out, scale, align_corners):
     return low, high, src - low
 
 
+def _cubic_matrix(n_in, n_out, scale, align_corners):
+    """(n_out, n_in) weights of bicubic interpolation along one dim: PyTorch's four taps
+    (A = -0.75) at floor(src) - 1 .. floor(src) + 2, clamped to the edge."""
+    s = _source_scale(n_in, n_out, scale, align_corners)
+    out = np.arange(n_out, dtype=np.float64)
+    src = out * s if align_corners else (out + 0.5) * s - 0.5     # not clamped at 0
+    base = np.floor(src)
+    t = src - base
+    a = _CUBIC_A
+
+    def near(x):    # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):     # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    for k, w in enumerate(weights):
+        cols = np.clip(base.astype(np.int64) - 1 + k, 0, n_in - 1)
+        np.add.at(m, (rows, cols), w)
+    return m
+
+
+def _area_matrix(n_in, n_out):
+    """(n_out, n_in) weights of mode="area": adaptive average pooling's windows
+    [floor(i * n_in / n_out), ceil((i + 1) * n_in / n_out))."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo = (i * n_in) // n_out
+        hi = -((-(i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+def _apply(x: Tensor, dim: int, m: np.ndarray) -> Tensor:
+    """x with dim mapped through the (n_out, n_in) matrix m (a matmul: its gradient and
+    every backend come with it)."""
+    w = ops.tensor(np.ascontiguousarray(m.T), dtype=x.dtype, device=x.device)
+    return ops.matmul(x.movedim(dim, -1), w).movedim(-1, dim)
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
     """Resize (N, C, *spatial) by nearest or (bi)linear interpolation
-    (torch.nn.functional.interpolate for modes nearest, nearest-exact, linear, bilinear)."""
+    (torch.nn.functional.interpolate: nearest, nearest-exact, linear, bilinear, trilinear,
+    bicubic, area)."""
     if _amp and amp_policy.on("interpolate"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "interpolate", interpolate, input, size, scale_factor, mode, align_corners,
@@ -93,7 +139,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode in _LINEAR and len(spatial) != _LINEAR[mode]:
         raise ShapeError(f"interpolate: mode {mode!r} needs {_LINEAR[mode] + 2}-D input, got "
                          f"{input.ndim}-D")
-    if mode.startswith("nearest") and align_corners is not None:
+    if (mode.startswith("nearest") or mode == "area") and align_corners is not None:
         raise EmberValueError("interpolate: align_corners option can only be set with the "
                               "interpolating modes: linear | bilinear | bicubic | trilinear")
     sizes, scales = _output_sizes(spatial, size, scale_factor, recompute_scale_factor)
@@ -102,7 +148,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     out = input
     for i, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales)):
         dim = 2 + i
-        if n_in == n_out and (scale is None or scale == 1.0):
+        if n_in == n_out and (scale is None or scale == 1.0 or mode == "area"):
+            continue
+        if mode == "area":
+            out = _apply(out, dim, _area_matrix(n_in, n_out))
+            continue
+        if mode == "bicubic":
+            out = _apply(out, dim, _cubic_matrix(n_in, n_out, scale, bool(align_corners)))
             continue
         if mode.startswith("nearest"):
             index = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
@@ -122,6 +174,17 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
     """The deprecated spelling of interpolate (torch.nn.functional.upsample)."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """torch.nn.functional.upsample_nearest: interpolate(mode="nearest")."""
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """torch.nn.functional.upsample_bilinear: interpolate(mode="bilinear",
+    align_corners=True)."""
+    return interpolate(input, size, scale_factor, "bilinear", align_corners=True)
 
 
 class Upsample(Module):

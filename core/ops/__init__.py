@@ -26,7 +26,7 @@ from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import *  # noqa: F403
 from .creation import bernoulli_mask, from_host  # noqa: F401  (ember's own: dropout, devices)
 from .elementwise import *  # noqa: F403
-from .elementwise import BINARY, UNARY, round  # noqa: F401  (round: the primitive, no decimals=)
+from .elementwise import BINARY, UNARY, add, div, round, sub  # noqa: F401  (round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=)
 from .index import *  # noqa: F403
 from .index import getitem, setitem, take_along  # noqa: F401  (Tensor.__getitem__, ...)
 from .linalg import *  # noqa: F403

@@ -234,7 +234,9 @@ minimum = _b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b),
 remainder = _b("remainder", rule_same, "same_nobool",
                lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)), operator="mod",
                doc="x - floor(x / y) * y (the sign of y, as Python's %)")
-floor_divide = _b("floor_divide", rule_same, "same_nobool", operator="floordiv", doc="floor(x / y)")
+# a step function: in the graph with a zero gradient, as torch's (div(rounding_mode="floor"))
+floor_divide = _b("floor_divide", rule_same, "same_nobool", lambda g, out, x, y: (g * 0, g * 0),
+                  operator="floordiv", doc="floor(x / y)", uses=())
 eq = _b("eq", rule_bool, "bool", operator="eq", doc="x == y")
 ne = _b("ne", rule_bool, "bool", operator="ne", doc="x != y")
 lt = _b("lt", rule_bool, "bool", operator="lt", doc="x < y")
@@ -306,6 +308,9 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 # the public functions: one per public declaration (ember.exp, ember.add, ...), where, cast,
 # relu and the aliases; derived from the declarations, never listed by hand
-__all__ = ["where", "cast", "relu", "subtract", "multiply", "divide", "true_divide", "greater",
+# (add, sub and div with torch's alpha= and rounding_mode= are ember.functional's, over
+# these primitives)
+__all__ = ["where", "cast", "relu", "multiply", "greater",
            "greater_equal", "less", "less_equal", "not_equal",
-           *(name for name, fn in (*UNARY.items(), *BINARY.items()) if REGISTRY[name].public)]
+           *(name for name, fn in (*UNARY.items(), *BINARY.items()) if REGISTRY[name].public
+             and name not in ("add", "sub", "div"))]

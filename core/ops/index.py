@@ -237,6 +237,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
 
 def _index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
     _check_index_dtype("index_add", index)
+    if x.ndim == 0:             # a 0-d tensor is one element along dim 0 or -1 (torch's)
+        norm_dim(axis, 1, "index_add")
+        return _index_add(x.reshape(1), index.reshape(-1), src.reshape(-1), 0).reshape(())
     axis = norm_dim(axis, x.ndim, "index_add")
     index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
     if index.ndim != 1:
@@ -254,9 +257,12 @@ def _check_gather(name, x, index, axis, src=None):
         if d != axis and a > b:
             raise ShapeError(f"{name}: index shape {tuple(index.shape)} exceeds the input "
                              f"shape {tuple(x.shape)} at dim {d}")
-    if src is not None and type(src) is Tensor and src._data.shape != index._data.shape:
-        raise ShapeError(f"{name}: src shape {tuple(src.shape)} must equal the index shape "
-                         f"{tuple(index.shape)}")
+    if src is not None and type(src) is Tensor and src._data.shape != index._data.shape and (
+            src.ndim != index.ndim or any(a < b for a, b in zip(src._data.shape,
+                                                               index._data.shape))):
+        raise ShapeError(f"{name}: src shape {tuple(src.shape)} must be at least the index "
+                         f"shape {tuple(index.shape)} in every dim (its leading index-shaped "
+                         f"block is used, as in PyTorch)")
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -266,8 +272,15 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor:
     _check_index_dtype(name, index)
+    if x.ndim == 0 and index.ndim <= 1:     # one element along dim 0 or -1 (torch's)
+        norm_dim(axis, 1, name)
+        return _gather(x.reshape(1), index.reshape(-1), 0, name).reshape(index._data.shape)
     axis = norm_dim(axis, x.ndim, name)
     _check_gather(name, x, index, axis)
+    xs, ixs = x._data.shape, index._data.shape
+    if any(a != b for d, (a, b) in enumerate(zip(ixs, xs)) if d != axis):
+        # an index smaller than x outside axis reads x's leading block there (torch's)
+        x = x[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(ixs))]
     index = _bounds(name, index.to(D.int64), x._data.shape[axis])
     return run(gather_op, x, index, axis=axis)
 
@@ -279,8 +292,14 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def _scatter_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
     _check_index_dtype("scatter_add", index)
+    if x.ndim == 0 and index.ndim <= 1 and type(src) is Tensor and src.ndim <= 1:
+        norm_dim(axis, 1, "scatter_add")    # one element along dim 0 or -1 (torch's)
+        return _scatter_add(x.reshape(1), index.reshape(-1), src.reshape(-1)[:index.numel()],
+                            0).reshape(())
     axis = norm_dim(axis, x.ndim, "scatter_add")
     _check_gather("scatter_add", x, index, axis, src)
+    if type(src) is Tensor and src._data.shape != index._data.shape:
+        src = src[tuple(slice(0, n) for n in index._data.shape)]    # torch's leading block
     index = _bounds("scatter_add", index.to(D.int64), x._data.shape[axis])
     return run(scatter_add_op, x, index, src, axis=axis)
 

@@ -327,24 +327,38 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ShapeError(f"pad: expected an even number of pads, at most 2 per dim "
                          f"({2 * x.ndim} for this tensor), got {len(pad)}")
-    if any(p < 0 for p in pad):
-        raise EmberValueError(f"pad: negative padding {pad} is not supported; slice instead")
     pairs = [(0, 0)] * x.ndim
     for i in range(len(pad) // 2):
         pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if all(p == (0, 0) for p in pairs):
         return run(contiguous_op, x)          # a new tensor, as PyTorch's pad
+    for dim, (lo, hi) in enumerate(pairs):    # negative pads crop (torch's)
+        if x._data.shape[dim] + lo + hi < 0 or (
+                (lo < 0 or hi < 0) and x._data.shape[dim] + lo + hi == 0 and mode != "constant"):
+            raise ShapeError(f"pad: dim {dim} of size {x._data.shape[dim]} padded by "
+                             f"({lo}, {hi}) would have a negative size")
     if mode == "constant":
-        return run(pad_op, x, pads=tuple(pairs), value=0.0 if value is None else value)
+        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
+        out = x if all(g == (0, 0) for g in grow) else run(
+            pad_op, x, pads=grow, value=0.0 if value is None else value)
+        crop = tuple(slice(-min(lo, 0), out._data.shape[d] + min(hi, 0))
+                     for d, (lo, hi) in enumerate(pairs))
+        return run(contiguous_op, run(slice_op, out, index=crop))
     if value:
         raise EmberValueError(f"pad: mode {mode!r} takes no value (got {value}); use "
                               "mode='constant' to pad with a number")
     out = x
     for dim, (lo, hi) in enumerate(pairs):
+        if mode == "circular" and (lo < 0 or hi < 0):
+            # torch's circular pad wraps around what is left after the crop
+            n = out._data.shape[dim]
+            out = run(slice_op, out, index=(slice(None),) * dim + (
+                slice(-min(lo, 0), n + min(hi, 0)),))
+            lo, hi = max(lo, 0), max(hi, 0)
         if lo or hi:
-            out = _index_select(out, dim, _pad_index(mode, x._data.shape[dim], lo, hi,
+            out = _index_select(out, dim, _pad_index(mode, out._data.shape[dim], lo, hi,
                                                     x._device))
-    return out
+    return out if out._get_meta("base") is None else run(contiguous_op, out)
 
 
 _pad = pad      # what pad hands autocast (its own name is taken by its argument)
@@ -480,11 +494,28 @@ def chunk(x: Tensor, chunks: int, dim: int = 0):
     return split(x, size, dim)
 
 
-def movedim(x: Tensor, source: int, destination: int) -> Tensor:
-    s = norm_dim(source, x.ndim, "movedim")
-    d = norm_dim(destination, x.ndim, "movedim")
-    dims = [i for i in range(x.ndim) if i != s]
-    dims.insert(d, s)
-    return permute(x, dims)
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """x with dims `source` (an int or a sequence) moved to `destination`, the others
+    keeping their order (torch.movedim)."""
+    if isinstance(source, int) and isinstance(destination, int):
+        s = norm_dim(source, x.ndim, "movedim")
+        d = norm_dim(destination, x.ndim, "movedim")
+        dims = [i for i in range(x.ndim) if i != s]
+        dims.insert(d, s)
+        return permute(x, dims)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source and destination need as many dims, got {len(src)} "
+                         f"({src}) and {len(dst)} ({dst})")
+    src = [norm_dim(s, x.ndim, "movedim") for s in src]
+    dst = [norm_dim(d, x.ndim, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    order = [None] * x.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(x.ndim) if i not in src)
+    return permute(x, [o if o is not None else next(rest) for o in order])
 
 

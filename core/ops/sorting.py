@@ -9,14 +9,13 @@ gather's (the chosen elements get it), as in PyTorch.
 from __future__ import annotations
 
 from .. import dtypes as D
-from .._torch_gaps import gap
 from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._op import declare, rule_fixed, shape_first
 from ._util import norm_dim
-from .creation import full, zeros
+from .creation import arange, full, zeros
 from .index import scatter_add
 from .movement import cat
 
@@ -147,7 +146,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     device from a sort; the number of distinct values is read back (as PyTorch's does)."""
     _need_tensor("unique", input)
     if dim is not None:
-        raise gap("unique(dim=...)", "only the flattened form exists; unique(x.reshape(-1))")
+        return _unique_dim(input, dim, return_inverse, return_counts)
     flat = input.reshape(-1).detach()
     n = flat._data.shape[0]
     order = argsort(flat)
@@ -160,6 +159,43 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         # order is a permutation: each position receives exactly one group number
         inverse = scatter_add(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
         out.append(inverse.reshape(input._data.shape))
+    if return_counts:
+        starts = first.nonzero().reshape(-1)
+        ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_dim(input: Tensor, dim, return_inverse: bool, return_counts: bool):
+    """The distinct slices of input along dim, in lexicographic order (torch.unique(dim=)):
+    the slices are sorted by a stable sort per column, last column first (a radix sort
+    over the columns), then each run of equal slices gives one."""
+    from .index import index_select
+    from .movement import movedim
+    axis = norm_dim(dim, input.ndim, "unique")
+    moved = movedim(input.detach(), axis, 0)
+    rest = moved._data.shape[1:]
+    n = moved._data.shape[0]
+    k = 1
+    for size in rest:
+        k *= size
+    rows = moved.reshape(n, k)
+    order = arange(n, dtype=D.int64, device=input._device)
+    for col in range(k - 1, -1, -1):
+        keys = index_select(rows.narrow(1, col, 1).reshape(n), 0, order)
+        order = index_select(order, 0, argsort(keys, 0))
+    ranked = index_select(rows, 0, order)
+    if n and k:
+        differs = (ranked[1:] != ranked[:-1]).any(1)
+    else:
+        differs = zeros(max(n - 1, 0), dtype=D.bool_, device=input._device)
+    first = cat([full((min(n, 1),), True, device=input._device), differs])
+    values = ranked[first].reshape(-1, *rest)
+    out = [movedim(values, 0, axis)]
+    if return_inverse:
+        group = first.cumsum(0) - 1
+        inverse = scatter_add(zeros(n, dtype=D.int64, device=input._device), 0, order, group)
+        out.append(inverse)
     if return_counts:
         starts = first.nonzero().reshape(-1)
         ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])

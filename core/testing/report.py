@@ -98,7 +98,24 @@ def main(argv=None) -> int:
     parser.add_argument("--device", action="append", help="a device to test (repeatable)")
     parser.add_argument("--family", action="append", help="only these families (repeatable)")
     parser.add_argument("--json", action="store_true", help="print every result as JSON")
+    parser.add_argument("--torch-reference", action="store_true",
+                        help="run PyTorch's OpInfo and ModuleInfo samples (needs torch and "
+                             "expecttest) and print names present, names fully right and "
+                             "samples right per device, with the failures grouped")
+    parser.add_argument("--max-samples", type=int, default=None,
+                        help="with --torch-reference: at most this many samples per op")
+    parser.add_argument("--op", action="append",
+                        help="with --torch-reference: only these op_db names (repeatable)")
+    parser.add_argument("--reference-inputs", action="store_true",
+                        help="with --torch-reference: the OpInfos' reference_inputs "
+                             "(a superset of sample_inputs) where they have them")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="with --torch-reference: print every failing sample")
     args = parser.parse_args(argv)
+    if args.torch_reference:
+        from . import torch_reference
+        return torch_reference.main(args.device, args.max_samples, args.op,
+                                    reference=args.reference_inputs, verbose=args.verbose)
     if not args.report:
         parser.print_help()
         return 0

@@ -1,0 +1,703 @@
+"""PyTorch's own op test database as ember's oracle.
+
+`torch.testing._internal.common_methods_invocations.op_db` (one OpInfo per op and variant,
+each with sample inputs, error inputs and per-dtype tolerances) and
+`common_modules.module_db` (one ModuleInfo per nn module) ship in the torch wheel; they
+need the small `expecttest` package.  This module runs every OpInfo whose op ember has, on
+one ember device: the same call on the same samples (float32 where the op takes floats,
+integer and bool samples kept), comparing values (torch's float32 tolerance override where
+the OpInfo gives one, else assert_close's float32 defaults), shapes and dtypes; the
+gradients of every differentiable floating input for a random upstream gradient
+(`torch.autograd.grad` against `ember.autograd.grad`); and each error input: where torch
+raises, ember must raise an `ember.EmberError` (a silent answer is a failure).  Random
+ops compare shape and dtype only.  ModuleInfos of the modules ember has run the same way:
+constructor arguments, `state_dict` keys, forward with torch's parameters loaded, and the
+gradients of the input and every parameter.
+
+torch is imported only inside this module's functions: ember never needs it at run time.
+`python -m ember.testing --torch-reference [--device D]` prints the figures;
+tests/reference/ runs it under pytest.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import time
+import types
+import warnings
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+# ops whose values are random or uninitialised: shape and dtype are compared, not values
+NONDETERMINISTIC = frozenset({
+    "bernoulli", "cauchy", "empty", "empty_like", "empty_permuted", "empty_strided",
+    "exponential", "geometric", "log_normal", "multinomial", "new_empty",
+    "new_empty_strided", "normal", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "uniform", "nn.functional.alpha_dropout", "nn.functional.dropout",
+    "nn.functional.dropout2d", "nn.functional.dropout3d",
+    "nn.functional.feature_alpha_dropout", "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank",
+    "pca_lowrank",
+})
+# ops whose raw outputs are unique only up to signs (singular and eigenvectors): their
+# samples' output_process_fn_grad makes them unique (abs of the vectors), and those
+# processed outputs are what is compared
+SIGN_AMBIGUOUS = frozenset({"svd", "linalg.svd", "linalg.eigh"})
+# namespaces an OpInfo name can carry, all of which ember mirrors
+_NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.", "signal.windows.",
+               "masked.", "sparse.")
+DEFAULT_RTOL, DEFAULT_ATOL = 1.3e-6, 1e-5        # torch.testing.assert_close, float32
+
+
+class Mismatch(AssertionError):
+    """ember's answer differs from torch's."""
+
+
+@dataclass
+class SampleResult:
+    op: str                       # OpInfo name, with ".variant" where it has one
+    index: int
+    kind: str                     # sample | error | module
+    ok: bool
+    message: str = ""
+
+
+@dataclass
+class OpResult:
+    name: str
+    resolved: bool
+    samples: list[SampleResult] = field(default_factory=list)
+    problem: str = ""             # why the op could not be run at all
+
+    @property
+    def full(self) -> bool:
+        return self.resolved and not self.problem and all(s.ok for s in self.samples)
+
+
+# ---------------------------------------------------------------- loading the database
+
+@functools.cache
+def op_db():
+    """The OpInfo list (imports torch and its test helpers: ~10 s)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_methods_invocations import op_db as db
+    return list(db)
+
+
+@functools.cache
+def module_db():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_modules import module_db as db
+    return list(db)
+
+
+def full_name(op) -> str:
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def _attr_chain(root, dotted: str):
+    obj = root
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _rebind(fn, ember):
+    """A copy of a Python function from torch's test helpers whose global `torch` is
+    ember: the OpInfo's wrapper lambdas (`lambda x: x.mT`, `lambda t, *a: torch.add(...)`)
+    run on ember as written."""
+    if not isinstance(fn, types.FunctionType):
+        return None
+    g = dict(fn.__globals__)
+    g["torch"] = ember
+    g["F"] = ember.nn.functional
+    closure = fn.__closure__
+    if closure:
+        cells = []
+        for c in closure:
+            try:
+                v = c.cell_contents
+            except ValueError:
+                v = None
+            if isinstance(v, types.FunctionType):
+                v = _rebind(v, ember) or v
+            cells.append(types.CellType(v))
+        closure = tuple(cells)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def _method(name: str):
+    def call(x, *args, **kwargs):
+        return getattr(x, name)(*args, **kwargs)
+    call.method = name
+    return call
+
+
+def resolve(op):
+    """ember's callable for an OpInfo, or None where ember lacks the op."""
+    import ember
+    name = op.name
+    fn = op.op
+    # torch functions and methods: ember's by the same name
+    module = getattr(fn, "__module__", None) or ""
+    is_wrapper = isinstance(fn, types.FunctionType) and (
+        module.startswith("torch.testing") or fn.__name__ == "<lambda>")
+    if not is_wrapper:
+        if name.startswith("__") or (isinstance(fn, types.MethodDescriptorType) or
+                                     type(fn).__name__ == "method_descriptor"):
+            meth = name if name.startswith("__") else getattr(fn, "__name__", name)
+            if hasattr(ember.Tensor, meth):
+                return _method(meth)
+            return None
+        target = _attr_chain(ember, name)
+        if target is None and name.startswith("torch."):
+            return None
+        if target is None and "." not in name and hasattr(ember.Tensor, name):
+            return _method(name)
+        return target if callable(target) else None
+    # a wrapper: it exists in ember when the name does (function or method)
+    if _attr_chain(ember, name) is None and not hasattr(ember.Tensor, name.split(".")[-1]):
+        return None
+    return _rebind(fn, ember)
+
+
+# ---------------------------------------------------------------- conversion
+
+def _torch_dtype_to_ember(dt):
+    import ember
+    name = str(dt).replace("torch.", "")
+    out = getattr(ember, name, None)
+    if out is None:
+        raise TypeError(f"ember has no dtype {name}")
+    return out
+
+
+class _Converter:
+    """torch objects -> ember objects on one device, keeping identity (a tensor given
+    twice is one ember tensor)."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.memo: dict[int, object] = {}
+        self.pairs: list[tuple[object, object]] = []     # (torch leaf, ember leaf)
+
+    def __call__(self, obj):
+        import ember
+        import torch
+        if isinstance(obj, torch.Tensor):
+            key = id(obj)
+            if key in self.memo:
+                return self.memo[key]
+            arr = obj.detach().resolve_conj().resolve_neg()
+            arr = arr.float().numpy() if arr.dtype == torch.bfloat16 else arr.numpy()
+            grad = bool(obj.requires_grad) and (obj.is_floating_point() or obj.is_complex())
+            out = ember.tensor(arr, device=self.device, requires_grad=grad)
+            self.memo[key] = out
+            self.pairs.append((obj, out))
+            return out
+        if isinstance(obj, torch.dtype):
+            return _torch_dtype_to_ember(obj)
+        if isinstance(obj, torch.device):
+            return ember.device(self.device)
+        if isinstance(obj, torch.Size):
+            return tuple(obj)
+        if isinstance(obj, torch.memory_format):
+            return getattr(ember, str(obj).replace("torch.", ""))
+        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith(
+                "torch.nn.functional"):     # an activation= passed to a module
+            return getattr(ember.nn.functional, obj.__name__)
+        if isinstance(obj, torch.Generator):
+            raise TypeError("the sample passes a torch.Generator")
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            return type(obj)(*[self(o) for o in obj])
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(self(o) for o in obj)
+        if isinstance(obj, dict):
+            return {k: self(v) for k, v in obj.items()}
+        if isinstance(obj, str) and obj.startswith("cpu"):
+            return self.device
+        return obj
+
+
+def _leaves(obj):
+    """Tensors and numbers of a (nested) output, in order."""
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _leaves(o)
+    elif isinstance(obj, dict):
+        for k in sorted(obj):
+            yield from _leaves(obj[k])
+    else:
+        yield obj
+
+
+def _as_numpy(x):
+    import ember
+    import numpy as np
+    import torch
+    if isinstance(x, torch.Tensor):
+        x = x.detach().resolve_conj().resolve_neg().cpu()
+        name = str(x.dtype)[6:]
+        return (x.float() if name == "bfloat16" else x).numpy(), name
+    if isinstance(x, ember.Tensor):
+        return x.detach().cpu().numpy(), x.dtype.name
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return np.asarray(x), None
+    return None, None
+
+
+def _compare(t_out, e_out, rtol, atol, what="output", check_dtype=True, values=True):
+    import numpy as np
+    import torch
+    t_leaves = list(_leaves(t_out))
+    e_leaves = list(_leaves(e_out))
+    if len(t_leaves) != len(e_leaves):
+        raise Mismatch(f"{what}: torch gives {len(t_leaves)} values, ember {len(e_leaves)}")
+    for i, (t, e) in enumerate(zip(t_leaves, e_leaves)):
+        where = f"{what}[{i}]" if len(t_leaves) > 1 else what
+        if t is None or e is None:
+            if t is None and e is None:
+                continue
+            raise Mismatch(f"{where}: torch gives {type(t).__name__}, ember "
+                           f"{type(e).__name__}")
+        ta, tdt = _as_numpy(t)
+        ea, edt = _as_numpy(e)
+        if ta is None:
+            if t != e:
+                raise Mismatch(f"{where}: torch gives {t!r}, ember {e!r}")
+            continue
+        if ea is None:
+            raise Mismatch(f"{where}: torch gives a tensor, ember {type(e).__name__}")
+        if isinstance(t, torch.Tensor) and tuple(ta.shape) != tuple(ea.shape):
+            raise Mismatch(f"{where}: shape torch {tuple(ta.shape)}, ember {tuple(ea.shape)}")
+        if check_dtype and tdt is not None and edt is not None and tdt != edt:
+            raise Mismatch(f"{where}: dtype torch {tdt}, ember {edt}")
+        if not values:
+            continue
+        if ta.dtype.kind in "fc" or ea.dtype.kind in "fc":
+            ta64 = ta.astype(np.complex128 if ta.dtype.kind == "c" else np.float64)
+            ea64 = ea.astype(np.complex128 if ea.dtype.kind == "c" else np.float64)
+            try:
+                np.testing.assert_allclose(ea64, ta64, rtol=rtol, atol=atol, equal_nan=True,
+                                           err_msg="")
+            except AssertionError as exc:
+                lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+                detail = "; ".join(ln.strip() for ln in lines[1:4])
+                raise Mismatch(f"{where}: values differ ({detail})") from None
+        elif not np.array_equal(ta, ea):
+            raise Mismatch(f"{where}: values differ (exact)")
+
+
+def _tolerance(op):
+    """torch's float32 tolerance for the op: the OpInfo's toleranceOverride where one is
+    given (any test), at least assert_close's float32 defaults."""
+    import torch
+    from torch.testing._internal.common_device_type import toleranceOverride
+    rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
+    for deco in getattr(op, "decorators", ()) or ():
+        for d in getattr(deco, "decorators", None) or [deco]:
+            if isinstance(d, toleranceOverride) and torch.float32 in d.d:
+                t = d.d[torch.float32]
+                rtol, atol = max(rtol, t.rtol), max(atol, t.atol)
+    return rtol, atol
+
+
+def _dtype_for(op):
+    import torch
+    supported = op.supported_dtypes("cpu")
+    for dt in (torch.float32, torch.int64, torch.int32, torch.bool, torch.uint8):
+        if dt in supported:
+            return dt
+    return None
+
+
+def _seed(name: str) -> int:
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:240] if text else ''}"
+
+
+def _process(fn, out, ember_side: bool):
+    if fn is None:
+        return out
+    import ember
+    if ember_side:
+        fn = _rebind(fn, ember) or fn
+    return fn(out)
+
+
+def _grad_inputs(conv: _Converter):
+    pairs = [(t, e) for t, e in conv.pairs
+             if t.requires_grad and (t.is_floating_point() or t.is_complex())]
+    return pairs
+
+
+def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
+    """torch.autograd.grad vs ember.autograd.grad, the same random upstream gradient."""
+    import ember
+    import numpy as np
+    import torch
+    pairs = _grad_inputs(conv)
+    if not pairs:
+        return
+    t_outs, e_outs = [], []
+    for t, e in zip(_leaves(t_out), _leaves(e_out)):
+        if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point():
+            t_outs.append(t)
+            e_outs.append(e)
+    if not t_outs:
+        return
+    upstream = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
+    # each output's upstream gradient in its own dtype (torch rounds a bfloat16 output's)
+    t_grads = torch.autograd.grad(t_outs, [p[0] for p in pairs],
+                                  [torch.from_numpy(u).to(t.dtype)
+                                   for u, t in zip(upstream, t_outs)],
+                                  allow_unused=True)
+    for e in e_outs:
+        if not isinstance(e, ember.Tensor) or not e.requires_grad:
+            raise Mismatch("gradient: ember's output is not in the autograd graph "
+                           "(torch's is)")
+    e_grads = ember.autograd.grad(
+        e_outs, [p[1] for p in pairs],
+        [ember.tensor(u, device=conv.device).to(e.dtype) for u, e in zip(upstream, e_outs)],
+        allow_unused=True)
+    for i, (tg, eg, (t, _)) in enumerate(zip(t_grads, e_grads, pairs)):
+        if tg is None:
+            tg = torch.zeros_like(t)
+        if eg is None:
+            eg = ember.zeros(tuple(t.shape), device=conv.device)
+        _compare(tg, eg, rtol * 10, atol * 10, what=f"gradient of input {i}",
+                 check_dtype=False)
+
+
+def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> SampleResult:
+    import ember
+    import numpy as np
+    name = full_name(op)
+    rng = np.random.default_rng(_seed(name) + index)
+    random = op.name in NONDETERMINISTIC
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t_out = op(sample.input, *sample.args, **sample.kwargs)
+    except Exception as exc:   # noqa: BLE001  torch itself refuses: not a test of ember
+        return SampleResult(name, index, "sample", True, f"torch raised {_first_line(exc)}")
+    conv = _Converter(device)
+    try:
+        e_in = conv(sample.input)
+        e_args = conv(list(sample.args))
+        e_kwargs = conv(dict(sample.kwargs))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e_out = efn(e_in, *e_args, **e_kwargs)
+        if op.name in SIGN_AMBIGUOUS and sample.output_process_fn_grad is not None:
+            _compare(t_out, e_out, rtol, atol, values=False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _compare(_process(sample.output_process_fn_grad, t_out, False),
+                         _process(sample.output_process_fn_grad, e_out, True),
+                         max(rtol, 1e-4), max(atol, 1e-4), what="processed output")
+        else:
+            _compare(t_out, e_out, rtol, atol, values=not random)
+        if grad and not random and op.supports_autograd:
+            proc = sample.output_process_fn_grad
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t_p = _process(proc, t_out, False)
+                e_p = _process(proc, e_out, True)
+                _check_gradients(t_p, e_p, conv, rng, rtol, atol)
+    except Mismatch as exc:
+        return SampleResult(name, index, "sample", False, str(exc))
+    except Exception as exc:   # noqa: BLE001  ember raised: the failure under test
+        return SampleResult(name, index, "sample", False, "raises " + _first_line(exc))
+    del ember
+    return SampleResult(name, index, "sample", True)
+
+
+def run_error_input(op, efn, err, device, index: int) -> SampleResult:
+    import ember
+    name = full_name(op)
+    sample = err.sample_input
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:   # noqa: BLE001
+        pass
+    else:
+        return SampleResult(name, index, "error", True, "torch did not raise")
+    import torch
+    if getattr(efn, "method", None) and not isinstance(sample.input, torch.Tensor):
+        # torch's unbound method refuses a non-tensor self (Python's descriptor check);
+        # ember's methods are called bound, so there is nothing of ember's to check
+        return SampleResult(name, index, "error", True, "method on a non-tensor")
+    conv = _Converter(device)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = efn(conv(sample.input), *conv(list(sample.args)), **conv(dict(sample.kwargs)))
+            for leaf in _leaves(out):       # a lazy device answer must surface its error
+                if isinstance(leaf, ember.Tensor):
+                    leaf.cpu()
+    except ember.EmberError:
+        return SampleResult(name, index, "error", True)
+    except Exception as exc:   # noqa: BLE001
+        return SampleResult(name, index, "error", False,
+                            f"error input raises {_first_line(exc)} (not an ember error; "
+                            f"torch raises {err.error_type.__name__})")
+    return SampleResult(name, index, "error", False,
+                        f"error input answered silently (torch raises "
+                        f"{err.error_type.__name__}: {err.error_regex[:80]})")
+
+
+def samples_of(op, grad: bool, reference: bool = False):
+    """The OpInfo's sample inputs (its reference inputs with `reference`), generated with
+    a stable seed."""
+    import torch
+    dtype = _dtype_for(op)
+    if dtype is None:
+        return []
+    torch.manual_seed(_seed(full_name(op)))
+    req = grad and op.supports_autograd and dtype.is_floating_point
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if reference and op.reference_inputs_func is not None:
+            return list(op.reference_inputs("cpu", dtype, requires_grad=req))
+        return list(op.sample_inputs("cpu", dtype, requires_grad=req))
+
+
+def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
+           errors: bool = True, reference: bool = False) -> OpResult:
+    """Every sample (the first max_samples) and error input of one OpInfo on device."""
+    import torch
+    name = full_name(op)
+    efn = resolve(op)
+    result = OpResult(name, efn is not None)
+    if efn is None:
+        return result
+    rtol, atol = _tolerance(op)
+    try:
+        samples = samples_of(op, grad, reference)
+    except Exception as exc:   # noqa: BLE001
+        result.problem = f"torch's sample generator failed: {_first_line(exc)}"
+        return result
+    if max_samples is not None:
+        samples = samples[:max_samples]
+    for i, s in enumerate(samples):
+        result.samples.append(run_sample(op, efn, s, device, rtol, atol, grad, i))
+    if errors and op.error_inputs_func is not None:
+        try:
+            torch.manual_seed(_seed(name))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                errs = list(op.error_inputs("cpu"))
+        except Exception:   # noqa: BLE001  (torch's own generator needs another device)
+            errs = []
+        if max_samples is not None:
+            errs = errs[:max_samples]
+        for i, e in enumerate(errs):
+            result.samples.append(run_error_input(op, efn, e, device, i))
+    return result
+
+
+# ---------------------------------------------------------------- modules
+
+def resolve_module(info):
+    import ember
+    return getattr(ember.nn, info.module_cls.__name__, None)
+
+
+def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
+    """Every module input of one ModuleInfo: constructor, state_dict keys, forward with
+    torch's parameters, gradients of input and parameters."""
+    import ember
+    import numpy as np
+    import torch
+    name = "nn." + info.module_cls.__name__
+    ecls = resolve_module(info)
+    result = OpResult(name, ecls is not None)
+    if ecls is None:
+        return result
+    torch.manual_seed(_seed(name))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inputs = list(info.module_inputs_func(info, device="cpu", dtype=torch.float32,
+                                                  requires_grad=True, training=True))
+    except Exception as exc:   # noqa: BLE001
+        result.problem = f"torch's module input generator failed: {_first_line(exc)}"
+        return result
+    if max_inputs is not None:
+        inputs = inputs[:max_inputs]
+    for i, mi in enumerate(inputs):
+        rng = np.random.default_rng(_seed(name) + i)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tm = info.module_cls(*mi.constructor_input.args, **mi.constructor_input.kwargs)
+                tm.train()
+                t_out = tm(*mi.forward_input.args, **mi.forward_input.kwargs)
+        except Exception as exc:   # noqa: BLE001
+            result.samples.append(SampleResult(name, i, "module", True,
+                                               f"torch raised {_first_line(exc)}"))
+            continue
+        conv = _Converter(device)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                em = ecls(*conv(list(mi.constructor_input.args)),
+                          **conv(dict(mi.constructor_input.kwargs)))
+                em.to(device)
+                em.train()
+                tkeys, ekeys = set(tm.state_dict()), set(em.state_dict())
+                if tkeys != ekeys:
+                    raise Mismatch(f"state_dict keys: torch only {sorted(tkeys - ekeys)}, "
+                                   f"ember only {sorted(ekeys - tkeys)}")
+                state = {k: ember.tensor(v.detach().numpy(), device=device)
+                         for k, v in tm.state_dict().items()}
+                em.load_state_dict(state)
+                e_out = em(*conv(list(mi.forward_input.args)),
+                           **conv(dict(mi.forward_input.kwargs)))
+            random = any(w in name.lower() for w in ("dropout", "rrelu"))
+            _compare(t_out, e_out, 1e-4, 1e-4, values=not random)
+            if not random:
+                # parameters join the inputs whose gradient is compared
+                for (k, tp), (k2, ep) in zip(tm.named_parameters(), em.named_parameters()):
+                    if k != k2:
+                        raise Mismatch(f"parameter order: torch {k}, ember {k2}")
+                    conv.pairs.append((tp, ep))
+                _check_gradients(t_out, e_out, conv, rng, 1e-4, 1e-4)
+        except Mismatch as exc:
+            result.samples.append(SampleResult(name, i, "module", False,
+                                               f"{mi.desc or ''}: {exc}"))
+            continue
+        except Exception as exc:   # noqa: BLE001
+            result.samples.append(SampleResult(name, i, "module", False,
+                                               f"{mi.desc or ''}: raises {_first_line(exc)}"))
+            continue
+        result.samples.append(SampleResult(name, i, "module", True))
+    return result
+
+
+# ---------------------------------------------------------------- the report
+
+def run_all(device: str, max_samples: int | None = None, ops=None, modules: bool = True,
+            reference: bool = False, progress=None) -> tuple[list[OpResult], list[OpResult]]:
+    op_results = []
+    for op in op_db():
+        if ops is not None and op.name not in ops and full_name(op) not in ops:
+            continue
+        op_results.append(run_op(op, device, max_samples, reference=reference))
+        if progress:
+            progress(op_results[-1])
+    mod_results = []
+    if modules:
+        for info in module_db():
+            if ops is not None and "nn." + info.module_cls.__name__ not in ops:
+                continue
+            mod_results.append(run_module(info, device, max_samples))
+    return op_results, mod_results
+
+
+_GROUP = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def summary(device: str, op_results: list[OpResult], mod_results: list[OpResult],
+            seconds: float) -> str:
+    names = sorted({r.name.split(".")[0] if not any(r.name.startswith(n) for n in
+                                                   _NAMESPACES) else r.name
+                    for r in op_results})
+    by_name: dict[str, list[OpResult]] = defaultdict(list)
+    for r in op_results:
+        by_name[_base(r.name, op_results)].append(r)
+    have = [n for n, rs in by_name.items() if any(r.resolved for r in rs)]
+    full = [n for n, rs in by_name.items() if all(r.full for r in rs if r.resolved)
+            and any(r.resolved for r in rs)]
+    samples = [s for r in op_results for s in r.samples if s.kind == "sample"]
+    errs = [s for r in op_results for s in r.samples if s.kind == "error"]
+    mods = [s for r in mod_results for s in r.samples]
+    n_s, ok_s = len(samples), sum(s.ok for s in samples)
+    lines = [
+        f"== {device}: PyTorch OpInfo reference ({seconds:.0f} s)",
+        f"  names in op_db:        {len(by_name)} ({len(op_results)} OpInfos)",
+        f"  names ember has:       {len(have)}",
+        f"  names fully right:     {len(full)} ({100 * len(full) / max(len(by_name), 1):.1f}% "
+        f"of op_db, {100 * len(full) / max(len(have), 1):.1f}% of ember's)",
+        f"  samples right:         {ok_s}/{n_s} ({100 * ok_s / max(n_s, 1):.1f}%)",
+        f"  error inputs right:    {sum(s.ok for s in errs)}/{len(errs)}",
+        f"  modules ember has:     {sum(r.resolved for r in mod_results)}/{len(mod_results)}"
+        f", fully right {sum(r.full for r in mod_results)}; module inputs right "
+        f"{sum(s.ok for s in mods)}/{len(mods)}",
+    ]
+    del names
+    problems = [r for r in op_results + mod_results if r.problem]
+    groups: dict[str, list[str]] = defaultdict(list)
+    for r in op_results + mod_results:
+        for s in r.samples:
+            if not s.ok:
+                groups[_group_key(s.message)].append(f"{r.name}#{s.index}")
+    if groups:
+        lines.append("  failures, grouped (largest first):")
+        for key, where in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            ops = Counter(w.split("#")[0] for w in where)
+            shown = ", ".join(f"{o}({n})" if n > 1 else o for o, n in ops.most_common(8))
+            more = f" +{len(ops) - 8} ops" if len(ops) > 8 else ""
+            lines.append(f"    {len(where):4d}  {key}\n          {shown}{more}")
+    for r in problems:
+        lines.append(f"  not run: {r.name}: {r.problem}")
+    return "\n".join(lines)
+
+
+def _base(name: str, _results=None) -> str:
+    """The op_db name of an OpInfo's full name (without its variant)."""
+    for ns in _NAMESPACES:
+        if name.startswith(ns):
+            rest = name[len(ns):]
+            return ns + rest.split(".")[0]
+    if name.startswith("torch."):
+        return name
+    return name.split(".")[0] if not name.startswith("_") or "." in name[1:] else name
+
+
+def _group_key(message: str) -> str:
+    key = message.split(" (")[0] if "values differ" in message else message
+    key = _GROUP.sub("N", key)
+    return key[:160]
+
+
+def main(devices: list[str] | None, max_samples: int | None, ops=None,
+         reference: bool = False, verbose: bool = False) -> int:
+    import ember  # noqa: F401
+
+    from .suite import targets
+    found = [t for t in targets(devices) if not t.problem]
+    start = time.perf_counter()
+    op_db()
+    module_db()
+    print(f"(torch's test database loaded in {time.perf_counter() - start:.0f} s)")
+    for t in found:
+        start = time.perf_counter()
+        results, mods = run_all(t.device, max_samples, ops, reference=reference)
+        print(summary(t.device, results, mods, time.perf_counter() - start))
+        if verbose:
+            for r in results + mods:
+                for s in r.samples:
+                    if not s.ok:
+                        print(f"    {r.name}#{s.index} [{s.kind}]: {s.message}")
+    return 0
+
+
+__all__ = ["NONDETERMINISTIC", "Mismatch", "OpResult", "SampleResult", "op_db", "module_db",
+           "resolve", "resolve_module", "run_op", "run_module", "run_all", "summary",
+           "samples_of", "full_name", "main"]
+

@@ -1,0 +1,111 @@
+"""PyTorch's OpInfo and ModuleInfo samples (torch's own op test database) run through
+ember on every testable device: values, shapes, dtypes, gradients and error inputs against
+torch (ember.testing.torch_reference).  One test per (op, device) and (module, device).
+
+The default run takes the first DEFAULT_SAMPLES samples (stable seeds) of every op ember
+has; `pytest tests/reference -m reference_full` runs every sample, error input and
+reference input.  What ember knowingly gets wrong is in skips.toml, one entry per OpInfo
+with its reason; the full run fails an entry that passes, so the file cannot go stale."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("expecttest")
+
+from ember.testing import targets  # noqa: E402
+from ember.testing import torch_reference as ref  # noqa: E402
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:                                   # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_SAMPLES = 1
+SKIPS = tomllib.loads((Path(__file__).with_name("skips.toml")).read_text())
+DEVICES = [t.device for t in targets() if not t.problem]
+OPS = {ref.full_name(op): op for op in ref.op_db() if ref.resolve(op) is not None}
+MODULES = {"nn." + m.module_cls.__name__: m for m in ref.module_db()
+           if ref.resolve_module(m) is not None}
+
+
+def _skip_reason(table: str, name: str, device: str) -> str | None:
+    kind = device.split(":")[0]
+    return (SKIPS.get(kind, {}).get(table, {}).get(name)
+            or SKIPS.get(table, {}).get(name))
+
+
+def _failures(result) -> str:
+    bad = [s for s in result.samples if not s.ok]
+    if result.problem:
+        return result.problem
+    return "\n".join(f"  #{s.index} [{s.kind}] {s.message}" for s in bad)
+
+
+def _check(result, reason, full: bool):
+    text = _failures(result)
+    if reason is None:
+        assert not text, f"{result.name} differs from torch:\n{text}"
+    elif not text and full:
+        pytest.fail(f"{result.name} now passes every sample: remove it from "
+                    f"tests/reference/skips.toml ({reason})", pytrace=False)
+    else:
+        pytest.skip(f"skips.toml: {reason}")
+
+
+def _params(names):
+    return [pytest.param(n, d, id=f"{d}-{n}") for d in DEVICES for n in sorted(names)]
+
+
+@pytest.mark.parametrize("name,device", _params(OPS))
+def test_opinfo(name, device):
+    reason = _skip_reason("ops", name, device)
+    if reason is not None:
+        pytest.skip(f"skips.toml: {reason}")
+    _check(ref.run_op(OPS[name], device, DEFAULT_SAMPLES), None, False)
+
+
+@pytest.mark.parametrize("name,device", _params(MODULES))
+def test_moduleinfo(name, device):
+    reason = _skip_reason("modules", name, device)
+    if reason is not None:
+        pytest.skip(f"skips.toml: {reason}")
+    _check(ref.run_module(MODULES[name], device, DEFAULT_SAMPLES), None, False)
+
+
+@pytest.mark.reference_full
+@pytest.mark.parametrize("name,device", _params(OPS))
+def test_opinfo_full(name, device):
+    result = ref.run_op(OPS[name], device, None)
+    ref_result = ref.run_op(OPS[name], device, None, errors=False, reference=True)
+    result.samples += ref_result.samples
+    result.problem = result.problem or ref_result.problem
+    _check(result, _skip_reason("ops", name, device), True)
+
+
+@pytest.mark.reference_full
+@pytest.mark.parametrize("name,device", _params(MODULES))
+def test_moduleinfo_full(name, device):
+    _check(ref.run_module(MODULES[name], device, None),
+           _skip_reason("modules", name, device), True)
+
+
+def test_skip_file_names_real_ops():
+    """Every entry of skips.toml names an OpInfo/ModuleInfo ember has, with a reason; the
+    device tables are named after device types."""
+    known = {"ops": OPS, "modules": MODULES}
+    sections = [("", SKIPS)]
+    for key, value in SKIPS.items():
+        if key not in known:
+            assert isinstance(value, dict) and set(value) <= set(known), \
+                f"skips.toml [{key}]: expected a device type holding [{key}.ops]/[{key}.modules]"
+            sections.append((key + ".", value))
+    for prefix, section in sections:
+        for table, names in known.items():
+            for name, reason in section.get(table, {}).items():
+                assert name in names, f"skips.toml [{prefix}{table}] {name}: no such op ember has"
+                assert isinstance(reason, str) and len(reason) > 10, \
+                    f"skips.toml [{prefix}{table}] {name}: give a reason"
