@@ -40,6 +40,8 @@ MAGIC = b"EMBER-CL-BIN/1\n"
 SUFFIX = ".bin"
 DEFAULT_LIMIT_MB = 256
 MAX_ENTRY_BYTES = 64 << 20          # no program binary of ours comes near this
+SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
+EAGER_KERNELS = 1                   # a run stores programs of at most this many kernels
 
 
 def folder() -> Path | None:
@@ -56,11 +58,31 @@ def limit_bytes() -> int:
     return max(0, int(mb * (1 << 20)))
 
 
+def storing(kernels: int) -> bool:
+    """Whether a program of `kernels` kernels just built from source is stored now.
+
+    Asking PoCL for a binary compiles every kernel of the program (for a generic
+    work-group size), used or not. An elementwise program holds ~20 layout variants of
+    which a run uses 1-6: compiling all of them on a cold start cost the demo 3.5x the
+    compiles it needs (379 kernels for 109 launched; storing programs of up to 8 kernels
+    still doubled the demo's compile CPU time). So a run stores only programs of a single
+    kernel (compiled once either way: the launch reuses the compile), and `ember warmup`
+    (EMBER_OPENCL_STORE_ALL=1), whose point is building ahead of time, stores every
+    program. With PoCL's work-group specialization on (POCL_WORK_GROUP_SPECIALIZATION=1,
+    which caches.prepare() turns off unless the user set it) each launch compiles a
+    specialised kernel anyway, so nothing is stored (entries are still read)."""
+    if os.environ.get(SPECIALIZATION, "0").strip() not in ("0", ""):
+        return False
+    if os.environ.get("EMBER_OPENCL_STORE_ALL", "").strip() in ("1", "yes", "on"):
+        return True
+    return kernels <= EAGER_KERNELS
+
+
 def device_identity(device) -> str:
     """Everything about the device and its driver that can change a binary."""
     platform = device.platform
     parts = [platform.name, platform.version, device.name, device.version,
-             device.driver_version]
+             device.driver_version, os.environ.get(SPECIALIZATION, "")]
     return " | ".join(str(p).strip() for p in parts)
 
 
@@ -182,6 +204,8 @@ def build(cl, context, device, identity: str, source: str):
             pass
     program = cl.Program(context, source).build()
     try:
+        if not storing(program.get_info(cl.program_info.NUM_KERNELS)):
+            return program, False
         built = program.get_info(cl.program_info.BINARIES)
     except cl.Error:
         return program, False

@@ -26,6 +26,7 @@ _SQLITE = b"SQLite format 3\x00"
 MAX_SCANNED = 50_000            # files of the PoCL cache looked at by the doctor check
 SCAN_BUDGET_S = 1.0             # ... and seconds spent on them
 _prepared = False
+SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
 
 
 def _home_cache() -> Path:
@@ -78,6 +79,10 @@ def prepare() -> None:
         # the doctor diagnoses PoCL's cache: its own probe must not read a corrupted
         # entry (PoCL aborts the process on some)
         os.environ["POCL_KERNEL_CACHE"] = "0"
+    # One generic work-group function per kernel instead of one per local size: PoCL then
+    # compiles a kernel once, and that compile travels inside the program binary that
+    # ember's cache keeps (binaries.py), so a later process launches it without compiling.
+    os.environ.setdefault(SPECIALIZATION, "0")
     notes = []
     pocl = pocl_dir()
     if not _writable(pocl):

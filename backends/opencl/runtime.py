@@ -119,6 +119,7 @@ class Runtime:
         self.builds = 0                         # programs built (or loaded) and the
         self.build_seconds = 0.0                # seconds spent doing so
         self.cached_builds = 0                  # ... of which from ember's binary cache
+        self.compile_seconds = 0.0              # seconds building from source
         self._noticed = False                   # the compile notice was printed
         self.choices: dict = {}                 # per-device tuned variants (matmul)
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
@@ -226,15 +227,19 @@ class Runtime:
                 f"the program for {key}; expected it to build. Compiler log:\n{exc}\n"
                 "fix: update the OpenCL driver (or PoCL: pip install -U "
                 "pocl-binary-distribution) and report this with the log") from None
-        self.build_seconds += time.perf_counter() - started
+        took = time.perf_counter() - started
+        self.build_seconds += took
         self.builds += 1
         self.cached_builds += cached
-        if self.build_seconds > NOTICE_SECONDS and not self._noticed:
+        if not cached:
+            self.compile_seconds += took
+        if self.compile_seconds > NOTICE_SECONDS and not self._noticed:
             self._noticed = True
             if notices_enabled():
                 sys.stderr.write(
                     f"ember: opencl:{self.index} ({self.device.name.strip()}) is compiling "
-                    f"OpenCL programs ({self.builds} in {self.build_seconds:.1f} s so far); "
+                    f"OpenCL programs ({self.builds - self.cached_builds} in "
+                    f"{self.compile_seconds:.1f} s so far); "
                     "they are cached for later runs. To build them ahead of time run "
                     f"`ember warmup --device opencl:{self.index}`\n")
                 sys.stderr.flush()

@@ -136,3 +136,26 @@ def test_two_processes_writing_one_entry(tmp_path):
     assert binaries._unpack(path.read_bytes()) in (bytes([1]) * 200_000,
                                                    bytes([2]) * 200_000)
     assert [p.name for p in (tmp_path / binaries.FOLDER).iterdir()] == ["shared.bin"]
+
+
+def test_warmup_builds_ahead_and_stores_every_program(opencl_device, tmp_path, monkeypatch,
+                                                      capsys):
+    from ember.tools.cli import main
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("EMBER_OPENCL_STORE_ALL", raising=False)
+    assert main(["warmup", "--device", opencl_device, "--only", "scan", "--no-demo"]) == 0
+    out = capsys.readouterr().out
+    assert f"warmed up {opencl_device}" in out and "programs" in out
+    assert entries(tmp_path)                         # stored, whatever their kernel count
+    assert "EMBER_OPENCL_STORE_ALL" not in os.environ  # a run's own setting again after
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--only", "scan,nonsense"], "unknown family 'nonsense'"),
+    (["--device", "cpu"], "cannot use device 'cpu'"),
+])
+def test_warmup_refuses_bad_arguments(argv, expected, capsys):
+    from ember.tools.cli import main
+    assert main(["warmup", *argv]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "expected" in err
