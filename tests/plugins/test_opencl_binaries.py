@@ -138,15 +138,37 @@ def test_two_processes_writing_one_entry(tmp_path):
     assert [p.name for p in (tmp_path / binaries.FOLDER).iterdir()] == ["shared.bin"]
 
 
-def test_warmup_builds_ahead_and_stores_every_program(opencl_device, tmp_path, monkeypatch,
-                                                      capsys):
+TWO_KERNELS = """
+__kernel void first(__global float *x) { x[get_global_id(0)] += 1.0f; }
+__kernel void second(__global float *x) { x[get_global_id(0)] *= 3.0f; }
+"""
+
+
+def test_warmup_builds_ahead_and_stores_every_program(opencl_device, fresh_runtime, tmp_path,
+                                                      monkeypatch, capsys):
+    # the op families themselves are too slow to build in a test (each elementwise program
+    # holds ~20 layout variants): one family of a two-kernel program stands in for them
+    from ember import dtypes as D
+    from ember.tools import warmup
     from ember.tools.cli import main
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("EMBER_OPENCL_STORE_ALL", raising=False)
+    rt = fresh_runtime()
+    run_twice_plus(rt, "6.0f")               # a run alone stores a one-kernel program ...
+    rt.kernel(("binaries-test", "two"), lambda: TWO_KERNELS, "first")
+    assert len(entries(tmp_path)) == 1       # ... but not one of two kernels
+
+    def family(device):
+        rt = ember.device(device).concrete().backend.runtime(0)
+        x = rt.from_host(np.ones(4, dtype=np.float32), D.float32)
+        rt.launch(rt.kernel(("binaries-test", "two", "warm"), lambda: TWO_KERNELS + " ",
+                            "first"), 4, x.buffer)
+        return rt.to_host(x)
+    monkeypatch.setattr(warmup, "_families", lambda: {"scan": ("two kernels", family)})
     assert main(["warmup", "--device", opencl_device, "--only", "scan", "--no-demo"]) == 0
     out = capsys.readouterr().out
     assert f"warmed up {opencl_device}" in out and "programs" in out
-    assert entries(tmp_path)                         # stored, whatever their kernel count
+    assert len(entries(tmp_path)) == 2       # warmup stores every program it builds
     assert "EMBER_OPENCL_STORE_ALL" not in os.environ  # a run's own setting again after
 
 
