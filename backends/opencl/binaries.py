@@ -7,11 +7,16 @@ venv with a new PoCL wheel starts cold; this cache lives in ember's user cache d
 (the folder tuning.py uses: $EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else
 ~/.cache/ember; EMBER_CACHE_DIR=off keeps nothing) under `opencl-binaries/`.
 
-What is stored: after a build from source, the program's binary
-(clGetProgramInfo(CL_PROGRAM_BINARIES)); the next process loads it with
-`cl.Program(ctx, [device], [binary]).build()` (~5 ms instead of a build). With PoCL the
-binary is the program's LLVM IR: each kernel is still compiled to machine code for its
-work-group size at its first launch (PoCL's own cache keeps those).
+What is stored: the program's binary (clGetProgramInfo(CL_PROGRAM_BINARIES)); the next
+process loads it with `cl.Program(ctx, [device], [binary]).build()` (a few ms instead of a
+build). PoCL's binary holds the program's IR and, for every kernel, a machine-code
+work-group function for a generic local size (asking for the binary compiles them all).
+With work-group specialization off (caches.prepare() sets POCL_WORK_GROUP_SPECIALIZATION=0
+unless the user chose) a launch uses that generic function, so a program loaded from here
+launches without compiling anything (measured: 10 kernels' first launches 0.04 s instead of
+3.5 s); with specialization on, PoCL compiles every kernel again per local size at its
+first launch. Since asking for a binary compiles unused kernels too, an ordinary run
+stores only single-kernel programs and `ember warmup` stores all (see storing()).
 
 Key: SHA-256 of the platform (name, version), the device (name, version, driver version)
 and the full program source (prelude included), so a new driver, device or source never
