@@ -16,7 +16,7 @@ unless the user chose) a launch uses that generic function, so a program loaded 
 launches without compiling anything (measured: 10 kernels' first launches 0.04 s instead of
 3.5 s); with specialization on, PoCL compiles every kernel again per local size at its
 first launch. Since asking for a binary compiles unused kernels too, an ordinary run
-stores only single-kernel programs and `ember warmup` stores all (see storing()).
+stores nothing and `ember warmup` stores every program it builds (see storing()).
 
 Key: SHA-256 of the platform (name, version), the device (name, version, driver version)
 and the full program source (prelude included), so a new driver, device or source never
@@ -46,7 +46,7 @@ SUFFIX = ".bin"
 DEFAULT_LIMIT_MB = 256
 MAX_ENTRY_BYTES = 64 << 20          # no program binary of ours comes near this
 SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
-EAGER_KERNELS = 1                   # a run stores programs of at most this many kernels
+EAGER_KERNELS = 0                   # a run stores programs of at most this many kernels
 
 
 def folder() -> Path | None:
@@ -70,10 +70,11 @@ def storing(kernels: int) -> bool:
     work-group size), used or not. An elementwise program holds ~20 layout variants of
     which a run uses 1-6: compiling all of them on a cold start cost the demo 3.5x the
     compiles it needs (379 kernels for 109 launched; storing programs of up to 8 kernels
-    still doubled the demo's compile CPU time). So a run stores only programs of a single
-    kernel (compiled once either way: the launch reuses the compile), and `ember warmup`
-    (EMBER_OPENCL_STORE_ALL=1), whose point is building ahead of time, stores every
-    program. With PoCL's work-group specialization on (POCL_WORK_GROUP_SPECIALIZATION=1,
+    still doubled the demo's compile CPU time, and even storing only single-kernel
+    programs made the cold first epoch 13% slower: 190 s against 168 s side by side on a
+    loaded machine, the binary's compile costing more than a launch's). So an ordinary
+    run stores nothing (EAGER_KERNELS = 0) and `ember warmup` (EMBER_OPENCL_STORE_ALL=1),
+    whose point is building ahead of time, stores every program; every run reads. With PoCL's work-group specialization on (POCL_WORK_GROUP_SPECIALIZATION=1,
     which caches.prepare() turns off unless the user set it) each launch compiles a
     specialised kernel anyway, so nothing is stored (entries are still read)."""
     if os.environ.get(SPECIALIZATION, "0").strip() not in ("0", ""):
