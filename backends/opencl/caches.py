@@ -9,6 +9,15 @@ written, points PoCL to a private temporary folder and turns PyOpenCL's cache of
 once: OpenCL then works, compiling again in every process.  The doctor check finds
 corrupted cache files (a truncated kernel makes PoCL abort the process) and names the
 command that clears them.
+
+prepare() also sets POCL_WORK_GROUP_SPECIALIZATION=0 unless the user set it: PoCL then
+compiles one generic work-group function per kernel (not one per local size), which is
+what a program binary carries, so programs loaded from ember's binary cache (binaries.py,
+filled by `ember warmup`) launch without compiling. Measured on the demo (3 epochs, side
+by side on a loaded 2-core machine): the first epoch with every cache empty is ~15%
+slower (generic functions cost more to compile: 260 s against 230 s, 71 s against 58 s of
+CPU), later epochs no slower (2.2-2.5 s against 2.8-3.7 s), and after `ember warmup` a
+process with an empty PoCL cache runs its first epoch in 4.2 s instead of minutes.
 """
 from __future__ import annotations
 
