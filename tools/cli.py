@@ -8,6 +8,7 @@ import sys
 # subcommand -> module; each module provides add_arguments(parser) and run(args) -> int
 COMMANDS = {
     "demo": ("ember.tools.demo", "train a small CNN on the bundled digits data"),
+    "warmup": ("ember.tools.warmup", "build a device's OpenCL programs ahead of time"),
     "doctor": ("ember.tools.doctor", "diagnose which backends work here and how to fix the rest"),
     "devices": ("ember.tools.devices", "list the devices of every available backend"),
     "ops": ("ember.tools.ops", "op coverage: which ops each backend implements"),

@@ -78,9 +78,14 @@ class Result:
 
     @property
     def seconds_per_epoch(self) -> float:
-        # epochs run in this process only; a resumed run's earlier epochs are history
-        ran = self.history[self.resumed_from:]
-        return sum(h.seconds for h in ran) / len(ran) if ran else float("nan")
+        """The median epoch of this process (a resumed run's earlier epochs are history):
+        the first epoch carries the device's one-off program builds, which a mean would
+        spread over every epoch."""
+        ran = sorted(h.seconds for h in self.history[self.resumed_from:])
+        if not ran:
+            return float("nan")
+        mid = len(ran) // 2
+        return ran[mid] if len(ran) % 2 else (ran[mid - 1] + ran[mid]) / 2
 
 
 class DemoError(Exception):
@@ -408,7 +413,9 @@ def _single(config: Config, device, checkpoint, state, console, compiled=False) 
     console.print(
         f"[bold]final test accuracy {result.test_correct / result.test_total:.2%}[/bold] "
         f"({result.test_correct}/{result.test_total}) after {_epochs(len(result.history))}"
-        + (f"; {result.seconds_per_epoch:.2f} s/epoch, {total:.1f} s in all" if ran else ""))
+        + (f"; median {result.seconds_per_epoch:.2f} s/epoch (first "
+           f"{result.history[result.resumed_from].seconds:.2f} s), {total:.1f} s in all"
+           if ran else ""))
     if checkpoint is not None and ran:
         console.print(f"checkpoint: {checkpoint} (continue with `ember demo --resume"
                       f"{'' if checkpoint == 'ember-demo.ckpt' else ' --checkpoint ' + checkpoint}"

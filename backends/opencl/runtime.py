@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import atexit
 import collections
+import os
+import sys
 import threading
 import time
 import weakref
@@ -10,11 +12,19 @@ import weakref
 import numpy as np
 from ember.errors import EmberError, ShapeError
 
-from . import codegen
+from . import binaries, codegen
 
 # One work-group size for every elementwise launch: PoCL compiles a work-group function per
 # (kernel, local size) on first launch, so a fixed size compiles each kernel once.
 LOCAL_SIZE = 256
+
+# One line on stderr the first time a device has spent this long building programs.
+NOTICE_SECONDS = 2.0
+
+
+def notices_enabled() -> bool:
+    """EMBER_OPENCL_NOTICE=0 silences the compile notice (`ember warmup` shows a bar)."""
+    return os.environ.get("EMBER_OPENCL_NOTICE", "1").strip().lower() not in ("0", "off", "no")
 
 
 class KernelBuildError(EmberError, RuntimeError):
@@ -105,6 +115,12 @@ class Runtime:
         self._typed_kernels: set = set()     # ids of kernels (kept alive by _kernels)
         self._uploads: collections.deque = collections.deque()
         self._lock = threading.Lock()
+        self._identity = None                   # binaries.device_identity, read once
+        self.builds = 0                         # programs built (or loaded) and the
+        self.build_seconds = 0.0                # seconds spent doing so
+        self.cached_builds = 0                  # ... of which from ember's binary cache
+        self.compile_seconds = 0.0              # seconds building from source
+        self._noticed = False                   # the compile notice was printed
         self.choices: dict = {}                 # per-device tuned variants (matmul)
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
         self.fused_seen: set = set()            # fused tree shapes met once already
@@ -203,14 +219,35 @@ class Runtime:
     def _build(self, key, source: str):
         cl = self.cl
         source = codegen.prelude(source) + source
+        if self._identity is None:
+            self._identity = binaries.device_identity(self.device)
+        started = time.perf_counter()
         try:
-            return cl.Program(self.context, source).build()
+            program, cached = binaries.build(cl, self.context, self.device, self._identity,
+                                             source)
         except cl.RuntimeError as exc:
             raise KernelBuildError(
                 f"opencl:{self.index}: the OpenCL compiler of {self.device.name!r} rejected "
                 f"the program for {key}; expected it to build. Compiler log:\n{exc}\n"
                 "fix: update the OpenCL driver (or PoCL: pip install -U "
                 "pocl-binary-distribution) and report this with the log") from None
+        took = time.perf_counter() - started
+        self.build_seconds += took
+        self.builds += 1
+        self.cached_builds += cached
+        if not cached:
+            self.compile_seconds += took
+        if self.compile_seconds > NOTICE_SECONDS and not self._noticed:
+            self._noticed = True
+            if notices_enabled():
+                sys.stderr.write(
+                    f"ember: opencl:{self.index} ({self.device.name.strip()}) is compiling "
+                    f"OpenCL programs ({self.builds - self.cached_builds} in "
+                    f"{self.compile_seconds:.1f} s so far); "
+                    "they are cached for later runs. To build them ahead of time run "
+                    f"`ember warmup --device opencl:{self.index}`\n")
+                sys.stderr.flush()
+        return program
 
     def _typed(self, kernel, args) -> None:
         # Declaring the scalar argument types once lets PyOpenCL pack them with `struct`:

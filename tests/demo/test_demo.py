@@ -101,3 +101,18 @@ def test_default_run_reaches_95_percent(tmp_path):
                          cwd=tmp_path).stdout
     accuracy = float(re.search(r"final test accuracy (\d+\.\d+)%", out).group(1))
     assert accuracy >= 95.0, out
+
+
+def test_summary_reports_the_median_epoch():
+    # the first epoch carries the device's program builds: a mean would hide the steady
+    # speed behind it (issue 29)
+    from ember.tools.demo import EpochStats, Result
+
+    def result(seconds, resumed_from=0):
+        r = Result("cpu", resumed_from=resumed_from)
+        r.history = [EpochStats(i + 1, 1.0, 0.5, 0.5, s) for i, s in enumerate(seconds)]
+        return r
+    assert result([20.0, 0.5, 0.4]).seconds_per_epoch == 0.5
+    assert result([20.0, 0.5, 0.4, 0.3]).seconds_per_epoch == pytest.approx(0.45)
+    assert result([99.0, 3.0, 1.0, 2.0], resumed_from=1).seconds_per_epoch == 2.0
+    assert np.isnan(result([]).seconds_per_epoch)
