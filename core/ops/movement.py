@@ -353,7 +353,7 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
             # torch's circular pad wraps around what is left after the crop
             n = out._data.shape[dim]
             out = run(slice_op, out, index=(slice(None),) * dim + (
-                slice(-min(lo, 0), n + min(hi, 0)),))
+                slice(-min(lo, 0), n + min(hi, 0)),) + (slice(None),) * (x.ndim - dim - 1))
             lo, hi = max(lo, 0), max(hi, 0)
         if lo or hi:
             out = _index_select(out, dim, _pad_index(mode, out._data.shape[dim], lo, hi,
