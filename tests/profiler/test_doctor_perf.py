@@ -13,6 +13,11 @@ from ember.tools.perf import profile_script
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
+# In a pytest-xdist worker another test may already have loaded OpenCL: the scripts'
+# set_num_threads then also warns that PoCL keeps its thread count (BLAS's, which these
+# checks measure, still changes)
+pytestmark = pytest.mark.filterwarnings("ignore:ember.set_num_threads.*keeps its:UserWarning")
+
 
 @pytest.fixture(autouse=True)
 def _threads_back():

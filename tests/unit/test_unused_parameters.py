@@ -51,9 +51,8 @@ ALLOWED = {
     ("ember.linalg.pinv", "hermitian"): "lets torch use an eigendecomposition; the SVD that "
                                         "ember uses gives the same pseudo-inverse of a "
                                         "Hermitian matrix",
-    ("Tensor.to", "non_blocking"): "allows an asynchronous copy; ember's copy is complete "
-                                   "when to() returns, which that allows",
-    ("Tensor.type", "non_blocking"): "as Tensor.to",
+    ("Tensor.type", "non_blocking"): "allows an asynchronous copy; ember's copy is complete "
+                                     "when type() returns, which that allows",
     ("Tensor.to_dense", "masked_grad"): "concerns sparse inputs only; every ember tensor is "
                                         "strided, where torch ignores it too",
     ("Tensor.pin_memory", "device"): "deprecated and ignored in torch too",

@@ -51,3 +51,8 @@ case("interpolate:linear", lambda E, x: (F(E).interpolate(x, size=7, mode="linea
                                          F(E).upsample(x, size=6)),
      lambda np, x: (_resize(x, (7,), "linear"), _resize(x, (6,), "nearest")),
      Input((2, 3, 4)), ops=("interpolate", "upsample"))
+# torch's deprecated spellings: upsample_bilinear is bilinear with align_corners=True
+case("upsample_bilinear", lambda E, x: (F(E).upsample_bilinear(x, size=(5, 7)),
+                                        F(E).upsample_nearest(x, scale_factor=2)),
+     lambda np, x: (_resize(x, (5, 7), "bilinear", True), _resize(x, (8, 8), "nearest")),
+     Input((2, 3, 4, 4)), ops=("upsample_bilinear", "upsample_nearest"), atol=1e-5)
