@@ -149,33 +149,16 @@ def load(fh, start: int, size: int, name: str, *, place=None, mmap_path: str | N
     add_safe_globals marked safe are loaded: weights_only=True.  place(obj) turns Saved
     tensors (in containers) into tensors before they reach a safe global's code.
     mmap_path: the file's path, to map the storages instead of reading them."""
-    def bad(problem: str) -> CheckpointError:
-        return CheckpointError(f"ember.load: {name} is not a valid PyTorch checkpoint: "
-                               f"{problem}")
-
-    if start:
-        fh.seek(start)
-        fh = io.BytesIO(fh.read(size))
-        start = 0
-    _check_entry_count(fh, size, bad)
-    try:
-        archive = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise bad(f"its zip directory is broken ({exc})") from None
+    bad = _bad(name)
+    archive = _open_zip(fh, start, size, bad)
     with archive:
         names = archive.namelist()
-        pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
-        if any(n.endswith("/constants.pkl") for n in names) and not pickles:
+        if any(n.endswith("/constants.pkl") for n in names) and not any(
+                n.endswith("/data.pkl") and n.count("/") == 1 for n in names):
             raise bad("it is a TorchScript archive (torch.jit.save); ember reads what "
                       "torch.save writes (save model.state_dict() with torch.save)")
-        if len(pickles) != 1:
-            raise bad("it is a zip file without exactly one <archive>/data.pkl, so not "
-                      "what torch.save writes")
-        prefix = pickles[0][:-len("data.pkl")]
-        order = _read(archive, prefix + "byteorder", 16, bad, missing=b"little")
-        if order not in (b"little", b"big"):
-            raise bad(f"its byteorder record says {brief(order, 40)}; expected little or big")
-        data = _read(archive, pickles[0], min(MAX_PICKLE_BYTES, size), bad)
+        entry, prefix, order = _data_pickle(archive, names, bad)
+        data = _read(archive, entry, min(MAX_PICKLE_BYTES, size), bad)
         machine = _Machine(data, size, bad, place=place, mapped=mmap_path is not None)
         machine.storage_for = lambda pid: _storage(
             archive, prefix, pid, order, bad, size - len(data) - machine.storage_bytes,
@@ -186,32 +169,52 @@ def load(fh, start: int, size: int, name: str, *, place=None, mmap_path: str | N
 def open_archive(fh, start: int, size: int, name: str, mmap_path: str | None = None):
     """(the zip, its data.pkl bytes, a storage reader pid -> _Storage, the machine that
     checks tensors) for a full unpickle of the checkpoint (weights_only=False)."""
+    bad = _bad(name)
+    archive = _open_zip(fh, start, size, bad)
+    try:
+        entry, prefix, order = _data_pickle(archive, archive.namelist(), bad)
+    except BaseException:
+        archive.close()
+        raise
+    data = _read(archive, entry, size, bad)
+    machine = _Machine(data, size, bad, mapped=mmap_path is not None)
+    machine.storage_for = lambda pid: _storage(archive, prefix, pid, order, bad, size,
+                                               mmap_path)
+    return archive, data, machine
+
+
+def _bad(name: str):
+    """The error of a file that is not a valid torch zip checkpoint, for `name`."""
     def bad(problem: str) -> CheckpointError:
         return CheckpointError(f"ember.load: {name} is not a valid PyTorch checkpoint: "
                                f"{problem}")
+    return bad
+
+
+def _open_zip(fh, start: int, size: int, bad) -> zipfile.ZipFile:
+    """The zip archive of the checkpoint at `start` in fh, its entry count checked first."""
     if start:
         fh.seek(start)
         fh = io.BytesIO(fh.read(size))
     _check_entry_count(fh, size, bad)
     try:
-        archive = zipfile.ZipFile(fh)
+        return zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise bad(f"its zip directory is broken ({exc})") from None
-    names = archive.namelist()
+
+
+def _data_pickle(archive, names, bad) -> tuple:
+    """(the name of the archive's one <archive>/data.pkl, its folder prefix, the byte order
+    its storages were written in)."""
     pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
     if len(pickles) != 1:
-        archive.close()
         raise bad("it is a zip file without exactly one <archive>/data.pkl, so not what "
                   "torch.save writes")
     prefix = pickles[0][:-len("data.pkl")]
     order = _read(archive, prefix + "byteorder", 16, bad, missing=b"little")
     if order not in (b"little", b"big"):
         raise bad(f"its byteorder record says {brief(order, 40)}; expected little or big")
-    data = _read(archive, pickles[0], size, bad)
-    machine = _Machine(data, size, bad, mapped=mmap_path is not None)
-    machine.storage_for = lambda pid: _storage(archive, prefix, pid, order, bad, size,
-                                               mmap_path)
-    return archive, data, machine
+    return pickles[0], prefix, order
 
 
 def make_device(spec, index=None):
