@@ -190,6 +190,17 @@ def _time(kernel, attrs, natives, reps=None) -> float:
 
 # -- the checks ------------------------------------------------------------------------------
 
+def _heaviest(events, rec) -> tuple:
+    """(op name, input shapes, input dtypes) of the events' op and inputs that took the
+    most time in all, and the recorded sample to re-run it with (None if none was kept)."""
+    by_key: dict = {}
+    for e in events:
+        key = (e.name, tuple(map(tuple, e.input_shapes)), tuple(e.input_dtypes))
+        by_key[key] = by_key.get(key, 0) + e.end_ns - e.start_ns
+    key = max(by_key, key=by_key.get)
+    return key, rec.samples.get(key)
+
+
 def _dataloader(*, loaders, total, dl_ns, n_steps, **_):
     share = dl_ns / total
     if share < DATALOADER_SHARE or not loaders:
@@ -225,12 +236,7 @@ def _threads_check(*, rec, ops, total, n_steps, **_):
     blas = [e for e in ops if e.name in BLAS_OPS and e.device == "cpu"]
     if not blas:
         return None
-    by_key: dict = {}
-    for e in blas:
-        key = (e.name, tuple(map(tuple, e.input_shapes)), tuple(e.input_dtypes))
-        by_key[key] = by_key.get(key, 0) + e.end_ns - e.start_ns
-    key = max(by_key, key=by_key.get)
-    sample = rec.samples.get(key)
+    key, sample = _heaviest(blas, rec)
     if sample is None:
         return None
     from threadpoolctl import threadpool_limits
@@ -285,12 +291,7 @@ def _float64(*, rec, ops, total, n_steps, **_):
     if share < 0.10:
         return None
     import numpy as np
-    by_key: dict = {}
-    for e in f64:
-        key = (e.name, tuple(map(tuple, e.input_shapes)), tuple(e.input_dtypes))
-        by_key[key] = by_key.get(key, 0) + e.end_ns - e.start_ns
-    key = max(by_key, key=by_key.get)
-    sample = rec.samples.get(key)
+    key, sample = _heaviest(f64, rec)
     ratio = None
     if sample is not None:
         kernel, attrs, natives = sample
