@@ -197,8 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warm(args, device, chosen, console) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-        TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     table = _families()
     families = [table[name] for name in chosen]
     start = time.perf_counter()

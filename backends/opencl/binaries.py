@@ -74,7 +74,8 @@ def storing(kernels: int) -> bool:
     programs made the cold first epoch 13% slower: 190 s against 168 s side by side on a
     loaded machine, the binary's compile costing more than a launch's). So an ordinary
     run stores nothing (EAGER_KERNELS = 0) and `ember warmup` (EMBER_OPENCL_STORE_ALL=1),
-    whose point is building ahead of time, stores every program; every run reads. With PoCL's work-group specialization on (POCL_WORK_GROUP_SPECIALIZATION=1,
+    whose point is building ahead of time, stores every program; every run reads. With
+    PoCL's work-group specialization on (POCL_WORK_GROUP_SPECIALIZATION=1,
     which caches.prepare() turns off unless the user set it) each launch compiles a
     specialised kernel anyway, so nothing is stored (entries are still read)."""
     if os.environ.get(SPECIALIZATION, "0").strip() not in ("0", ""):

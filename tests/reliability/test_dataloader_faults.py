@@ -3,13 +3,13 @@ clean however often it comes."""
 from __future__ import annotations
 
 import itertools
-import threading
 import os
 import random
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import zlib
 

@@ -1,26 +1,52 @@
 """Grades `ember compat explain` on the held-out set of 2026-12 (README.md here):
 matched, right cause by the labels, false positives on the harmless texts."""
+import collections
 import pathlib
-HERE = pathlib.Path(__file__).parent
-import tomllib, collections
+
+import tomllib
 from ember.tools import compat_eval
-from ember.tools.compat_eval import load_matrix
-M, _ = load_matrix()
-labels = tomllib.load(open(HERE / 'labels.toml','rb'))['label']
-files = {f: tomllib.load(open(HERE / f,'rb')) for f in ('gpu_sealed.toml','other_sealed.toml')}
-tot=match=right=0; fam=collections.defaultdict(lambda:[0,0,0]); misses=[]
-for lab in labels:
-    m = files[lab['file']]['message'][lab['index']]
-    assert m['source']==lab['source']
-    found=[e.id for e in compat_eval.explain(m['text'], M)]
-    f=fam[m['family']]; f[0]+=1; tot+=1
-    if found: match+=1; f[1]+=1
-    ok = bool(found) and found[0] in lab['accept']
-    if ok: right+=1; f[2]+=1
-    else: misses.append((m['family'], m['source'], found[:2], lab['accept']))
-harm=[h for f in files.values() for h in f.get('harmless',[])]
-fp=[h['source'] for h in harm if compat_eval.explain(h['text'], M)]
-print(f"sealed: {tot} messages, matched {match} ({100*match/tot:.0f}%), right cause {right} ({100*right/tot:.1f}%); harmless {len(harm)}, false positives {len(fp)} {fp}")
-for k,v in sorted(fam.items()): print(f"  {k}: {v[0]} msgs, matched {v[1]}, right {v[2]}")
-print("misses:")
-for x in misses: print("  ",x)
+
+HERE = pathlib.Path(__file__).parent
+MATRIX, _ = compat_eval.load_matrix()
+
+
+def _load(name: str) -> dict:
+    with open(HERE / name, "rb") as f:
+        return tomllib.load(f)
+
+
+def main() -> None:
+    labels = _load("labels.toml")["label"]
+    files = {f: _load(f) for f in ("gpu_sealed.toml", "other_sealed.toml")}
+    total = matched = right = 0
+    families = collections.defaultdict(lambda: [0, 0, 0])
+    misses = []
+    for label in labels:
+        message = files[label["file"]]["message"][label["index"]]
+        assert message["source"] == label["source"]
+        found = [e.id for e in compat_eval.explain(message["text"], MATRIX)]
+        family = families[message["family"]]
+        family[0] += 1
+        total += 1
+        if found:
+            matched += 1
+            family[1] += 1
+        if found and found[0] in label["accept"]:
+            right += 1
+            family[2] += 1
+        else:
+            misses.append((message["family"], message["source"], found[:2], label["accept"]))
+    harmless = [h for f in files.values() for h in f.get("harmless", [])]
+    wrong = [h["source"] for h in harmless if compat_eval.explain(h["text"], MATRIX)]
+    print(f"sealed: {total} messages, matched {matched} ({100 * matched / total:.0f}%), "
+          f"right cause {right} ({100 * right / total:.1f}%); harmless {len(harmless)}, "
+          f"false positives {len(wrong)} {wrong}")
+    for name, (n, m, r) in sorted(families.items()):
+        print(f"  {name}: {n} msgs, matched {m}, right {r}")
+    print("misses:")
+    for miss in misses:
+        print("  ", miss)
+
+
+if __name__ == "__main__":
+    main()
