@@ -82,3 +82,41 @@ def test_autograd_functional_create_graph_and_errors(torch):
         EF.jvp(lambda t: t * 2, x, ember.ones(2))
     with pytest.raises(ember.AutogradError, match="hessian should return a single"):
         EF.hessian(lambda t: t * 2, x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_jacobian_vectorize_and_forward_mode_match_torch(torch, device):
+    """vectorize=True (one vmapped backward per output) and strategy="forward-mode" (J v
+    over the inputs' basis, vmapped) give torch's values, shapes and structure, with no
+    per-sample vmap fallback; torch's refusals are ember errors."""
+    import warnings
+
+    import ember.autograd.functional as EF
+    import torch.autograd.functional as TF
+    r = rng(f"vectorize{device}")
+    xs = [r.standard_normal(3), r.standard_normal(2)]
+    tx = tuple(torch.tensor(a) for a in xs)
+    ex = tuple(ember.tensor(a, device=device) for a in xs)
+    for kw in ({"vectorize": True}, {"vectorize": True, "strategy": "forward-mode"},
+               {"vectorize": True, "create_graph": True}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # torch's own deprecation warnings
+            want = TF.jacobian(_pair(torch), tx, **kw)
+            want_h = TF.hessian(_scalar(torch), tx, vectorize=True)
+        want = tuple(tuple(row) for row in want)     # torch's forward mode gives lists
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")           # no VmapFallbackWarning: really batched
+            got = EF.jacobian(_pair(ember), ex, **kw)
+            got_h = EF.hessian(_scalar(ember), ex, vectorize=True)
+        if kw.get("create_graph"):
+            assert got[0][0].requires_grad
+            got = tuple(tuple(j.detach() for j in row) for row in got)
+        _close(got, want, f"jacobian {kw}")
+        _close(got_h, want_h, "hessian vectorize")
+    with pytest.raises(ember.errors.UnsupportedError, match="only implemented with vectorize"):
+        EF.jacobian(_pair(ember), ex, strategy="forward-mode")
+    with pytest.raises(ember.AutogradError, match="strict=True and vectorize=True"):
+        EF.jacobian(_pair(ember), ex, vectorize=True, strict=True)
+    with pytest.raises(ember.errors.UnsupportedError, match="create_graph=True and strategy"):
+        EF.jacobian(_pair(ember), ex, vectorize=True, strategy="forward-mode",
+                    create_graph=True)
