@@ -124,8 +124,8 @@ def analyze(events, warmup: int = 2) -> PerfReport:
                own_ns / n_steps / 1e6, "threads": _threads(), "cores": cores(),
                "load_average": _load(), "devices": sorted({e.device for e in ops})}
     findings = []
-    for check in (_dataloader, _threads_check, _fallback, _float64, _host_bound,
-                  _device_idle):
+    for check in (_dataloader, _threads_check, _fallback, _float64, _low_precision_cpu,
+                  _host_bound, _device_idle):
         f = check(rec=rec, ops=ops, loaders=loaders, kernels=kernels, total=total,
                   dl_ns=dl_ns, op_ns=op_ns, host_ns=host_ns, compute_ns=compute_ns, busy=busy,
                   n_steps=n_steps)
@@ -310,6 +310,54 @@ def _float64(*, rec, ops, total, n_steps, **_):
         "model.float() and x.float() (or ember.set_default_dtype(ember.float32)); "
         "from_numpy(a.astype('float32'))", f"about {_pct(gain)} of the step time",
         gain, {"float64_share": share, "measured_ratio": ratio})
+
+
+LOW = ("float16", "bfloat16")
+
+
+def _low_precision_cpu(*, rec, ops, total, n_steps, **_):
+    """autocast (or a half-precision model) on the CPU: measured against float32.  The CPU
+    backend has no faster float16/bfloat16 BLAS (amp_policy.py): bfloat16 products are
+    float32 products between casts, float16 ones NumPy's float16 loops."""
+    low = [e for e in ops if e.device == "cpu" and e.name in BLAS_OPS
+           and any(d in LOW for d in (e.input_dtypes or ()))]
+    if not low:
+        return None
+    casts = [e for e in ops if e.device == "cpu" and e.name == "cast"]
+    cast_ns = sum(e.end_ns - e.start_ns for e in casts)
+    low_ns = sum(e.end_ns - e.start_ns for e in low)
+    import numpy as np
+    key, sample = _heaviest(low, rec)
+    t_low = t_32 = None
+    if sample is not None:
+        kernel, attrs, natives = sample
+        wide = [x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype.kind == "f"
+                and x.dtype.itemsize == 2 else x for x in natives]
+        t_low = _time(kernel, attrs, natives)
+        t_32 = _time(kernel, attrs, wide)
+        t_low = min(t_low, _time(kernel, attrs, natives))
+    blas_gain = low_ns / total * max(0.0, 1 - t_32 / t_low) if t_low else 0.0
+    gain = blas_gain + cast_ns / total
+    if gain < 0.10:
+        return None
+    dtype = next(d for d in key[2] if d in LOW)
+    measured = (f"{len(low) // n_steps} products a step ran in {dtype} on the CPU "
+                f"({_pct(low_ns / total)} of the step) and casts took "
+                f"{_pct(cast_ns / total)}")
+    if t_low:
+        measured += (f"; {key[0]} {list(map(list, key[1]))} measured now: "
+                     f"{t_low * 1e3:.2f} ms as run, {t_32 * 1e3:.2f} ms in float32")
+    return Finding(
+        "autocast-cpu", measured,
+        "the CPU has no faster half-precision BLAS here: bfloat16 products are computed "
+        "in float32 between casts, float16 products by NumPy's float16 loops (many times "
+        "slower than float32 BLAS); autocast pays on GPUs, not on this CPU",
+        "run the CPU step in float32: leave out ember.autocast('cpu', ...) (keep "
+        "autocast(device_type='cuda') for GPU runs) or call model.float()",
+        f"about {_pct(gain)} of the step time", gain,
+        {"low_precision_share": low_ns / total, "cast_share": cast_ns / total,
+         "op_ms_as_run": t_low and t_low * 1e3, "op_ms_float32": t_32 and t_32 * 1e3},
+    )
 
 
 def _host_bound(*, ops, total, op_ns, host_ns, compute_ns, busy, n_steps, **_):

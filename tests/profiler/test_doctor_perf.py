@@ -33,6 +33,7 @@ def _threads_back():
     ("dataloader_bound.py", "dataloader", "num_workers="),
     ("small_ops.py", "host-bound", "ember.compile"),
     ("oversubscribed.py", "threads", "ember.set_num_threads("),
+    ("autocast_cpu.py", "autocast-cpu", "float32"),
 ])
 def test_names_the_cause(script, check, fix, monkeypatch):
     monkeypatch.setenv("STEPS", "8")
