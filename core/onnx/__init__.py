@@ -12,6 +12,7 @@ imported only here, when used: `pip install onnx onnxruntime`.
 """
 from __future__ import annotations
 
+import enum
 import os
 
 import numpy as np
@@ -19,7 +20,8 @@ import numpy as np
 from ..errors import EmberError
 from .lower import MAX_OPSET, MIN_OPSET, OnnxExportError
 
-__all__ = ["export", "verify", "load", "OnnxExportError", "OnnxVerificationError",
+__all__ = ["export", "verify", "load", "TrainingMode", "OperatorExportTypes",
+           "OnnxExportError", "OnnxVerificationError",
            "OnnxImportError", "MIN_OPSET", "MAX_OPSET"]
 
 
@@ -43,25 +45,86 @@ def _require(package: str):
                          "onnxruntime") from None
 
 
-def export(model, args, f, *, export_params: bool = True, verbose: bool = False,
+class TrainingMode(enum.IntEnum):
+    """torch.onnx.TrainingMode: the mode the model is exported in (EVAL by default)."""
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+class OperatorExportTypes(enum.IntEnum):
+    """torch.onnx.OperatorExportTypes: ember writes standard ONNX operators only (ONNX)."""
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
+
+
+# torch.onnx.export keywords that choose how torch's own exporters build or tidy the graph,
+# not what it computes: ember has one exporter (ember.export's graph, lowered op by op) and
+# writes the same model for either value, so each is taken as torch's default and a value
+# that would ask for something else is refused
+_SAME_MODEL = {"dynamo": None, "optimize": None, "do_constant_folding": None,
+               "external_data": None, "autograd_inlining": True}
+_REFUSED = {"custom_translation_table": "custom translation tables (ember lowers its own ops)",
+            "custom_opsets": "custom opsets", "report": "a markdown export report",
+            "profile": "a profile of the export", "dump_exported_program":
+            "a dump of the exported program (use ember.export(...).save)",
+            "export_modules_as_functions": "modules as ONNX functions"}
+
+
+def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool | None = None,
            input_names=None, output_names=None, opset_version: int | None = None,
-           dynamic_axes: dict | None = None, kwargs: dict | None = None, **unused):
-    """Write model(*args) as an ONNX model to f (a path or a binary file object).
+           dynamic_axes: dict | None = None, dynamic_shapes=None,
+           export_params: bool = True, keep_initializers_as_inputs: bool = False,
+           training=TrainingMode.EVAL, operator_export_type=OperatorExportTypes.ONNX,
+           verify: bool = False, artifacts_dir=".", **options):
+    """Write model(*args) as an ONNX model to f (a path or a binary file object; None: not
+    written) and return its ModelProto.
 
     input_names / output_names name the graph's tensors (default: the forward's parameter
-    names, and output / output_0, output_1...); dynamic_axes (torch's form) maps those
-    names to {axis: name} or [axis, ...] for the sizes that may change.  opset_version:
-    17 by default, 14 to 21.  Returns the ModelProto.  Other torch.onnx.export keywords
-    (training, do_constant_folding, dynamo...) are accepted and ignored.
+    names, and output / output_0, output_1...); dynamic_axes (torch's TorchScript-exporter
+    form) maps those names to {axis: name} or [axis, ...] for the sizes that may change, or
+    dynamic_shapes (torch.export's form, per argument); opset_version: 17 by default, 14 to
+    21.  training: TrainingMode.EVAL (default: the model is exported in eval mode and put
+    back), PRESERVE (its current mode) or TRAINING.  verify=True runs the written model with
+    onnxruntime and compares it with ember (ember.onnx.verify).  keep_initializers_as_inputs
+    also lists the weights as graph inputs.  verbose prints the graph.
+    dynamo, optimize, do_constant_folding, external_data and autograd_inlining choose
+    between torch's exporters and their graph tidying, not what the model computes: ember
+    has one exporter and writes the same, unoptimised graph for any value (it never needs
+    external data below protobuf's 2 GB).  Options ember cannot honour (a custom
+    translation table or opsets, ATen operators, export reports, modules as functions)
+    raise UnsupportedError.
     """
-    del verbose, unused
+    del artifacts_dir                  # where torch writes report/profile files: refused below
     _require("onnx")
     from .. import export as ember_export
+    from ..errors import EmberTypeError, UnsupportedError
     from ..tensor import Tensor
     from .lower import to_model
+    for name, value in options.items():
+        if name in _REFUSED:
+            if value:
+                raise UnsupportedError(f"onnx.export: {name}={value!r} asks for "
+                                       f"{_REFUSED[name]}, which ember does not write; "
+                                       f"leave {name} out")
+        elif name in _SAME_MODEL:
+            if _SAME_MODEL[name] is not None and value != _SAME_MODEL[name]:
+                raise UnsupportedError(f"onnx.export: {name}={value!r} is not supported; "
+                                       f"ember exports as with {name}="
+                                       f"{_SAME_MODEL[name]!r}")
+        else:
+            raise EmberTypeError(f"onnx.export() got an unexpected keyword argument {name!r}")
     if not export_params:
         raise OnnxExportError("onnx.export: export_params=False is not supported; ember "
                               "writes the weights into the model")
+    if OperatorExportTypes(operator_export_type) is not OperatorExportTypes.ONNX:
+        raise UnsupportedError(f"onnx.export: operator_export_type="
+                               f"{OperatorExportTypes(operator_export_type).name} is not "
+                               "supported; ember writes standard ONNX operators only")
+    if dynamic_axes and dynamic_shapes is not None:
+        raise OnnxExportError("onnx.export: give dynamic_axes or dynamic_shapes, not both")
     if type(args) is Tensor:
         args = (args,)
     args = tuple(args)
@@ -76,20 +139,56 @@ def export(model, args, f, *, export_params: bool = True, verbose: bool = False,
                                   f"{len(tensor_names)} tensor inputs")
         tensor_names[:len(input_names)] = input_names
     output_names = list(output_names or [])
-    dynamic_shapes, output_axes = _dynamic(dynamic_axes or {}, tensor_names, output_names,
-                                           args, kwargs)
-    program = ember_export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
+    output_axes: dict = {}
+    if dynamic_shapes is None:
+        dynamic_shapes, output_axes = _dynamic(dynamic_axes or {}, tensor_names,
+                                               output_names, args, kwargs)
+    mode = TrainingMode(training)
+    was_training = getattr(model, "training", None)
+    if was_training is not None and mode is not TrainingMode.PRESERVE:
+        model.train(mode is TrainingMode.TRAINING)
+    try:
+        program = ember_export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
+    finally:
+        if was_training is not None:
+            model.train(was_training)
     weights = {name: t.numpy() for name, t in program.state_dict.items()}
     model_proto = to_model(program.spec, weights, opset=17 if opset_version is None
                            else int(opset_version), input_names=tensor_names,
                            output_names=output_names, output_axes=output_axes)
-    data = model_proto.SerializeToString()
-    if hasattr(f, "write"):
-        f.write(data)
-    else:
-        with open(os.fspath(f), "wb") as fh:
-            fh.write(data)
+    if keep_initializers_as_inputs:
+        _initializers_as_inputs(model_proto)
+    if verbose:
+        import onnx
+        print(onnx.printer.to_text(model_proto.graph))
+    if f is not None:
+        data = model_proto.SerializeToString()
+        if hasattr(f, "write"):
+            f.write(data)
+        else:
+            with open(os.fspath(f), "wb") as fh:
+                fh.write(data)
+    if verify:
+        was = getattr(model, "training", None)
+        if was is not None and mode is not TrainingMode.PRESERVE:
+            model.train(mode is TrainingMode.TRAINING)
+        try:
+            _compare(model, args, model_proto, kwargs=kwargs)
+        finally:
+            if was is not None:
+                model.train(was)
     return model_proto
+
+
+def _initializers_as_inputs(model_proto) -> None:
+    """torch's keep_initializers_as_inputs=True: every weight is also a graph input (its
+    initializer the default value), after the model's own inputs."""
+    from onnx import helper
+    have = {i.name for i in model_proto.graph.input}
+    for init in model_proto.graph.initializer:
+        if init.name not in have:
+            model_proto.graph.input.append(helper.make_tensor_value_info(
+                init.name, init.data_type, list(init.dims)))
 
 
 def _leaves(args, kwargs) -> list:
@@ -149,6 +248,11 @@ def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
     onnxruntime lacks an op) and compare with model(*args) run eagerly by ember; raise
     OnnxVerificationError where they differ.  Returns {"runtime", "outputs",
     "max_abs_diff"}."""
+    return _compare(model, args, f, rtol=rtol, atol=atol, kwargs=kwargs)
+
+
+def _compare(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
+             kwargs: dict | None = None) -> dict:
     onnx = _require("onnx")
     from ..autograd.grad_mode import no_grad
     from ..export.program import mismatch
