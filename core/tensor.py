@@ -5,12 +5,21 @@ keeps only state, conversion to the host and the repr.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .errors import EmberTypeError, EmberValueError
 
+if TYPE_CHECKING:
+    # the methods bound from core/methods' table, as type checkers see them (generated)
+    from ._tensor_methods import TensorMethods as _Methods
+else:
+    _Methods = object
 
-class Tensor:
+
+class Tensor(_Methods):
     """An n-dimensional array on a device, with PyTorch's API."""
 
     # grad, retain_grad, hooks and the view base live in _meta (rarely set, so the hot
@@ -24,15 +33,15 @@ class Tensor:
 
     # __new__ is PyTorch's legacy constructor, Tensor(2, 3) (legacy.tensor_new, bound with
     # the methods); ops build tensors through wrap(), which never comes here
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass                      # __new__ made it
 
     # -- state ------------------------------------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
         from .ops._util import norm_dim
@@ -54,11 +63,11 @@ class Tensor:
     nelement = numel
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> Any:
         return self._device
 
     @property
@@ -80,7 +89,7 @@ class Tensor:
         return self._dtype.itemsize
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         m = self._meta
         g = None if m is None else m.get("grad")
         if Tensor._capture is not None and g is not None:
@@ -88,7 +97,7 @@ class Tensor:
         return g
 
     @grad.setter
-    def grad(self, value):
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if type(value) is not Tensor:
                 raise EmberTypeError(f"assigned grad must be a Tensor or None, got "
@@ -125,7 +134,7 @@ class Tensor:
         return _alias(self)
 
     @data.setter
-    def data(self, other: Tensor):
+    def data(self, other: Tensor) -> None:
         self._data, self._dtype, self._device = other._data, other._dtype, other._device
 
     # -- host conversion ---------------------------------------------------------------
@@ -143,7 +152,7 @@ class Tensor:
         dev = self._device
         return self._data if dev.type == "cpu" else dev.backend.to_host(self._data)
 
-    def item(self):
+    def item(self) -> int | float | bool:
         if self.numel() != 1:
             raise EmberValueError(
                 f"item(): a tensor with {self.numel()} elements cannot be converted to a "
@@ -151,13 +160,13 @@ class Tensor:
         return self._host().reshape(()).item() if self._dtype.name != "bfloat16" else \
             float(self._host().reshape(()))
 
-    def tolist(self):
+    def tolist(self) -> Any:
         h = self._host()
         if self._dtype.name == "bfloat16":
             h = h.astype(np.float32)
         return h.tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # NumPy's protocol (with NumPy 2's copy=): a CPU tensor is seen without a copy; a
         # device tensor is refused as in PyTorch, so that no transfer happens unasked
         if self._device.type != "cpu":
@@ -179,7 +188,7 @@ class Tensor:
             raise EmberTypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self._data.shape:
             raise EmberTypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))

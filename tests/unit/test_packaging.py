@@ -52,7 +52,8 @@ def test_wheel_contains_code_and_data(tmp_path):
                      "ember/testing/cases/__init__.py", "ember_cli/__init__.py",
                      "ember/compat_matrix/codes/cuda_runtime.json",
                      # type checkers read ember's hints only with the PEP 561 marker
-                     "ember/py.typed", "ember/__main__.py"):
+                     "ember/py.typed", "ember/_tensor_methods.pyi",
+                     "ember/__main__.py"):
         assert required in names, required
     assert any(n.startswith("ember/compat_matrix/") and n.endswith(".toml") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -42,7 +42,7 @@ class DataLoader(Generic[T_co]):
     are CPU tensors in ember's own memory (nothing to pin) and always come in order.
     """
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+    def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | Iterable | None = None,
                  batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
                  collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,

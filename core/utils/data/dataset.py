@@ -39,7 +39,7 @@ class IterableDataset(Dataset[T_co]):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__()")
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """Samples are the rows of tensors that share their first dimension."""
 
     def __init__(self, *tensors: Tensor):
