@@ -20,7 +20,12 @@ else:
 
 
 class Tensor(_Methods):
-    """An n-dimensional array on a device, with PyTorch's API."""
+    """An n-dimensional array on a device, with PyTorch's API.
+
+    PyTorch
+    -------
+    ``torch.Tensor``
+    """
 
     # grad, retain_grad, hooks and the view base live in _meta (rarely set, so the hot
     # path sets seven slots, not twelve).
@@ -227,7 +232,12 @@ class Tensor(_Methods):
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints with a torch-like repr."""
+    """torch.Size: a tuple of ints with a torch-like repr.
+
+    PyTorch
+    -------
+    ``torch.Size``
+    """
 
     __slots__ = ()
 
@@ -247,7 +257,12 @@ class memory_format:  # noqa: N801  (torch.memory_format)
     ember.contiguous_format is row-major; ember.channels_last (4-D) and
     ember.channels_last_3d (5-D) put the channels innermost; ember.preserve_format asks a
     result to keep its input's layout (PyTorch's default for clone and the *_like
-    factories)."""
+    factories).
+
+    PyTorch
+    -------
+    ``torch.memory_format``
+    """
 
     __slots__ = ("_name",)
 

@@ -24,7 +24,13 @@ __all__ = ["export", "verify", "load", "OnnxExportError", "OnnxVerificationError
 
 
 class OnnxVerificationError(EmberError, AssertionError):
-    """An ONNX runtime's outputs disagree with ember's."""
+    """An ONNX runtime's outputs disagree with ember's.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 def __getattr__(name):
@@ -53,6 +59,10 @@ def export(model, args, f, *, export_params: bool = True, verbose: bool = False,
     names to {axis: name} or [axis, ...] for the sizes that may change.  opset_version:
     17 by default, 14 to 21.  Returns the ModelProto.  Other torch.onnx.export keywords
     (training, do_constant_folding, dynamo...) are accepted and ignored.
+
+    PyTorch
+    -------
+    ``torch.onnx.export``
     """
     del verbose, unused
     _require("onnx")
@@ -148,7 +158,12 @@ def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
     """Run the ONNX model in f on args with onnxruntime (onnx's ReferenceEvaluator where
     onnxruntime lacks an op) and compare with model(*args) run eagerly by ember; raise
     OnnxVerificationError where they differ.  Returns {"runtime", "outputs",
-    "max_abs_diff"}."""
+    "max_abs_diff"}.
+
+    PyTorch
+    -------
+    None: PyTorch's ``torch.onnx.verification`` is the nearest.
+    """
     onnx = _require("onnx")
     from ..autograd.grad_mode import no_grad
     from ..export.program import mismatch
@@ -212,7 +227,12 @@ def load(f, *, base_dir=None):
     naming the initializer, node or output.  External data is read from the model's folder
     (base_dir, where the model comes as bytes or a ModelProto) after ember's own path check:
     a relative path that stays inside that folder, symlinks resolved, to an existing file
-    that holds the bytes the tensor needs."""
+    that holds the bytes the tensor needs.
+
+    PyTorch
+    -------
+    None: PyTorch cannot run ONNX models; ember's importer runs one as ember ops.
+    """
     onnx = _require("onnx")
     from .importer import OnnxModule
     from .reader import parse
