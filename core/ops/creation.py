@@ -671,8 +671,8 @@ def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=Non
 
     Raises
     ------
-    EmberValueError
-        A negative ``std``.
+    ValueError
+        A negative ``std`` (``ember.EmberValueError``, a ValueError).
 
     PyTorch
     -------
