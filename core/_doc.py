@@ -6,12 +6,15 @@ from __future__ import annotations
 
 def generated(summary: str, counterpart: str, *, params: str = "", returns: str = "") -> str:
     """The docstring: a summary, optional Parameters/Returns bodies, then the PyTorch section
-    naming the counterpart (``torch.name`` or a sentence starting ``None:``)."""
+    naming the counterpart (a name, a sentence naming ``torch.name``, or one starting
+    ``None:``)."""
     parts = [summary]
     if params:
         parts.append("Parameters\n----------\n" + params)
     if returns:
         parts.append("Returns\n-------\n" + returns)
-    body = counterpart if counterpart.startswith("None") else f"``{counterpart}``"
+    # a bare name is wrapped as a literal; a sentence ("None: ...", "``torch.x``; ...") as is
+    body = counterpart if counterpart.startswith("None") or "``" in counterpart \
+        else f"``{counterpart}``"
     parts.append("PyTorch\n-------\n" + body)
     return "\n\n".join(parts) + "\n"

@@ -44,9 +44,21 @@ class Tensor(_Methods):
     # -- state ------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        """The size of each dim, as an ``ember.Size`` (a tuple).
+
+        PyTorch
+        -------
+        ``torch.Tensor.shape``
+        """
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
+        """The shape as an ``ember.Size``, or the size of ``dim``.
+
+        PyTorch
+        -------
+        ``torch.Tensor.size``
+        """
         if dim is None:
             return Size(self._data.shape)
         from .ops._util import norm_dim
@@ -54,12 +66,30 @@ class Tensor(_Methods):
 
     @property
     def ndim(self) -> int:
+        """The number of dims.
+
+        PyTorch
+        -------
+        ``torch.Tensor.ndim``
+        """
         return len(self._data.shape)
 
     def dim(self) -> int:
+        """The number of dims.
+
+        PyTorch
+        -------
+        ``torch.Tensor.dim``
+        """
         return len(self._data.shape)
 
     def numel(self) -> int:
+        """The number of elements.
+
+        PyTorch
+        -------
+        ``torch.Tensor.numel``
+        """
         n = 1
         for s in self._data.shape:
             n *= s
@@ -69,32 +99,81 @@ class Tensor(_Methods):
 
     @property
     def dtype(self) -> Any:
+        """The element type (``ember.float32``, ``ember.int64``, ...).
+
+        PyTorch
+        -------
+        ``torch.Tensor.dtype``
+        """
         return self._dtype
 
     @property
     def device(self) -> Any:
+        """The device the tensor's memory is on (an ``ember.device``).
+
+        PyTorch
+        -------
+        ``torch.Tensor.device``
+        """
         return self._device
 
     @property
     def is_leaf(self) -> bool:
+        """Whether no recorded op made this tensor (``grad_fn`` is None).
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_leaf``
+        """
         return self.grad_fn is None
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA device.
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_cuda``
+        """
         return self._device.type == "cuda"
 
     @property
     def is_floating_point_(self) -> bool:
+        """Whether the dtype is a floating one, as a property (``is_floating_point()`` is the
+        method PyTorch has).
+
+        PyTorch
+        -------
+        None: ``torch.Tensor.is_floating_point`` is a method only.
+        """
         return self._dtype.category == 2
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating one.
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_floating_point``
+        """
         return self._dtype.category == 2
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        PyTorch
+        -------
+        ``torch.Tensor.element_size``
+        """
         return self._dtype.itemsize
 
     @property
     def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated into this leaf.
+
+        PyTorch
+        -------
+        ``torch.Tensor.grad``
+        """
         m = self._meta
         g = None if m is None else m.get("grad")
         if Tensor._capture is not None and g is not None:
@@ -144,6 +223,13 @@ class Tensor(_Methods):
 
     # -- host conversion ---------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array (sharing memory on the CPU; ``force=True`` also for a
+        tensor that requires grad).
+
+        PyTorch
+        -------
+        ``torch.Tensor.numpy``
+        """
         if self.requires_grad and not force:
             raise EmberTypeError(
                 "numpy(): can't call numpy() on a tensor that requires grad; "
@@ -158,6 +244,12 @@ class Tensor(_Methods):
         return self._data if dev.type == "cpu" else dev.backend.to_host(self._data)
 
     def item(self) -> int | float | bool:
+        """The value of a one-element tensor as a Python number.
+
+        PyTorch
+        -------
+        ``torch.Tensor.item``
+        """
         if self.numel() != 1:
             raise EmberValueError(
                 f"item(): a tensor with {self.numel()} elements cannot be converted to a "
@@ -166,6 +258,12 @@ class Tensor(_Methods):
             float(self._host().reshape(()))
 
     def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers.
+
+        PyTorch
+        -------
+        ``torch.Tensor.tolist``
+        """
         h = self._host()
         if self._dtype.name == "bfloat16":
             h = h.astype(np.float32)

@@ -103,3 +103,20 @@ def test_docstring_example_runs(test):
     out = []
     runner.run(test, out=out.append)
     assert runner.failures == 0, "".join(out)
+
+
+def test_every_tensor_method_has_a_docstring():
+    """help(ember.Tensor.view) says what it does: each public member of the method table
+    and each of Tensor's own (slots and PyTorch-gap placeholders aside)."""
+    import ember
+    from ember.methods import METHODS
+    missing = []
+    for name, member in {**vars(ember.Tensor), **METHODS}.items():
+        if name.startswith("_") or type(member).__name__ in ("_Gap", "member_descriptor"):
+            continue
+        target = member.__func__ if isinstance(member, staticmethod) else member
+        if not callable(target) and not isinstance(target, property):
+            continue
+        if not (getattr(target, "__doc__", None) or "").strip():
+            missing.append(name)
+    assert missing == [], f"Tensor members without a docstring: {missing}"
