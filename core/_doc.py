@@ -1,6 +1,6 @@
 """Docstrings of the functions and classes ember generates (elementwise ops from their
 declarations, legacy tensor types, padding layers, array API wrappers): one NumPy-style
-layout, ending with the PyTorch section every public callable has (docs/conventions)."""
+layout, ending with the PyTorch section every public callable has (CONTRIBUTING.md, "Habits")."""
 from __future__ import annotations
 
 

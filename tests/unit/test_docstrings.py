@@ -1,5 +1,5 @@
 """Every public callable of every documented namespace has a docstring in the one style
-(NumPy; docs/conventions.md) with its PyTorch section: the counterpart (``torch.name``, which
+(NumPy; CONTRIBUTING.md, "Habits") with its PyTorch section: the counterpart (``torch.name``, which
 must exist in the installed PyTorch) or a sentence starting "None:" saying why there is none.
 Every example in those docstrings (``>>>``) runs and prints what it says."""
 from __future__ import annotations
