@@ -77,6 +77,15 @@ class Cli(SphinxDirective):
             lines += [title, "-" * len(title), "", ".. code-block:: text", ""]
             lines += ["   " + line for line in sub.format_help().splitlines()]
             lines.append("")
+            # actions of their own (ember compat check/explain, ember export inspect/verify)
+            for action in sub._actions:
+                choices = getattr(action, "choices", None)
+                for verb, verb_parser in (choices.items() if isinstance(choices, dict) else ()):
+                    if not hasattr(verb_parser, "format_help"):
+                        continue
+                    lines += [f"``{title} {verb}``", "", ".. code-block:: text", ""]
+                    lines += ["   " + line for line in verb_parser.format_help().splitlines()]
+                    lines.append("")
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source="ember_cli"), node)
