@@ -54,3 +54,13 @@ def test_python_dash_m_ember_is_the_same_cli(capsys):
     wrong = _run("-m", "ember", "export", "--no-such-option")
     assert wrong.returncode == 2
     assert "usage: ember export" in wrong.stderr
+
+
+def test_console_script_version_skips_the_tensor_library():
+    """`ember --version` (the console script's entry, ember_cli.main) answers from
+    ember/_version.py without importing the tensor library."""
+    code = ("import sys, ember_cli; code = ember_cli.main(['--version']); "
+            "print('numpy' in sys.modules, 'ember.tensor' in sys.modules); sys.exit(code)")
+    done = _run("-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"ember {ember.__version__}", "False False"]
