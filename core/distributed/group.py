@@ -623,7 +623,7 @@ def get_world_size(group=None) -> int:
 
 
 def get_backend(group=None) -> str:
-    """The name of ``group``'s communication backend (``'gloo'`` or ``'mpi'``).
+    """The name of ``group``'s communication backend (``'mpi'`` or ``'nccl'``).
 
     PyTorch
     -------
