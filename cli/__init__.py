@@ -31,6 +31,13 @@ def _bare_ember() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in (["--version"], ["-V"]):
+        # the version alone: from ember/_version.py, without the tensor library (the same
+        # text as the parser's --version action in ember.tools.cli)
+        _bare_ember()
+        from ember._version import __version__
+        print(f"ember {__version__}")
+        return 0
     if _light(argv):
         _bare_ember()
     from ember.tools.cli import main as run

@@ -17,7 +17,12 @@ _PROFILES = {"default": _DEFAULTS, "short": {"precision": 2, "threshold": 1000,
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None) -> None:
-    """torch.set_printoptions: digits, summarising threshold, edge items, line width."""
+    """torch.set_printoptions: digits, summarising threshold, edge items, line width.
+
+    PyTorch
+    -------
+    ``torch.set_printoptions``
+    """
     if profile is not None:
         OPTIONS.update(_PROFILES[profile])
     for key, value in (("precision", precision), ("threshold", threshold),

@@ -16,6 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+# the plugin contract, as the API reference documents it (docs/api/backend)
+__all__ = ["VIEWS", "Backend", "OptionalMembers", "Probe", "DeviceInfo", "Capabilities",
+           "optional", "is_device_type", "check_kernels", "validate", "autotuning",
+           "autotune_requested"]
+
 # What a backend's movement kernels (slice, reshape, permute, expand, diagonal) return:
 #   "strided"         NumPy-like views over the input's memory, negative steps included:
 #                     a write through the result reaches the input
@@ -31,7 +36,13 @@ VIEWS = ("strided", "positive-steps", "none")
 
 @dataclass(frozen=True)
 class Probe:
-    """Whether a backend can run here; when not, the first failing step and the fix."""
+    """Whether a backend can run here; when not, the first failing step and the fix.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
 
     available: bool
     reason: str = ""            # plain words: "no NVIDIA driver was found"
@@ -42,7 +53,13 @@ class Probe:
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    """One device of a backend, as `ember devices` prints it."""
+    """One device of a backend, as `ember devices` prints it.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
 
     index: int | None
     name: str
@@ -60,7 +77,13 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a device can do; `dtypes` are ember dtype names."""
+    """What a device can do; `dtypes` are ember dtype names.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
 
     dtypes: frozenset
     memory: int | None = None
@@ -95,6 +118,11 @@ class Backend(Protocol):
     its native a mutable box around the array, every kernel unboxing its inputs and boxing
     its result, and `assign` replacing the array in the destination's box.
     The optional members are in OptionalMembers; read them with `optional(backend, name)`.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
     """
 
     name: str
@@ -134,6 +162,11 @@ class OptionalMembers(Protocol):
         assumption: a backend that returns views but says "none" pays for copies, one
         that returns copies but claims views would lose writes.  With "none" or
         "positive-steps" the core tracks views itself (see VIEWS), as PyTorch has them.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
     """
 
     aliases: tuple[str, ...]
@@ -205,7 +238,13 @@ _ABSENT = object()
 def optional(backend, name: str):
     """An optional member of a backend (see OptionalMembers), or its default when the
     backend lacks it: None for a method, so `fn = optional(b, "synchronize")` then
-    `if fn is not None: fn(index)`.  The one way core code reads an optional member."""
+    `if fn is not None: fn(index)`.  The one way core code reads an optional member.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
     try:
         default = DEFAULTS[name]
     except KeyError:
@@ -216,7 +255,13 @@ def optional(backend, name: str):
 
 
 def is_device_type(name) -> bool:
-    """Whether `name` can be a device type ('cpu', 'my_dev2'; never 'auto')."""
+    """Whether `name` can be a device type ('cpu', 'my_dev2'; never 'auto').
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
     return isinstance(name, str) and name != "auto" and bool(_DEVICE_TYPE.fullmatch(name))
 
 
@@ -229,7 +274,13 @@ def _closest(name: str, names: Collection[str], cutoff: float = 0.6) -> str:
 def check_kernels(table, declared: Collection[str] | None) -> list[str]:
     """What is wrong with a kernel table: not a dict, names that are not declared ops
     (each with the closest declared name; None: names are not checked), values that are
-    not callable."""
+    not callable.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
     if not isinstance(table, dict):
         return [f"kernels must be a dict of op name -> callable, got {type(table).__name__}"]
     problems = []
@@ -254,7 +305,13 @@ def validate(backend, declared: Collection[str] | None) -> tuple[list[str], list
     or alias that is not a device type, a kernel table that `check_kernels` faults, an
     optional member of the wrong type.  Warnings: public names that look like a misspelt
     member (`synchronise`), which ember would never call.  Reads no property but `name`,
-    so a `kernels` property that imports a library is checked later, on first use."""
+    so a `kernels` property that imports a library is checked later, on first use.
+
+    PyTorch
+    -------
+    None: PyTorch has no backend plugin contract of this form; an out-of-tree device
+    registers C++ kernels with the dispatcher (``torch.utils.rename_privateuse1_backend``).
+    """
     problems, warnings = [], []
     for member in REQUIRED:
         if inspect.getattr_static(backend, member, _ABSENT) is _ABSENT:
@@ -298,7 +355,12 @@ _tuning = threading.local()
 def autotuning():
     """Within the block (this thread), a backend may time its kernel choices for the exact
     shapes it meets and keep the fastest for them (ember.compile(mode='max-autotune')
-    captures under it; the OpenCL backend times its matmul structures per shape)."""
+    captures under it; the OpenCL backend times its matmul structures per shape).
+
+    PyTorch
+    -------
+    None: ``torch.compile(mode='max-autotune')`` tunes inside the compiler.
+    """
     depth = getattr(_tuning, "depth", 0)
     _tuning.depth = depth + 1
     try:
@@ -308,5 +370,10 @@ def autotuning():
 
 
 def autotune_requested() -> bool:
-    """Whether this thread is inside `autotuning()` (a backend's kernels ask)."""
+    """Whether this thread is inside `autotuning()` (a backend's kernels ask).
+
+    PyTorch
+    -------
+    None: ``torch.compile(mode='max-autotune')`` tunes inside the compiler.
+    """
     return getattr(_tuning, "depth", 0) > 0

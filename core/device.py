@@ -17,6 +17,10 @@ class Device:
     """A device: a type and an index ('cuda:1'); interned, so `is` compares them.
 
     Like torch.device it is also a context manager that makes itself the default device.
+
+    PyTorch
+    -------
+    ``torch.device``
     """
 
     __slots__ = ("type", "index", "_backend", "_kernels", "_strided")
@@ -195,6 +199,17 @@ _state = _State()
 
 
 def default_device() -> Device:
+    """The device new tensors go to when no ``device=`` is given.
+
+    Returns
+    -------
+    Device
+        ``cpu`` unless :func:`set_default_device` chose another.
+
+    PyTorch
+    -------
+    ``torch.get_default_device``
+    """
     d = _state.default
     if d is None:
         env = os.environ.get("EMBER_DEVICE")
@@ -207,7 +222,12 @@ get_default_device = default_device
 
 
 def set_default_device(spec) -> None:
-    """Make factories (zeros, tensor, randn, ...) create tensors on this device."""
+    """Make factories (zeros, tensor, randn, ...) create tensors on this device.
+
+    PyTorch
+    -------
+    ``torch.set_default_device``
+    """
     _state.default = None if spec is None else Device(spec).concrete()
 
 
@@ -240,7 +260,12 @@ def synchronize(device=None) -> None:
 
     Backends that queue kernels (CUDA, ROCm, OpenCL) return from ops before the work is
     done, and OpenCL defers elementwise ops until a result is needed: time a step with the
-    result held until after this call. On the CPU it returns at once."""
+    result held until after this call. On the CPU it returns at once.
+
+    PyTorch
+    -------
+    ``torch.cuda.synchronize`` (``torch.accelerator.synchronize``), for any ember device.
+    """
     dev = (Device(device) if device is not None else default_device()).concrete()
     from .backend import optional
     sync = optional(dev.backend, "synchronize")
@@ -249,7 +274,13 @@ def synchronize(device=None) -> None:
 
 
 def devices() -> list:
-    """Every available device of every installed backend (loads all plugins)."""
+    """Every available device of every installed backend (loads all plugins).
+
+    PyTorch
+    -------
+    None: PyTorch asks per device type (``torch.cuda.device_count``); ember lists every
+    backend's devices at once.
+    """
     from . import plugins
     plugins.load_all()
     out = []

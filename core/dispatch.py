@@ -95,6 +95,16 @@ class FallbackWarning(UserWarning):
 # --- modes --------------------------------------------------------------------------------
 
 def is_grad_enabled() -> bool:
+    """Whether operations in this thread record a gradient graph now.
+
+    Returns
+    -------
+    bool
+
+    PyTorch
+    -------
+    ``torch.is_grad_enabled``
+    """
     return not (_grad_off and _ident() in _grad_off)
 
 
@@ -118,7 +128,12 @@ def get_fallback() -> str:
 @contextmanager
 def fallback(policy: str):
     """Within the block (this thread), a missing kernel is an error, a warned CPU copy, or a
-    quiet one."""
+    quiet one.
+
+    PyTorch
+    -------
+    None: ember's kernel fallback policy has no PyTorch equivalent.
+    """
     policy = policy.lower()
     if policy not in _FALLBACK_POLICIES:
         raise ValueError(f"fallback: expected one of {', '.join(_FALLBACK_POLICIES)}, "

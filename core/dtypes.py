@@ -10,7 +10,12 @@ BOOL, INT, FLOAT = 0, 1, 2
 
 
 class DType:
-    """An ember dtype: a PyTorch name, its NumPy twin and its promotion category."""
+    """An ember dtype: a PyTorch name, its NumPy twin and its promotion category.
+
+    PyTorch
+    -------
+    ``torch.dtype``
+    """
 
     __slots__ = ("name", "itemsize", "category", "is_signed", "_np_name")
 
@@ -82,11 +87,27 @@ _default_float = float32
 
 
 def get_default_dtype() -> DType:
+    """The floating dtype new tensors get from Python floats (``float32`` unless
+    :func:`set_default_dtype` chose another).
+
+    Returns
+    -------
+    dtype
+
+    PyTorch
+    -------
+    ``torch.get_default_dtype``
+    """
     return _default_float
 
 
 def set_default_dtype(dtype) -> None:
-    """Set the dtype of Python floats and float factories (float32 or float64, as PyTorch)."""
+    """Set the dtype of Python floats and float factories (float32 or float64, as PyTorch).
+
+    PyTorch
+    -------
+    ``torch.set_default_dtype``
+    """
     global _default_float
     d = get_dtype(dtype)
     if d.category != FLOAT:
@@ -143,7 +164,12 @@ def from_numpy_dtype(npd: np.dtype) -> DType:
 # --- promotion: PyTorch's torch.promote_types and torch.result_type --------------------
 
 def promote_types(a: DType, b: DType) -> DType:
-    """The smallest dtype both a and b convert to, exactly as torch.promote_types."""
+    """The smallest dtype both a and b convert to, exactly as torch.promote_types.
+
+    PyTorch
+    -------
+    ``torch.promote_types``
+    """
     if a is b:
         return a
     if a.category != b.category:
@@ -193,6 +219,10 @@ def result_type(*operands) -> DType:
 
     Dimensioned tensors outrank 0-d tensors, which outrank Python scalars; a lower rank
     only lifts the category (bool -> int -> float), never the width.
+
+    PyTorch
+    -------
+    ``torch.result_type``
     """
     dim = zero = wrapped = None
     for x in operands:
@@ -221,7 +251,12 @@ def can_cast(src: DType, dst: DType) -> bool:
 
 class finfo:
     """torch.finfo: bits, eps, max, min, tiny (smallest_normal), resolution of a float
-    dtype (the default float when none is given)."""
+    dtype (the default float when none is given).
+
+    PyTorch
+    -------
+    ``torch.finfo``
+    """
 
     def __init__(self, type=None):
         dtype = get_default_dtype() if type is None else get_dtype(type)
@@ -248,7 +283,12 @@ def _bf16_info():
 
 
 class iinfo:
-    """torch.iinfo: bits, min, max of an integer dtype."""
+    """torch.iinfo: bits, min, max of an integer dtype.
+
+    PyTorch
+    -------
+    ``torch.iinfo``
+    """
 
     def __init__(self, type):
         dtype = get_dtype(type)

@@ -6,27 +6,62 @@ class EmberError(Exception):
     """Base of every error ember raises on purpose.
 
     Messages name the op, what was expected, what was got, and the fix.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
     """
 
 
 class DeviceMismatchError(EmberError, RuntimeError):
-    """Tensors on different devices met in one op."""
+    """Tensors on different devices met in one op.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class DtypeNotSupportedError(EmberError, TypeError):
-    """A dtype the op or the device cannot handle."""
+    """A dtype the op or the device cannot handle.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class KernelNotFoundError(EmberError, NotImplementedError):
-    """No kernel for an op on a device, and the fallback policy forbids the CPU copy."""
+    """No kernel for an op on a device, and the fallback policy forbids the CPU copy.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class DeviceUnavailableError(EmberError, RuntimeError):
-    """A device type is known but cannot be used on this machine."""
+    """A device type is known but cannot be used on this machine.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class ShapeError(EmberError, ValueError):
-    """Shapes that do not fit the op (broadcasting, matmul, reshape, dims...)."""
+    """Shapes that do not fit the op (broadcasting, matmul, reshape, dims...).
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class EmberIndexError(EmberError, IndexError):
@@ -46,11 +81,23 @@ class EmberOverflowError(EmberError, OverflowError):
 
 
 class AutogradError(EmberError, RuntimeError):
-    """A gradient cannot be computed as asked (non-differentiable op, freed graph...)."""
+    """A gradient cannot be computed as asked (non-differentiable op, freed graph...).
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class CheckpointError(EmberError, ValueError):
-    """A checkpoint file that is truncated, corrupted or hostile."""
+    """A checkpoint file that is truncated, corrupted or hostile.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class KernelError(EmberError, RuntimeError):
@@ -58,7 +105,13 @@ class KernelError(EmberError, RuntimeError):
 
     A kernel's own ValueError, TypeError, IndexError, ZeroDivisionError or MemoryError
     arrives as the subclass that is also that builtin (KernelValueError, ...), so both
-    `except ember.KernelError` and `except TypeError` catch it."""
+    `except ember.KernelError` and `except TypeError` catch it.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class KernelValueError(KernelError, ValueError):

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import ops, plugins
+from ._doc import generated
 from ._torch_gaps import only_default
 from .device import as_device
 from .errors import DeviceMismatchError, EmberTypeError
@@ -148,9 +149,12 @@ class _Legacy(type):
 def _legacy(name: str, kind: str | None = None) -> _Legacy:
     dtype = TYPES[name]
     where = f"{kind} devices" if kind else "the CPU"
+    torch_name = f"torch.{kind + '.' if kind else ''}{name}"
     return _Legacy(name, (), {"_dtype": dtype, "_kind": kind,
-                              "__doc__": f"{dtype.name} tensors on {where} (PyTorch's legacy "
-                                         f"{'torch.' + kind + '.' if kind else ''}{name})."})
+                              "__doc__": generated(f"{dtype.name} tensors on {where} (PyTorch's "
+                                                   "legacy tensor type): calling it builds one, "
+                                                   "isinstance checks dtype and device.",
+                                                   torch_name)})
 
 
 def device_types(kind: str) -> dict:
@@ -175,7 +179,12 @@ BoolTensor = _legacy("BoolTensor")
 def set_default_tensor_type(t) -> None:
     """PyTorch's deprecated set_default_tensor_type (it warns, and so does ember): t (a
     floating legacy type or its name, 'torch.FloatTensor', 'torch.cuda.DoubleTensor') sets
-    the default dtype, and a GPU type the default device too."""
+    the default dtype, and a GPU type the default device too.
+
+    PyTorch
+    -------
+    ``torch.set_default_tensor_type``
+    """
     import warnings
 
     from .errors import EmberWarning

@@ -39,7 +39,12 @@ def set_num_threads(n: int) -> None:
     NumPy's BLAS (matmul, linear, conv, linalg; threadpoolctl), a CPU OpenCL device (PoCL)
     runs on n worker threads.  PoCL reads its count once per process, when OpenCL first
     loads: call this before the first OpenCL op (later, the live device keeps its count,
-    with a warning).  Backends loaded later get the count too."""
+    with a warning).  Backends loaded later get the count too.
+
+    PyTorch
+    -------
+    ``torch.set_num_threads``
+    """
     n = _thread_count("set_num_threads", n)
     _state["threads"] = n
     plugins.find_backend("cpu")           # loaded now, so NumPy's BLAS follows at once
@@ -47,7 +52,12 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """The count set_num_threads set; before any, the threads NumPy's BLAS uses."""
+    """The count set_num_threads set; before any, the threads NumPy's BLAS uses.
+
+    PyTorch
+    -------
+    ``torch.get_num_threads``
+    """
     if _state["threads"] is not None:
         return _state["threads"]
     # imported here, not at `import ember` (it inspects every loaded library)
@@ -60,18 +70,33 @@ def set_num_interop_threads(n: int) -> None:
     """torch runs work on its inter-op pool only for TorchScript's fork/wait and async
     ops, never between the ops of an eager program; ember has neither (its ops run one
     after another on the calling thread), so, as in an eager torch program, the count is
-    recorded and reported by get_num_interop_threads and changes no computation."""
+    recorded and reported by get_num_interop_threads and changes no computation.
+
+    PyTorch
+    -------
+    ``torch.set_num_interop_threads``
+    """
     _state["interop"] = _thread_count("set_num_interop_threads", n)
 
 
 def get_num_interop_threads() -> int:
     """The count set_num_interop_threads recorded; before any, torch's default (the CPU
-    count)."""
+    count).
+
+    PyTorch
+    -------
+    ``torch.get_num_interop_threads``
+    """
     return _state["interop"] or os.cpu_count() or 1
 
 
 def set_float32_matmul_precision(precision: str) -> None:
-    """'highest', 'high' or 'medium': remembered; ember's matmuls are always float32."""
+    """'highest', 'high' or 'medium': remembered; ember's matmuls are always float32.
+
+    PyTorch
+    -------
+    ``torch.set_float32_matmul_precision``
+    """
     if precision not in ("highest", "high", "medium"):
         raise ValueError(f"set_float32_matmul_precision: expected 'highest', 'high' or "
                          f"'medium', got {precision!r}")
@@ -79,21 +104,44 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The float32 matmul precision set by ``set_float32_matmul_precision`` (``'highest'``,
+    ``'high'`` or ``'medium'``).
+
+    PyTorch
+    -------
+    ``torch.get_float32_matmul_precision``
+    """
     return _state["precision"]
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Remembered: ember's shipped kernels are deterministic already (its scatter-adds
-    accumulate in index order, not with atomics)."""
+    accumulate in index order, not with atomics).
+
+    PyTorch
+    -------
+    ``torch.use_deterministic_algorithms``
+    """
     _state["deterministic"] = bool(mode)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in force.
+
+    PyTorch
+    -------
+    ``torch.are_deterministic_algorithms_enabled``
+    """
     return _state["deterministic"]
 
 
 def seed() -> int:
-    """Seed ember's stream from the OS's entropy; returns the seed."""
+    """Seed ember's stream from the OS's entropy; returns the seed.
+
+    PyTorch
+    -------
+    ``torch.seed``
+    """
     import random
 
     from .ops.creation import manual_seed
@@ -103,6 +151,13 @@ def seed() -> int:
 
 
 def typename(obj) -> str:
+    """The type name of ``obj``: a tensor's legacy type (``'torch.FloatTensor'``), else the
+    qualified class name.
+
+    PyTorch
+    -------
+    ``torch.typename``
+    """
     if type(obj) is Tensor:
         from .legacy import type_name
         return type_name(obj)
@@ -110,14 +165,38 @@ def typename(obj) -> str:
 
 
 def is_tensor(x) -> bool:
+    """Whether ``x`` is an ember tensor.
+
+    PyTorch
+    -------
+    ``torch.is_tensor``
+    """
     return type(x) is Tensor
 
 
 def is_storage(obj) -> bool:
+    """Whether ``obj`` is a storage; always False (ember has no storages).
+
+    PyTorch
+    -------
+    ``torch.is_storage``; ember tensors have no separate storage object, so it is always
+    False.
+    """
     return False                    # ember does not expose storages
 
 
 def is_nonzero(input: Tensor) -> bool:
+    """Whether a one-element tensor is nonzero.
+
+    Raises
+    ------
+    ValueError
+        ``input`` does not have exactly one element.
+
+    PyTorch
+    -------
+    ``torch.is_nonzero``
+    """
     if input.numel() != 1:
         raise ValueError(f"is_nonzero: expected a tensor with one element, got "
                          f"{input.numel()}")
@@ -125,6 +204,12 @@ def is_nonzero(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
+    """Whether ``input`` has a complex dtype (False: ember has no complex dtypes).
+
+    PyTorch
+    -------
+    ``torch.is_complex``
+    """
     if type(input) is not Tensor:
         raise EmberTypeError(f"is_complex(): argument 'input' must be Tensor, not "
                              f"{type(input).__name__}")
@@ -132,7 +217,19 @@ def is_complex(input: Tensor) -> bool:
 
 
 def numel(input: Tensor) -> int:
+    """The number of elements of ``input``.
+
+    PyTorch
+    -------
+    ``torch.numel``
+    """
     return input.numel()
 
 def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input`` has a floating dtype.
+
+    PyTorch
+    -------
+    ``torch.is_floating_point``
+    """
     return input._dtype.category == D.FLOAT

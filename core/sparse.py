@@ -35,7 +35,12 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
 
     check_invariants=True checks the indices against size up front, with torch's messages
     (without it an index out of range fails as the dense tensor is built).  is_coalesced
-    is a promise about the indices that building a dense tensor never relies on."""
+    is a promise about the indices that building a dense tensor never relies on.
+
+    PyTorch
+    -------
+    ``torch.sparse_coo_tensor``
+    """
     index = indices if type(indices) is Tensor else ops.tensor(np.asarray(indices),
                                                                  device=device)
     index = index.to(D.int64)
@@ -291,7 +296,12 @@ def to_sparse(x: Tensor, sparse_dim=None, *, layout=None, blocksize=None,
 
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """sparse @ dense: a matrix product (a dense input too, as torch.mm)."""
+    """sparse @ dense: a matrix product (a dense input too, as torch.mm).
+
+    PyTorch
+    -------
+    ``torch.spmm``
+    """
     from .functional.products import mm as _mm
     return _mm(input, mat2)
 

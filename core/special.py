@@ -29,17 +29,32 @@ round = _ops.round  # noqa: A001  (torch.special.round)
 
 
 def expit(input: Tensor) -> Tensor:
-    """The logistic sigmoid."""
+    """The logistic sigmoid.
+
+    PyTorch
+    -------
+    ``torch.special.expit``
+    """
     return _ops.sigmoid(input)
 
 
 def logit(input: Tensor, eps=None) -> Tensor:
-    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given.
+
+    PyTorch
+    -------
+    ``torch.special.logit``
+    """
     return _F.logit(input, eps)
 
 
 def entr(input: Tensor) -> Tensor:
-    """-x log x elementwise: 0 at 0, -inf below 0."""
+    """-x log x elementwise: 0 at 0, -inf below 0.
+
+    PyTorch
+    -------
+    ``torch.special.entr``
+    """
     x = _util._float(input)
     pos = x > 0
     out = -x * _ops.log(_ops.where(pos, x, 1.0))
@@ -49,17 +64,32 @@ def entr(input: Tensor) -> Tensor:
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """log(softmax(input, dim))."""
+    """log(softmax(input, dim)).
+
+    PyTorch
+    -------
+    ``torch.special.log_softmax``
+    """
     return _F.log_softmax(input if dtype is None else input.to(dtype), dim)
 
 
 def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """exp(input) normalised along dim."""
+    """exp(input) normalised along dim.
+
+    PyTorch
+    -------
+    ``torch.special.softmax``
+    """
     return _F.softmax(input if dtype is None else input.to(dtype), dim)
 
 
 def ndtr(input: Tensor) -> Tensor:
-    """The standard normal CDF."""
+    """The standard normal CDF.
+
+    PyTorch
+    -------
+    ``torch.special.ndtr``
+    """
     x = _util._float(input)
     return 0.5 * (1.0 + _ops.erf(x * (1.0 / math.sqrt(2.0))))
 
@@ -102,7 +132,12 @@ def _rational(r: Tensor, coefficients) -> Tensor:
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of ndtr (Wichura's AS241): -inf at 0, inf at 1, nan outside [0, 1].
     sqrt(2) erfinv(2p - 1) would round 2p - 1 to -1 for p below 6e-8 (float32), giving
-    -inf for ndtri(1e-30) = -11.46."""
+    -inf for ndtri(1e-30) = -11.46.
+
+    PyTorch
+    -------
+    ``torch.special.ndtri``
+    """
     p = _util._float(input)
     q = p - 0.5
     central = q.abs() <= 0.425
@@ -121,7 +156,12 @@ def ndtri(input: Tensor) -> Tensor:
 
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0 (power series for
-    |x| <= 20, the asymptotic series beyond)."""
+    |x| <= 20, the asymptotic series beyond).
+
+    PyTorch
+    -------
+    ``torch.special.i0``
+    """
     x = _util._float(input).abs()
     small = x <= 20.0
     xs = _ops.where(small, x, 0.0)

@@ -5,13 +5,27 @@ keeps only state, conversion to the host and the repr.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .errors import EmberTypeError, EmberValueError
 
+if TYPE_CHECKING:
+    # the methods bound from core/methods' table, as type checkers see them (generated)
+    from ._tensor_methods import TensorMethods as _Methods
+else:
+    _Methods = object
 
-class Tensor:
-    """An n-dimensional array on a device, with PyTorch's API."""
+
+class Tensor(_Methods):
+    """An n-dimensional array on a device, with PyTorch's API.
+
+    PyTorch
+    -------
+    ``torch.Tensor``
+    """
 
     # grad, retain_grad, hooks and the view base live in _meta (rarely set, so the hot
     # path sets seven slots, not twelve).
@@ -24,15 +38,27 @@ class Tensor:
 
     # __new__ is PyTorch's legacy constructor, Tensor(2, 3) (legacy.tensor_new, bound with
     # the methods); ops build tensors through wrap(), which never comes here
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass                      # __new__ made it
 
     # -- state ------------------------------------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> Size:
+        """The size of each dim, as an ``ember.Size`` (a tuple).
+
+        PyTorch
+        -------
+        ``torch.Tensor.shape``
+        """
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Any:
+        """The shape as an ``ember.Size``, or the size of ``dim``.
+
+        PyTorch
+        -------
+        ``torch.Tensor.size``
+        """
         if dim is None:
             return Size(self._data.shape)
         from .ops._util import norm_dim
@@ -40,12 +66,30 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dims.
+
+        PyTorch
+        -------
+        ``torch.Tensor.ndim``
+        """
         return len(self._data.shape)
 
     def dim(self) -> int:
+        """The number of dims.
+
+        PyTorch
+        -------
+        ``torch.Tensor.dim``
+        """
         return len(self._data.shape)
 
     def numel(self) -> int:
+        """The number of elements.
+
+        PyTorch
+        -------
+        ``torch.Tensor.numel``
+        """
         n = 1
         for s in self._data.shape:
             n *= s
@@ -54,33 +98,82 @@ class Tensor:
     nelement = numel
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
+        """The element type (``ember.float32``, ``ember.int64``, ...).
+
+        PyTorch
+        -------
+        ``torch.Tensor.dtype``
+        """
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> Any:
+        """The device the tensor's memory is on (an ``ember.device``).
+
+        PyTorch
+        -------
+        ``torch.Tensor.device``
+        """
         return self._device
 
     @property
     def is_leaf(self) -> bool:
+        """Whether no recorded op made this tensor (``grad_fn`` is None).
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_leaf``
+        """
         return self.grad_fn is None
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA device.
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_cuda``
+        """
         return self._device.type == "cuda"
 
     @property
     def is_floating_point_(self) -> bool:
+        """Whether the dtype is a floating one, as a property (``is_floating_point()`` is the
+        method PyTorch has).
+
+        PyTorch
+        -------
+        None: ``torch.Tensor.is_floating_point`` is a method only.
+        """
         return self._dtype.category == 2
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating one.
+
+        PyTorch
+        -------
+        ``torch.Tensor.is_floating_point``
+        """
         return self._dtype.category == 2
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        PyTorch
+        -------
+        ``torch.Tensor.element_size``
+        """
         return self._dtype.itemsize
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated into this leaf.
+
+        PyTorch
+        -------
+        ``torch.Tensor.grad``
+        """
         m = self._meta
         g = None if m is None else m.get("grad")
         if Tensor._capture is not None and g is not None:
@@ -88,7 +181,7 @@ class Tensor:
         return g
 
     @grad.setter
-    def grad(self, value):
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if type(value) is not Tensor:
                 raise EmberTypeError(f"assigned grad must be a Tensor or None, got "
@@ -125,11 +218,18 @@ class Tensor:
         return _alias(self)
 
     @data.setter
-    def data(self, other: Tensor):
+    def data(self, other: Tensor) -> None:
         self._data, self._dtype, self._device = other._data, other._dtype, other._device
 
     # -- host conversion ---------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array (sharing memory on the CPU; ``force=True`` also for a
+        tensor that requires grad).
+
+        PyTorch
+        -------
+        ``torch.Tensor.numpy``
+        """
         if self.requires_grad and not force:
             raise EmberTypeError(
                 "numpy(): can't call numpy() on a tensor that requires grad; "
@@ -143,7 +243,13 @@ class Tensor:
         dev = self._device
         return self._data if dev.type == "cpu" else dev.backend.to_host(self._data)
 
-    def item(self):
+    def item(self) -> int | float | bool:
+        """The value of a one-element tensor as a Python number.
+
+        PyTorch
+        -------
+        ``torch.Tensor.item``
+        """
         if self.numel() != 1:
             raise EmberValueError(
                 f"item(): a tensor with {self.numel()} elements cannot be converted to a "
@@ -151,13 +257,19 @@ class Tensor:
         return self._host().reshape(()).item() if self._dtype.name != "bfloat16" else \
             float(self._host().reshape(()))
 
-    def tolist(self):
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers.
+
+        PyTorch
+        -------
+        ``torch.Tensor.tolist``
+        """
         h = self._host()
         if self._dtype.name == "bfloat16":
             h = h.astype(np.float32)
         return h.tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # NumPy's protocol (with NumPy 2's copy=): a CPU tensor is seen without a copy; a
         # device tensor is refused as in PyTorch, so that no transfer happens unasked
         if self._device.type != "cpu":
@@ -179,7 +291,7 @@ class Tensor:
             raise EmberTypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self._data.shape:
             raise EmberTypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
@@ -218,7 +330,12 @@ class Tensor:
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints with a torch-like repr."""
+    """torch.Size: a tuple of ints with a torch-like repr.
+
+    PyTorch
+    -------
+    ``torch.Size``
+    """
 
     __slots__ = ()
 
@@ -238,7 +355,12 @@ class memory_format:  # noqa: N801  (torch.memory_format)
     ember.contiguous_format is row-major; ember.channels_last (4-D) and
     ember.channels_last_3d (5-D) put the channels innermost; ember.preserve_format asks a
     result to keep its input's layout (PyTorch's default for clone and the *_like
-    factories)."""
+    factories).
+
+    PyTorch
+    -------
+    ``torch.memory_format``
+    """
 
     __slots__ = ("_name",)
 

@@ -24,7 +24,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `only`, the arguments of that subcommand alone are built, so that
     `ember demo` imports the demo's module and not the doctor's (whose import changes
     what OpenCL caches in this process, backends/opencl/caches.py)."""
+    from ember._version import __version__
     parser = argparse.ArgumentParser(prog="ember", description="ember tensor framework tools")
+    parser.add_argument("-V", "--version", action="version", version=f"ember {__version__}",
+                        help="print ember's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)

@@ -18,22 +18,42 @@ def _pair(name, x1, x2):
 
 
 def bitwise_and(x1, x2, /) -> Tensor:
-    """x1 & x2 (logical and for bool)."""
+    """x1 & x2 (logical and for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_and``
+    """
     return bytewise("and", *_pair("bitwise_and", x1, x2))
 
 
 def bitwise_or(x1, x2, /) -> Tensor:
-    """x1 | x2 (logical or for bool)."""
+    """x1 | x2 (logical or for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_or``
+    """
     return bytewise("or", *_pair("bitwise_or", x1, x2))
 
 
 def bitwise_xor(x1, x2, /) -> Tensor:
-    """x1 ^ x2 (logical xor for bool)."""
+    """x1 ^ x2 (logical xor for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_xor``
+    """
     return bytewise("xor", *_pair("bitwise_xor", x1, x2))
 
 
 def bitwise_invert(x: Tensor, /) -> Tensor:
-    """~x: every bit flipped (logical not for bool)."""
+    """~x: every bit flipped (logical not for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_not``
+    """
     need("bitwise_invert", x, "integer or boolean")
     return invert(x)
 
@@ -46,10 +66,20 @@ def _shift_amount(name, x1, x2):
 
 
 def bitwise_left_shift(x1, x2, /) -> Tensor:
-    """x1 << x2: x1 * 2**x2, wrapping; shifting by the bit width or more gives 0."""
+    """x1 << x2: x1 * 2**x2, wrapping; shifting by the bit width or more gives 0.
+
+    PyTorch
+    -------
+    ``torch.bitwise_left_shift``
+    """
     return left_shift(*_shift_amount("bitwise_left_shift", x1, x2))
 
 
 def bitwise_right_shift(x1, x2, /) -> Tensor:
-    """x1 >> x2: floor(x1 / 2**x2), the sign copied in (arithmetic shift)."""
+    """x1 >> x2: floor(x1 / 2**x2), the sign copied in (arithmetic shift).
+
+    PyTorch
+    -------
+    ``torch.bitwise_right_shift``
+    """
     return right_shift(*_shift_amount("bitwise_right_shift", x1, x2))

@@ -21,7 +21,12 @@ def _shape(shape) -> tuple:
 
 def asarray(obj, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
     """An ember tensor from a tensor, a NumPy array, a DLPack producer, a buffer, a Python
-    scalar or nested sequences; copy=None shares memory where it can, False insists."""
+    scalar or nested sequences; copy=None shares memory where it can, False insists.
+
+    PyTorch
+    -------
+    ``torch.asarray``
+    """
     dtype = _dtype(dtype)
     if type(obj) is Tensor:
         out = obj.to(device=device or obj._device, dtype=dtype or obj._dtype)
@@ -70,7 +75,12 @@ def _has_buffer(obj) -> bool:
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
-    """Evenly spaced values in [start, stop); integers unless a float is given."""
+    """Evenly spaced values in [start, stop); integers unless a float is given.
+
+    PyTorch
+    -------
+    ``torch.arange``
+    """
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -83,18 +93,43 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
 
 
 def empty(shape, *, dtype=None, device=None) -> Tensor:
+    """An array of ``shape`` filled with zeros, never uninitialised memory (the array API
+    standard's ``empty``).
+
+    PyTorch
+    -------
+    ``torch.empty``; ember's values are zeros rather than uninitialised memory.
+    """
     return ops.empty(_shape(shape), dtype=_dtype(dtype), device=device)
 
 
 def zeros(shape, *, dtype=None, device=None) -> Tensor:
+    """An array of ``shape`` filled with zeros (the array API standard's ``zeros``).
+
+    PyTorch
+    -------
+    ``torch.zeros``
+    """
     return ops.zeros(_shape(shape), dtype=_dtype(dtype), device=device)
 
 
 def ones(shape, *, dtype=None, device=None) -> Tensor:
+    """An array of ``shape`` filled with ones (the array API standard's ``ones``).
+
+    PyTorch
+    -------
+    ``torch.ones``
+    """
     return ops.ones(_shape(shape), dtype=_dtype(dtype), device=device)
 
 
 def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
+    """An array of ``shape`` filled with ``fill_value`` (the array API standard's ``full``).
+
+    PyTorch
+    -------
+    ``torch.full``
+    """
     if dtype is None and isinstance(fill_value, float):
         dtype = D.get_default_dtype()
     return ops.full(_shape(shape), fill_value, dtype=_dtype(dtype), device=device)
@@ -106,18 +141,42 @@ def _like(x, dtype, device):
 
 
 def empty_like(x: Tensor, /, *, dtype=None, device=None) -> Tensor:
+    """An array of zeros (never uninitialised) with ``x``'s shape, dtype and device unless given.
+
+    PyTorch
+    -------
+    ``torch.empty_like``
+    """
     return ops.zeros(x._data.shape, **_like(x, dtype, device))
 
 
 def zeros_like(x: Tensor, /, *, dtype=None, device=None) -> Tensor:
+    """An array of zeros with ``x``'s shape, dtype and device unless given.
+
+    PyTorch
+    -------
+    ``torch.zeros_like``
+    """
     return ops.zeros(x._data.shape, **_like(x, dtype, device))
 
 
 def ones_like(x: Tensor, /, *, dtype=None, device=None) -> Tensor:
+    """An array of ones with ``x``'s shape, dtype and device unless given.
+
+    PyTorch
+    -------
+    ``torch.ones_like``
+    """
     return ops.ones(x._data.shape, **_like(x, dtype, device))
 
 
 def full_like(x: Tensor, /, fill_value, *, dtype=None, device=None) -> Tensor:
+    """An array with ``x``'s shape filled with ``fill_value``.
+
+    PyTorch
+    -------
+    ``torch.full_like``
+    """
     return ops.full(x._data.shape, fill_value, **_like(x, dtype, device))
 
 
@@ -130,7 +189,12 @@ def _band(n_rows: int, n_cols: int, k: int, device, upper: bool) -> Tensor:
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None,
         device=None) -> Tensor:
-    """Ones on the k-th diagonal, zeros elsewhere."""
+    """Ones on the k-th diagonal, zeros elsewhere.
+
+    PyTorch
+    -------
+    ``torch.eye``
+    """
     n_cols = n_rows if n_cols is None else n_cols
     dtype = _dtype(dtype) or D.get_default_dtype()
     dev = as_device(device)
@@ -139,12 +203,22 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None,
 
 
 def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
-    """x with the elements above the k-th diagonal set to zero (batched over leading dims)."""
+    """x with the elements above the k-th diagonal set to zero (batched over leading dims).
+
+    PyTorch
+    -------
+    ``torch.tril``
+    """
     return _triangle("tril", x, k, upper=False)
 
 
 def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
-    """x with the elements below the k-th diagonal set to zero."""
+    """x with the elements below the k-th diagonal set to zero.
+
+    PyTorch
+    -------
+    ``torch.triu``
+    """
     return _triangle("triu", x, k, upper=True)
 
 
@@ -160,14 +234,24 @@ def _triangle(name, x, k, upper):
 
 def linspace(start, stop, /, num: int, *, dtype=None, device=None,
              endpoint: bool = True) -> Tensor:
-    """num evenly spaced values from start to stop (computed in float64 on the host)."""
+    """num evenly spaced values from start to stop (computed in float64 on the host).
+
+    PyTorch
+    -------
+    ``torch.linspace``
+    """
     dtype = _dtype(dtype) or D.get_default_dtype()
     host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
     return ops.from_host(host.astype(dtype.np), as_device(device))
 
 
 def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list:
-    """Coordinate matrices from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing)."""
+    """Coordinate matrices from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing).
+
+    PyTorch
+    -------
+    ``torch.meshgrid``
+    """
     if indexing not in ("xy", "ij"):
         raise EmberValueError(f"ember.array_api.meshgrid: indexing must be 'xy' or 'ij', got "
                               f"{indexing!r}")

@@ -97,7 +97,12 @@ def as_dtype(dtype) -> D.DType:
 # -- the data type functions of the standard ---------------------------------------------
 
 def astype(x: Tensor, dtype: D.DType, /, *, copy: bool = True, device=None) -> Tensor:
-    """x converted to dtype (and device); a new array unless copy=False allows x itself."""
+    """x converted to dtype (and device); a new array unless copy=False allows x itself.
+
+    PyTorch
+    -------
+    ``torch.Tensor.to`` (the array API's ``astype``).
+    """
     need("astype", x)
     dtype = as_dtype(dtype)
     out = x.to(dtype) if device is None else x.to(device=device, dtype=dtype)
@@ -105,7 +110,12 @@ def astype(x: Tensor, dtype: D.DType, /, *, copy: bool = True, device=None) -> T
 
 
 def can_cast(from_, to: D.DType, /) -> bool:
-    """Whether the standard's promotion takes from_ to `to` (same kind, no narrowing)."""
+    """Whether the standard's promotion takes from_ to `to` (same kind, no narrowing).
+
+    PyTorch
+    -------
+    ``torch.can_cast``
+    """
     src = from_._dtype if type(from_) is Tensor else as_dtype(from_)
     to = as_dtype(to)
     if src is to:
@@ -116,7 +126,12 @@ def can_cast(from_, to: D.DType, /) -> bool:
 
 
 def result_type(*arrays_and_dtypes) -> D.DType:
-    """The dtype the standard's promotion gives these arrays, dtypes and Python scalars."""
+    """The dtype the standard's promotion gives these arrays, dtypes and Python scalars.
+
+    PyTorch
+    -------
+    ``torch.result_type``
+    """
     dtypes = [x._dtype if type(x) is Tensor else x for x in arrays_and_dtypes
               if type(x) is Tensor or type(x) is D.DType]
     scalars = [x for x in arrays_and_dtypes if type(x) is not Tensor and type(x) is not D.DType]
@@ -139,7 +154,12 @@ def result_type(*arrays_and_dtypes) -> D.DType:
 
 
 def isdtype(dtype: D.DType, kind) -> bool:
-    """Whether dtype is of `kind`: a dtype, a kind name ('integral', ...) or a tuple."""
+    """Whether dtype is of `kind`: a dtype, a kind name ('integral', ...) or a tuple.
+
+    PyTorch
+    -------
+    None: the array API standard's ``isdtype``; PyTorch writes ``dtype.is_floating_point``.
+    """
     dtype = as_dtype(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
@@ -179,7 +199,12 @@ def _of(type_, name, kinds):
 
 
 def finfo(type_, /) -> finfo_object:
-    """Machine limits of a floating dtype (bits, eps, max, min, smallest_normal)."""
+    """Machine limits of a floating dtype (bits, eps, max, min, smallest_normal).
+
+    PyTorch
+    -------
+    ``torch.finfo``
+    """
     d = _of(type_, "finfo", D.FLOATING)
     if d is D.bfloat16:
         import ml_dtypes
@@ -191,7 +216,12 @@ def finfo(type_, /) -> finfo_object:
 
 
 def iinfo(type_, /) -> iinfo_object:
-    """Limits of an integer dtype (bits, max, min)."""
+    """Limits of an integer dtype (bits, max, min).
+
+    PyTorch
+    -------
+    ``torch.iinfo``
+    """
     d = _of(type_, "iinfo", D.INTEGRAL)
     i = np.iinfo(d.np)
     return iinfo_object(int(i.bits), int(i.max), int(i.min), d)

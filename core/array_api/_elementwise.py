@@ -15,9 +15,13 @@ import numpy as np
 
 from .. import dtypes as D
 from .. import ops
+from .._doc import generated
 from ..tensor import Tensor
 from ._dtypes import need, promote
 
+# the PyTorch function of an array API name that PyTorch spells otherwise (torch.equal is
+# not elementwise)
+_TORCH = {"equal": "eq", "bitwise_invert": "bitwise_not"}
 _LN2 = math.log(2.0)
 _PIO2, _PIO4 = math.pi / 2, math.pi / 4
 _BIG = 2.0 ** 28        # past it, asinh/acosh are log(2x) to double precision
@@ -27,7 +31,7 @@ def _unary(name: str, accepts: str, fn, doc: str):
     def f(x: Tensor, /) -> Tensor:
         return fn(need(name, x, accepts))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
+    f.__doc__ = generated(doc, f"torch.{_TORCH.get(name, name)}")
     return f
 
 
@@ -44,7 +48,7 @@ def _binary(name: str, accepts: str, fn, doc: str, composite: bool = False):
         def f(x1, x2, /) -> Tensor:
             return fn(*promote(name, x1, x2, accepts))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
+    f.__doc__ = generated(doc, f"torch.{_TORCH.get(name, name)}")
     return f
 
 
@@ -158,7 +162,12 @@ def _atanh(x: Tensor) -> Tensor:
 
 
 def signbit(x: Tensor, /) -> Tensor:
-    """Whether x's sign is negative, -0.0 included (nan: False, see the module doc)."""
+    """Whether x's sign is negative, -0.0 included (nan: False, see the module doc).
+
+    PyTorch
+    -------
+    ``torch.signbit``
+    """
     need("signbit", x, "real floating-point")
     return (x < 0).logical_or((x == 0).logical_and(ops.reciprocal(x) < 0))
 
@@ -188,7 +197,12 @@ def _trunc(x: Tensor) -> Tensor:
 
 
 def clip(x: Tensor, /, min=None, max=None) -> Tensor:
-    """x limited to [min, max] (arrays or Python scalars; nan stays nan), in x's dtype."""
+    """x limited to [min, max] (arrays or Python scalars; nan stays nan), in x's dtype.
+
+    PyTorch
+    -------
+    ``torch.clip``
+    """
     need("clip", x, "real numeric")
     out = x
     for bound, pick in ((min, ops.maximum), (max, ops.minimum)):

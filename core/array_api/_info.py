@@ -7,7 +7,12 @@ from ._dtypes import isdtype
 
 
 class __array_namespace_info__:  # noqa: N801  (the standard's name)
-    """The inspection API of the standard: capabilities, devices and dtypes."""
+    """The inspection API of the standard: capabilities, devices and dtypes.
+
+    PyTorch
+    -------
+    None: the array API standard's inspection namespace (PyTorch has none).
+    """
 
     def capabilities(self) -> dict:
         return {"boolean indexing": True, "data-dependent shapes": True}

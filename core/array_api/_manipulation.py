@@ -14,11 +14,22 @@ from ._util import norm_axes, promoted
 
 
 def broadcast_shapes(*shapes) -> tuple:
+    """The shape the given shapes broadcast to.
+
+    PyTorch
+    -------
+    ``torch.broadcast_shapes``
+    """
     return _broadcast_shapes("broadcast_shapes", *(tuple(s) for s in shapes))
 
 
 def broadcast_to(x: Tensor, /, shape) -> Tensor:
-    """x broadcast to shape (a view where the backend has views)."""
+    """x broadcast to shape (a view where the backend has views).
+
+    PyTorch
+    -------
+    ``torch.broadcast_to``
+    """
     need("broadcast_to", x)
     shape = tuple(shape)
     if _broadcast_shapes("broadcast_to", x._data.shape, shape) != shape:
@@ -28,17 +39,33 @@ def broadcast_to(x: Tensor, /, shape) -> Tensor:
 
 
 def broadcast_arrays(*arrays: Tensor) -> list:
+    """The arrays broadcast to one shape, as a list.
+
+    PyTorch
+    -------
+    ``torch.broadcast_tensors``
+    """
     shape = broadcast_shapes(*(need("broadcast_arrays", a)._data.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
 
 def stack(arrays, /, *, axis: int = 0) -> Tensor:
-    """The arrays (one shape) joined along a new axis."""
+    """The arrays (one shape) joined along a new axis.
+
+    PyTorch
+    -------
+    ``torch.stack``
+    """
     return ops.stack(promoted("stack", arrays), axis)
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple:
-    """The slices of x along axis, as a tuple."""
+    """The slices of x along axis, as a tuple.
+
+    PyTorch
+    -------
+    ``torch.unbind``
+    """
     need("unstack", x)
     if x.ndim == 0:
         raise ShapeError("ember.array_api.unstack: expected an array with at least 1 dim")
@@ -48,6 +75,12 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple:
 
 
 def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
+    """``x`` with a new axis of size 1 at ``axis``.
+
+    PyTorch
+    -------
+    ``torch.unsqueeze``
+    """
     need("expand_dims", x)
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise EmberIndexError(f"ember.array_api.expand_dims: axis {axis} is out of range for "
@@ -56,7 +89,12 @@ def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
 
 
 def squeeze(x: Tensor, /, axis) -> Tensor:
-    """x without the given axes, each of which must have size 1."""
+    """x without the given axes, each of which must have size 1.
+
+    PyTorch
+    -------
+    ``torch.squeeze``
+    """
     need("squeeze", x)
     axes = norm_axes("squeeze", axis, x.ndim)
     for a in axes:
@@ -67,16 +105,34 @@ def squeeze(x: Tensor, /, axis) -> Tensor:
 
 
 def flip(x: Tensor, /, *, axis=None) -> Tensor:
+    """``x`` reversed along ``axis`` (all axes when None).
+
+    PyTorch
+    -------
+    ``torch.flip``
+    """
     need("flip", x)
     axes = tuple(range(x.ndim)) if axis is None else norm_axes("flip", axis, x.ndim)
     return ops.flip(x, axes) if axes else x
 
 
 def permute_dims(x: Tensor, /, axes) -> Tensor:
+    """``x`` with its axes reordered as ``axes``.
+
+    PyTorch
+    -------
+    ``torch.permute``
+    """
     return ops.permute(need("permute_dims", x), tuple(axes))
 
 
 def moveaxis(x: Tensor, source, destination, /) -> Tensor:
+    """``x`` with axes ``source`` moved to positions ``destination``.
+
+    PyTorch
+    -------
+    ``torch.moveaxis``
+    """
     need("moveaxis", x)
     src, dst = norm_axes("moveaxis", source, x.ndim), norm_axes("moveaxis", destination, x.ndim)
     if len(src) != len(dst):
@@ -89,13 +145,23 @@ def moveaxis(x: Tensor, source, destination, /) -> Tensor:
 
 
 def reshape(x: Tensor, /, shape, *, copy: bool | None = None) -> Tensor:
-    """x with a new shape (one -1 is inferred); copy=True always copies."""
+    """x with a new shape (one -1 is inferred); copy=True always copies.
+
+    PyTorch
+    -------
+    ``torch.reshape``
+    """
     out = ops.reshape(need("reshape", x), tuple(shape))
     return out.clone() if copy else out
 
 
 def roll(x: Tensor, /, shift, *, axis=None) -> Tensor:
-    """x with elements shifted along axes (None: over the flattened array), wrapping."""
+    """x with elements shifted along axes (None: over the flattened array), wrapping.
+
+    PyTorch
+    -------
+    ``torch.roll``
+    """
     need("roll", x)
     if axis is None:
         return roll(x.reshape(-1), shift, axis=0).reshape(x._data.shape)
@@ -117,7 +183,12 @@ def roll(x: Tensor, /, shift, *, axis=None) -> Tensor:
 
 
 def repeat(x: Tensor, repeats, /, *, axis: int | None = None) -> Tensor:
-    """Each element repeated (an int, or one count per element along axis)."""
+    """Each element repeated (an int, or one count per element along axis).
+
+    PyTorch
+    -------
+    ``torch.repeat_interleave``
+    """
     need("repeat", x)
     if axis is None:
         x, axis = x.reshape(-1), 0
@@ -146,7 +217,12 @@ def repeat(x: Tensor, repeats, /, *, axis: int | None = None) -> Tensor:
 
 
 def tile(x: Tensor, repetitions, /) -> Tensor:
-    """x repeated along each axis (repetitions may have more entries than x has dims)."""
+    """x repeated along each axis (repetitions may have more entries than x has dims).
+
+    PyTorch
+    -------
+    ``torch.tile``
+    """
     need("tile", x)
     reps = tuple(repetitions)
     nd = max(len(reps), x.ndim)
@@ -159,7 +235,12 @@ def tile(x: Tensor, repetitions, /) -> Tensor:
 
 
 def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
-    """x's entries at integer indices along axis (may be omitted for 1-D x)."""
+    """x's entries at integer indices along axis (may be omitted for 1-D x).
+
+    PyTorch
+    -------
+    ``torch.take``
+    """
     need("take", x)
     need("take", indices, "integer")
     if axis is None:
@@ -171,7 +252,12 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
-    """x's entries at indices along axis, matched element by element (numpy's rule)."""
+    """x's entries at indices along axis, matched element by element (numpy's rule).
+
+    PyTorch
+    -------
+    ``torch.take_along_dim``
+    """
     need("take_along_axis", x)
     need("take_along_axis", indices, "integer")
     if indices.ndim != x.ndim:

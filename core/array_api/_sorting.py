@@ -26,7 +26,12 @@ from ._statistical import cumulative_sum
 def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
             stable: bool = True) -> Tensor:
     """The indices that sort x along axis (always stable: equal elements keep their order,
-    for descending too)."""
+    for descending too).
+
+    PyTorch
+    -------
+    ``torch.argsort``
+    """
     need("argsort", x, "real numeric")
     axis = norm_dim(axis, x.ndim, "argsort")
     host = to_host(x.detach(), "argsort")     # indices carry no gradient
@@ -41,7 +46,12 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
          stable: bool = True) -> Tensor:
-    """x sorted along axis."""
+    """x sorted along axis.
+
+    PyTorch
+    -------
+    ``torch.sort``
+    """
     order = argsort(x, axis=axis, descending=descending, stable=stable)
     return ops.gather(x, norm_dim(axis, x.ndim, "sort"), order)
 
@@ -57,7 +67,12 @@ def _before(v: Tensor, t: Tensor, side: str) -> Tensor:
 
 
 def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter=None) -> Tensor:
-    """Where each x2 would be inserted into the sorted 1-D x1 to keep it sorted."""
+    """Where each x2 would be inserted into the sorted 1-D x1 to keep it sorted.
+
+    PyTorch
+    -------
+    ``torch.searchsorted``
+    """
     need("searchsorted", x1, "real numeric")
     if side not in ("left", "right"):
         raise EmberValueError(f"ember.array_api.searchsorted: side must be 'left' or 'right', "
@@ -80,7 +95,12 @@ def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter=None) 
 
 
 def isin(x1, x2, /, *, invert: bool = False) -> Tensor:
-    """Whether each element of x1 is one of x2's (a binary search in sorted x2)."""
+    """Whether each element of x1 is one of x2's (a binary search in sorted x2).
+
+    PyTorch
+    -------
+    ``torch.isin``
+    """
     x1, x2 = promote("isin", x1, x2, "integer")
     values = x2.reshape(-1)
     n = values._data.shape[0]
@@ -94,12 +114,22 @@ def isin(x1, x2, /, *, invert: bool = False) -> Tensor:
 
 
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
-    """The index of the first largest element (over the flattened array for axis=None)."""
+    """The index of the first largest element (over the flattened array for axis=None).
+
+    PyTorch
+    -------
+    ``torch.argmax``
+    """
     return _arg("argmax", ops.argmax, x, axis, keepdims)
 
 
 def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
-    """The index of the first smallest element (over the flattened array for axis=None)."""
+    """The index of the first smallest element (over the flattened array for axis=None).
+
+    PyTorch
+    -------
+    ``torch.argmin``
+    """
     return _arg("argmin", ops.argmin, x, axis, keepdims)
 
 
@@ -110,7 +140,12 @@ def _arg(name, fn, x, axis, keepdims):
 
 
 def nonzero(x: Tensor, /) -> tuple:
-    """The indices of the nonzero elements, one int64 array per axis."""
+    """The indices of the nonzero elements, one int64 array per axis.
+
+    PyTorch
+    -------
+    ``torch.nonzero``
+    """
     need("nonzero", x)
     if x.ndim == 0:
         raise ShapeError("ember.array_api.nonzero: 0-d arrays are not allowed; reshape to 1-D "
@@ -119,7 +154,12 @@ def nonzero(x: Tensor, /) -> tuple:
 
 
 def where(condition: Tensor, x1, x2, /) -> Tensor:
-    """x1 where condition holds, else x2 (broadcast; the standard's promotion)."""
+    """x1 where condition holds, else x2 (broadcast; the standard's promotion).
+
+    PyTorch
+    -------
+    ``torch.where``
+    """
     need("where", condition, "bool")
     if type(x1) is not Tensor and type(x2) is not Tensor:     # two scalars (2024.12)
         return ops.where(condition, x1, x2)
@@ -166,20 +206,42 @@ def _unique(name: str, x: Tensor):
 
 
 def unique_values(x: Tensor, /) -> Tensor:
-    """The distinct values of x, sorted."""
+    """The distinct values of x, sorted.
+
+    PyTorch
+    -------
+    ``torch.unique``
+    """
     return _unique("unique_values", x)[0]
 
 
 def unique_counts(x: Tensor, /) -> UniqueCountsResult:
+    """The distinct values of ``x`` and how often each occurs.
+
+    PyTorch
+    -------
+    ``torch.unique``
+    """
     values, _, _, counts = _unique("unique_counts", x)
     return UniqueCountsResult(values, counts)
 
 
 def unique_inverse(x: Tensor, /) -> UniqueInverseResult:
+    """The distinct values of ``x`` and, for each element, the index of its value.
+
+    PyTorch
+    -------
+    ``torch.unique``
+    """
     values, _, inverse, _ = _unique("unique_inverse", x)
     return UniqueInverseResult(values, inverse)
 
 
 def unique_all(x: Tensor, /) -> UniqueAllResult:
-    """values, the index of each value's first occurrence, x's inverse indices, counts."""
+    """values, the index of each value's first occurrence, x's inverse indices, counts.
+
+    PyTorch
+    -------
+    ``torch.unique``
+    """
     return UniqueAllResult(*_unique("unique_all", x))

@@ -39,12 +39,22 @@ def _accumulate(name, reduce, x, axis, dtype, keepdims):
 
 
 def sum(x: Tensor, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
-    """The sum over axes; integers sum in int64 unless dtype says otherwise."""
+    """The sum over axes; integers sum in int64 unless dtype says otherwise.
+
+    PyTorch
+    -------
+    ``torch.sum``
+    """
     return _accumulate("sum", ops.sum, x, axis, dtype, keepdims)
 
 
 def prod(x: Tensor, /, *, axis=None, dtype=None, keepdims: bool = False) -> Tensor:
-    """The product over axes; integers multiply in int64 unless dtype says otherwise."""
+    """The product over axes; integers multiply in int64 unless dtype says otherwise.
+
+    PyTorch
+    -------
+    ``torch.prod``
+    """
     return _accumulate("prod", ops.prod, x, axis, dtype, keepdims)
 
 
@@ -55,23 +65,44 @@ def _extreme(name, reduce, x, axis, keepdims):
 
 
 def max(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """The largest element over axes (nan if any is nan)."""
+    """The largest element over axes (nan if any is nan).
+
+    PyTorch
+    -------
+    ``torch.max``
+    """
     return _extreme("max", ops.amax, x, axis, keepdims)
 
 
 def min(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """The smallest element over axes (nan if any is nan)."""
+    """The smallest element over axes (nan if any is nan).
+
+    PyTorch
+    -------
+    ``torch.min``
+    """
     return _extreme("min", ops.amin, x, axis, keepdims)
 
 
 def mean(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
+    """The arithmetic mean over ``axis`` (all axes by default).
+
+    PyTorch
+    -------
+    ``torch.mean``
+    """
     need("mean", x, "real floating-point")
     axes = _reduced("mean", x, axis)
     return F.mean(x, axes, keepdims) if axes else _fresh(x, x)
 
 
 def var(x: Tensor, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
-    """The variance over axes, dividing by N - correction."""
+    """The variance over axes, dividing by N - correction.
+
+    PyTorch
+    -------
+    ``torch.var``
+    """
     need("var", x, "real floating-point")
     axes = _reduced("var", x, axis)
     if not axes:
@@ -83,7 +114,12 @@ def var(x: Tensor, /, *, axis=None, correction=0.0, keepdims: bool = False) -> T
 
 
 def std(x: Tensor, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
-    """The standard deviation over axes, dividing by N - correction."""
+    """The standard deviation over axes, dividing by N - correction.
+
+    PyTorch
+    -------
+    ``torch.std``
+    """
     return ops.sqrt(var(need("std", x, "real floating-point"), axis=axis,
                         correction=correction, keepdims=keepdims))
 
@@ -127,32 +163,57 @@ def _cumulative(name, combine, identity, x, axis, dtype, include_initial):
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype=None,
                    include_initial: bool = False) -> Tensor:
-    """Running sums along axis (include_initial: starting with 0)."""
+    """Running sums along axis (include_initial: starting with 0).
+
+    PyTorch
+    -------
+    ``torch.cumsum``
+    """
     return _cumulative("cumulative_sum", ops.add, 0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype=None,
                     include_initial: bool = False) -> Tensor:
-    """Running products along axis (include_initial: starting with 1)."""
+    """Running products along axis (include_initial: starting with 1).
+
+    PyTorch
+    -------
+    ``torch.cumprod``
+    """
     return _cumulative("cumulative_prod", ops.mul, 1, x, axis, dtype, include_initial)
 
 
 def all(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """Whether every element over axes is true (nonzero)."""
+    """Whether every element over axes is true (nonzero).
+
+    PyTorch
+    -------
+    ``torch.all``
+    """
     need("all", x)
     axes = _reduced("all", x, axis)
     return ops.all(x, axes, keepdims) if axes else x != 0
 
 
 def any(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """Whether some element over axes is true (nonzero)."""
+    """Whether some element over axes is true (nonzero).
+
+    PyTorch
+    -------
+    ``torch.any``
+    """
     need("any", x)
     axes = _reduced("any", x, axis)
     return ops.any(x, axes, keepdims) if axes else x != 0
 
 
 def count_nonzero(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
-    """How many elements over axes are nonzero (int64)."""
+    """How many elements over axes are nonzero (int64).
+
+    PyTorch
+    -------
+    ``torch.count_nonzero``
+    """
     need("count_nonzero", x)
     axes = _reduced("count_nonzero", x, axis)
     nonzero = (x != 0).to(D.int64)
@@ -160,7 +221,12 @@ def count_nonzero(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
 
 
 def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
-    """The n-th forward difference along axis (x[i + 1] - x[i], n times)."""
+    """The n-th forward difference along axis (x[i + 1] - x[i], n times).
+
+    PyTorch
+    -------
+    ``torch.diff``
+    """
     need("diff", x)
     if x.ndim == 0:
         raise EmberValueError("ember.array_api.diff: expected an array with at least 1 dim")

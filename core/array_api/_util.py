@@ -37,7 +37,12 @@ def promoted(name, arrays):
 
 
 def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
-    """The arrays joined along an existing axis (None: flattened first)."""
+    """The arrays joined along an existing axis (None: flattened first).
+
+    PyTorch
+    -------
+    ``torch.concat``
+    """
     arrays = promoted("concat", arrays)
     if axis is None:
         arrays, axis = [a.reshape(-1) for a in arrays], 0

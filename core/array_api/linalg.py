@@ -157,11 +157,22 @@ def matrix_rank(x: Tensor, /, *, rtol=None) -> Tensor:
 # -- on the device ----------------------------------------------------------------------
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
-    """The matrix product (NumPy's 1-D and batching rules)."""
+    """The matrix product (NumPy's 1-D and batching rules).
+
+    PyTorch
+    -------
+    ``torch.matmul``
+    """
     return ops.matmul(*promote("matmul", x1, x2, "numeric"))
 
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
+    """``x`` with its last two axes swapped.
+
+    PyTorch
+    -------
+    ``torch.Tensor.mT``
+    """
     need("matrix_transpose", x)
     if x.ndim < 2:
         raise ShapeError(f"ember.array_api.matrix_transpose: expected at least 2 dims, got "
@@ -170,7 +181,12 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes=2) -> Tensor:
-    """Sum of products over the last `axes` axes of x1 and first of x2 (or two lists)."""
+    """Sum of products over the last `axes` axes of x1 and first of x2 (or two lists).
+
+    PyTorch
+    -------
+    ``torch.tensordot``
+    """
     x1, x2 = promote("tensordot", x1, x2, "numeric")
     if isinstance(axes, int):
         if axes < 0:
@@ -193,7 +209,12 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes=2) -> Tensor:
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """The dot product of vectors along axis (broadcasting the rest)."""
+    """The dot product of vectors along axis (broadcasting the rest).
+
+    PyTorch
+    -------
+    ``torch.linalg.vecdot``
+    """
     x1, x2 = promote("vecdot", x1, x2, "numeric")
     if x1._data.shape[axis] != x2._data.shape[axis]:
         raise ShapeError(f"ember.array_api.vecdot: axis {axis} has size "

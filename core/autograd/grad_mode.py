@@ -30,10 +30,32 @@ class _Mode:
 
 
 class no_grad(_Mode):
+    """A context manager (and decorator) in which operations record no gradient graph.
+
+    Examples
+    --------
+    >>> import ember
+    >>> w = ember.ones(2, requires_grad=True)
+    >>> with ember.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+
+    PyTorch
+    -------
+    ``torch.no_grad``
+    """
     _value = False
 
 
 class enable_grad(_Mode):
+    """A context manager (and decorator) that turns gradient recording back on inside a
+    :func:`no_grad` block.
+
+    PyTorch
+    -------
+    ``torch.enable_grad``
+    """
     _value = True
 
 
@@ -50,6 +72,17 @@ def _decorate(fn, value: bool):
 
 
 class inference_mode(_Mode):
+    """A context manager (and decorator) for inference: no gradient graph is recorded.
+
+    Parameters
+    ----------
+    mode : bool
+        ``False`` makes the block an ordinary one.
+
+    PyTorch
+    -------
+    ``torch.inference_mode``
+    """
     def __init__(self, mode: bool = True):
         self._value = not mode
 
@@ -58,7 +91,12 @@ class inference_mode(_Mode):
 
 
 class set_grad_enabled(_Mode):
-    """Like torch's: takes effect when called, so it works as a plain call too."""
+    """Like torch's: takes effect when called, so it works as a plain call too.
+
+    PyTorch
+    -------
+    ``torch.set_grad_enabled``
+    """
 
     def __init__(self, mode: bool):
         self._value = bool(mode)

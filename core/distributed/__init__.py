@@ -64,7 +64,12 @@ __all__ = [
 
 
 def is_available() -> bool:
-    """True: ember.distributed is part of every ember (backends come from plugins)."""
+    """True: ember.distributed is part of every ember (backends come from plugins).
+
+    PyTorch
+    -------
+    ``torch.distributed.is_available``
+    """
     return True
 
 

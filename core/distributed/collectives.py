@@ -23,7 +23,12 @@ from .work import Work
 
 
 class ReduceOp(enum.Enum):
-    """How all_reduce, reduce and reduce_scatter combine the ranks' values."""
+    """How all_reduce, reduce and reduce_scatter combine the ranks' values.
+
+    PyTorch
+    -------
+    ``torch.distributed.ReduceOp``
+    """
 
     SUM = "sum"
     AVG = "avg"
@@ -205,7 +210,12 @@ def _collective(group, kind: str, device_type: str, signature, prepare, async_op
 # --- the collectives -----------------------------------------------------------------------
 
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Every rank's tensor becomes op over all ranks' tensors, in place."""
+    """Every rank's tensor becomes op over all ranks' tensors, in place.
+
+    PyTorch
+    -------
+    ``torch.distributed.all_reduce``
+    """
     def prepare(g, comm):
         wire, name, average = _reduction(tensor, op, comm, "all_reduce")
         buf = _Buffer(tensor, comm, wire)
@@ -221,7 +231,12 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 
 
 def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
-    """Every rank's tensor becomes rank `src`'s (a global rank), in place."""
+    """Every rank's tensor becomes rank `src`'s (a global rank), in place.
+
+    PyTorch
+    -------
+    ``torch.distributed.broadcast``
+    """
     def prepare(g, comm):
         root = g.group_rank(src, "broadcast")
         buf = _Buffer(tensor, comm, write=g.rank != root)
@@ -258,7 +273,12 @@ class _Slices:
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
-    """tensor_list[i] becomes rank i's tensor, on every rank."""
+    """tensor_list[i] becomes rank i's tensor, on every rank.
+
+    PyTorch
+    -------
+    ``torch.distributed.all_gather``
+    """
     def prepare(g, comm):
         outputs = _check_list("all_gather", tensor_list, g.size, tensor, "tensor_list")
         send = _bytes(_Buffer(tensor, comm, write=False).array)
@@ -282,7 +302,12 @@ def _check_total(what: str, big: Tensor, small: Tensor, size: int) -> None:
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None,
                            async_op: bool = False):
     """output_tensor (size x input, stacked or concatenated on dim 0) gets every rank's
-    input, in rank order."""
+    input, in rank order.
+
+    PyTorch
+    -------
+    ``torch.distributed.all_gather_into_tensor``
+    """
     def prepare(g, comm):
         _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size)
         send = _Buffer(input_tensor, comm, write=False)
@@ -314,14 +339,24 @@ def _reduce_scatter(group, output: Tensor, make_input, op, async_op: bool, what:
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=None,
                           async_op: bool = False):
-    """output = chunk `rank` (on dim 0) of op over every rank's input."""
+    """output = chunk `rank` (on dim 0) of op over every rank's input.
+
+    PyTorch
+    -------
+    ``torch.distributed.reduce_scatter_tensor``
+    """
     return _reduce_scatter(group, output, lambda g: input, op, async_op,
                            "reduce_scatter_tensor")
 
 
 def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None,
                    async_op: bool = False):
-    """output = op over ranks of input_list[rank]."""
+    """output = op over ranks of input_list[rank].
+
+    PyTorch
+    -------
+    ``torch.distributed.reduce_scatter``
+    """
     def make_input(g):
         from ..ops.movement import cat
         inputs = _check_list("reduce_scatter", input_list, g.size, output, "input_list")
@@ -331,7 +366,12 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
 
 
 def reduce(tensor: Tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Rank `dst`'s tensor becomes op over all ranks' tensors (the others keep theirs)."""
+    """Rank `dst`'s tensor becomes op over all ranks' tensors (the others keep theirs).
+
+    PyTorch
+    -------
+    ``torch.distributed.reduce``
+    """
     def prepare(g, comm):
         root = g.group_rank(dst, "reduce")
         wire, name, average = _reduction(tensor, op, comm, "reduce")
@@ -350,7 +390,12 @@ def reduce(tensor: Tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool
 
 def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=None,
            async_op: bool = False):
-    """On rank `dst`, gather_list[i] becomes rank i's tensor."""
+    """On rank `dst`, gather_list[i] becomes rank i's tensor.
+
+    PyTorch
+    -------
+    ``torch.distributed.gather``
+    """
     def prepare(g, comm):
         root = g.group_rank(dst, "gather")
         send = _bytes(_Buffer(tensor, comm, write=False).array)
@@ -370,7 +415,12 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group=
 
 def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, group=None,
             async_op: bool = False):
-    """Every rank's tensor becomes scatter_list[rank] of rank `src`."""
+    """Every rank's tensor becomes scatter_list[rank] of rank `src`.
+
+    PyTorch
+    -------
+    ``torch.distributed.scatter``
+    """
     def prepare(g, comm):
         from ..ops.movement import cat
         root = g.group_rank(src, "scatter")
@@ -437,7 +487,12 @@ def _all_to_all(group, lists, first, async_op: bool):
 def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
                async_op: bool = False):
     """output_tensor_list[i] becomes rank i's input_tensor_list[rank] (sizes may differ
-    from rank to rank)."""
+    from rank to rank).
+
+    PyTorch
+    -------
+    ``torch.distributed.all_to_all``
+    """
     first = (input_tensor_list[0] if isinstance(input_tensor_list, (list, tuple))
              and input_tensor_list else None)
     return _all_to_all(group, lambda g: (output_tensor_list, input_tensor_list), first,
@@ -446,7 +501,12 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
 
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
                       input_split_sizes=None, group=None, async_op: bool = False):
-    """all_to_all on dim 0 of one input and one output tensor."""
+    """all_to_all on dim 0 of one input and one output tensor.
+
+    PyTorch
+    -------
+    ``torch.distributed.all_to_all_single``
+    """
     def lists(g):
         return (_split(output, output_split_sizes, g.size, "output_split_sizes"),
                 _split(input, input_split_sizes, g.size, "input_split_sizes"))
@@ -471,7 +531,12 @@ def _split(t: Tensor, sizes, n: int, name: str) -> list:
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
-    """Wait until every rank of the group has reached the barrier."""
+    """Wait until every rank of the group has reached the barrier.
+
+    PyTorch
+    -------
+    ``torch.distributed.barrier``
+    """
     g = resolve(group)
     if g is None:
         return None
@@ -493,6 +558,13 @@ def _peer(g: ProcessGroup, rank: int, what: str) -> int:
 
 
 def isend(tensor: Tensor, dst: int, group=None, tag: int = 0) -> Work | None:
+    """Send ``tensor`` to rank ``dst`` without waiting: ``wait()`` on the returned work
+    object.
+
+    PyTorch
+    -------
+    ``torch.distributed.isend``
+    """
     g = resolve(group)
     if g is None:
         return None
@@ -506,6 +578,13 @@ def isend(tensor: Tensor, dst: int, group=None, tag: int = 0) -> Work | None:
 
 
 def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0) -> Work | None:
+    """Receive into ``tensor`` from rank ``src`` without waiting: ``wait()`` on the returned
+    work object.
+
+    PyTorch
+    -------
+    ``torch.distributed.irecv``
+    """
     g = resolve(group)
     if g is None:
         return None
@@ -520,13 +599,24 @@ def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0) -> W
 
 
 def send(tensor: Tensor, dst: int, group=None, tag: int = 0) -> None:
+    """Send ``tensor`` to rank ``dst``; returns when it is sent.
+
+    PyTorch
+    -------
+    ``torch.distributed.send``
+    """
     work = isend(tensor, dst, group, tag)
     if work is not None:
         work.wait()
 
 
 def recv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0) -> int:
-    """Receive into tensor; returns the sender's rank (any rank when src is None)."""
+    """Receive into tensor; returns the sender's rank (any rank when src is None).
+
+    PyTorch
+    -------
+    ``torch.distributed.recv``
+    """
     work = irecv(tensor, src, group, tag)
     if work is None:
         return -1

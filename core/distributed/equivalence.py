@@ -23,7 +23,12 @@ from .group import world
 
 @dataclass(frozen=True)
 class EquivalenceReport:
-    """What check_equivalence found (the same report on every rank)."""
+    """What check_equivalence found (the same report on every rank).
+
+    PyTorch
+    -------
+    None: the report of :func:`check_equivalence`, an ember diagnostic.
+    """
 
     world_size: int
     steps: int
@@ -64,7 +69,12 @@ def check_equivalence(build_model: Callable, batches: Iterable, loss_fn: Callabl
 
     Call it on every rank of an initialized default group, with the same batches.
     optimizer(params) makes the optimizer (default SGD, lr 0.1).  Returns the report on
-    every rank; raise on `not report.equal` as you see fit."""
+    every rank; raise on `not report.equal` as you see fit.
+
+    PyTorch
+    -------
+    None: an ember diagnostic (DDP against one process on the same data).
+    """
     from ..nn.parallel import DistributedDataParallel
     from ..optim import SGD
 

@@ -91,7 +91,12 @@ class ProcessGroup:
     `checker` carries the check every collective makes before its data moves (check.py):
     the ranks agree on kind, dtype, shape, reduction and root.  `verify` = False skips it
     (benchmarks/distributed.py measures its cost that way); `pending` holds the collectives
-    whose check has not settled yet, in call order."""
+    whose check has not settled yet, in call order.
+
+    PyTorch
+    -------
+    ``torch.distributed.ProcessGroup``
+    """
 
     def __init__(self, backend: str, ranks: list[int], rank: int, comms: dict, control,
                  timeout: float, board: Board, hosts: list[str], name: str, checker=None):
@@ -231,7 +236,12 @@ class ProcessGroup:
 
 
 class GroupMember:
-    """torch's sentinel: what new_group returns on the ranks it leaves out."""
+    """torch's sentinel: what new_group returns on the ranks it leaves out.
+
+    PyTorch
+    -------
+    ``torch.distributed.GroupMember``
+    """
 
     NON_GROUP_MEMBER = object()
     WORLD = None
@@ -251,6 +261,12 @@ def world() -> ProcessGroup:
 
 
 def is_initialized() -> bool:
+    """Whether ``init_process_group`` has run in this process.
+
+    PyTorch
+    -------
+    ``torch.distributed.is_initialized``
+    """
     return _WORLD_STATE["group"] is not None
 
 
@@ -300,7 +316,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = "en
     backend: "mpi" (every device; tensors off the CPU are staged through host memory),
     "nccl" (CUDA/ROCm tensors, through CuPy), or None: MPI, with NCCL for GPU tensors
     where CuPy's NCCL works.  Rank and world size come from the launcher (`ember run`,
-    mpiexec, srun; torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT for "nccl")."""
+    mpiexec, srun; torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT for "nccl").
+
+    PyTorch
+    -------
+    ``torch.distributed.init_process_group``
+    """
     if is_initialized():
         raise DistributedError("init_process_group: the default process group is already "
                                "initialized; call destroy_process_group() first")
@@ -521,7 +542,12 @@ def _at_exit() -> None:
 
 
 def destroy_process_group(group=None) -> None:
-    """Leave the default group (or free `group`); collectives need a new init after."""
+    """Leave the default group (or free `group`); collectives need a new init after.
+
+    PyTorch
+    -------
+    ``torch.distributed.destroy_process_group``
+    """
     target = world() if group is None else group
     if target is GroupMember.NON_GROUP_MEMBER:
         return
@@ -539,7 +565,12 @@ def destroy_process_group(group=None) -> None:
 
 
 def new_group(ranks=None, timeout=None, backend=None):
-    """A group of some ranks; every rank of the world calls it, in the same order."""
+    """A group of some ranks; every rank of the world calls it, in the same order.
+
+    PyTorch
+    -------
+    ``torch.distributed.new_group``
+    """
     parent = world()
     members = sorted(set(range(parent.size) if ranks is None else ranks))
     for r in members:
@@ -570,19 +601,42 @@ def new_group(ranks=None, timeout=None, backend=None):
 
 
 def get_rank(group=None) -> int:
-    """This process's rank in `group` (default: the world); -1 outside the group."""
+    """This process's rank in `group` (default: the world); -1 outside the group.
+
+    PyTorch
+    -------
+    ``torch.distributed.get_rank``
+    """
     g = resolve(group)
     return -1 if g is None else g.rank
 
 
 def get_world_size(group=None) -> int:
+    """The number of processes in ``group`` (the default group when None).
+
+    PyTorch
+    -------
+    ``torch.distributed.get_world_size``
+    """
     g = resolve(group)
     return -1 if g is None else g.size
 
 
 def get_backend(group=None) -> str:
+    """The name of ``group``'s communication backend (``'mpi'`` or ``'nccl'``).
+
+    PyTorch
+    -------
+    ``torch.distributed.get_backend``
+    """
     return world().backend if group is None else group.backend
 
 
 def get_process_group_ranks(group) -> list[int]:
+    """The global ranks of the processes in ``group``.
+
+    PyTorch
+    -------
+    ``torch.distributed.get_process_group_ranks``
+    """
     return list(resolve(group).ranks)

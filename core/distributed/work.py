@@ -60,7 +60,12 @@ class Work:
 
     A checked collective (see check.py) holds its `check` until every rank agreed on the
     call, and `start`, which issues its data then; a failed check completes the Work with
-    its error, raised by wait()."""
+    its error, raised by wait().
+
+    PyTorch
+    -------
+    ``torch.distributed.Work``
+    """
 
     __slots__ = ("group", "kind", "seq", "requests", "finish", "outputs", "peer", "deadline",
                  "check", "start", "_done", "_error")

@@ -33,6 +33,10 @@ def export(model, args=(), kwargs: dict | None = None, *, dynamic_shapes=None,
     form).  The module runs in its current mode (call model.eval() first: dropout in
     training mode is refused, as the program must be deterministic).  `strict` is accepted
     for torch's signature; ember's capture is always whole-graph.
+
+    PyTorch
+    -------
+    ``torch.export.export``
     """
     from ..graph.ir import flatten
     from ..tensor import Tensor
@@ -68,14 +72,24 @@ def _constant(array, device):
 
 
 def save(program: ExportedProgram, path) -> None:
-    """torch.export.save's form of program.save(path)."""
+    """torch.export.save's form of program.save(path).
+
+    PyTorch
+    -------
+    ``torch.export.save``
+    """
     program.save(path)
 
 
 def load(path, *, device=None) -> ExportedProgram:
     """Read a program that ExportedProgram.save wrote; its weights go to `device` (default:
     the cpu).  Nothing in the file is executed; a broken or hostile file raises
-    ExportFormatError."""
+    ExportFormatError.
+
+    PyTorch
+    -------
+    ``torch.export.load``
+    """
     from .program import load as _load
     program = _load(path)
     return program if device is None else program.to(device)

@@ -51,7 +51,13 @@ _KINDS = ("input", "parameter", "buffer", "constant")
 
 
 class ExportFormatError(ExportError, ValueError):
-    """A file that is not a valid exported program (truncated, corrupted, hostile)."""
+    """A file that is not a valid exported program (truncated, corrupted, hostile).
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 # --- writing -------------------------------------------------------------------------------

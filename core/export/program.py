@@ -34,11 +34,22 @@ _CACHE_LIMIT = 16                  # replays kept per program (sizes x devices)
 
 
 class ExportVerificationError(EmberError, AssertionError):
-    """A program's outputs disagree with the outputs stored with it."""
+    """A program's outputs disagree with the outputs stored with it.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class ExportedProgram:
-    """What ember.export returns and ember.export.load reads: call it like the model."""
+    """What ember.export returns and ember.export.load reads: call it like the model.
+
+    PyTorch
+    -------
+    ``torch.export.ExportedProgram``
+    """
 
     def __init__(self, spec: Spec, weights: dict, examples: tuple | None = None):
         self.spec = spec

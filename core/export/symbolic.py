@@ -18,7 +18,12 @@ MAX_SIZE = 2**62
 
 @dataclass(frozen=True)
 class Dim:
-    """A dynamic dimension (torch.export.Dim): its name and the sizes it may take."""
+    """A dynamic dimension (torch.export.Dim): its name and the sizes it may take.
+
+    PyTorch
+    -------
+    ``torch.export.Dim``
+    """
 
     name: str
     min: int = 1
@@ -39,7 +44,12 @@ class Dim:
 
 
 class Expr:
-    """coef * prod(dim ** power) + offset over named dimensions; ints stay ints."""
+    """coef * prod(dim ** power) + offset over named dimensions; ints stay ints.
+
+    PyTorch
+    -------
+    ``torch.export.Dim`` is the nearest (ember's symbolic size expression).
+    """
 
     __slots__ = ("coef", "powers", "offset")
 

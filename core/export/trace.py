@@ -31,7 +31,13 @@ from .symbolic import evaluate as evaluate_expr
 
 
 class ExportError(EmberError, RuntimeError):
-    """A function or module that cannot be exported, with the reason and the fix."""
+    """A function or module that cannot be exported, with the reason and the fix.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,19 @@ __all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu"]
 
 @numpy_names
 def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted
+    first); ``dtype=`` converts ``x`` first.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.softmax(ember.zeros(4), dim=0).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+
+    PyTorch
+    -------
+    ``torch.softmax``, ``torch.nn.functional.softmax``
+    """
     if _amp and amp_policy.on("softmax"):      # autocast (amp_policy.py)
         return amp_policy.call("softmax", softmax, x, dim, dtype)
     if dtype is not None:
@@ -32,6 +45,12 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
 
 @numpy_names
 def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably.
+
+    PyTorch
+    -------
+    ``torch.log_softmax``, ``torch.nn.functional.log_softmax``
+    """
     if _amp and amp_policy.on("log_softmax"):      # autocast (amp_policy.py)
         return amp_policy.call("log_softmax", log_softmax, x, dim, dtype)
     if dtype is not None:
@@ -45,10 +64,23 @@ def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where positive, else ``negative_slope * x``, elementwise.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.leaky_relu``
+    """
     return ops.where(x > 0, x, x * negative_slope)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """The Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh
+    approximation.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.gelu``
+    """
     if approximate == "tanh":
         inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
         return x * 0.5 * (ops.tanh(inner) + 1.0)
@@ -58,10 +90,22 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)`` elementwise (also called swish).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.silu``
+    """
     return x * ops.sigmoid(x)
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.softplus``
+    """
     if _amp and amp_policy.on("softplus"):      # autocast (amp_policy.py)
         return amp_policy.call("softplus", softplus, x, beta, threshold)
     bx = x * beta

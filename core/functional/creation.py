@@ -12,6 +12,12 @@ __all__ = ["logspace", "tril_indices", "triu_indices"]
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** v`` for ``v`` evenly spaced from ``start`` to ``end``.
+
+    PyTorch
+    -------
+    ``torch.logspace``
+    """
     exponents = ops.linspace(start, end, steps, dtype=D.float64 if dtype is None else dtype,
                              device="cpu")
     out = (base ** exponents).to(dtype or D.get_default_dtype())
@@ -34,13 +40,23 @@ def _triangle_indices(name, row, col, offset, dtype, device, lower: bool) -> Ten
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
-    """The (2, N) coordinates of the lower triangle of a row x col matrix."""
+    """The (2, N) coordinates of the lower triangle of a row x col matrix.
+
+    PyTorch
+    -------
+    ``torch.tril_indices``
+    """
     only_default("tril_indices", "layout", layout, ("strided",))
     return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
-    """The (2, N) coordinates of the upper triangle of a row x col matrix."""
+    """The (2, N) coordinates of the upper triangle of a row x col matrix.
+
+    PyTorch
+    -------
+    ``torch.triu_indices``
+    """
     only_default("triu_indices", "layout", layout, ("strided",))
     return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)

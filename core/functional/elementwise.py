@@ -33,12 +33,22 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
 
 
 def add(x, y, *, alpha=1) -> Tensor:
-    """x + alpha * y (torch.add)."""
+    """x + alpha * y (torch.add).
+
+    PyTorch
+    -------
+    ``torch.add``
+    """
     return ops.add(x, y if alpha == 1 else y * alpha)
 
 
 def sub(x, y, *, alpha=1) -> Tensor:
-    """x - alpha * y (torch.sub)."""
+    """x - alpha * y (torch.sub).
+
+    PyTorch
+    -------
+    ``torch.sub``, ``torch.subtract``
+    """
     return ops.sub(x, y if alpha == 1 else y * alpha)
 
 
@@ -48,7 +58,12 @@ _ROUNDING = (None, "trunc", "floor")
 
 def div(x, y, *, rounding_mode=None) -> Tensor:
     """x / y: true division (rounding_mode=None), rounded toward zero ("trunc") or
-    down ("floor"), as torch.div; integer inputs keep their dtype when rounded."""
+    down ("floor"), as torch.div; integer inputs keep their dtype when rounded.
+
+    PyTorch
+    -------
+    ``torch.div``, ``torch.divide``
+    """
     input, other = x, y
     if rounding_mode is None:
         return ops.div(input, other)
@@ -69,6 +84,12 @@ def div(x, y, *, rounding_mode=None) -> Tensor:
 
 
 def true_divide(x, y) -> Tensor:
+    """``x / y`` elementwise, always a floating result (the same as :func:`div`).
+
+    PyTorch
+    -------
+    ``torch.true_divide``
+    """
     return ops.div(x, y)
 
 
@@ -76,6 +97,12 @@ divide = div
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    """``x`` with every element limited to [``min``, ``max``] (either may be None, or a tensor).
+
+    PyTorch
+    -------
+    ``torch.clamp``, ``torch.clip``
+    """
     if min is None and max is None:
         raise EmberValueError("clamp: at least one of min and max must be given")
     if min is not None:
@@ -86,12 +113,23 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
 
 
 def square(x: Tensor) -> Tensor:
+    """``x * x`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.square``
+    """
     return x * x
 
 
 def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
-    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close)."""
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close).
+
+    PyTorch
+    -------
+    ``torch.isclose``
+    """
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
     if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
@@ -104,7 +142,12 @@ def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
-    """nan, +inf and -inf replaced (the infinities by the dtype's extremes by default)."""
+    """nan, +inf and -inf replaced (the infinities by the dtype's extremes by default).
+
+    PyTorch
+    -------
+    ``torch.nan_to_num``
+    """
     if input._dtype.category != D.FLOAT:
         return input.clone()
     info = np.finfo(input._dtype.np) if input._dtype is not D.bfloat16 else None
@@ -115,10 +158,22 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
+    """``input`` with every element at least ``min``.
+
+    PyTorch
+    -------
+    ``torch.clamp_min``
+    """
     return clamp(input, min=min)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
+    """``input`` with every element at most ``max``.
+
+    PyTorch
+    -------
+    ``torch.clamp_max``
+    """
     return clamp(input, max=max)
 
 
@@ -126,20 +181,43 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
 def log2(input: Tensor) -> Tensor:
+    """The base-2 logarithm, elementwise.
+
+    PyTorch
+    -------
+    ``torch.log2``
+    """
     return ops.log(input) * (1.0 / _LN2)
 
 
 def log10(input: Tensor) -> Tensor:
+    """The base-10 logarithm, elementwise.
+
+    PyTorch
+    -------
+    ``torch.log10``
+    """
     return ops.log(input) * (1.0 / _LN10)
 
 
 def exp2(input: Tensor) -> Tensor:
+    """``2 ** input`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.exp2``, ``torch.special.exp2``
+    """
     return ops.exp(_float(input) * _LN2)
 
 
 def sinh(input: Tensor) -> Tensor:
     """(e**x - e**-x) / 2: from expm1 below |x| = 1 (e - 1/e loses every digit of a small
-    x: sinh(1e-8) was 0), from e**(|x|/2) squared above (no overflow before the answer's)."""
+    x: sinh(1e-8) was 0), from e**(|x|/2) squared above (no overflow before the answer's).
+
+    PyTorch
+    -------
+    ``torch.sinh``
+    """
     x = _float(input)
     a = ops.abs(x)
     e = ops.expm1(ops.minimum(a, 1.0))
@@ -151,7 +229,12 @@ def sinh(input: Tensor) -> Tensor:
 
 def cosh(input: Tensor) -> Tensor:
     """(e**x + e**-x) / 2, e**|x| / 2 made from e**(|x|/2) squared: cosh(89) is 2.2e38 in
-    float32, not inf."""
+    float32, not inf.
+
+    PyTorch
+    -------
+    ``torch.cosh``
+    """
     big = _half_exp(ops.abs(_float(input)))
     return big + 0.25 / big
 
@@ -163,7 +246,12 @@ def _half_exp(a: Tensor) -> Tensor:
 
 
 def trunc(input: Tensor) -> Tensor:
-    """Rounded toward zero."""
+    """Rounded toward zero.
+
+    PyTorch
+    -------
+    ``torch.trunc``, ``torch.fix``
+    """
     if input._dtype.category != D.FLOAT:
         return input.clone()
     return ops.where(input < 0, ops.ceil(input), ops.floor(input))
@@ -173,11 +261,22 @@ fix = trunc
 
 
 def frac(input: Tensor) -> Tensor:
+    """The fractional part, ``input - trunc(input)``, elementwise.
+
+    PyTorch
+    -------
+    ``torch.frac``
+    """
     return input - trunc(input)
 
 
 def fmod(input: Tensor, other) -> Tensor:
-    """The C remainder: input - trunc(input / other) * other (the sign of input)."""
+    """The C remainder: input - trunc(input / other) * other (the sign of input).
+
+    PyTorch
+    -------
+    ``torch.fmod``
+    """
     if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
             type(other) is not Tensor or other._dtype.category != D.FLOAT):
         r = input.remainder(other)
@@ -186,26 +285,56 @@ def fmod(input: Tensor, other) -> Tensor:
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))`` elementwise, computed without overflow.
+
+    PyTorch
+    -------
+    ``torch.logaddexp``
+    """
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.hypot``
+    """
     return (input * input + other * other).sqrt()
 
 
 def erfc(input: Tensor) -> Tensor:
+    """The complementary error function ``1 - erf(input)``, elementwise.
+
+    PyTorch
+    -------
+    ``torch.erfc``, ``torch.special.erfc``
+    """
     return 1.0 - ops.erf(input)
 
 
 def logit(input: Tensor, eps=None) -> Tensor:
+    """``log(p / (1 - p))`` elementwise; with ``eps`` the input is first clamped to
+    [``eps``, ``1 - eps``].
+
+    PyTorch
+    -------
+    ``torch.logit``
+    """
     x = input if eps is None else input.clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
 
 def xlogy(input, other) -> Tensor:
-    """input * log(other), 0 where input is 0 (and other is not nan)."""
+    """input * log(other), 0 where input is 0 (and other is not nan).
+
+    PyTorch
+    -------
+    ``torch.xlogy``, ``torch.special.xlogy``
+    """
     if type(input) is not Tensor:
         input = ops.full((), input, dtype=other._dtype, device=other._device)
     out = input * ops.log(other)
@@ -217,52 +346,116 @@ def _isnan(x):
 
 
 def deg2rad(input: Tensor) -> Tensor:
+    """Degrees converted to radians, elementwise.
+
+    PyTorch
+    -------
+    ``torch.deg2rad``
+    """
     return _float(input) * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:
+    """Radians converted to degrees, elementwise.
+
+    PyTorch
+    -------
+    ``torch.rad2deg``
+    """
     return _float(input) * (180.0 / math.pi)
 
 
 def sgn(input: Tensor) -> Tensor:
+    """The sign of each element (-1, 0 or 1); for real tensors the same as :func:`sign`.
+
+    PyTorch
+    -------
+    ``torch.sgn``
+    """
     return ops.sign(input)
 
 
 def positive(input: Tensor) -> Tensor:
+    """``input`` itself (unary plus).
+
+    PyTorch
+    -------
+    ``torch.positive``
+    """
     return input
 
 
 def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` computed in float64.
+
+    PyTorch
+    -------
+    ``torch.float_power``
+    """
     base = input.to(D.float64) if type(input) is Tensor else input
     exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
     return base ** exp
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``, elementwise.
+
+    PyTorch
+    -------
+    ``torch.lerp``
+    """
     return input + (end - input) * weight
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.addcmul``
+    """
     return input + tensor1 * tensor2 * value
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.addcdiv``
+    """
     return input + tensor1 / tensor2 * value
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
-    """The larger of the two, ignoring nan (nan only where both are)."""
+    """The larger of the two, ignoring nan (nan only where both are).
+
+    PyTorch
+    -------
+    ``torch.fmax``
+    """
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.maximum(input, other)))
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise minimum, ignoring nan (nan only where both are nan).
+
+    PyTorch
+    -------
+    ``torch.fmin``
+    """
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.minimum(input, other)))
 
 
 def heaviside(input: Tensor, values) -> Tensor:
-    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    """0 where input < 0, values where input == 0, 1 where input > 0.
+
+    PyTorch
+    -------
+    ``torch.heaviside``
+    """
     _need("heaviside", input)
     dtype = D.result_type(input, values)
     step = ops.where(input > 0, 1, 0).to(dtype)
@@ -273,7 +466,12 @@ def heaviside(input: Tensor, values) -> Tensor:
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Nearest value with `decimals` decimal digits (halves to even), as PyTorch scales:
-    x * 10**d rounded, then divided back (negative d rounds to tens, hundreds, ...)."""
+    x * 10**d rounded, then divided back (negative d rounds to tens, hundreds, ...).
+
+    PyTorch
+    -------
+    ``torch.round``
+    """
     _need("round", input)
     if decimals == 0 or input._dtype.category != D.FLOAT:
         return ops.round(input)
@@ -379,33 +577,72 @@ def _shift_amount(name, input, other):
 
 
 def bitwise_and(input, other) -> Tensor:
+    """``input & other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_and``
+    """
     return bytewise("and", *_integers("bitwise_and", input, other))
 
 
 def bitwise_or(input, other) -> Tensor:
+    """``input | other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_or``
+    """
     return bytewise("or", *_integers("bitwise_or", input, other))
 
 
 def bitwise_xor(input, other) -> Tensor:
+    """``input ^ other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_xor``
+    """
     return bytewise("xor", *_integers("bitwise_xor", input, other))
 
 
 def bitwise_not(input: Tensor) -> Tensor:
+    """``~input`` elementwise: every bit flipped (logical not for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_not``
+    """
     return invert(*_integers("bitwise_not", input))
 
 
 def bitwise_left_shift(input, other) -> Tensor:
-    """input * 2**other, wrapping like the machine shift."""
+    """input * 2**other, wrapping like the machine shift.
+
+    PyTorch
+    -------
+    ``torch.bitwise_left_shift``
+    """
     return left_shift(*_shift_amount("bitwise_left_shift", input, other))
 
 
 def bitwise_right_shift(input, other) -> Tensor:
-    """floor(input / 2**other): the arithmetic shift, which keeps the sign."""
+    """floor(input / 2**other): the arithmetic shift, which keeps the sign.
+
+    PyTorch
+    -------
+    ``torch.bitwise_right_shift``
+    """
     return right_shift(*_shift_amount("bitwise_right_shift", input, other))
 
 
 def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    """The angle of the point (other, input), in (-pi, pi], with IEEE signed-zero rules."""
+    """The angle of the point (other, input), in (-pi, pi], with IEEE signed-zero rules.
+
+    PyTorch
+    -------
+    ``torch.atan2``, ``torch.arctan2``
+    """
     if out is not None:
         raise gap("atan2(out=)", "write the result with out.copy_(...)")
     y = _tensor("atan2", input, other if type(other) is Tensor else None)
@@ -421,7 +658,12 @@ arctan2 = atan2
 
 
 def sinc(input: Tensor) -> Tensor:
-    """sin(pi x) / (pi x), 1 at 0."""
+    """sin(pi x) / (pi x), 1 at 0.
+
+    PyTorch
+    -------
+    ``torch.sinc``, ``torch.special.sinc``
+    """
     x = _float(_tensor("sinc", input))
     zero = x == 0
     px = math.pi * ops.where(zero, 1.0, x)
@@ -429,7 +671,12 @@ def sinc(input: Tensor) -> Tensor:
 
 
 def xlog1py(input, other) -> Tensor:
-    """input * log1p(other), 0 where input is 0 (and other is not nan)."""
+    """input * log1p(other), 0 where input is 0 (and other is not nan).
+
+    PyTorch
+    -------
+    ``torch.special.xlog1py``
+    """
     if type(input) is not Tensor:
         input = _tensor("xlog1py", input, _tensor("xlog1py", other))
     other = _tensor("xlog1py", other, input)

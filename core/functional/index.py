@@ -27,7 +27,12 @@ __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_sel
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """x with value where mask is true; the result keeps x's dtype (a float value into an
-    integer tensor is truncated, one that does not fit raises: ops.creation.check_fits)."""
+    integer tensor is truncated, one that does not fit raises: ops.creation.check_fits).
+
+    PyTorch
+    -------
+    ``torch.masked_fill``
+    """
     if type(value) is Tensor:
         value = value.to(x._dtype)
     elif x._dtype.category != D.FLOAT:
@@ -66,7 +71,12 @@ def _src_at_index(src: Tensor, index: Tensor, dtype, name: str) -> Tensor:
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
             reduce: str | None = None) -> Tensor:
     """A copy of input with src (a tensor or a number) written at index along dim; of
-    repeated targets the last write wins.  reduce='add'/'multiply' as PyTorch's."""
+    repeated targets the last write wins.  reduce='add'/'multiply' as PyTorch's.
+
+    PyTorch
+    -------
+    ``torch.scatter``
+    """
     _need("scatter", input)
     _check_index_dtype("scatter", index)
     if src is None:
@@ -95,7 +105,12 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                    *, include_self: bool = True) -> Tensor:
     """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'; indices in
-    [0, size) as PyTorch's; an integer 'mean' keeps the dtype, rounding down."""
+    [0, size) as PyTorch's; an integer 'mean' keeps the dtype, rounding down.
+
+    PyTorch
+    -------
+    ``torch.scatter_reduce``
+    """
     _check_index_dtype("scatter_reduce", index)
     if input.ndim and index.ndim == input.ndim:
         # checked (and marked) once, under this function's name, for the scatters below
@@ -127,7 +142,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """A copy of input with `value` at the given indices along dim."""
+    """A copy of input with `value` at the given indices along dim.
+
+    PyTorch
+    -------
+    ``torch.index_fill``
+    """
     _check_index_dtype("index_fill", index)
     axis = norm_dim(dim, input.ndim, "index_fill") if input.ndim else 0
     n = input._data.shape[axis] if input.ndim else 1
@@ -142,7 +162,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of input with the slices of source along dim at the given indices (a repeated
-    index stores one of its slices, as PyTorch leaves unspecified which)."""
+    index stores one of its slices, as PyTorch leaves unspecified which).
+
+    PyTorch
+    -------
+    ``torch.index_copy``
+    """
     _need("index_copy", input)
     _need("index_copy", source)
     _check_index_dtype("index_copy", index)
@@ -164,7 +189,12 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of input with source's values at the positions index names in input seen as
-    1-D (added up with accumulate)."""
+    1-D (added up with accumulate).
+
+    PyTorch
+    -------
+    ``torch.put``
+    """
     _need("put", input)
     _check_index_dtype("put", index)
     flat = index_put(input.reshape(-1), (index.reshape(-1),),
@@ -173,7 +203,12 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
-    """The elements of input where mask holds, as 1-D (both broadcast)."""
+    """The elements of input where mask holds, as 1-D (both broadcast).
+
+    PyTorch
+    -------
+    ``torch.masked_select``
+    """
     shape = _broadcast("masked_select", input._data.shape, mask._data.shape)
     return ops.expand(input, shape)[ops.expand(mask, shape)]
 
@@ -182,7 +217,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """input's values at indices along dim (indices broadcast against input), as
     torch.take_along_dim: with a dim, indices in [-size, size), negatives counted from the
     end (PyTorch wraps any index modulo the size there, silently; ember raises past it);
-    without one, the gather of the flattened input, indices in [0, numel)."""
+    without one, the gather of the flattened input, indices in [0, numel).
+
+    PyTorch
+    -------
+    ``torch.take_along_dim``
+    """
     _check_index_dtype("take_along_dim", indices)
     if dim is None:
         return ops.gather(input.reshape(-1), 0, indices.reshape(-1))
@@ -204,7 +244,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
                  right: bool = False, side=None, sorter=None) -> Tensor:
-    """Where each value would be inserted into the sorted last dim to keep it sorted."""
+    """Where each value would be inserted into the sorted last dim to keep it sorted.
+
+    PyTorch
+    -------
+    ``torch.searchsorted``
+    """
     if side is not None:
         right = side == "right"
     if sorter is not None:
@@ -224,12 +269,24 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
               right: bool = False) -> Tensor:
+    """The index of the bucket each value of ``input`` falls in, given sorted
+    ``boundaries``; ``right`` chooses which side a value equal to a boundary goes.
+
+    PyTorch
+    -------
+    ``torch.bucketize``
+    """
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of input with input[indices] = values (or += values, duplicates adding up,
-    with accumulate); indices is a tuple of integer or bool tensors."""
+    with accumulate); indices is a tuple of integer or bool tensors.
+
+    PyTorch
+    -------
+    ``torch.index_put``
+    """
     _need("index_put", input)
     if not isinstance(indices, (tuple, list)):
         raise EmberTypeError(f"index_put: expected indices as a tuple of tensors, got "
@@ -254,7 +311,12 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """input with its masked positions (mask broadcast to input) filled, in row-major order,
-    by consecutive elements of source."""
+    by consecutive elements of source.
+
+    PyTorch
+    -------
+    ``torch.masked_scatter``
+    """
     _need("masked_scatter", input)
     _need("masked_scatter", source)
     if mask._dtype is not D.bool_:

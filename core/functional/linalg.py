@@ -29,29 +29,57 @@ TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
 
 def logdet(A: Tensor) -> Tensor:
-    """log det: nan where det < 0, -inf where det == 0 (torch.logdet)."""
+    """log det: nan where det < 0, -inf where det == 0 (torch.logdet).
+
+    PyTorch
+    -------
+    ``torch.logdet``
+    """
     sign, logabs = slogdet(A)
     return ops.where(sign < 0, float("nan"), logabs)
 
 
 # --- torch.<name> aliases and Tensor methods (only those torch itself has) --------------------
 def inverse(input: Tensor, *, out=None) -> Tensor:
+    """The inverse of a square matrix (or a batch of them).
+
+    PyTorch
+    -------
+    ``torch.inverse``
+    """
     return inv(input, out=out)
 
 
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """torch.cholesky / Tensor.cholesky: `upper` positional, as there."""
+    """torch.cholesky / Tensor.cholesky: `upper` positional, as there.
+
+    PyTorch
+    -------
+    ``torch.cholesky``
+    """
     return LA.cholesky(input, upper=upper, out=out)
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:
+    """The matrix product of the matrices in order (deprecated in PyTorch for
+    :func:`ember.linalg.multi_dot`).
+
+    PyTorch
+    -------
+    ``torch.chain_matmul``
+    """
     return multi_dot(matrices, out=out)
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
          out=None) -> TorchSVDResult:
     """torch.svd / Tensor.svd: (U, S, V) with V, not Vh; `some` is not full_matrices;
-    compute_uv=False gives zero U and V, as there."""
+    compute_uv=False gives zero U and V, as there.
+
+    PyTorch
+    -------
+    ``torch.svd``
+    """
     if not compute_uv:
         s = svdvals(input, out=out)
         *b, m, n = input.shape
@@ -64,11 +92,23 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
 
 
 def qr(input: Tensor, some: bool = True, *, out=None) -> QRResult:
-    """torch.qr / Tensor.qr: `some` picks the reduced form."""
+    """torch.qr / Tensor.qr: `some` picks the reduced form.
+
+    PyTorch
+    -------
+    ``torch.qr``
+    """
     return LA.qr(input, "reduced" if some else "complete", out=out)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below ``rcond`` times the largest
+    count as zero.
+
+    PyTorch
+    -------
+    ``torch.pinverse``
+    """
     if _amp and amp_policy.on("pinverse"):      # autocast (amp_policy.py)
         return amp_policy.call("pinverse", pinverse, input, rcond)
     return pinv(input, rtol=rcond)
@@ -77,7 +117,12 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 @numpy_names
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """torch.norm / Tensor.norm: p 'fro' (the 2-norm over dim, or over everything), a
-    number (the vector norm over dim), 'nuc' (not in ember yet)."""
+    number (the vector norm over dim), 'nuc' (not in ember yet).
+
+    PyTorch
+    -------
+    ``torch.norm``
+    """
     if p == "fro" or p is None:
         x = _floats("norm", input, dtype)
         return _l2(x, _dims(x, dim), keepdim)

@@ -31,7 +31,12 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
-    """The `length` elements from `start` along dim (a view where the backend can)."""
+    """The `length` elements from `start` along dim (a view where the backend can).
+
+    PyTorch
+    -------
+    ``torch.narrow``
+    """
     _need("narrow", input)
     axis = norm_dim(dim, input.ndim, "narrow")
     n = input._data.shape[axis]
@@ -49,7 +54,12 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
-    """The slice at `index` along dim, with that dim removed."""
+    """The slice at `index` along dim, with that dim removed.
+
+    PyTorch
+    -------
+    ``torch.select``
+    """
     axis = norm_dim(dim, input.ndim, "select")
     n = input._data.shape[axis]
     i = int(index)
@@ -60,13 +70,23 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
-    """Every slice along dim, that dim removed."""
+    """Every slice along dim, that dim removed.
+
+    PyTorch
+    -------
+    ``torch.unbind``
+    """
     axis = norm_dim(dim, input.ndim, "unbind")
     return tuple(select(input, axis, i) for i in range(input._data.shape[axis]))
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
-    """Dim `dim` split into `sizes` (one of them may be -1)."""
+    """Dim `dim` split into `sizes` (one of them may be -1).
+
+    PyTorch
+    -------
+    ``torch.unflatten``
+    """
     axis = norm_dim(dim, input.ndim, "unflatten")
     shape = input._data.shape
     sizes = resolve_reshape("unflatten", (shape[axis],), as_shape(tuple(sizes), "unflatten"))
@@ -74,7 +94,12 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
-    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
+    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor).
+
+    PyTorch
+    -------
+    ``torch.roll``
+    """
     _need("roll", input)
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
@@ -97,17 +122,34 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
+    """A view of ``input`` broadcast to ``size``.
+
+    PyTorch
+    -------
+    ``torch.broadcast_to``
+    """
     return ops.expand(input, *as_shape((size,) if isinstance(size, int) else (tuple(size),),
                                        "broadcast_to"))
 
 
 def broadcast_shapes(*shapes) -> Size:
-    """The shape that tensors of these shapes broadcast to."""
+    """The shape that tensors of these shapes broadcast to.
+
+    PyTorch
+    -------
+    ``torch.broadcast_shapes``
+    """
     return Size(_broadcast("broadcast_shapes", *[(s,) if isinstance(s, int) else tuple(s)
                                                    for s in shapes]))
 
 
 def broadcast_tensors(*tensors) -> tuple:
+    """The tensors broadcast to their common shape, as a tuple of views.
+
+    PyTorch
+    -------
+    ``torch.broadcast_tensors``
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _broadcast("broadcast_tensors", *[t._data.shape for t in tensors])
@@ -136,6 +178,12 @@ def repeat(input: Tensor, *sizes) -> Tensor:
 
 
 def tile(input: Tensor, dims) -> Tensor:
+    """``input`` repeated ``dims`` times along each dim.
+
+    PyTorch
+    -------
+    ``torch.tile``
+    """
     dims = as_shape((tuple(dims),), "tile")
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
@@ -150,7 +198,12 @@ def _check_output_size(output_size, total: int) -> None:
 
 def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element repeated `repeats` times (an int, or one count per element of dim);
-    repeat_interleave(counts) alone repeats each index i counts[i] times."""
+    repeat_interleave(counts) alone repeats each index i counts[i] times.
+
+    PyTorch
+    -------
+    ``torch.repeat_interleave``
+    """
     if repeats is None:                         # repeat_interleave(repeats_tensor)
         counts = input
         return repeat_interleave(ops.arange(counts.numel(), device=counts._device), counts, 0,
@@ -182,6 +235,12 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``.
+
+    PyTorch
+    -------
+    ``torch.rot90``
+    """
     a, b = (norm_dim(d, input.ndim, "rot90") for d in dims)
     k %= 4
     if k == 1:
@@ -194,22 +253,52 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 def atleast_1d(input: Tensor) -> Tensor:
+    """``input`` with at least one dim (a 0-d tensor becomes shape ``(1,)``).
+
+    PyTorch
+    -------
+    ``torch.atleast_1d``
+    """
     return input.reshape(1) if input.ndim == 0 else input
 
 
 def atleast_2d(input: Tensor) -> Tensor:
+    """``input`` with at least two dims (new dims lead).
+
+    PyTorch
+    -------
+    ``torch.atleast_2d``
+    """
     return input.reshape(1, -1) if input.ndim < 2 else input
 
 
 def ravel(input: Tensor) -> Tensor:
+    """``input`` flattened to one dim.
+
+    PyTorch
+    -------
+    ``torch.ravel``
+    """
     return input.reshape(-1)
 
 
 def t(input: Tensor) -> Tensor:
+    """The transpose of a matrix (0-d and 1-d tensors are returned as they are).
+
+    PyTorch
+    -------
+    ``torch.t``
+    """
     return input.t()
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``input`` with dims ``axis0`` and ``axis1`` swapped (as :func:`transpose`).
+
+    PyTorch
+    -------
+    ``torch.swapaxes``, ``torch.swapdims``
+    """
     return ops.transpose(input, axis0, axis1)
 
 
@@ -217,19 +306,43 @@ swapdims = swapaxes
 
 
 def hstack(tensors) -> Tensor:
+    """The tensors joined column-wise (along dim 1; along dim 0 for 1-D tensors).
+
+    PyTorch
+    -------
+    ``torch.hstack``
+    """
     tensors = [atleast_1d(t) for t in tensors]
     return ops.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
+    """The tensors joined row-wise (1-D tensors become rows).
+
+    PyTorch
+    -------
+    ``torch.vstack``
+    """
     return ops.cat([atleast_2d(t) for t in tensors], 0)
 
 
 def column_stack(tensors) -> Tensor:
+    """1-D and 2-D tensors joined as the columns of one matrix.
+
+    PyTorch
+    -------
+    ``torch.column_stack``
+    """
     return ops.cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
 
 
 def dstack(tensors) -> Tensor:
+    """The tensors joined along the third dim (made 3-D first).
+
+    PyTorch
+    -------
+    ``torch.dstack``
+    """
     out = []
     for t in tensors:
         t = atleast_2d(t)
@@ -238,6 +351,12 @@ def dstack(tensors) -> Tensor:
 
 
 def block_diag(*tensors) -> Tensor:
+    """A block-diagonal matrix with the given tensors on its diagonal.
+
+    PyTorch
+    -------
+    ``torch.block_diag``
+    """
     mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
     cols = builtins.sum(m._data.shape[1] for m in mats)
     rows, start = [], 0
@@ -249,6 +368,13 @@ def block_diag(*tensors) -> Tensor:
 
 
 def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """Coordinate grids from 1-D tensors; ``indexing`` is ``'ij'`` (matrix) or ``'xy'``
+    (Cartesian).
+
+    PyTorch
+    -------
+    ``torch.meshgrid``
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
@@ -266,12 +392,24 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
 
 
 def cartesian_prod(*tensors) -> Tensor:
+    """The Cartesian product of 1-D tensors, one row per combination.
+
+    PyTorch
+    -------
+    ``torch.cartesian_prod``
+    """
     grids = meshgrid(*tensors, indexing="ij")
     out = ops.stack([g.reshape(-1) for g in grids], 1)
     return out.reshape(-1) if len(tensors) == 1 else out
 
 
 def concat(tensors, dim: int = 0) -> Tensor:
+    """The tensors joined along ``dim`` (another name of :func:`cat`).
+
+    PyTorch
+    -------
+    ``torch.concat``, ``torch.concatenate``
+    """
     return ops.cat(tensors, dim)
 
 
@@ -280,14 +418,24 @@ concatenate = concat
 
 def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
     """A copy of input that keeps its place in the graph, laid out as memory_format says
-    (preserve_format: input's layout where it is dense, as in PyTorch; ops/layout.py)."""
+    (preserve_format: input's layout where it is dense, as in PyTorch; ops/layout.py).
+
+    PyTorch
+    -------
+    ``torch.clone``
+    """
     _need("clone", input)
     return layout.clone(input, memory_format)
 
 
 def view_as_real(input: Tensor) -> Tensor:
     """PyTorch's view of a complex tensor as (..., 2) reals.  ember has no complex dtypes, so
-    no ember tensor is complex: this raises what PyTorch raises for a real one."""
+    no ember tensor is complex: this raises what PyTorch raises for a real one.
+
+    PyTorch
+    -------
+    ``torch.view_as_real``
+    """
     _need("view_as_real", input)
     raise UnsupportedError(f"view_as_real is only supported for complex tensors, got "
                          f"{input._dtype.name} (as PyTorch); ember has no complex dtypes: keep "
@@ -297,7 +445,12 @@ def view_as_real(input: Tensor) -> Tensor:
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Views of input along dim: `n` sections (the first len % n one longer), or the pieces
-    between the given indices (which may pass the end, giving empty pieces)."""
+    between the given indices (which may pass the end, giving empty pieces).
+
+    PyTorch
+    -------
+    ``torch.tensor_split``
+    """
     _need("tensor_split", input)
     axis = norm_dim(dim, input.ndim, "tensor_split")
     length = input._data.shape[axis]
@@ -330,7 +483,12 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
-    """The n-th forward difference along dim, after joining prepend and append there."""
+    """The n-th forward difference along dim, after joining prepend and append there.
+
+    PyTorch
+    -------
+    ``torch.diff``
+    """
     _need("diff", input)
     if input.ndim == 0:
         raise ShapeError("diff: expected at least a 1-dimensional input, got a 0-d tensor")
@@ -354,7 +512,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
 
 
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
-    """The r-length combinations of a 1-D tensor's elements, one per row (as itertools)."""
+    """The r-length combinations of a 1-D tensor's elements, one per row (as itertools).
+
+    PyTorch
+    -------
+    ``torch.combinations``
+    """
     x = _tensor("combinations", input)
     if x.ndim != 1:
         raise ShapeError(f"combinations(): expected a 1-D tensor, got shape {tuple(x.shape)}")

@@ -25,14 +25,24 @@ __all__ = ["linear", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x @ weight.T + bias (torch.nn.functional.linear)."""
+    """x @ weight.T + bias (torch.nn.functional.linear).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.linear``
+    """
     if bias is None:
         return dispatch.run(linear_op, x, weight)
     return dispatch.run(linear_op, x, weight, bias)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """input @ mat2 for two matrices."""
+    """input @ mat2 for two matrices.
+
+    PyTorch
+    -------
+    ``torch.mm``
+    """
     if _amp and amp_policy.on("mm"):      # autocast (amp_policy.py)
         return amp_policy.call("mm", mm, input, mat2)
     if type(input) is not Tensor or type(mat2) is not Tensor:
@@ -43,7 +53,12 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Batched input @ mat2 for (b, n, m) and (b, m, p) tensors (no broadcasting)."""
+    """Batched input @ mat2 for (b, n, m) and (b, m, p) tensors (no broadcasting).
+
+    PyTorch
+    -------
+    ``torch.bmm``
+    """
     if _amp and amp_policy.on("bmm"):      # autocast (amp_policy.py)
         return amp_policy.call("bmm", bmm, input, mat2)
     _need("bmm", input, 3)
@@ -55,7 +70,12 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """Matrix times vector."""
+    """Matrix times vector.
+
+    PyTorch
+    -------
+    ``torch.mv``
+    """
     if _amp and amp_policy.on("mv"):      # autocast (amp_policy.py)
         return amp_policy.call("mv", mv, input, vec)
     _need("mv", input, 2)
@@ -64,7 +84,12 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
-    """The inner product of two 1-D tensors."""
+    """The inner product of two 1-D tensors.
+
+    PyTorch
+    -------
+    ``torch.dot``, ``torch.vdot``
+    """
     if _amp and amp_policy.on("dot"):      # autocast (amp_policy.py)
         return amp_policy.call("dot", dot, input, other)
     _need("dot", input, 1)
@@ -76,7 +101,12 @@ vdot = dot          # real tensors only: no conjugate to take
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
-    """Sums over the last dims: shape input.shape[:-1] + other.shape[:-1]."""
+    """Sums over the last dims: shape input.shape[:-1] + other.shape[:-1].
+
+    PyTorch
+    -------
+    ``torch.inner``
+    """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     k = input._data.shape[-1]
@@ -85,7 +115,12 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two 1-D tensors."""
+    """The outer product of two 1-D tensors.
+
+    PyTorch
+    -------
+    ``torch.outer``, ``torch.ger``
+    """
     _need("outer", input, 1)
     _need("outer", vec2, 1)
     return input.unsqueeze(1) * vec2.unsqueeze(0)
@@ -104,26 +139,48 @@ def _scaled(input, product, beta, alpha):
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2)."""
+    """beta * input + alpha * (mat1 @ mat2).
+
+    PyTorch
+    -------
+    ``torch.addmm``
+    """
     if _amp and amp_policy.on("addmm"):      # autocast (amp_policy.py)
         return amp_policy.call("addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     return _scaled(input, mm(mat1, mat2), beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``.
+
+    PyTorch
+    -------
+    ``torch.addmv``
+    """
     if _amp and amp_policy.on("addmv"):      # autocast (amp_policy.py)
         return amp_policy.call("addmv", addmv, input, mat, vec, beta=beta, alpha=alpha)
     return _scaled(input, mv(mat, vec), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices.
+
+    PyTorch
+    -------
+    ``torch.baddbmm``
+    """
     if _amp and amp_policy.on("baddbmm"):      # autocast (amp_policy.py)
         return amp_policy.call("baddbmm", baddbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     return _scaled(input, bmm(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b].
+
+    PyTorch
+    -------
+    ``torch.addbmm``
+    """
     if _amp and amp_policy.on("addbmm"):      # autocast (amp_policy.py)
         return amp_policy.call("addbmm", addbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     return _scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
@@ -142,7 +199,12 @@ def _zero(x: Tensor):
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
+    """The lower triangle of the last two dims (elements with col - row <= diagonal).
+
+    PyTorch
+    -------
+    ``torch.tril``
+    """
     _need("tril", input)
     if input.ndim < 2:
         raise ShapeError(f"tril: expected a tensor of at least 2 dims, got {tuple(input.shape)}")
@@ -150,7 +212,12 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
+    """The upper triangle of the last two dims (elements with col - row >= diagonal).
+
+    PyTorch
+    -------
+    ``torch.triu``
+    """
     _need("triu", input)
     if input.ndim < 2:
         raise ShapeError(f"triu: expected a tensor of at least 2 dims, got {tuple(input.shape)}")
@@ -158,7 +225,12 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The diagonal of dims dim1 and dim2 (moved last), shifted by offset."""
+    """The diagonal of dims dim1 and dim2 (moved last), shifted by offset.
+
+    PyTorch
+    -------
+    ``torch.diagonal``
+    """
     _need("diagonal", input)
     if input.ndim < 2:
         raise ShapeError(f"diagonal: expected a tensor of at least 2 dims, got "
@@ -179,7 +251,12 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """Tensors whose diagonals (of dims dim1, dim2) hold input's last dim."""
+    """Tensors whose diagonals (of dims dim1, dim2) hold input's last dim.
+
+    PyTorch
+    -------
+    ``torch.diag_embed``
+    """
     _need("diag_embed", input)
     n = input._data.shape[-1] if input.ndim else 1
     size = n + builtins.abs(offset)
@@ -211,7 +288,12 @@ def _inverse_order(dims):
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    """A 1-D input on the diagonal of a square matrix, or a matrix's diagonal as 1-D."""
+    """A 1-D input on the diagonal of a square matrix, or a matrix's diagonal as 1-D.
+
+    PyTorch
+    -------
+    ``torch.diag``
+    """
     _need("diag", input)
     if input.ndim == 1:
         return diag_embed(input, diagonal)
@@ -221,11 +303,22 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-D tensor with the flattened ``input`` on diagonal ``offset``.
+
+    PyTorch
+    -------
+    ``torch.diagflat``
+    """
     return diag_embed(input.reshape(-1), offset)
 
 
 def trace(input: Tensor) -> Tensor:
-    """The sum of a matrix's diagonal."""
+    """The sum of a matrix's diagonal.
+
+    PyTorch
+    -------
+    ``torch.trace``
+    """
     if _amp and amp_policy.on("trace"):      # autocast (amp_policy.py)
         return amp_policy.call("trace", trace, input)
     _need("trace", input, 2)
@@ -233,7 +326,12 @@ def trace(input: Tensor) -> Tensor:
 
 
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
-    """The 3-D cross product along dim (default: the first dim of size 3)."""
+    """The 3-D cross product along dim (default: the first dim of size 3).
+
+    PyTorch
+    -------
+    ``torch.cross``
+    """
     shape = _broadcast("cross", input._data.shape, other._data.shape)
     if dim is None:
         dims = [d for d, n in enumerate(shape) if n == 3]
@@ -250,7 +348,12 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
-    """Contract the last `dims` dims of a with the first of b (or the listed pairs)."""
+    """Contract the last `dims` dims of a with the first of b (or the listed pairs).
+
+    PyTorch
+    -------
+    ``torch.tensordot``
+    """
     if _amp and amp_policy.on("tensordot"):      # autocast (amp_policy.py)
         return amp_policy.call("tensordot", tensordot, a, b, dims)
     if isinstance(dims, int):
@@ -271,6 +374,12 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product of ``input`` and ``other``.
+
+    PyTorch
+    -------
+    ``torch.kron``
+    """
     nd = builtins.max(input.ndim, other.ndim)
     a = input.reshape((1,) * (nd - input.ndim) + input._data.shape)
     b = other.reshape((1,) * (nd - other.ndim) + other._data.shape)
@@ -284,7 +393,12 @@ _ELLIPSIS = "."          # one placeholder per broadcast dim, made unique below
 
 
 def einsum(equation: str, *operands) -> Tensor:
-    """torch.einsum(equation, *operands) (operands may also come as one list)."""
+    """torch.einsum(equation, *operands) (operands may also come as one list).
+
+    PyTorch
+    -------
+    ``torch.einsum``
+    """
     if _amp and amp_policy.on("einsum"):      # autocast (amp_policy.py)
         return amp_policy.call("einsum", einsum, equation, *operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -10,7 +10,12 @@ __all__ = ["dropout"]
 
 
 def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
-    """torch.dropout: nn.functional.dropout without inplace."""
+    """torch.dropout: nn.functional.dropout without inplace.
+
+    PyTorch
+    -------
+    ``torch.dropout``
+    """
     return drop(input, p, train, False)
 
 

@@ -41,6 +41,18 @@ def _count(x, dim):
 
 @numpy_names
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The mean over ``dim`` (all dims by default) of a floating tensor.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.mean(ember.tensor([1.0, 2.0, 3.0])).item()
+    2.0
+
+    PyTorch
+    -------
+    ``torch.mean``
+    """
     if dtype is not None:
         x = x.to(dtype)
     _need_float("mean", x)
@@ -49,6 +61,13 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 @numpy_names
 def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    """The variance over ``dim`` with ``correction`` (1: Bessel's, unbiased; 0: the
+    population variance).
+
+    PyTorch
+    -------
+    ``torch.var``
+    """
     _need_float("var", x)
     if isinstance(dim, bool):               # torch's legacy var(x, unbiased)
         dim, unbiased = None, dim
@@ -63,10 +82,22 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
 
 @numpy_names
 def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    """The standard deviation over ``dim`` with ``correction`` (see :func:`var`).
+
+    PyTorch
+    -------
+    ``torch.std``
+    """
     return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
 
 def var_mean(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(var, mean)`` over ``dim``, as :func:`var` and :func:`mean`.
+
+    PyTorch
+    -------
+    ``torch.var_mean``
+    """
     if isinstance(dim, bool):               # torch's legacy var_mean(x, unbiased)
         dim, unbiased = None, dim
     return (var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
@@ -75,6 +106,12 @@ def var_mean(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
 
 @numpy_names
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed stably.
+
+    PyTorch
+    -------
+    ``torch.logsumexp``, ``torch.special.logsumexp``
+    """
     if _amp and amp_policy.on("logsumexp"):      # autocast (amp_policy.py)
         return amp_policy.call("logsumexp", logsumexp, x, dim, keepdim)
     _need_float("logsumexp", x)
@@ -88,7 +125,12 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 @numpy_names
 def max(x: Tensor, dim=None, keepdim: bool = False):
-    """max() over all elements, or (values, indices) along dim, as torch.max."""
+    """max() over all elements, or (values, indices) along dim, as torch.max.
+
+    PyTorch
+    -------
+    ``torch.max``
+    """
     if isinstance(dim, Tensor):
         return ops.maximum(x, dim)
     if dim is None:
@@ -98,6 +140,13 @@ def max(x: Tensor, dim=None, keepdim: bool = False):
 
 @numpy_names
 def min(x: Tensor, dim=None, keepdim: bool = False):
+    """The minimum: of all elements; with ``dim``, ``(values, indices)`` along it; with a
+    tensor as second argument, the elementwise minimum.
+
+    PyTorch
+    -------
+    ``torch.min``
+    """
     if isinstance(dim, Tensor):
         return ops.minimum(x, dim)
     if dim is None:
@@ -129,11 +178,27 @@ def _values_indices(x, dim, keepdim, arg):
 
 def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
+    """Whether every ``|input - other| <= atol + rtol * |other|`` (nan equal to nan with
+    ``equal_nan``).
+
+    Returns
+    -------
+    bool
+
+    PyTorch
+    -------
+    ``torch.allclose``
+    """
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
-    """True when both have one shape and equal elements."""
+    """True when both have one shape and equal elements.
+
+    PyTorch
+    -------
+    ``torch.equal``
+    """
     if input._data.shape != other._data.shape:
         return False
     return bool((input == other).all().item())
@@ -141,10 +206,22 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 @numpy_names
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """The number of nonzero elements over ``dim`` (all by default), int64.
+
+    PyTorch
+    -------
+    ``torch.count_nonzero``
+    """
     return (input != 0).sum(dim)
 
 
 def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None):
+    """``(std, mean)`` over ``dim``, as :func:`std` and :func:`mean`.
+
+    PyTorch
+    -------
+    ``torch.std_mean``
+    """
     if isinstance(dim, bool):               # torch's legacy std_mean(x, unbiased)
         dim, unbiased = None, dim
     return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
@@ -152,6 +229,12 @@ def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, un
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other``.
+
+    PyTorch
+    -------
+    ``torch.dist``
+    """
     if _amp and amp_policy.on("dist"):      # autocast (amp_policy.py)
         return amp_policy.call("dist", dist, input, other, p)
     from ..linalg.norms import vector_norm
@@ -163,7 +246,12 @@ _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
-    """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M)."""
+    """Pairwise p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M).
+
+    PyTorch
+    -------
+    ``torch.cdist``
+    """
     if _amp and amp_policy.on("cdist"):      # autocast (amp_policy.py)
         return amp_policy.call("cdist", cdist, x1, x2, p, compute_mode)
     from ..linalg.norms import vector_norm
@@ -184,7 +272,12 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 
 
 def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
-    """How often each non-negative integer occurs (weighted: the sum of its weights)."""
+    """How often each non-negative integer occurs (weighted: the sum of its weights).
+
+    PyTorch
+    -------
+    ``torch.bincount``
+    """
     if input.ndim != 1 or input._dtype.category != D.INT:
         raise ShapeError(f"bincount: expected a 1-D integer tensor, got {tuple(input.shape)} "
                          f"{input._dtype.name}")
@@ -258,18 +351,33 @@ def _cumulative_extreme(name, input: Tensor, dim: int, larger: bool, result):
 
 
 def cummax(input: Tensor, dim: int):
-    """(values, indices): the running maximum along dim and where it was found."""
+    """(values, indices): the running maximum along dim and where it was found.
+
+    PyTorch
+    -------
+    ``torch.cummax``
+    """
     return _cumulative_extreme("cummax", input, dim, True, cummax_result)
 
 
 def cummin(input: Tensor, dim: int):
-    """(values, indices): the running minimum along dim and where it was found."""
+    """(values, indices): the running minimum along dim and where it was found.
+
+    PyTorch
+    -------
+    ``torch.cummin``
+    """
     return _cumulative_extreme("cummin", input, dim, False, cummin_result)
 
 
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     """(min, max) over dim (every element by default); ties share the gradient as amin and
-    amax do."""
+    amax do.
+
+    PyTorch
+    -------
+    ``torch.aminmax``
+    """
     _need("aminmax", input)
     if dim is None:
         return aminmax_result((ops.amin(input).reshape(()) if not keepdim else
@@ -282,7 +390,12 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
 
 def histc(input: Tensor, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002
     """A histogram of input in `bins` equal bins over [min, max] (the data's range when
-    both are 0); elements outside are ignored, max falls in the last bin."""
+    both are 0); elements outside are ignored, max falls in the last bin.
+
+    PyTorch
+    -------
+    ``torch.histc``
+    """
     x = _tensor("histc", input)
     if x._dtype.category != D.FLOAT:
         raise EmberTypeError(f"histc(): expected a floating-point tensor, got {x._dtype}")
@@ -378,13 +491,23 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
-    """The q-th quantiles of input (over dim, or all elements); nan if a slice has nan."""
+    """The q-th quantiles of input (over dim, or all elements); nan if a slice has nan.
+
+    PyTorch
+    -------
+    ``torch.quantile``
+    """
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
-    """quantile ignoring nan values (nan where a slice is all nan)."""
+    """quantile ignoring nan values (nan where a slice is all nan).
+
+    PyTorch
+    -------
+    ``torch.nanquantile``
+    """
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
@@ -395,7 +518,12 @@ class mode_result(NamedTuple):  # noqa: N801  (torch.return_types.mode)
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
     """The most frequent value of each slice along dim (the smallest among equally
-    frequent ones) and the index of its last occurrence, as torch on CPU."""
+    frequent ones) and the index of its last occurrence, as torch on CPU.
+
+    PyTorch
+    -------
+    ``torch.mode``
+    """
     x = _tensor("mode", input)
     if x.ndim == 0:
         return mode_result(x.clone(), ops.zeros((), dtype=D.int64, device=x._device))

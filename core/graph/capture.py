@@ -28,11 +28,25 @@ _CONSTS = (bool, int, float, complex, str, type(None))
 
 
 class GraphBreak(EmberError, RuntimeError):
-    """Data-dependent Python in a function compiled with fullgraph=True."""
+    """Data-dependent Python in a function compiled with fullgraph=True.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 @dataclass
 class Trace:
+    """What :func:`capture` returns: the graph, the eager result, the graph breaks seen
+    (what, where), the reasons the graph cannot replay, and the time it took.
+
+    PyTorch
+    -------
+    None: ember's capture record (``torch._dynamo.explain`` reports graph breaks likewise).
+    """
+
     graph: Graph
     result: object
     breaks: list = field(default_factory=list)       # [(what, where)]
@@ -385,7 +399,12 @@ def capture(fn, args=(), kwargs=None, *, fullgraph: bool = False,
     autograd_outputs: outputs may carry autograd history (a forward whose backward is
     captured next, with `forward=` that trace: arrays the forward made become "saved"
     inputs of the backward graph).  nested: a capture inside a running one (vmap tracing
-    its sample): the outer capture records none of this one's kernels, and resumes after."""
+    its sample): the outer capture records none of this one's kernels, and resumes after.
+
+    PyTorch
+    -------
+    ``torch.fx.symbolic_trace`` is the nearest; ember records a real eager run.
+    """
     kwargs = kwargs or {}
     leaves = flatten(list(args) + list(kwargs.values()))
     tracer = Tracer(leaves, fullgraph, autograd_outputs,

@@ -131,7 +131,12 @@ def resolve(mode=None, backend=None, options=None, dynamic=None) -> dict:
 
 
 class RecompileWarning(EmberWarning):
-    """A compiled function reached its cache limit, or will run eagerly."""
+    """A compiled function reached its cache limit, or will run eagerly.
+
+    PyTorch
+    -------
+    None: PyTorch logs recompilations (``torch._logging``); ember warns.
+    """
 
 
 @dataclass
@@ -154,7 +159,13 @@ class Stats:
 
 
 class CompiledFunction:
-    """What ember.compile returns: call it like the function (or module) it wraps."""
+    """What ember.compile returns: call it like the function (or module) it wraps.
+
+    PyTorch
+    -------
+    None: what ``torch.compile`` returns is the nearest (an ``OptimizedModule`` or a
+    wrapped function).
+    """
 
     def __init__(self, fn, *, fullgraph: bool = False, cache_limit: int = 8,
                  options: dict | None = None):
@@ -487,7 +498,12 @@ def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None, ba
 
     Usable as a decorator (`@ember.compile` or `@ember.compile(mode="max-autotune")`).
     disable=True returns fn itself (torch's switch for testing).  cache_limit: signatures
-    (shapes, dtypes, devices, ...) compiled before new ones run eagerly."""
+    (shapes, dtypes, devices, ...) compiled before new ones run eagerly.
+
+    PyTorch
+    -------
+    ``torch.compile``
+    """
     chosen = resolve(mode, backend, options, dynamic)      # checked before any call
     if fn is None:
         return lambda f: compile(f, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
@@ -534,7 +550,12 @@ class Explanation:
 
 
 def explain(fn, *args, **kwargs) -> Explanation:
-    """Run fn once, capturing, and say what ember.compile would make of it."""
+    """Run fn once, capturing, and say what ember.compile would make of it.
+
+    PyTorch
+    -------
+    ``torch._dynamo.explain``
+    """
     if isinstance(fn, CompiledFunction):
         fn = fn._fn
     start = time.perf_counter()

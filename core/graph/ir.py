@@ -16,12 +16,23 @@ from ..errors import EmberError, EmberValueError
 
 
 class GraphError(EmberError, RuntimeError):
-    """A graph that is malformed, or an operation a graph cannot express."""
+    """A graph that is malformed, or an operation a graph cannot express.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 @dataclass(eq=False)
 class Value:
-    """One array in the program: produced by a node, or an input."""
+    """One array in the program: produced by a node, or an input.
+
+    PyTorch
+    -------
+    None: ember's graph values; ``torch.fx.Node`` plays both roles.
+    """
 
     index: int
     shape: tuple
@@ -41,7 +52,12 @@ class Value:
 
 @dataclass(frozen=True)
 class Const:
-    """A Python value baked into the graph (a scalar, None, a dtype, a tuple...)."""
+    """A Python value baked into the graph (a scalar, None, a dtype, a tuple...).
+
+    PyTorch
+    -------
+    None: ember's graph constants.
+    """
 
     value: Any
 
@@ -54,7 +70,12 @@ class Input:
     """Where an input value comes from at every replay.
 
     kind "arg": the function's positional tensor argument `index`; "live": the tensor
-    object `tensor`, read live (its current memory); "grad": `tensor.grad`."""
+    object `tensor`, read live (its current memory); "grad": `tensor.grad`.
+
+    PyTorch
+    -------
+    None: ember's graph inputs; ``torch.fx.Graph.placeholder`` is the nearest.
+    """
 
     kind: str
     value: Value
@@ -69,7 +90,12 @@ class Node:
     host array and moves it to a device (constants, random draws: `fn` makes it again at
     every replay); "transfer" copies a value to another device; "check" validates values
     (index bounds) and raises as eager would.  `out` is None for nodes that only write into
-    their first input (in-place kernels) or only check."""
+    their first input (in-place kernels) or only check.
+
+    PyTorch
+    -------
+    ``torch.fx.Node`` is the nearest.
+    """
 
     kind: str
     name: str
@@ -90,6 +116,16 @@ class Node:
 
 @dataclass(eq=False)
 class Graph:
+    """A captured program: its inputs, the nodes (backend kernel calls) in order, the
+    output structure, the gradients it writes, the guards it assumed and the parameter
+    names of its inputs.  :func:`ember.graph.capture` records one; ``ember.compile`` replays
+    and fuses it.
+
+    PyTorch
+    -------
+    ``torch.fx.Graph`` is the nearest (ember's graph holds backend kernel calls).
+    """
+
     inputs: list = field(default_factory=list)         # [Input]
     nodes: list = field(default_factory=list)          # [Node]
     outputs: Any = None                                # the output structure (see flatten)

@@ -33,14 +33,24 @@ def _float(name: str, x) -> Tensor:
 
 
 def inv(A: Tensor, *, out=None) -> Tensor:
-    """The inverse of each matrix over the last two dims; raises if one is singular."""
+    """The inverse of each matrix over the last two dims; raises if one is singular.
+
+    PyTorch
+    -------
+    ``torch.linalg.inv``
+    """
     _out(out, "inv")
     return run(P.inv_op, _float("inv", A))
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
     """inv with `info` per matrix: 0, or nonzero for a singular one (its inverse is then
-    nan), raising only with check_errors, as PyTorch's."""
+    nan), raising only with check_errors, as PyTorch's.
+
+    PyTorch
+    -------
+    ``torch.linalg.inv_ex``
+    """
     _out(out, "inv_ex")
     A = _float("inv_ex", A)
     return InvExResult(*_ex(inv, A, check_errors, lambda a: det(a) == 0))
@@ -48,7 +58,12 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (left=False: X A = B); B a vector (*, n) or matrices (*, n, k), its
-    batch dims broadcast against A's."""
+    batch dims broadcast against A's.
+
+    PyTorch
+    -------
+    ``torch.linalg.solve``
+    """
     _out(out, "solve")
     A, B = _float("solve", A), _float("solve", B)
     if not left:
@@ -74,12 +89,23 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
 
 
 def det(A: Tensor, *, out=None) -> Tensor:
+    """The determinant of a square matrix (or a batch of them).
+
+    PyTorch
+    -------
+    ``torch.det``, ``torch.linalg.det``
+    """
     _out(out, "det")
     return run(P.det_op, _float("det", A))
 
 
 def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
-    """(sign, log |det|) of each matrix; log |det| does not overflow where det would."""
+    """(sign, log |det|) of each matrix; log |det| does not overflow where det would.
+
+    PyTorch
+    -------
+    ``torch.slogdet``, ``torch.linalg.slogdet``
+    """
     _out(out, "slogdet")
     A = _float("slogdet", A)
     # the sign from rows scaled to max |entry| 1 (a positive factor per row): their det
@@ -97,7 +123,12 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
 
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The lower (upper=True: upper) Cholesky factor of A, read from A's lower (upper)
-    triangle as PyTorch's; raises if A is not positive-definite or holds inf or nan there."""
+    triangle as PyTorch's; raises if A is not positive-definite or holds inf or nan there.
+
+    PyTorch
+    -------
+    ``torch.linalg.cholesky``
+    """
     _out(out, "cholesky")
     A = _float("cholesky", A)
     if upper:                     # U = L(A^T)^T: the upper triangle is the one read
@@ -108,7 +139,12 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out=None) -> CholeskyExResult:
     """cholesky with `info` per matrix: 0, or nonzero where one is not positive-definite
-    (its factor is then nan), raising only with check_errors, as PyTorch's."""
+    (its factor is then nan), raising only with check_errors, as PyTorch's.
+
+    PyTorch
+    -------
+    ``torch.linalg.cholesky_ex``
+    """
     _out(out, "cholesky_ex")
     A = _float("cholesky_ex", A)
     # failed: not positive-definite, or inf/nan in the triangle read (eigenvalues nan)
@@ -138,7 +174,12 @@ def _uplo(name, UPLO):
 
 
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
-    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix.
+
+    PyTorch
+    -------
+    ``torch.linalg.eigh``
+    """
     _out(out, "eigh")
     A = _float("eigh", A)
     UPLO = _uplo("eigh", UPLO)
@@ -146,12 +187,23 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """The eigenvalues, ascending, of a symmetric matrix (``UPLO``: which triangle is read).
+
+    PyTorch
+    -------
+    ``torch.linalg.eigvalsh``
+    """
     _out(out, "eigvalsh")
     return run(P.eigvalsh_op, _float("eigvalsh", A), UPLO=_uplo("eigvalsh", UPLO))
 
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
-    """A^n by repeated squaring (n < 0: inv(A)^-n, n == 0: the identity)."""
+    """A^n by repeated squaring (n < 0: inv(A)^-n, n == 0: the identity).
+
+    PyTorch
+    -------
+    ``torch.matrix_power``, ``torch.linalg.matrix_power``
+    """
     _out(out, "matrix_power")
     if not isinstance(n, int) or isinstance(n, bool):
         raise EmberValueError(f"linalg.matrix_power: n must be an int, got {n!r}")
@@ -175,7 +227,12 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
 
 def multi_dot(tensors, *, out=None) -> Tensor:
     """The product of a chain of matrices (first may be 1-D, last may be 1-D), multiplied
-    in the order that costs the fewest scalar multiplications."""
+    in the order that costs the fewest scalar multiplications.
+
+    PyTorch
+    -------
+    ``torch.linalg.multi_dot``
+    """
     _out(out, "multi_dot")
     ts = list(tensors)
     if len(ts) < 2:
@@ -229,7 +286,12 @@ def _multiply(ts, split, i, j):
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDResult:
     """(U, S, Vh) with A = U diag(S) Vh, S descending; LAPACK's signs (as PyTorch's on the
-    CPU).  Gradients need distinct, nonzero singular values, as in PyTorch."""
+    CPU).  Gradients need distinct, nonzero singular values, as in PyTorch.
+
+    PyTorch
+    -------
+    ``torch.linalg.svd``
+    """
     _out(out, "svd")
     A = _float("svd", A)
     return SVDResult(P.run_svd_u(A, bool(full_matrices)), P.run_svdvals(A),
@@ -237,6 +299,12 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDR
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values of a matrix, descending.
+
+    PyTorch
+    -------
+    ``torch.linalg.svdvals``
+    """
     _out(out, "svdvals")
     return P.run_svdvals(_float("svdvals", A))
 
@@ -244,7 +312,12 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     """The pseudo-inverse through the SVD: singular values at or below
     max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n) when neither
-    is given, as PyTorch's)."""
+    is given, as PyTorch's).
+
+    PyTorch
+    -------
+    ``torch.linalg.pinv``
+    """
     _out(out, "pinv")
     A = _float("pinv", A)
     if A.ndim < 2:
@@ -266,7 +339,12 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
     """(Q, R) with A = Q R, R upper triangular, LAPACK's signs (PyTorch's on the CPU); mode
-    'reduced', 'complete' or 'r' (Q empty)."""
+    'reduced', 'complete' or 'r' (Q empty).
+
+    PyTorch
+    -------
+    ``torch.linalg.qr``
+    """
     _out(out, "qr")
     A = _float("qr", A)
     if mode not in ("reduced", "complete", "r"):

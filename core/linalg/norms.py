@@ -40,7 +40,12 @@ def _l2(x: Tensor, dims, keepdim: bool) -> Tensor:
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The ord-norm of x over dim (None: every element) as a vector: ord 2, 1, inf, -inf,
-    0 (count of nonzeros) or any other number."""
+    0 (count of nonzeros) or any other number.
+
+    PyTorch
+    -------
+    ``torch.linalg.vector_norm``
+    """
     x = _floats("vector_norm", x, dtype)
     dims = _dims(x, dim)
     if isinstance(ord, str):
@@ -68,7 +73,12 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
 
 def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
                 dtype=None) -> Tensor:
-    """'fro', or the induced 1/inf norms (max column / row sums) over two dims."""
+    """'fro', or the induced 1/inf norms (max column / row sums) over two dims.
+
+    PyTorch
+    -------
+    ``torch.linalg.matrix_norm``
+    """
     x = _floats("matrix_norm", x, dtype)
     if not isinstance(dim, (list, tuple)) or len(dim) != 2:
         raise ShapeError(f"linalg.matrix_norm: dim must be a pair of dims, got {dim!r}")
@@ -98,7 +108,12 @@ def _kept(shape, dims) -> tuple:
 
 def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.norm: a vector norm over one dim (or all, ord None), a matrix norm over
-    two."""
+    two.
+
+    PyTorch
+    -------
+    ``torch.linalg.norm``
+    """
     if isinstance(dim, int) or (isinstance(dim, (list, tuple)) and len(dim) == 1):
         return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 2:
@@ -117,18 +132,42 @@ def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim``.
+
+    PyTorch
+    -------
+    ``torch.linalg.cross``
+    """
     from ..functional.products import cross as _cross
     return _cross(input, other, dim)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product (the same as :func:`ember.matmul`).
+
+    PyTorch
+    -------
+    ``torch.linalg.matmul``
+    """
     return ops.matmul(input, other)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """The dot product of vectors along ``dim``, broadcasting the other dims.
+
+    PyTorch
+    -------
+    ``torch.linalg.vecdot``
+    """
     return (x * y).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonal ``offset`` of each matrix over ``dim1`` and ``dim2``.
+
+    PyTorch
+    -------
+    ``torch.linalg.diagonal``
+    """
     from ..functional.products import diagonal as _diagonal
     return _diagonal(A, offset, dim1, dim2)

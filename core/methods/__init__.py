@@ -21,6 +21,7 @@ from ..ops import index as _index
 from ..ops import layout, sampling
 from ..tensor import Tensor, preserve_format
 from . import conversion, grad, interop
+from .docs import document
 from .inplace import (
     _add_scaled,
     _direct_inplace,
@@ -397,6 +398,7 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
 for _name in ("squeeze", "unsqueeze", "t", "transpose"):
     method(_name + "_", _reshaping(_name + "_", METHODS[_name]))
 
+document(METHODS)
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
 # last: every commonly used Tensor name still missing raises the ember-gap error

@@ -36,44 +36,97 @@ __all__ = [
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """max(x, 0); inplace=True writes it into input (and returns input)."""
+    """max(x, 0); inplace=True writes it into input (and returns input).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.relu``
+    """
     return input.relu_() if inplace else ops.relu(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``negative_slope * input``; ``inplace`` writes into
+    ``input``.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.leaky_relu``
+    """
     return _inplace(input, lambda v: _EF.leaky_relu(v, negative_slope), inplace)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.silu``
+    """
     return _inplace(input, _EF.silu, inplace)
 
 
 def relu6(x: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.relu6``
+    """
     return hardtanh(x, 0.0, 6.0, inplace)
 
 
 def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
+    """``x`` clamped to [``min_val``, ``max_val``].
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hardtanh``
+    """
     return _inplace(x, lambda v: ops.where(v < min_val, min_val,
                                            ops.where(v > max_val, max_val, v)), inplace)
 
 
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.elu``
+    """
     return _inplace(x, lambda v: ops.where(v > 0, v, ops.expm1(ops.minimum(v, 0.0)) * alpha),
                     inplace)
 
 
 def logsigmoid(x: Tensor) -> Tensor:
     # -softplus(-x): stable for large |x| in both directions
+    """``log(sigmoid(x))`` elementwise, computed stably.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.logsigmoid``
+    """
     return -softplus(-x)
 
 
 def mish(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))`` elementwise.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.mish``
+    """
     return _inplace(x, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
 def softmin(x: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
-    """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin)."""
+    """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.softmin``
+    """
     return softmax(-(x if dtype is None else x.to(dtype)), dim)
 
 
@@ -93,7 +146,12 @@ def _inplace(input: Tensor, fn, inplace: bool) -> Tensor:
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    """a * sigmoid(b), where a and b are the two halves of input along dim.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.glu``
+    """
     if input.ndim == 0:
         raise ShapeError("glu: does not support scalars because halving size must be even")
     size = input._data.shape[dim % input.ndim]
@@ -105,19 +163,34 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * relu6(x + 3) / 6."""
+    """x * relu6(x + 3) / 6.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hardswish``
+    """
     return _inplace(input, lambda v: ops.where(v <= -3.0, 0.0, ops.where(
         v >= 3.0, v, v * (v + 3.0) / 6.0)), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hardsigmoid``
+    """
     return _inplace(input, lambda v: ops.where(v <= -3.0, 0.0, ops.where(
         v >= 3.0, 1.0, v / 6.0 + 0.5)), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    """scale * elu(x, alpha) with the self-normalising constants."""
+    """scale * elu(x, alpha) with the self-normalising constants.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.selu``
+    """
     def selu_of(v):
         neg = ops.expm1(ops.minimum(v, 0.0)) * (_SELU_ALPHA * _SELU_SCALE)
         return ops.where(v > 0, v * _SELU_SCALE, neg)
@@ -125,7 +198,12 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.celu``
+    """
     if alpha == 0:
         raise EmberValueError("celu: ZeroDivisionError, alpha cannot be 0")
     def celu_of(v):
@@ -134,22 +212,42 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def softsign(input: Tensor) -> Tensor:
-    """x / (1 + |x|)."""
+    """x / (1 + |x|).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.softsign``
+    """
     return input / (ops.abs(input) + 1.0)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    """x - tanh(x)."""
+    """x - tanh(x).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.tanhshrink``
+    """
     return input - ops.tanh(input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, 0 elsewhere."""
+    """x where |x| > lambd, 0 elsewhere.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hardshrink``
+    """
     return ops.where(ops.abs(input) > lambd, input, 0.0)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.softshrink``
+    """
     if lambd < 0:
         raise EmberValueError(f"softshrink: lambda must be greater or equal to 0, but found "
                               f"to be {lambd}")
@@ -158,12 +256,22 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """x where x > threshold, value elsewhere."""
+    """x where x > threshold, value elsewhere.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.threshold``
+    """
     return _inplace(input, lambda v: ops.where(v > threshold, v, value), inplace)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1."""
+    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.prelu``
+    """
     if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
         return amp_policy.call("prelu", prelu, input, weight)
     n = weight.numel()
@@ -182,7 +290,12 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     """softmax((logits + Gumbel noise) / tau); hard=True gives the one-hot of its argmax in
     the forward pass and the soft sample's gradient (straight-through).  The noise comes
     from ember's host stream, so manual_seed reproduces it on every device.  eps is
-    accepted for torch's signature (deprecated and unused there as well)."""
+    accepted for torch's signature (deprecated and unused there as well).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.gumbel_softmax``
+    """
     if logits._dtype.category != D.FLOAT:
         raise EmberTypeError(f"gumbel_softmax: expected floating logits, got "
                              f"{logits._dtype.name}")
@@ -206,7 +319,12 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0).
+
+    PyTorch
+    -------
+    ``torch.nn.ReLU``
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -220,7 +338,12 @@ class ReLU(Module):
 
 
 class ReLU6(Module):
-    """min(max(x, 0), 6)."""
+    """min(max(x, 0), 6).
+
+    PyTorch
+    -------
+    ``torch.nn.ReLU6``
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -234,7 +357,12 @@ class ReLU6(Module):
 
 
 class LeakyReLU(Module):
-    """x for x > 0, negative_slope * x otherwise."""
+    """x for x > 0, negative_slope * x otherwise.
+
+    PyTorch
+    -------
+    ``torch.nn.LeakyReLU``
+    """
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
@@ -250,7 +378,12 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
-    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    """x for x > 0, alpha * (exp(x) - 1) otherwise.
+
+    PyTorch
+    -------
+    ``torch.nn.ELU``
+    """
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
@@ -265,7 +398,12 @@ class ELU(Module):
 
 
 class GELU(Module):
-    """x * Phi(x), exact (erf) or with the tanh approximation."""
+    """x * Phi(x), exact (erf) or with the tanh approximation.
+
+    PyTorch
+    -------
+    ``torch.nn.GELU``
+    """
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -282,7 +420,12 @@ class GELU(Module):
 
 
 class SiLU(Module):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x).
+
+    PyTorch
+    -------
+    ``torch.nn.SiLU``
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -296,7 +439,12 @@ class SiLU(Module):
 
 
 class Mish(Module):
-    """x * tanh(softplus(x))."""
+    """x * tanh(softplus(x)).
+
+    PyTorch
+    -------
+    ``torch.nn.Mish``
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -310,7 +458,12 @@ class Mish(Module):
 
 
 class Softplus(Module):
-    """log(1 + exp(beta x)) / beta (linear above threshold)."""
+    """log(1 + exp(beta x)) / beta (linear above threshold).
+
+    PyTorch
+    -------
+    ``torch.nn.Softplus``
+    """
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -325,7 +478,12 @@ class Softplus(Module):
 
 
 class Hardtanh(Module):
-    """x clamped to [min_val, max_val]."""
+    """x clamped to [min_val, max_val].
+
+    PyTorch
+    -------
+    ``torch.nn.Hardtanh``
+    """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> None:
@@ -342,21 +500,36 @@ class Hardtanh(Module):
 
 
 class Tanh(Module):
-    """tanh(x)."""
+    """tanh(x).
+
+    PyTorch
+    -------
+    ``torch.nn.Tanh``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return ops.tanh(input)
 
 
 class Sigmoid(Module):
-    """1 / (1 + exp(-x))."""
+    """1 / (1 + exp(-x)).
+
+    PyTorch
+    -------
+    ``torch.nn.Sigmoid``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return ops.sigmoid(input)
 
 
 class LogSigmoid(Module):
-    """log(sigmoid(x)), computed stably."""
+    """log(sigmoid(x)), computed stably.
+
+    PyTorch
+    -------
+    ``torch.nn.LogSigmoid``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.logsigmoid(input)
@@ -370,7 +543,12 @@ def _softmax_dim(dim, input: Tensor) -> int:
 
 
 class Softmax(Module):
-    """exp(x) / sum(exp(x)) along dim."""
+    """exp(x) / sum(exp(x)) along dim.
+
+    PyTorch
+    -------
+    ``torch.nn.Softmax``
+    """
 
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
@@ -384,14 +562,24 @@ class Softmax(Module):
 
 
 class Softmin(Softmax):
-    """softmax(-x) along dim."""
+    """softmax(-x) along dim.
+
+    PyTorch
+    -------
+    ``torch.nn.Softmin``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, _softmax_dim(self.dim, input))
 
 
 class LogSoftmax(Module):
-    """log(softmax(x)) along dim, computed stably."""
+    """log(softmax(x)) along dim, computed stably.
+
+    PyTorch
+    -------
+    ``torch.nn.LogSoftmax``
+    """
 
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
@@ -414,7 +602,12 @@ class _Inplace(Module):
 
 
 class GLU(Module):
-    """Gated linear unit along dim."""
+    """Gated linear unit along dim.
+
+    PyTorch
+    -------
+    ``torch.nn.GLU``
+    """
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
@@ -428,28 +621,48 @@ class GLU(Module):
 
 
 class Hardswish(_Inplace):
-    """x * relu6(x + 3) / 6."""
+    """x * relu6(x + 3) / 6.
+
+    PyTorch
+    -------
+    ``torch.nn.Hardswish``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return hardswish(input, self.inplace)
 
 
 class Hardsigmoid(_Inplace):
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6.
+
+    PyTorch
+    -------
+    ``torch.nn.Hardsigmoid``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return hardsigmoid(input, self.inplace)
 
 
 class SELU(_Inplace):
-    """Self-normalising ELU."""
+    """Self-normalising ELU.
+
+    PyTorch
+    -------
+    ``torch.nn.SELU``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return selu(input, self.inplace)
 
 
 class CELU(Module):
-    """Continuously differentiable ELU."""
+    """Continuously differentiable ELU.
+
+    PyTorch
+    -------
+    ``torch.nn.CELU``
+    """
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
@@ -463,21 +676,36 @@ class CELU(Module):
 
 
 class Softsign(Module):
-    """x / (1 + |x|)."""
+    """x / (1 + |x|).
+
+    PyTorch
+    -------
+    ``torch.nn.Softsign``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return softsign(input)
 
 
 class Tanhshrink(Module):
-    """x - tanh(x)."""
+    """x - tanh(x).
+
+    PyTorch
+    -------
+    ``torch.nn.Tanhshrink``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return tanhshrink(input)
 
 
 class Hardshrink(Module):
-    """x where |x| > lambd, 0 elsewhere."""
+    """x where |x| > lambd, 0 elsewhere.
+
+    PyTorch
+    -------
+    ``torch.nn.Hardshrink``
+    """
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -491,7 +719,12 @@ class Hardshrink(Module):
 
 
 class Softshrink(Module):
-    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between.
+
+    PyTorch
+    -------
+    ``torch.nn.Softshrink``
+    """
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -505,7 +738,12 @@ class Softshrink(Module):
 
 
 class Threshold(Module):
-    """x where x > threshold, value elsewhere."""
+    """x where x > threshold, value elsewhere.
+
+    PyTorch
+    -------
+    ``torch.nn.Threshold``
+    """
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
@@ -520,7 +758,12 @@ class Threshold(Module):
 
 
 class Softmax2d(Module):
-    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
+    """Softmax over the channels of (N, C, H, W) or (C, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.Softmax2d``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (3, 4):
@@ -530,7 +773,12 @@ class Softmax2d(Module):
 
 
 class PReLU(Module):
-    """x for x >= 0, a * x otherwise, with a learned (one or per-channel) slope a."""
+    """x for x >= 0, a * x otherwise, with a learned (one or per-channel) slope a.
+
+    PyTorch
+    -------
+    ``torch.nn.PReLU``
+    """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
                  dtype=None) -> None:

@@ -33,6 +33,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     A bool attn_mask marks the positions that may be attended (True = keep); a float one
     is added to the scores.  is_causal masks keys after each query (top-left aligned).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.scaled_dot_product_attention``
     """
     if _amp and amp_policy.on("scaled_dot_product_attention"):      # autocast (amp_policy.py)
         return amp_policy.call(
@@ -91,6 +95,10 @@ class MultiheadAttention(Module):
     Masks follow torch.nn.MultiheadAttention: a bool attn_mask or key_padding_mask marks
     the positions that may NOT be attended (True = masked); a float mask is added to the
     scores.  is_causal=True without an attn_mask builds the causal mask.
+
+    PyTorch
+    -------
+    ``torch.nn.MultiheadAttention``
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,

@@ -22,7 +22,12 @@ def _index(i: int, n: int, what: str) -> int:
 
 
 class Sequential(Module):
-    """Runs its modules in order, each on the previous one's output."""
+    """Runs its modules in order, each on the previous one's output.
+
+    PyTorch
+    -------
+    ``torch.nn.Sequential``
+    """
 
     def __init__(self, *args) -> None:
         super().__init__()
@@ -94,7 +99,12 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered so their parameters are found."""
+    """A list of modules, registered so their parameters are found.
+
+    PyTorch
+    -------
+    ``torch.nn.ModuleList``
+    """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
@@ -157,7 +167,12 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of modules, registered so their parameters are found."""
+    """A dict of modules, registered so their parameters are found.
+
+    PyTorch
+    -------
+    ``torch.nn.ModuleDict``
+    """
 
     def __init__(self, modules: Mapping[str, Module] | None = None) -> None:
         super().__init__()
@@ -225,7 +240,12 @@ def _as_parameter(value):
 
 
 class ParameterList(Module):
-    """A list of parameters registered as "0", "1", ... (in parameters() and state_dict)."""
+    """A list of parameters registered as "0", "1", ... (in parameters() and state_dict).
+
+    PyTorch
+    -------
+    ``torch.nn.ParameterList``
+    """
 
     def __init__(self, values: Iterable | None = None) -> None:
         super().__init__()
@@ -288,7 +308,12 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """A dict of parameters registered under their keys (in parameters() and state_dict)."""
+    """A dict of parameters registered under their keys (in parameters() and state_dict).
+
+    PyTorch
+    -------
+    ``torch.nn.ParameterDict``
+    """
 
     def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
         super().__init__()

@@ -43,7 +43,12 @@ def _same_padding(name, kernel, dilation, stride):
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
-    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul."""
+    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv2d``
+    """
     if _amp and amp_policy.on("conv2d"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups)
@@ -94,7 +99,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
-    """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image."""
+    """1-D convolution of (N, C, L) by (O, C/groups, k), as a conv2d over a 1-high image.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv1d``
+    """
     if _amp and amp_policy.on("conv1d"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "conv1d", conv1d, input, weight, bias, stride, padding, dilation, groups)
@@ -115,7 +125,12 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """3-D convolution of (N, C, D, H, W) by (O, C/groups, kd, kh, kw): for each depth tap
-    of the kernel, a conv2d of the input's depth slices it meets (as one batch), summed."""
+    of the kernel, a conv2d of the input's depth slices it meets (as one batch), summed.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv3d``
+    """
     x, unbatched = _batched("conv3d", input, 5)
     if weight.ndim != 5:
         raise ShapeError(f"conv3d: expected a 5-D weight (out_channels, in_channels/groups, "
@@ -156,7 +171,12 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold."""
+    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv_transpose2d``
+    """
     if _amp and amp_policy.on("conv_transpose2d"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "conv_transpose2d", conv_transpose2d, input, weight, bias, stride, padding,
@@ -275,7 +295,12 @@ class _ConvNd(Module):
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, C, L)."""
+    """1-D convolution over (N, C, L).
+
+    PyTorch
+    -------
+    ``torch.nn.Conv1d``
+    """
 
     _dims = 1
 
@@ -292,7 +317,12 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
-    """2-D convolution over (N, C, H, W)."""
+    """2-D convolution over (N, C, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.Conv2d``
+    """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
                  padding=0, dilation=1, groups: int = 1, bias: bool = True,
@@ -306,7 +336,12 @@ class Conv2d(_ConvNd):
 
 
 class Conv3d(_ConvNd):
-    """3-D convolution over (N, C, D, H, W)."""
+    """3-D convolution over (N, C, D, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.Conv3d``
+    """
 
     _dims = 3
 
@@ -322,7 +357,12 @@ class Conv3d(_ConvNd):
 
 
 class ConvTranspose2d(_ConvNd):
-    """Transposed 2-D convolution (the gradient of Conv2d with respect to its input)."""
+    """Transposed 2-D convolution (the gradient of Conv2d with respect to its input).
+
+    PyTorch
+    -------
+    ``torch.nn.ConvTranspose2d``
+    """
 
     transposed = True
 

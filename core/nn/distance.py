@@ -19,7 +19,12 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 # -- functional forms ---------------------------------------------------------------------
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """sum(x1/|x1| * x2/|x2|) along dim (after broadcasting), each norm at least eps."""
+    """sum(x1/|x1| * x2/|x2|) along dim (after broadcasting), each norm at least eps.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.cosine_similarity``
+    """
     if _amp and amp_policy.on("cosine_similarity"):      # autocast (amp_policy.py)
         return amp_policy.call("cosine_similarity", cosine_similarity, x1, x2, dim, eps)
     _floats("cosine_similarity", x1=x1, x2=x2)
@@ -34,7 +39,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """The p-norm of x1 - x2 + eps over the last dim."""
+    """The p-norm of x1 - x2 + eps over the last dim.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.pairwise_distance``
+    """
     _floats("pairwise_distance", x1=x1, x2=x2)
     last = max(x1.ndim, x2.ndim) - 1
     return _norm(x1 - x2 + eps, p, max(last, 0), keepdim)
@@ -73,7 +83,12 @@ def _dim(name: str, dim: int, ndim: int) -> int:
 # -- modules ------------------------------------------------------------------------------
 
 class CosineSimilarity(Module):
-    """Cosine similarity along dim."""
+    """Cosine similarity along dim.
+
+    PyTorch
+    -------
+    ``torch.nn.CosineSimilarity``
+    """
 
     def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
         super().__init__()
@@ -84,7 +99,12 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """p-norm distance over the last dim."""
+    """p-norm distance over the last dim.
+
+    PyTorch
+    -------
+    ``torch.nn.PairwiseDistance``
+    """
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
         super().__init__()

@@ -25,13 +25,23 @@ __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p) (training)."""
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.dropout``
+    """
     return drop(input, p, training, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, L) (or unbatched (C, L)) with probability p."""
+    """Zero whole channels of (N, C, L) (or unbatched (C, L)) with probability p.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.dropout1d``
+    """
     if input.ndim not in (2, 3):
         raise ShapeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
                          "input. Note that dropout1d exists to provide channel-wise dropout on "
@@ -45,7 +55,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     """Zero whole channels of (N, C, H, W) with probability p.
 
     As in PyTorch, a 3-D input is taken as (N, C, L) (1-D channel dropout, not as an
-    unbatched image) and a 2-D one as (N, C) (plain dropout), each with an EmberWarning."""
+    unbatched image) and a 2-D one as (N, C) (plain dropout), each with an EmberWarning.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.dropout2d``
+    """
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -64,7 +79,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) (or unbatched (C, D, H, W)) with
-    probability p."""
+    probability p.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.dropout3d``
+    """
     if input.ndim not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d; as PyTorch "
                       "does, it is treated as unbatched with channels in dim 0. dropout3d is "
@@ -108,14 +128,24 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
-    """Zero elements with probability p during training, scaling the rest by 1/(1-p)."""
+    """Zero elements with probability p during training, scaling the rest by 1/(1-p).
+
+    PyTorch
+    -------
+    ``torch.nn.Dropout``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
-    """Zero whole channels of (N, C, L) or (C, L) with probability p during training."""
+    """Zero whole channels of (N, C, L) or (C, L) with probability p during training.
+
+    PyTorch
+    -------
+    ``torch.nn.Dropout1d``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout1d(input, self.p, self.training, self.inplace)
@@ -123,7 +153,12 @@ class Dropout1d(_DropoutNd):
 
 class Dropout2d(_DropoutNd):
     """Zero whole channels of (N, C, H, W) with probability p during training; other
-    shapes as PyTorch takes them (3-D as (N, C, L); see F.dropout2d), with a warning."""
+    shapes as PyTorch takes them (3-D as (N, C, L); see F.dropout2d), with a warning.
+
+    PyTorch
+    -------
+    ``torch.nn.Dropout2d``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
@@ -131,7 +166,12 @@ class Dropout2d(_DropoutNd):
 
 class Dropout3d(_DropoutNd):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p during
-    training."""
+    training.
+
+    PyTorch
+    -------
+    ``torch.nn.Dropout3d``
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)

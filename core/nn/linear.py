@@ -22,7 +22,12 @@ __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
-    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o].
+
+    PyTorch
+    -------
+    ``torch.nn.functional.bilinear``
+    """
     if _amp and amp_policy.on("bilinear"):      # autocast (amp_policy.py)
         return amp_policy.call("bilinear", bilinear, input1, input2, weight, bias)
     if weight.ndim != 3:
@@ -45,7 +50,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 # -- modules ------------------------------------------------------------------------------
 
 class Identity(Module):
-    """Returns its input unchanged (arguments are accepted and ignored)."""
+    """Returns its input unchanged (arguments are accepted and ignored).
+
+    PyTorch
+    -------
+    ``torch.nn.Identity``
+    """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__()
@@ -55,7 +65,21 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x W^T + b, with W of shape (out_features, in_features)."""
+    """y = x W^T + b, with W of shape (out_features, in_features).
+
+    Examples
+    --------
+    >>> import ember
+    >>> layer = ember.nn.Linear(3, 2)
+    >>> layer(ember.ones(4, 3)).shape
+    ember.Size([4, 2])
+    >>> layer.weight.shape
+    ember.Size([2, 3])
+
+    PyTorch
+    -------
+    ``torch.nn.Linear``
+    """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device=None, dtype=None) -> None:
@@ -89,7 +113,12 @@ class Linear(Module):
 
 
 class Flatten(Module):
-    """Flattens dims start_dim..end_dim into one."""
+    """Flattens dims start_dim..end_dim into one.
+
+    PyTorch
+    -------
+    ``torch.nn.Flatten``
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
@@ -104,7 +133,12 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Splits dim into unflattened_size."""
+    """Splits dim into unflattened_size.
+
+    PyTorch
+    -------
+    ``torch.nn.Unflatten``
+    """
 
     def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
@@ -121,7 +155,12 @@ class Unflatten(Module):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b, with weight A of shape (out_features, in1_features, in2_features)."""
+    """y = x1^T A x2 + b, with weight A of shape (out_features, in1_features, in2_features).
+
+    PyTorch
+    -------
+    ``torch.nn.Bilinear``
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None) -> None:

@@ -70,6 +70,13 @@ def _pair_shapes(name: str, input: Tensor, target: Tensor) -> None:
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The mean squared error between ``input`` and ``target`` (``reduction``: ``'mean'``,
+    ``'sum'`` or ``'none'``).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.mse_loss``
+    """
     if _amp and amp_policy.on("mse_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "mse_loss", mse_loss, input, target, size_average, reduce, reduction, weight)
@@ -84,6 +91,12 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The mean absolute error between ``input`` and ``target``.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.l1_loss``
+    """
     if _amp and amp_policy.on("l1_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "l1_loss", l1_loss, input, target, size_average, reduce, reduction, weight)
@@ -97,6 +110,13 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Squared error below ``beta``, absolute error above it (Huber loss scaled by
+    ``1 / beta``).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.smooth_l1_loss``
+    """
     if _amp and amp_policy.on("smooth_l1_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "smooth_l1_loss", smooth_l1_loss, input, target, size_average, reduce, reduction, beta)
@@ -114,6 +134,12 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
+    """Squared error below ``delta``, ``delta``-scaled absolute error above it.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.huber_loss``
+    """
     if _amp and amp_policy.on("huber_loss"):      # autocast (amp_policy.py)
         return amp_policy.call("huber_loss", huber_loss, input, target, reduction, delta, weight)
     reduction = _reduction("huber_loss", reduction)
@@ -165,7 +191,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (weighted); mean divides by the summed weight of the targets
-    that are not ignore_index."""
+    that are not ignore_index.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.nll_loss``
+    """
     if _amp and amp_policy.on("nll_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "nll_loss", nll_loss, input, target, weight, size_average, ignore_index, reduce,
@@ -200,7 +231,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim, then the negative log-likelihood; target is class
-    indices (int) or class probabilities (float, the input's shape)."""
+    indices (int) or class probabilities (float, the input's shape).
+
+    Examples
+    --------
+    >>> import ember
+    >>> logits = ember.zeros(2, 4)
+    >>> round(ember.nn.functional.cross_entropy(logits, ember.tensor([0, 3])).item(), 4)
+    1.3863
+
+    PyTorch
+    -------
+    ``torch.nn.functional.cross_entropy``
+    """
     if _amp and amp_policy.on("cross_entropy"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "cross_entropy", cross_entropy, input, target, weight, size_average, ignore_index,
@@ -246,7 +289,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """-(t log x + (1 - t) log(1 - x)) for probabilities x; logs are clamped at -100."""
+    """-(t log x + (1 - t) log(1 - x)) for probabilities x; logs are clamped at -100.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.binary_cross_entropy``
+    """
     if _amp and amp_policy.on("binary_cross_entropy"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "binary_cross_entropy", binary_cross_entropy, input, target, weight, size_average,
@@ -277,7 +325,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross entropy in one stable expression; pos_weight scales the
-    positive term (per class, broadcast along the last dim)."""
+    positive term (per class, broadcast along the last dim).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.binary_cross_entropy_with_logits``
+    """
     if _amp and amp_policy.on("binary_cross_entropy_with_logits"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, input, target,
@@ -302,7 +355,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """target * (log target - input) with input in log space; 'batchmean' divides the sum by
-    the batch size (the true KL divergence), 'mean' by the number of elements."""
+    the batch size (the true KL divergence), 'mean' by the number of elements.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.kl_div``
+    """
     if _amp and amp_policy.on("kl_div"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "kl_div", kl_div, input, target, size_average, reduce, reduction, log_target)
@@ -327,7 +385,12 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                      full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """exp(input) - target * input (log_input) or input - target * log(input + eps); full
-    adds Stirling's term for targets above 1."""
+    adds Stirling's term for targets above 1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.poisson_nll_loss``
+    """
     if _amp and amp_policy.on("poisson_nll_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "poisson_nll_loss", poisson_nll_loss, input, target, log_input, full, size_average,
@@ -351,7 +414,12 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
 def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
                       eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """0.5 * (log var + (input - target)^2 / var), var clamped to eps; var may be one value
-    per element, one per row (last dim dropped or 1), or a float."""
+    per element, one per row (last dim dropped or 1), or a float.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.gaussian_nll_loss``
+    """
     name = "gaussian_nll_loss"
     _need_float(name, input)
     _tensor(name, target, "target")
@@ -399,21 +467,36 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
-    """Mean squared error."""
+    """Mean squared error.
+
+    PyTorch
+    -------
+    ``torch.nn.MSELoss``
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
-    """Mean absolute error."""
+    """Mean absolute error.
+
+    PyTorch
+    -------
+    ``torch.nn.L1Loss``
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return l1_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
-    """Squared error below beta, absolute error above it."""
+    """Squared error below beta, absolute error above it.
+
+    PyTorch
+    -------
+    ``torch.nn.SmoothL1Loss``
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
@@ -425,7 +508,12 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Squared error below delta, delta-scaled absolute error above it."""
+    """Squared error below delta, delta-scaled absolute error above it.
+
+    PyTorch
+    -------
+    ``torch.nn.HuberLoss``
+    """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
@@ -436,7 +524,12 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log-likelihood of log-probabilities."""
+    """Negative log-likelihood of log-probabilities.
+
+    PyTorch
+    -------
+    ``torch.nn.NLLLoss``
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average=None,
                  ignore_index: int = -100, reduce=None, reduction: str = "mean") -> None:
@@ -449,7 +542,12 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """log_softmax + NLL over logits; targets as class indices or probabilities."""
+    """log_softmax + NLL over logits; targets as class indices or probabilities.
+
+    PyTorch
+    -------
+    ``torch.nn.CrossEntropyLoss``
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average=None,
                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
@@ -467,14 +565,24 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities."""
+    """Binary cross entropy of probabilities.
+
+    PyTorch
+    -------
+    ``torch.nn.BCELoss``
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross entropy of logits (sigmoid folded in, stable)."""
+    """Binary cross entropy of logits (sigmoid folded in, stable).
+
+    PyTorch
+    -------
+    ``torch.nn.BCEWithLogitsLoss``
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
                  reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
@@ -489,7 +597,12 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """Kullback-Leibler divergence of log-probabilities from a target distribution."""
+    """Kullback-Leibler divergence of log-probabilities from a target distribution.
+
+    PyTorch
+    -------
+    ``torch.nn.KLDivLoss``
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  log_target: bool = False) -> None:
@@ -501,7 +614,12 @@ class KLDivLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Negative log-likelihood of a Poisson-distributed target."""
+    """Negative log-likelihood of a Poisson-distributed target.
+
+    PyTorch
+    -------
+    ``torch.nn.PoissonNLLLoss``
+    """
 
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
                  eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:
@@ -514,7 +632,12 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Negative log-likelihood of a Gaussian target with predicted mean and variance."""
+    """Negative log-likelihood of a Gaussian target with predicted mean and variance.
+
+    PyTorch
+    -------
+    ``torch.nn.GaussianNLLLoss``
+    """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6,
                  reduction: str = "mean") -> None:

@@ -36,7 +36,12 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-distance; swap also tries
-    d(p, n) as the negative distance."""
+    d(p, n) as the negative distance.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.triplet_margin_loss``
+    """
     if _amp and amp_policy.on("triplet_margin_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "triplet_margin_loss", triplet_margin_loss, anchor, positive, negative, margin, p, eps,
@@ -60,7 +65,12 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """max(-target * (input1 - input2) + margin, 0), target 1 or -1."""
+    """max(-target * (input1 - input2) + margin, 0), target 1 or -1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.margin_ranking_loss``
+    """
     if _amp and amp_policy.on("margin_ranking_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "margin_ranking_loss", margin_ranking_loss, input1, input2, target, margin,
@@ -78,7 +88,12 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """input where target is 1, max(margin - input, 0) where it is -1."""
+    """input where target is 1, max(margin - input, 0) where it is -1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hinge_embedding_loss``
+    """
     if _amp and amp_policy.on("hinge_embedding_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "hinge_embedding_loss", hinge_embedding_loss, input, target, margin, size_average,
@@ -94,7 +109,12 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
-    """log(1 + exp(-target * input)), as a softplus that does not overflow."""
+    """log(1 + exp(-target * input)), as a softplus that does not overflow.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.soft_margin_loss``
+    """
     if _amp and amp_policy.on("soft_margin_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "soft_margin_loss", soft_margin_loss, input, target, size_average, reduce, reduction)
@@ -107,7 +127,12 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """1 - cos(x1, x2) where target is 1, max(cos(x1, x2) - margin, 0) where it is -1."""
+    """1 - cos(x1, x2) where target is 1, max(cos(x1, x2) - margin, 0) where it is -1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.cosine_embedding_loss``
+    """
     if _amp and amp_policy.on("cosine_embedding_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "cosine_embedding_loss", cosine_embedding_loss, input1, input2, target, margin,
@@ -136,7 +161,12 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
-    """sum over j != y of max(0, margin - x[y] + x[j]) ** p (times weight[y]), over C."""
+    """sum over j != y of max(0, margin - x[y] + x[j]) ** p (times weight[y]), over C.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.multi_margin_loss``
+    """
     if _amp and amp_policy.on("multi_margin_loss"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "multi_margin_loss", multi_margin_loss, input, target, p, margin, weight, size_average,
@@ -185,7 +215,12 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                 size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
-    """Binary cross entropy of logits per class, averaged over the class (last) dim."""
+    """Binary cross entropy of logits per class, averaged over the class (last) dim.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.multilabel_soft_margin_loss``
+    """
     name = "multilabel_soft_margin_loss"
     reduction = _reduction(name, reduction, size_average, reduce)
     _need_float(name, input)
@@ -204,7 +239,12 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 # -- Module forms ----------------------------------------------------------------------------
 
 class TripletMarginLoss(_Loss):
-    """Anchor closer to the positive than to the negative by a margin."""
+    """Anchor closer to the positive than to the negative by a margin.
+
+    PyTorch
+    -------
+    ``torch.nn.TripletMarginLoss``
+    """
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                  swap: bool = False, size_average=None, reduce=None,
@@ -228,7 +268,12 @@ class _MarginLoss(_Loss):
 
 
 class MarginRankingLoss(_MarginLoss):
-    """Ranks input1 above input2 (target 1) or below it (target -1) by a margin."""
+    """Ranks input1 above input2 (target 1) or below it (target -1) by a margin.
+
+    PyTorch
+    -------
+    ``torch.nn.MarginRankingLoss``
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
@@ -240,7 +285,12 @@ class MarginRankingLoss(_MarginLoss):
 
 
 class HingeEmbeddingLoss(_MarginLoss):
-    """Distances of similar (1) and dissimilar (-1) pairs."""
+    """Distances of similar (1) and dissimilar (-1) pairs.
+
+    PyTorch
+    -------
+    ``torch.nn.HingeEmbeddingLoss``
+    """
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
@@ -251,14 +301,24 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class SoftMarginLoss(_Loss):
-    """Two-class logistic loss with targets 1 and -1."""
+    """Two-class logistic loss with targets 1 and -1.
+
+    PyTorch
+    -------
+    ``torch.nn.SoftMarginLoss``
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class CosineEmbeddingLoss(_MarginLoss):
-    """Cosine distance of similar (1) and dissimilar (-1) pairs."""
+    """Cosine distance of similar (1) and dissimilar (-1) pairs.
+
+    PyTorch
+    -------
+    ``torch.nn.CosineEmbeddingLoss``
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
@@ -270,7 +330,12 @@ class CosineEmbeddingLoss(_MarginLoss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss over class-index targets."""
+    """Multi-class hinge loss over class-index targets.
+
+    PyTorch
+    -------
+    ``torch.nn.MultiMarginLoss``
+    """
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                  size_average=None, reduce=None, reduction: str = "mean") -> None:
@@ -289,7 +354,12 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class logistic loss for multi-label targets, averaged over classes."""
+    """Per-class logistic loss for multi-label targets, averaged over classes.
+
+    PyTorch
+    -------
+    ``torch.nn.MultiLabelSoftMarginLoss``
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return multilabel_soft_margin_loss(input, target, self.weight,

@@ -18,11 +18,22 @@ __all__ = ["Module", "StateDictError", "IncompatibleKeys", "RemovableHandle"]
 
 
 class StateDictError(EmberError, RuntimeError):
-    """load_state_dict found missing or unexpected keys, or tensors of the wrong shape."""
+    """load_state_dict found missing or unexpected keys, or tensors of the wrong shape.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What load_state_dict(strict=False) could not match (torch's _IncompatibleKeys)."""
+    """What load_state_dict(strict=False) could not match (torch's _IncompatibleKeys).
+
+    PyTorch
+    -------
+    ``torch.nn.modules.module._IncompatibleKeys``
+    """
 
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
@@ -33,7 +44,12 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
 
 
 class RemovableHandle:
-    """Returned by register_*_hook: remove() unregisters the hook; also a context manager."""
+    """Returned by register_*_hook: remove() unregisters the hook; also a context manager.
+
+    PyTorch
+    -------
+    ``torch.utils.hooks.RemovableHandle``
+    """
 
     _ids = itertools.count()
 
@@ -65,6 +81,10 @@ class Module:
 
     Assigning a Parameter, a Module or a Buffer to an attribute registers it; forward()
     defines the computation and calling the module runs the hooks around it.
+
+    PyTorch
+    -------
+    ``torch.nn.Module``
     """
 
     training: bool

@@ -33,7 +33,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training; the running ones are
-    updated in place) or by the running statistics (eval)."""
+    updated in place) or by the running statistics (eval).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.batch_norm``
+    """
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
@@ -75,7 +80,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last len(normalized_shape) dims."""
+    """Normalise over the last len(normalized_shape) dims.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.layer_norm``
+    """
     if _amp and amp_policy.on("layer_norm"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
@@ -111,7 +121,12 @@ def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, i
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise each group of channels of each sample."""
+    """Normalise each group of channels of each sample.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.group_norm``
+    """
     if _amp and amp_policy.on("group_norm"):      # autocast (amp_policy.py)
         return amp_policy.call("group_norm", group_norm, input, num_groups, weight, bias, eps)
     if input.ndim < 2:
@@ -138,7 +153,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel of each sample over its spatial dims (torch's instance_norm:
     running statistics, when given, follow the mean over the batch of the per-instance
-    mean and unbiased variance)."""
+    mean and unbiased variance).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.instance_norm``
+    """
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an input (N, C, ...) with at least one "
                          f"spatial dim, got shape {tuple(input.shape)}")
@@ -183,7 +203,12 @@ def _eps(eps, dtype) -> float:
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, times weight; eps
-    None means the dtype's machine epsilon, as in torch."""
+    None means the dtype's machine epsilon, as in torch.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.rms_norm``
+    """
     if _amp and amp_policy.on("rms_norm"):      # autocast (amp_policy.py)
         return amp_policy.call("rms_norm", rms_norm, input, normalized_shape, weight, eps)
     dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
@@ -195,7 +220,12 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """input / (k + alpha * mean of input^2 over `size` neighbouring channels) ** beta, the
-    window zero-padded at the channel ends and always divided by size (as torch)."""
+    window zero-padded at the channel ends and always divided by size (as torch).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.local_response_norm``
+    """
     if input.ndim < 3:
         raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
                          f"(got {input.ndim} dimensions)")
@@ -216,7 +246,12 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x divided by its p-norm along dim (at least eps)."""
+    """x divided by its p-norm along dim (at least eps).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.normalize``
+    """
     if p == 2:
         norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
     else:
@@ -288,19 +323,34 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalisation over (N, C) or (N, C, L)."""
+    """Batch normalisation over (N, C) or (N, C, L).
+
+    PyTorch
+    -------
+    ``torch.nn.BatchNorm1d``
+    """
 
     _accepted = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalisation over (N, C, H, W)."""
+    """Batch normalisation over (N, C, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.BatchNorm2d``
+    """
 
     _accepted = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalisation over (N, C, D, H, W)."""
+    """Batch normalisation over (N, C, D, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.BatchNorm3d``
+    """
 
     _accepted = (5,)
 
@@ -309,7 +359,12 @@ class SyncBatchNorm(_BatchNorm):
     """Batch normalisation whose training statistics PyTorch gathers over the processes of
     process_group.  With one process (ember.distributed not initialised, or a group of
     one), and in eval mode, it is BatchNorm over any (N, C, ...) input, as PyTorch's;
-    synchronising the statistics of several processes is not in ember (it raises)."""
+    synchronising the statistics of several processes is not in ember (it raises).
+
+    PyTorch
+    -------
+    ``torch.nn.SyncBatchNorm``
+    """
 
     _accepted = (2, 3, 4, 5)
 
@@ -357,7 +412,12 @@ class SyncBatchNorm(_BatchNorm):
 
 
 class LayerNorm(Module):
-    """Normalise over the trailing normalized_shape dims, with a per-element affine."""
+    """Normalise over the trailing normalized_shape dims, with a per-element affine.
+
+    PyTorch
+    -------
+    ``torch.nn.LayerNorm``
+    """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None) -> None:
@@ -392,7 +452,12 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalise groups of channels per sample, with a per-channel affine."""
+    """Normalise groups of channels per sample, with a per-channel affine.
+
+    PyTorch
+    -------
+    ``torch.nn.GroupNorm``
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
@@ -457,14 +522,38 @@ class _InstanceNorm(Module):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over each sample's channels of a 3-D input
+    ``(N, C, L)`` (or without N), with optional
+    affine parameters and running statistics.
+
+    PyTorch
+    -------
+    ``torch.nn.InstanceNorm1d``
+    """
     dims = 1
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over each sample's channels of a 4-D input
+    ``(N, C, H, W)`` (or without N), with optional
+    affine parameters and running statistics.
+
+    PyTorch
+    -------
+    ``torch.nn.InstanceNorm2d``
+    """
     dims = 2
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over each sample's channels of a 5-D input
+    ``(N, C, D, H, W)`` (or without N), with optional
+    affine parameters and running statistics.
+
+    PyTorch
+    -------
+    ``torch.nn.InstanceNorm3d``
+    """
     dims = 3
 
 
@@ -488,7 +577,12 @@ def _affine(module: Module, affine: bool, bias: bool, n: int, dtype, device) -> 
 
 
 class RMSNorm(Module):
-    """Root-mean-square normalisation over the trailing normalized_shape dims."""
+    """Root-mean-square normalisation over the trailing normalized_shape dims.
+
+    PyTorch
+    -------
+    ``torch.nn.RMSNorm``
+    """
 
     def __init__(self, normalized_shape, eps: float | None = None,
                  elementwise_affine: bool = True, device=None, dtype=None) -> None:
@@ -516,7 +610,12 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
-    """Local response normalisation across channels (see local_response_norm)."""
+    """Local response normalisation across channels (see local_response_norm).
+
+    PyTorch
+    -------
+    ``torch.nn.LocalResponseNorm``
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
                  k: float = 1.0) -> None:

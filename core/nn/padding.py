@@ -1,6 +1,7 @@
 """Padding layers: Zero/Constant/Reflection/Replication/CircularPad{1,2,3}d (F.pad's modes)."""
 from __future__ import annotations
 
+from .._doc import generated
 from ..errors import EmberValueError
 from ..tensor import Tensor
 from . import functional as F
@@ -54,8 +55,8 @@ def _make(name, mode, dims, constant=False):
         def __init__(self, padding) -> None:
             _Pad.__init__(self, padding)
     return type(name, (_Pad,), {"mode": mode, "dims": dims, "__init__": __init__,
-                                "__doc__": f"F.pad(mode={mode!r}) over the last {dims} "
-                                           f"dim(s), as torch.nn.{name}"})
+                                "__doc__": generated(f"F.pad(mode={mode!r}) over the last "
+                                                     f"{dims} dim(s).", f"torch.nn.{name}")})
 
 
 ZeroPad1d, ZeroPad2d, ZeroPad3d = (_make(f"ZeroPad{d}d", "constant", d) for d in (1, 2, 3))

@@ -21,7 +21,12 @@ class _ParameterMeta(type):
 
 
 class Parameter(metaclass=_ParameterMeta):
-    """Parameter(data, requires_grad=True) -> a Tensor registered as a module parameter."""
+    """Parameter(data, requires_grad=True) -> a Tensor registered as a module parameter.
+
+    PyTorch
+    -------
+    ``torch.nn.Parameter``
+    """
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:
         if data is None:
@@ -69,7 +74,12 @@ class _BufferMeta(type):
 
 class Buffer(metaclass=_BufferMeta):
     """Buffer(data, persistent=True): assigning one to a Module attribute registers a buffer
-    (torch.nn.Buffer)."""
+    (torch.nn.Buffer).
+
+    PyTorch
+    -------
+    ``torch.nn.Buffer``
+    """
 
     def __new__(cls, data: Tensor, *, persistent: bool = True) -> Tensor:
         if type(data) is not Tensor:

@@ -18,7 +18,12 @@ def _check(name: str, input: Tensor, factor: int, what: str) -> None:
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
-    block of pixels (torch.nn.functional.pixel_shuffle)."""
+    block of pixels (torch.nn.functional.pixel_shuffle).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.pixel_shuffle``
+    """
     _check("pixel_shuffle", input, upscale_factor, "upscale_factor")
     r = upscale_factor
     *lead, c, h, w = input.shape
@@ -33,7 +38,12 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.pixel_unshuffle``
+    """
     _check("pixel_unshuffle", input, downscale_factor, "downscale_factor")
     r = downscale_factor
     *lead, c, h, w = input.shape
@@ -47,7 +57,12 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 class PixelShuffle(Module):
-    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r)."""
+    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r).
+
+    PyTorch
+    -------
+    ``torch.nn.PixelShuffle``
+    """
 
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
@@ -61,7 +76,12 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """Rearrange (*, C, H r, W r) into (*, C r^2, H, W)."""
+    """Rearrange (*, C, H r, W r) into (*, C r^2, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.PixelUnshuffle``
+    """
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()

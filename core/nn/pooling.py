@@ -58,7 +58,12 @@ def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Max over windows; the gradient goes to the first maximum of each window, as in
-    PyTorch."""
+    PyTorch.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.max_pool2d``
+    """
     x, unbatched = _batched("max_pool2d", input, 4)
     k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("max_pool2d", x, kernel_size, stride,
                                                     padding, dilation, ceil_mode)
@@ -89,7 +94,12 @@ def _window_to_flat(idx, n, c, h, w, k, s, p, d, oh, ow, unbatched):
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Mean over windows (unfold + sum); padding counts toward the divisor unless
-    count_include_pad=False, windows past the edge (ceil_mode) never do."""
+    count_include_pad=False, windows past the edge (ceil_mode) never do.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.avg_pool2d``
+    """
     x, unbatched = _batched("avg_pool2d", input, 4)
     k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
                                                     padding, 1, ceil_mode)
@@ -122,7 +132,12 @@ def _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad):
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average over PyTorch's adaptive windows: rows and columns are pooled by two small
-    averaging matrices (exact for any sizes, one matmul each)."""
+    averaging matrices (exact for any sizes, one matmul each).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.adaptive_avg_pool2d``
+    """
     if _amp and amp_policy.on("adaptive_avg_pool2d"):      # autocast (amp_policy.py)
         return amp_policy.call("adaptive_avg_pool2d", adaptive_avg_pool2d, input, output_size)
     x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
@@ -171,7 +186,12 @@ def _check_1d(name: str, input: Tensor) -> None:
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
-    """max_pool2d over a 1-high image; indices are positions along L."""
+    """max_pool2d over a 1-high image; indices are positions along L.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.max_pool1d``
+    """
     _check_1d("max_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
     out = F.max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
@@ -184,7 +204,12 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
-    """avg_pool2d over a 1-high image."""
+    """avg_pool2d over a 1-high image.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.avg_pool1d``
+    """
     _check_1d("avg_pool1d", input)
     stride = None if stride is None or stride == () else (1, _one(stride, "avg_pool1d"))
     return F.avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "avg_pool1d")), stride,
@@ -193,7 +218,12 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
-    """adaptive_avg_pool2d over a 1-high image."""
+    """adaptive_avg_pool2d over a 1-high image.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.adaptive_avg_pool1d``
+    """
     _check_1d("adaptive_avg_pool1d", input)
     size = _one(output_size, "adaptive_avg_pool1d")
     return F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
@@ -206,7 +236,12 @@ def _adaptive_bounds(out: int, size: int):
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
     """Max over PyTorch's adaptive windows (a window's max is the max over its rows of the
     max over its columns, so two passes of per-window slices).  return_indices=True is not
-    supported yet."""
+    supported yet.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.adaptive_max_pool2d``
+    """
     if return_indices:
         raise EmberValueError("adaptive_max_pool2d: return_indices=True is not in ember yet; "
                               "use return_indices=False (or max_pool2d with return_indices)")
@@ -235,7 +270,12 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
 
 class MaxPool2d(Module):
-    """Maximum over (kernel_size) windows."""
+    """Maximum over (kernel_size) windows.
+
+    PyTorch
+    -------
+    ``torch.nn.MaxPool2d``
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -257,7 +297,12 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
-    """Mean over (kernel_size) windows."""
+    """Mean over (kernel_size) windows.
+
+    PyTorch
+    -------
+    ``torch.nn.AvgPool2d``
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
@@ -278,7 +323,12 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    """Mean over windows chosen so the output has output_size."""
+    """Mean over windows chosen so the output has output_size.
+
+    PyTorch
+    -------
+    ``torch.nn.AdaptiveAvgPool2d``
+    """
 
     def __init__(self, output_size) -> None:
         super().__init__()
@@ -292,7 +342,12 @@ class AdaptiveAvgPool2d(Module):
 
 
 class MaxPool1d(Module):
-    """Maximum over kernel_size windows along L."""
+    """Maximum over kernel_size windows along L.
+
+    PyTorch
+    -------
+    ``torch.nn.MaxPool1d``
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -316,7 +371,12 @@ def _single(v):
 
 
 class AvgPool1d(Module):
-    """Mean over kernel_size windows along L."""
+    """Mean over kernel_size windows along L.
+
+    PyTorch
+    -------
+    ``torch.nn.AvgPool1d``
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
@@ -336,7 +396,12 @@ class AvgPool1d(Module):
 
 
 class AdaptiveAvgPool1d(Module):
-    """Mean over windows chosen so the output has length output_size."""
+    """Mean over windows chosen so the output has length output_size.
+
+    PyTorch
+    -------
+    ``torch.nn.AdaptiveAvgPool1d``
+    """
 
     def __init__(self, output_size) -> None:
         super().__init__()
@@ -350,7 +415,12 @@ class AdaptiveAvgPool1d(Module):
 
 
 class AdaptiveMaxPool2d(Module):
-    """Max over windows chosen so the output has output_size (return_indices=False only)."""
+    """Max over windows chosen so the output has output_size (return_indices=False only).
+
+    PyTorch
+    -------
+    ``torch.nn.AdaptiveMaxPool2d``
+    """
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()

@@ -138,6 +138,10 @@ class RNNBase(Module):
     Parameters are named and shaped as torch's: weight_ih_l{k}[_reverse] (gates * hidden,
     input), weight_hh_l{k}[_reverse] (gates * hidden, hidden or proj_size), bias_ih_l{k},
     bias_hh_l{k} and, for an LSTM with proj_size > 0, weight_hr_l{k} (proj_size, hidden).
+
+    PyTorch
+    -------
+    ``torch.nn.RNNBase``
     """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
@@ -361,7 +365,12 @@ def _nonlinearity_mode(nonlinearity: str) -> str:
 
 
 class RNN(RNNBase):
-    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu)."""
+    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu).
+
+    PyTorch
+    -------
+    ``torch.nn.RNN``
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
@@ -374,7 +383,12 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """Long short-term memory; forward returns (output, (h_n, c_n))."""
+    """Long short-term memory; forward returns (output, (h_n, c_n)).
+
+    PyTorch
+    -------
+    ``torch.nn.LSTM``
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -385,7 +399,12 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit; forward returns (output, h_n)."""
+    """Gated recurrent unit; forward returns (output, h_n).
+
+    PyTorch
+    -------
+    ``torch.nn.GRU``
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -397,7 +416,12 @@ class GRU(RNNBase):
 # -- cells ---------------------------------------------------------------------------------
 
 class RNNCellBase(Module):
-    """One time step: weight_ih (gates * hidden, input), weight_hh, bias_ih, bias_hh."""
+    """One time step: weight_ih (gates * hidden, input), weight_hh, bias_ih, bias_hh.
+
+    PyTorch
+    -------
+    ``torch.nn.RNNCellBase``
+    """
 
     _mode = "RNN_TANH"
 
@@ -473,7 +497,12 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu)."""
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu).
+
+    PyTorch
+    -------
+    ``torch.nn.RNNCell``
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None) -> None:
@@ -489,7 +518,12 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step; forward returns (h', c')."""
+    """One LSTM step; forward returns (h', c').
+
+    PyTorch
+    -------
+    ``torch.nn.LSTMCell``
+    """
 
     _mode = "LSTM"
 
@@ -506,7 +540,12 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step; forward returns h'."""
+    """One GRU step; forward returns h'.
+
+    PyTorch
+    -------
+    ``torch.nn.GRUCell``
+    """
 
     _mode = "GRU"
 

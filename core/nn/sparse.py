@@ -26,7 +26,12 @@ __all__ = ["Embedding", "EmbeddingBag"]
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of weight picked by the integer input; the padding_idx row gets no gradient."""
+    """Rows of weight picked by the integer input; the padding_idx row gets no gradient.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.embedding``
+    """
     if type(input) is not Tensor or input._dtype.category != D.INT:
         got = input._dtype.name if type(input) is Tensor else type(input).__name__
         raise EmberTypeError(f"embedding: expected an integer index tensor (int64), got "
@@ -58,6 +63,13 @@ def _renorm_rows(weight, input, max_norm, norm_type):
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor with a trailing dim of ``num_classes`` (-1: the largest label + 1)
+    holding 1 at each label.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.one_hot``
+    """
     if tensor._dtype is not D.int64:
         raise EmberTypeError(f"one_hot: expected an int64 class-index tensor, got "
                              f"{tensor._dtype.name}")
@@ -72,7 +84,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 class Embedding(Module):
     """weight[input]: rows of a (num_embeddings, embedding_dim) table; the padding_idx row
-    starts at zero and receives no gradient."""
+    starts at zero and receives no gradient.
+
+    PyTorch
+    -------
+    ``torch.nn.Embedding``
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
@@ -139,7 +156,12 @@ class Embedding(Module):
 class EmbeddingBag(Module):
     """Sums, means or maxes of bags of embeddings: a 2-D input is one bag per row; a 1-D
     input is cut into bags at offsets.  per_sample_weights scale each entry (mode='sum');
-    entries equal to padding_idx are left out of their bag (an empty bag gives zeros)."""
+    entries equal to padding_idx are left out of their bag (an empty bag gives zeros).
+
+    PyTorch
+    -------
+    ``torch.nn.EmbeddingBag``
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",

@@ -90,7 +90,12 @@ class _TransformerLayer(Module):
 
 class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention and a feed-forward block, each with a residual connection and a
-    LayerNorm (after each block, or before with norm_first=True)."""
+    LayerNorm (after each block, or before with norm_first=True).
+
+    PyTorch
+    -------
+    ``torch.nn.TransformerEncoderLayer``
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: str | Callable = F.relu,
@@ -112,7 +117,12 @@ class TransformerEncoderLayer(_TransformerLayer):
 
 class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's memory, and a feed-forward block,
-    each with a residual connection and a LayerNorm."""
+    each with a residual connection and a LayerNorm.
+
+    PyTorch
+    -------
+    ``torch.nn.TransformerDecoderLayer``
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: str | Callable = F.relu,
@@ -154,7 +164,12 @@ class TransformerEncoder(Module):
     """num_layers copies of an encoder layer (each with its own weights), then norm.
 
     enable_nested_tensor and mask_check are accepted for torch's signature; ember has no
-    nested-tensor fast path."""
+    nested-tensor fast path.
+
+    PyTorch
+    -------
+    ``torch.nn.TransformerEncoder``
+    """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
                  norm: Module | None = None, enable_nested_tensor: bool = True,
@@ -178,7 +193,12 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """num_layers copies of a decoder layer (each with its own weights), then norm."""
+    """num_layers copies of a decoder layer (each with its own weights), then norm.
+
+    PyTorch
+    -------
+    ``torch.nn.TransformerDecoder``
+    """
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
                  norm: Module | None = None) -> None:
@@ -205,7 +225,12 @@ class TransformerDecoder(Module):
 class Transformer(Module):
     """The encoder-decoder Transformer of "Attention Is All You Need", as torch's: an
     encoder stack and a decoder stack, each closed by a LayerNorm; every weight matrix
-    starts xavier-uniform."""
+    starts xavier-uniform.
+
+    PyTorch
+    -------
+    ``torch.nn.Transformer``
+    """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,

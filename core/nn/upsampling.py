@@ -122,7 +122,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize (N, C, *spatial) by nearest or (bi)linear interpolation
     (torch.nn.functional.interpolate: nearest, nearest-exact, linear, bilinear, trilinear,
-    bicubic, area)."""
+    bicubic, area).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.interpolate``
+    """
     if _amp and amp_policy.on("interpolate"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "interpolate", interpolate, input, size, scale_factor, mode, align_corners,
@@ -172,23 +177,43 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
-    """The deprecated spelling of interpolate (torch.nn.functional.upsample)."""
+    """The deprecated spelling of interpolate (torch.nn.functional.upsample).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.upsample``
+    """
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
-    """torch.nn.functional.upsample_nearest: interpolate(mode="nearest")."""
+    """torch.nn.functional.upsample_nearest: interpolate(mode="nearest").
+
+    PyTorch
+    -------
+    ``torch.nn.functional.upsample_nearest``
+    """
     return interpolate(input, size, scale_factor, "nearest")
 
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """torch.nn.functional.upsample_bilinear: interpolate(mode="bilinear",
-    align_corners=True)."""
+    align_corners=True).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.upsample_bilinear``
+    """
     return interpolate(input, size, scale_factor, "bilinear", align_corners=True)
 
 
 class Upsample(Module):
-    """Resize the input by scale_factor or to size (see interpolate)."""
+    """Resize the input by scale_factor or to size (see interpolate).
+
+    PyTorch
+    -------
+    ``torch.nn.Upsample``
+    """
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
                  align_corners: bool | None = None,
@@ -215,14 +240,24 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Upsample(mode='nearest') for (N, C, H, W)."""
+    """Upsample(mode='nearest') for (N, C, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.UpsamplingNearest2d``
+    """
 
     def __init__(self, size=None, scale_factor=None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Upsample(mode='bilinear', align_corners=True) for (N, C, H, W)."""
+    """Upsample(mode='bilinear', align_corners=True) for (N, C, H, W).
+
+    PyTorch
+    -------
+    ``torch.nn.UpsamplingBilinear2d``
+    """
 
     def __init__(self, size=None, scale_factor=None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

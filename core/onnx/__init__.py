@@ -26,7 +26,13 @@ __all__ = ["export", "verify", "load", "TrainingMode", "OperatorExportTypes",
 
 
 class OnnxVerificationError(EmberError, AssertionError):
-    """An ONNX runtime's outputs disagree with ember's."""
+    """An ONNX runtime's outputs disagree with ember's.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 def __getattr__(name):
@@ -46,14 +52,25 @@ def _require(package: str):
 
 
 class TrainingMode(enum.IntEnum):
-    """torch.onnx.TrainingMode: the mode the model is exported in (EVAL by default)."""
+    """The mode export() exports a model in: EVAL (the default), PRESERVE, TRAINING.
+
+    PyTorch
+    -------
+    ``torch.onnx.TrainingMode``
+    """
     EVAL = 0
     PRESERVE = 1
     TRAINING = 2
 
 
 class OperatorExportTypes(enum.IntEnum):
-    """torch.onnx.OperatorExportTypes: ember writes standard ONNX operators only (ONNX)."""
+    """export()'s operator_export_type: ember writes standard ONNX operators only (ONNX);
+    the others are refused.
+
+    PyTorch
+    -------
+    ``torch.onnx.OperatorExportTypes``
+    """
     ONNX = 0
     ONNX_ATEN = 1
     ONNX_ATEN_FALLBACK = 2
@@ -96,6 +113,10 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
     external data below protobuf's 2 GB).  Options ember cannot honour (a custom
     translation table or opsets, ATen operators, export reports, modules as functions)
     raise UnsupportedError.
+
+    PyTorch
+    -------
+    ``torch.onnx.export``
     """
     del artifacts_dir                  # where torch writes report/profile files: refused below
     _require("onnx")
@@ -247,7 +268,12 @@ def verify(model, args, f, *, rtol: float = 1e-4, atol: float = 1e-5,
     """Run the ONNX model in f on args with onnxruntime (onnx's ReferenceEvaluator where
     onnxruntime lacks an op) and compare with model(*args) run eagerly by ember; raise
     OnnxVerificationError where they differ.  Returns {"runtime", "outputs",
-    "max_abs_diff"}."""
+    "max_abs_diff"}.
+
+    PyTorch
+    -------
+    None: PyTorch's ``torch.onnx.verification`` is the nearest.
+    """
     return _compare(model, args, f, rtol=rtol, atol=atol, kwargs=kwargs)
 
 
@@ -316,7 +342,12 @@ def load(f, *, base_dir=None):
     naming the initializer, node or output.  External data is read from the model's folder
     (base_dir, where the model comes as bytes or a ModelProto) after ember's own path check:
     a relative path that stays inside that folder, symlinks resolved, to an existing file
-    that holds the bytes the tensor needs."""
+    that holds the bytes the tensor needs.
+
+    PyTorch
+    -------
+    None: PyTorch cannot run ONNX models; ember's importer runs one as ember ops.
+    """
     onnx = _require("onnx")
     from .importer import OnnxModule
     from .reader import parse

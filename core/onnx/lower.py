@@ -20,7 +20,13 @@ MIN_OPSET, MAX_OPSET = 14, 21
 
 
 class OnnxExportError(EmberError, RuntimeError):
-    """A program that cannot be written as an ONNX model (an op without a lowering...)."""
+    """A program that cannot be written as an ONNX model (an op without a lowering...).
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 def onnx_dtype(dtype: D.DType) -> int:

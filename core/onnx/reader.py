@@ -28,7 +28,13 @@ from ..errors import EmberError
 class OnnxImportError(EmberError, ValueError):
     """An ONNX model that ember cannot run: a malformed file (unparseable bytes, a tensor
     whose data disagrees with its shape, a node reading a value nothing makes, external
-    data outside the model's directory), an op or attribute ember does not import."""
+    data outside the model's directory), an op or attribute ember does not import.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 NAME_BUDGET = 60            # characters of an untrusted name shown in a message

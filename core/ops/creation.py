@@ -212,7 +212,21 @@ def _promoted(found):
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor with a copy of data (lists, numbers, arrays, tensors)."""
+    """A new tensor with a copy of data (lists, numbers, arrays, tensors).
+
+    Examples
+    --------
+    >>> import ember
+    >>> t = ember.tensor([[1, 2], [3, 4]])
+    >>> t.dtype, t.shape
+    (ember.int64, ember.Size([2, 2]))
+    >>> ember.tensor([1.5, 2.0]).dtype
+    ember.float32
+
+    PyTorch
+    -------
+    ``torch.tensor``
+    """
     if type(data) is Tensor:
         t = data.detach().to(device=device or data.device, dtype=dtype or data.dtype,
                               copy=True)
@@ -224,14 +238,24 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like tensor(), but shares memory with a CPU NumPy array or tensor when it can."""
+    """Like tensor(), but shares memory with a CPU NumPy array or tensor when it can.
+
+    PyTorch
+    -------
+    ``torch.as_tensor``
+    """
     if type(data) is Tensor:
         return data.to(device=device or data.device, dtype=dtype or data.dtype)
     return from_host(_infer_host(data, dtype), device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A CPU tensor sharing memory with a NumPy array."""
+    """A CPU tensor sharing memory with a NumPy array.
+
+    PyTorch
+    -------
+    ``torch.from_numpy``
+    """
     if not isinstance(array, np.ndarray):
         raise EmberTypeError(f"from_numpy(): expected np.ndarray, got {type(array).__name__}")
     return wrap(array, as_device("cpu"), D.from_numpy_dtype(array.dtype))
@@ -261,6 +285,13 @@ def _sized(size, name) -> tuple:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value (bool,
+    int64 or the default float dtype) unless ``dtype=`` is given.
+
+    PyTorch
+    -------
+    ``torch.full``
+    """
     shape = _sized((size,) if isinstance(size, int) else tuple(size), "full")
     if type(fill_value) is Tensor:
         fill_value = fill_value.item()
@@ -280,12 +311,46 @@ def _shape_args(size, name):
 
 @size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size filled with zeros.
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The shape, as ``zeros(2, 3)``, ``zeros((2, 3))`` or ``size=(2, 3)``.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.zeros(3).tolist()
+    [0.0, 0.0, 0.0]
+
+    PyTorch
+    -------
+    ``torch.zeros``
+    """
     return full(_shape_args(size, "zeros"), 0, dtype=_factory_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
 
 @size_keyword
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size filled with ones.
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The shape, as ``ones(2, 3)``, ``ones((2, 3))`` or ``size=(2, 3)``.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.ones(2, 3).shape
+    ember.Size([2, 3])
+
+    PyTorch
+    -------
+    ``torch.ones``
+    """
     return full(_shape_args(size, "ones"), 1, dtype=_factory_dtype(dtype), device=device,
                 requires_grad=requires_grad)
 
@@ -293,6 +358,18 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
 @size_keyword
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=contiguous_format) -> Tensor:
+    """A tensor of the given size whose values are not set (ember fills it with zeros, so
+    its content is never memory garbage).
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The shape, as ``empty(2, 3)`` or ``empty((2, 3))`` or ``size=(2, 3)``.
+
+    PyTorch
+    -------
+    ``torch.empty``; ember's values are zeros rather than uninitialised memory.
+    """
     out = zeros(*size, dtype=dtype, device=device)
     if memory_format is not contiguous_format:
         out = _empty_format(out, memory_format, "empty")
@@ -322,30 +399,75 @@ def _like(x, dtype, device):
 
 def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
                memory_format=preserve_format) -> Tensor:
+    """A tensor of zeros with ``x``'s shape (and dtype and device unless given).
+
+    PyTorch
+    -------
+    ``torch.zeros_like``
+    """
     return formatted(full(x._data.shape, 0, **_like(x, dtype, device)), x, memory_format,
                      requires_grad, "zeros_like")
 
 
 def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format) -> Tensor:
+    """A tensor of ones with ``x``'s shape (and dtype and device unless given).
+
+    PyTorch
+    -------
+    ``torch.ones_like``
+    """
     return formatted(full(x._data.shape, 1, **_like(x, dtype, device)), x, memory_format,
                      requires_grad, "ones_like")
 
 
 def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
                memory_format=preserve_format) -> Tensor:
+    """A tensor with ``x``'s shape (and dtype and device unless given) whose values are not
+    set (zeros in ember).
+
+    PyTorch
+    -------
+    ``torch.empty_like``
+    """
     return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad,
                       memory_format=memory_format)
 
 
 def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format):
+    """A tensor with ``x``'s shape, dtype and device filled with ``fill_value``.
+
+    PyTorch
+    -------
+    ``torch.full_like``
+    """
     return formatted(full(x._data.shape, fill_value, **_like(x, dtype, device)), x,
                      memory_format, requires_grad, "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) in steps of ``step``, as a 1-D tensor.
+
+    Parameters
+    ----------
+    start, end, step : number
+        With one argument it is ``end`` and ``start`` is 0.
+    dtype, device, requires_grad
+        As for every factory; the dtype is int64 for integer arguments, else the default
+        float dtype.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.arange(5).tolist()
+    [0, 1, 2, 3, 4]
+
+    PyTorch
+    -------
+    ``torch.arange``
+    """
     if end is None:
         start, end = 0, start
     vals = [v.item() if type(v) is Tensor else v for v in (start, end, step)]
@@ -369,6 +491,19 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end``, both included, as a 1-D
+    tensor.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.linspace(0, 1, 3).tolist()
+    [0.0, 0.5, 1.0]
+
+    PyTorch
+    -------
+    ``torch.linspace``
+    """
     if steps < 0:
         raise EmberValueError(f"linspace: number of steps must be non-negative, got {steps}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
@@ -378,6 +513,12 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``).
+
+    PyTorch
+    -------
+    ``torch.eye``
+    """
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
     n, m = _sized((n, n if m is None else m), "eye")
     return from_host(np.eye(n, m, dtype=dtype.np), device, requires_grad)
@@ -390,7 +531,12 @@ _seed = 0
 
 
 class Generator:
-    """A seeded stream (torch.Generator): for DataLoader shuffling and random_split."""
+    """A seeded stream (torch.Generator): for DataLoader shuffling and random_split.
+
+    PyTorch
+    -------
+    ``torch.Generator``
+    """
 
     def __init__(self, device="cpu"):
         # one host stream serves every device (random numbers are drawn on the host and
@@ -416,21 +562,54 @@ class Generator:
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the stream every device draws from (host generation, then a copy)."""
+    """Seed the stream every device draws from (host generation, then a copy).
+
+    PyTorch
+    -------
+    ``torch.manual_seed``
+    """
     global _rng, _seed
     _seed = int(seed)
     _rng = np.random.default_rng(_seed)
 
 
 def initial_seed() -> int:
+    """The seed the global generator was last seeded with.
+
+    Returns
+    -------
+    int
+
+    PyTorch
+    -------
+    ``torch.initial_seed``
+    """
     return _seed
 
 
 def get_rng_state() -> dict:
+    """The global generator's state, for :func:`set_rng_state`.
+
+    Returns
+    -------
+    dict
+        The NumPy bit generator's state (PyTorch returns a ByteTensor).
+
+    PyTorch
+    -------
+    ``torch.get_rng_state``; ember's state is a dict (its generator is NumPy's PCG64, so
+    random streams differ from PyTorch's for the same seed).
+    """
     return _rng.bit_generator.state
 
 
 def set_rng_state(state: dict) -> None:
+    """Restore the global generator to a state from :func:`get_rng_state`.
+
+    PyTorch
+    -------
+    ``torch.set_rng_state``; the state is a dict, not a ByteTensor.
+    """
     _rng.bit_generator.state = state
 
 
@@ -450,17 +629,55 @@ def _random(name, size, dtype, device, requires_grad, draw):
 
 @size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Samples uniform on [0, 1) in a tensor of the given size (default float dtype).
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The shape.
+    generator : Generator, optional
+        The generator to draw from instead of the global one.
+
+    PyTorch
+    -------
+    ``torch.rand``; the samples differ from PyTorch's for the same seed (another generator).
+    """
     return _random("rand", size, dtype, device, requires_grad,
                    lambda s: _gen(generator).random(s))
 
 
 @size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Samples from the standard normal distribution in a tensor of the given size.
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The shape.
+    generator : Generator, optional
+        The generator to draw from instead of the global one.
+
+    PyTorch
+    -------
+    ``torch.randn``; the samples differ from PyTorch's for the same seed (another generator).
+    """
     return _random("randn", size, dtype, device, requires_grad,
                    lambda s: _gen(generator).standard_normal(s))
 
 
 def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None):
+    """Samples from a normal distribution: ``normal(mean, std, size)`` with numbers, or
+    elementwise with tensor ``mean`` and/or ``std`` (their broadcast shape).
+
+    Raises
+    ------
+    ValueError
+        A negative ``std`` (``ember.EmberValueError``, a ValueError).
+
+    PyTorch
+    -------
+    ``torch.normal``; the samples differ from PyTorch's for the same seed (another generator).
+    """
     if type(mean) is Tensor or type(std) is Tensor:
         return _normal_tensors(mean, std, generator)
     if std < 0:
@@ -488,12 +705,26 @@ def _normal_tensors(mean, std, generator) -> Tensor:
 
 
 def uniform(low, high, size, *, dtype=None, device=None, generator=None):
+    """Samples uniform on [``low``, ``high``) in a tensor of shape ``size``.
+
+    PyTorch
+    -------
+    None: ember's own factory; PyTorch writes ``torch.empty(size).uniform_(low, high)``
+    (``torch.Tensor.uniform_``).
+    """
     return _random("uniform", tuple(size), dtype, device, False,
                    lambda s: _gen(generator).uniform(low, high, s))
 
 
 def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
             requires_grad: bool = False) -> Tensor:
+    """Integers drawn uniformly from [``low``, ``high``) in a tensor of shape ``size``
+    (int64); ``randint(high, size)`` starts at 0.
+
+    PyTorch
+    -------
+    ``torch.randint``; the samples differ from PyTorch's for the same seed.
+    """
     if isinstance(high, (tuple, list)):        # randint(high, size), as PyTorch
         low, high, size = 0, low, high
     if high is None:
@@ -507,6 +738,12 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
 
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64).
+
+    PyTorch
+    -------
+    ``torch.randperm``; the permutation differs from PyTorch's for the same seed.
+    """
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
     return _made(lambda: _gen(generator).permutation(n).astype(dtype.np), device, False,
                  random=True, name="randperm")

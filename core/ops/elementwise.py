@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
+from .._doc import generated
 from ..dispatch import binary as _binary
 from ..dispatch import run, use_cast
 from ..dispatch import unary as _unary
@@ -44,7 +45,8 @@ def _unary_fn(op):
         _need_tensor(op.name, x)
         return _unary(op, x)
     f.__name__ = f.__qualname__ = op.name
-    f.__doc__ = op.doc
+    f.__doc__ = generated(f"{op.doc}, elementwise.",
+                          f"torch.{op.name}", params="x : Tensor", returns="Tensor")
     return f
 
 
@@ -136,7 +138,12 @@ relu_op = declare("relu", "composite", rule_same, sig="x", doc="max(x, 0)",
 
 
 def relu(x: Tensor) -> Tensor:
-    """max(x, 0) elementwise."""
+    """max(x, 0) elementwise.
+
+    PyTorch
+    -------
+    ``torch.relu``
+    """
     _need_tensor("relu", x)
     return _unary(relu_op, x)
 
@@ -150,7 +157,10 @@ def _binary_fn(op):
             return run(op, x, y)
         return _binary(op, x, y)
     f.__name__ = f.__qualname__ = op.name
-    f.__doc__ = op.doc
+    f.__doc__ = generated(f"{op.doc}, elementwise.",
+                          f"torch.{op.name}",
+                          params="x, y : Tensor or number\n    Broadcast together; at least one "
+                                 "is a Tensor.", returns="Tensor")
     return f
 
 
@@ -280,7 +290,12 @@ def use_nonzero(fn) -> None:
 
 def where(condition, input=_NOTHING, other=_NOTHING):
     """Elements of input where condition holds, else of other (broadcast); where(condition)
-    alone is nonzero(condition, as_tuple=True), as in PyTorch."""
+    alone is nonzero(condition, as_tuple=True), as in PyTorch.
+
+    PyTorch
+    -------
+    ``torch.where``
+    """
     if input is _NOTHING and other is _NOTHING:
         return _nonzero(condition, as_tuple=True)
     if type(input) is not Tensor and type(other) is not Tensor and type(condition) is Tensor:
@@ -296,6 +311,12 @@ use_cast(cast_op)                 # dispatch casts promoted inputs with it
 
 
 def cast(x: Tensor, dtype) -> Tensor:
+    """``x`` converted to ``dtype`` (``x`` itself when it has that dtype already).
+
+    PyTorch
+    -------
+    None as a function: PyTorch writes ``x.to(dtype)`` (``torch.Tensor.to``).
+    """
     dtype = D.get_dtype(dtype)
     if x._dtype is dtype:
         return x

@@ -220,18 +220,33 @@ def take_along(x: Tensor, index: Tensor, axis: int, name: str = "take") -> Tenso
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.index_select: the entries of input at index along dim (in [0, size))."""
+    """torch.index_select: the entries of input at index along dim (in [0, size)).
+
+    PyTorch
+    -------
+    ``torch.index_select``
+    """
     return take_along(input, index, dim, "index_select")
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
-    """torch.take: input treated as 1-D, read at index (any shape)."""
+    """torch.take: input treated as 1-D, read at index (any shape).
+
+    PyTorch
+    -------
+    ``torch.take``
+    """
     return take_along(input.reshape(-1), index, 0)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
               alpha=1) -> Tensor:
-    """torch.index_add: a copy of input with alpha * source added at index along dim."""
+    """torch.index_add: a copy of input with alpha * source added at index along dim.
+
+    PyTorch
+    -------
+    ``torch.index_add``
+    """
     return _index_add(input, index, source if alpha == 1 else source * alpha, dim)
 
 
@@ -266,7 +281,12 @@ def _check_gather(name, x, index, axis, src=None):
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on."""
+    """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on.
+
+    PyTorch
+    -------
+    ``torch.gather``
+    """
     return _gather(input, index, dim)
 
 
@@ -286,7 +306,12 @@ def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """torch.scatter_add: a copy of input with src added at index along dim."""
+    """torch.scatter_add: a copy of input with src added at index along dim.
+
+    PyTorch
+    -------
+    ``torch.scatter_add``
+    """
     return _scatter_add(input, index, src, dim)
 
 
@@ -305,6 +330,13 @@ def _scatter_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
+    """The indices of the nonzero elements of ``x``: a ``(count, x.ndim)`` int64 tensor, or with
+    ``as_tuple=True`` one 1-D index tensor per dim.
+
+    PyTorch
+    -------
+    ``torch.nonzero``
+    """
     out = run(nonzero_op, x)
     if as_tuple:
         return tuple(out[:, i] for i in range(max(x.ndim, 1)))
@@ -316,6 +348,13 @@ movement.use_index_select(index_select)    # pad(mode='reflect' | 'replicate' | 
 
 
 def argwhere(x: Tensor) -> Tensor:
+    """The indices of the nonzero elements of ``x``, one row per element: shape
+    ``(count, x.ndim)``, int64.
+
+    PyTorch
+    -------
+    ``torch.argwhere``
+    """
     return nonzero(x)
 
 

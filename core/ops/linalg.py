@@ -75,6 +75,19 @@ matmul_op = declare("matmul", "linalg", rule_same, sig="x, y", check=_check, vjp
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
+    """The matrix product of ``x`` and ``y`` with NumPy's rules: 1-D operands are vectors,
+    leading dims broadcast.
+
+    Examples
+    --------
+    >>> import ember
+    >>> (ember.ones(2, 3) @ ember.ones(3, 4)).shape
+    ember.Size([2, 4])
+
+    PyTorch
+    -------
+    ``torch.matmul``
+    """
     if type(x) is Tensor and type(y) is Tensor and x._dtype is y._dtype and \
             x._device is y._device and x._dtype is not D.bool_ and x._dtype is not D.bfloat16:
         xs, ys = x._data.shape, y._data.shape

@@ -225,6 +225,13 @@ _T = {"dims": (1, 0)}
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
+    """``x`` with a new shape of the same number of elements (a view where possible);
+    one dim may be -1.
+
+    PyTorch
+    -------
+    ``torch.reshape``
+    """
     new = resolve_reshape("reshape", x._data.shape, as_shape(shape, "reshape"))
     if new == x._data.shape:
         return x
@@ -248,6 +255,12 @@ def reshape(x: Tensor, *shape) -> Tensor:
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    """A view of ``x`` with its dims reordered as ``dims``.
+
+    PyTorch
+    -------
+    ``torch.permute``
+    """
     if len(dims) == 1 and type(dims[0]) is tuple:
         dims = dims[0]
     if len(dims) == 2 and len(x._data.shape) == 2 and dims in _SWAP:      # .T and .mT of matrices
@@ -267,6 +280,12 @@ def permute(x: Tensor, *dims) -> Tensor:
 
 
 def expand(x: Tensor, *shape) -> Tensor:
+    """A view of ``x`` broadcast to ``shape`` without copying; -1 keeps a dim's size.
+
+    PyTorch
+    -------
+    ``torch.Tensor.expand`` (a method in PyTorch; ember also has it as ``ember.expand``).
+    """
     shape = as_shape(shape, "expand")
     old = x._data.shape
     if len(shape) < len(old):
@@ -299,11 +318,25 @@ def slice_(x: Tensor, index: tuple) -> Tensor:
 
 
 def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
+    """A copy of ``base`` with ``src`` written at ``base[index]`` (``index`` a tuple of slices
+    and ints).
+
+    PyTorch
+    -------
+    ``torch.slice_scatter``, which takes one ``dim``/``start``/``end``/``step``; ember's
+    takes a whole index tuple.
+    """
     return run(slice_scatter_op, base, src, index=index)
 
 
 @numpy_names
 def flip(x: Tensor, dims) -> Tensor:
+    """``x`` with the order of elements reversed along ``dims``.
+
+    PyTorch
+    -------
+    ``torch.flip``
+    """
     axes = norm_dims(dims, x.ndim, "flip")
     if not axes:
         return run(contiguous_op, x)          # still new memory, as PyTorch's flip
@@ -317,7 +350,12 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
     """torch.nn.functional.pad: pad lists (left, right) pairs from the last dim backwards.
 
     reflect, replicate and circular gather along each padded dim with an index made from
-    the sizes alone (index_select: every device, and its gradient sums where rows repeat)."""
+    the sizes alone (index_select: every device, and its gradient sums where rows repeat).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.pad``
+    """
     if _amp and amp_policy.on("pad"):      # autocast (amp_policy.py)
         return amp_policy.call("pad", _pad, x, pad, mode, value)
     if mode not in _PAD_MODES:
@@ -389,6 +427,18 @@ def _pad_index(mode, n, lo, hi, device):
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
+    """The tensors joined along the existing dim ``dim``; their other dims must match.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.cat([ember.zeros(2, 3), ember.ones(1, 3)]).shape
+    ember.Size([3, 3])
+
+    PyTorch
+    -------
+    ``torch.cat``
+    """
     tensors = [t for t in tensors]
     if not tensors:
         raise EmberValueError("cat: expected a non-empty list of tensors")
@@ -406,10 +456,22 @@ def cat(tensors, dim: int = 0) -> Tensor:
 
 
 def contiguous(x: Tensor) -> Tensor:
+    """``x`` in the backend's row-major layout (``x`` itself when it already is).
+
+    PyTorch
+    -------
+    ``torch.Tensor.contiguous`` (a method in PyTorch).
+    """
     return run(contiguous_op, x)
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``x`` with the dims ``start_dim`` .. ``end_dim`` merged into one.
+
+    PyTorch
+    -------
+    ``torch.flatten``
+    """
     if x.ndim == 0:
         return x.reshape(1)
     s = norm_dim(start_dim, x.ndim, "flatten")
@@ -425,6 +487,12 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 @numpy_names
 def squeeze(x: Tensor, dim=None) -> Tensor:
+    """``x`` without its size-1 dims (or only ``dim``, which may be a tuple).
+
+    PyTorch
+    -------
+    ``torch.squeeze``
+    """
     shape = x._data.shape
     if dim is None:
         return reshape(x, tuple(n for n in shape if n != 1))
@@ -433,12 +501,24 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """A view of ``x`` with a new size-1 dim at ``dim``.
+
+    PyTorch
+    -------
+    ``torch.unsqueeze``
+    """
     d = norm_dim(dim, x.ndim + 1, "unsqueeze")
     shape = x._data.shape
     return reshape(x, shape[:d] + (1,) + shape[d:])
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of ``x`` with dims ``dim0`` and ``dim1`` swapped.
+
+    PyTorch
+    -------
+    ``torch.transpose``
+    """
     if x.ndim == 0:
         return x
     if x.ndim == 2 and dim0 != dim1 and -2 <= dim0 < 2 and -2 <= dim1 < 2:
@@ -450,6 +530,12 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
+    """The tensors (all of one shape) joined along a new dim ``dim``.
+
+    PyTorch
+    -------
+    ``torch.stack``
+    """
     tensors = list(tensors)
     if not tensors:
         raise EmberValueError("stack: expected a non-empty list of tensors")
@@ -463,6 +549,13 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0):
+    """``x`` split along ``dim`` into pieces of ``split_size_or_sections`` elements (an int) or
+    of the given sizes (a list): a tuple of views.
+
+    PyTorch
+    -------
+    ``torch.split``
+    """
     axis = norm_dim(dim, x.ndim, "split")
     n = x._data.shape[axis]
     if isinstance(split_size_or_sections, int):
@@ -487,6 +580,13 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0):
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0):
+    """``x`` split into ``chunks`` pieces along ``dim`` (the last may be smaller): a tuple of
+    views.
+
+    PyTorch
+    -------
+    ``torch.chunk``
+    """
     if chunks <= 0:
         raise EmberValueError(f"chunk: chunks must be positive, got {chunks}")
     n = x._data.shape[norm_dim(dim, x.ndim, "chunk")]
@@ -496,7 +596,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0):
 
 def movedim(x: Tensor, source, destination) -> Tensor:
     """x with dims `source` (an int or a sequence) moved to `destination`, the others
-    keeping their order (torch.movedim)."""
+    keeping their order (torch.movedim).
+
+    PyTorch
+    -------
+    ``torch.movedim``
+    """
     if isinstance(source, int) and isinstance(destination, int):
         s = norm_dim(source, x.ndim, "movedim")
         d = norm_dim(destination, x.ndim, "movedim")

@@ -56,7 +56,12 @@ def _params(name, kernel_size, dilation, padding, stride):
 
 
 def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """torch.nn.functional.unfold for a 4-D (N, C, H, W) input."""
+    """torch.nn.functional.unfold for a 4-D (N, C, H, W) input.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.unfold``
+    """
     if x.ndim != 4:
         raise ShapeError(f"unfold: expected a 4-D (N, C, H, W) input, got shape "
                          f"{tuple(x.shape)}")
@@ -71,6 +76,13 @@ def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
 
 
 def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Combine an array of sliding local blocks ``(N, C*kh*kw, L)`` into a tensor of shape
+    ``(N, C, *output_size)``, summing overlapping values (the inverse of ``unfold``).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.fold``
+    """
     if cols.ndim != 3:
         raise ShapeError(f"fold: expected a 3-D (N, C*kh*kw, L) input, got {tuple(cols.shape)}")
     a = _params("fold", kernel_size, dilation, padding, stride)

@@ -147,6 +147,32 @@ _ALL_AXES = [tuple(range(n)) for n in range(8)]
 
 @numpy_names
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum of the elements over ``dim`` (an int, a tuple, or all dims by default).
+
+    Parameters
+    ----------
+    x : Tensor
+    dim : int or tuple of int, optional
+    keepdim : bool
+        Keep the reduced dims with size 1.
+    dtype : dtype, optional
+        Convert ``x`` first.
+
+    Returns
+    -------
+    Tensor
+        Integers and bool sum in int64.
+
+    Examples
+    --------
+    >>> import ember
+    >>> ember.sum(ember.tensor([[1, 2], [3, 4]]), dim=0).tolist()
+    [4, 6]
+
+    PyTorch
+    -------
+    ``torch.sum``
+    """
     if dtype is not None:
         x = x.to(dtype)
     if dim is None and x._dtype.category == D.FLOAT:   # the common case
@@ -160,6 +186,13 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 @numpy_names
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product of the elements over ``dim`` (all by default); integers and bool multiply
+    in int64.
+
+    PyTorch
+    -------
+    ``torch.prod``
+    """
     if dtype is not None:
         x = x.to(dtype)
     return _reduce(prod_op, x, dim, keepdim)
@@ -167,21 +200,45 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 @numpy_names
 def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (all dims by default); nan if any element is nan.
+
+    PyTorch
+    -------
+    ``torch.amax``
+    """
     return _reduce(max_op, x, dim, keepdim)
 
 
 @numpy_names
 def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (all dims by default); nan if any element is nan.
+
+    PyTorch
+    -------
+    ``torch.amin``
+    """
     return _reduce(min_op, x, dim, keepdim)
 
 
 @numpy_names
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether any element is nonzero, over all of ``x`` or along ``dim``.
+
+    PyTorch
+    -------
+    ``torch.any``
+    """
     return _reduce(any_op, x, dim, keepdim)
 
 
 @numpy_names
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether every element is nonzero, over all of ``x`` or along ``dim``.
+
+    PyTorch
+    -------
+    ``torch.all``
+    """
     return _reduce(all_op, x, dim, keepdim)
 
 
@@ -197,9 +254,23 @@ def _arg(op, x, dim, keepdim):
 
 @numpy_names
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The int64 index of the first maximum along ``dim`` (of the flattened ``x`` when
+    ``dim`` is None); nan counts as the maximum.
+
+    PyTorch
+    -------
+    ``torch.argmax``
+    """
     return _arg(argmax_op, x, dim, keepdim)
 
 
 @numpy_names
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The int64 index of the first minimum along ``dim`` (of the flattened ``x`` when
+    ``dim`` is None); nan counts as the minimum.
+
+    PyTorch
+    -------
+    ``torch.argmin``
+    """
     return _arg(argmin_op, x, dim, keepdim)

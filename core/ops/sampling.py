@@ -27,19 +27,36 @@ def _like(x: Tensor, dtype, device):
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=preserve_format) -> Tensor:
+    """Samples uniform on [0, 1) with ``input``'s shape (and dtype and device unless given).
+
+    PyTorch
+    -------
+    ``torch.rand_like``
+    """
     return formatted(rand(input._data.shape, **_like(input, dtype, device)), input,
                      memory_format, requires_grad, "rand_like")
 
 
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=preserve_format) -> Tensor:
+    """Standard normal samples with ``input``'s shape (and dtype and device unless given).
+
+    PyTorch
+    -------
+    ``torch.randn_like``
+    """
     return formatted(randn(input._data.shape, **_like(input, dtype, device)), input,
                      memory_format, requires_grad, "randn_like")
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
                  requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
-    """Integers in [low, high) (randint_like(x, high) draws from [0, high))."""
+    """Integers in [low, high) (randint_like(x, high) draws from [0, high)).
+
+    PyTorch
+    -------
+    ``torch.randint_like``
+    """
     if high is None:
         low, high = 0, low
     return formatted(randint(low, high, input._data.shape, **_like(input, dtype, device)),
@@ -61,7 +78,12 @@ def _check_probs(input: Tensor):
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """num_samples category indices per row of input (non-negative weights, not
-    necessarily summing to 1), with or without replacement."""
+    necessarily summing to 1), with or without replacement.
+
+    PyTorch
+    -------
+    ``torch.multinomial``
+    """
     _check_probs(input)
     rows = input.reshape(1, -1) if input.ndim == 1 else input
     n, k = rows._data.shape
@@ -99,7 +121,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    """1 with probability input (or p) elementwise, else 0, in input's dtype."""
+    """1 with probability input (or p) elementwise, else 0, in input's dtype.
+
+    PyTorch
+    -------
+    ``torch.bernoulli``
+    """
     prob = input if p is None else p
     u = _made(lambda: _gen(generator).random(input._data.shape), input._device, False,
               random=True, name="bernoulli").to(input._dtype if input._dtype.category ==
@@ -108,6 +135,12 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:
+    """Samples from Poisson distributions whose rates are the elements of ``input``.
+
+    PyTorch
+    -------
+    ``torch.poisson``; the samples differ from PyTorch's for the same seed.
+    """
     rates = input.detach()._host()
     return _made(lambda: _gen(generator).poisson(rates).astype(rates.dtype), input._device,
                  False, random=True, name="poisson")

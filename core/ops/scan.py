@@ -56,18 +56,33 @@ def _scan(op, input: Tensor, dim, dtype):
 
 @numpy_names
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sums along dim."""
+    """Running sums along dim.
+
+    PyTorch
+    -------
+    ``torch.cumsum``
+    """
     return _scan(cumsum_op, input, dim, dtype)
 
 
 @numpy_names
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running products along dim."""
+    """Running products along dim.
+
+    PyTorch
+    -------
+    ``torch.cumprod``
+    """
     return _scan(cumprod_op, input, dim, dtype)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """log(cumsum(exp(input))) along dim, shifted by the line's max so it cannot overflow."""
+    """log(cumsum(exp(input))) along dim, shifted by the line's max so it cannot overflow.
+
+    PyTorch
+    -------
+    ``torch.logcumsumexp``
+    """
     axis = norm_dim(dim, input.ndim, "logcumsumexp") if input.ndim else 0
     m = input.amax(axis, keepdim=True).detach() if input.ndim else input.detach()
     m = where(m.isfinite(), m, 0.0)

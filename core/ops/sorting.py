@@ -54,7 +54,12 @@ def _need_tensor(name, x):
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     """Indices that sort input along dim (always stable: `stable` is accepted for PyTorch's
-    signature)."""
+    signature).
+
+    PyTorch
+    -------
+    ``torch.argsort``
+    """
     _need_tensor("argsort", input)
     if input.ndim == 0:
         return input.new_zeros((), dtype=D.int64)
@@ -68,7 +73,12 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,
 @numpy_names
 def sort(input: Tensor, dim: int = -1, descending: bool = False,
          stable: bool = False) -> ValuesIndices:
-    """(values, indices) sorted along dim; ties keep their order."""
+    """(values, indices) sorted along dim; ties keep their order.
+
+    PyTorch
+    -------
+    ``torch.sort``
+    """
     index = argsort(input, dim, descending)
     if input.ndim == 0:
         return ValuesIndices((input.clone(), index))
@@ -82,7 +92,12 @@ def _take_first(index: Tensor, axis: int, k: int) -> Tensor:
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> ValuesIndices:
     """The k largest (or smallest) elements along dim and their indices, in order (ties:
-    the lower index first)."""
+    the lower index first).
+
+    PyTorch
+    -------
+    ``torch.topk``
+    """
     _need_tensor("topk", input)
     n = input._data.shape[norm_dim(dim, input.ndim, "topk")] if input.ndim else 1
     if not isinstance(k, int) or isinstance(k, bool):
@@ -98,7 +113,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
-    """The k-th smallest element (1-based) along dim and its index."""
+    """The k-th smallest element (1-based) along dim and its index.
+
+    PyTorch
+    -------
+    ``torch.kthvalue``
+    """
     _need_tensor("kthvalue", input)
     axis = norm_dim(dim, input.ndim, "kthvalue") if input.ndim else 0
     n = input._data.shape[axis] if input.ndim else 1
@@ -121,7 +141,12 @@ def _pick(input, axis, position, keepdim):
 @numpy_names
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median (PyTorch's): of every element (dim None), or (values, indices)
-    along dim."""
+    along dim.
+
+    PyTorch
+    -------
+    ``torch.median``
+    """
     _need_tensor("median", input)
     if input.numel() == 0:
         raise EmberValueError(f"median(): expected a non-empty tensor, got shape "
@@ -135,7 +160,12 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
 
 
 def msort(input: Tensor) -> Tensor:
-    """input sorted along its first dim."""
+    """input sorted along its first dim.
+
+    PyTorch
+    -------
+    ``torch.msort``
+    """
     return sort(input, 0)[0]
 
 
@@ -143,7 +173,12 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim=None):
     """The distinct elements of input in ascending order; with return_inverse the index of
     each element in them, with return_counts how often each occurs.  Computed on the
-    device from a sort; the number of distinct values is read back (as PyTorch's does)."""
+    device from a sort; the number of distinct values is read back (as PyTorch's does).
+
+    PyTorch
+    -------
+    ``torch.unique``
+    """
     _need_tensor("unique", input)
     if dim is not None:
         return _unique_dim(input, dim, return_inverse, return_counts)

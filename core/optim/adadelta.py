@@ -12,7 +12,12 @@ class Adadelta(Optimizer):
     """Scale each step by the ratio of running RMS of past updates to that of gradients.
 
     foreach and capturable are accepted for torch's signature and change nothing here;
-    differentiable=True (a graph through the update) is not supported."""
+    differentiable=True (a graph through the update) is not supported.
+
+    PyTorch
+    -------
+    ``torch.optim.Adadelta``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0.0, foreach: bool | None = None,

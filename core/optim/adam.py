@@ -25,7 +25,12 @@ def _check(name, lr, betas, eps, weight_decay):
 
 
 class Adam(Optimizer):
-    """Adam: bias-corrected first and second moment estimates (L2 weight decay)."""
+    """Adam: bias-corrected first and second moment estimates (L2 weight decay).
+
+    PyTorch
+    -------
+    ``torch.optim.Adam``
+    """
 
     _decoupled = False
 
@@ -83,7 +88,12 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: p <- p * (1 - lr * weight_decay) before the step."""
+    """Adam with decoupled weight decay: p <- p * (1 - lr * weight_decay) before the step.
+
+    PyTorch
+    -------
+    ``torch.optim.AdamW``
+    """
 
     _decoupled = True
 

@@ -39,7 +39,12 @@ def _flags(foreach, maximize, capturable, differentiable) -> dict:
 
 
 class Adamax(Optimizer):
-    """Adamax: Adam with the infinity norm of past gradients in place of the second moment."""
+    """Adamax: Adam with the infinity norm of past gradients in place of the second moment.
+
+    PyTorch
+    -------
+    ``torch.optim.Adamax``
+    """
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None,
@@ -70,7 +75,12 @@ class Adamax(Optimizer):
 
 
 class NAdam(Optimizer):
-    """NAdam: Adam with Nesterov momentum and a momentum schedule (momentum_decay)."""
+    """NAdam: Adam with Nesterov momentum and a momentum schedule (momentum_decay).
+
+    PyTorch
+    -------
+    ``torch.optim.NAdam``
+    """
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
@@ -137,7 +147,12 @@ def _weight_decay(p, g, lr: float, weight_decay: float, decoupled: bool):
 
 class RAdam(Optimizer):
     """RAdam: Adam whose adaptive step is rectified (plain momentum while the variance
-    estimate is unreliable, rho_t <= 5)."""
+    estimate is unreliable, rho_t <= 5).
+
+    PyTorch
+    -------
+    ``torch.optim.RAdam``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0,

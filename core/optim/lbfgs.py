@@ -119,7 +119,12 @@ class LBFGS(Optimizer):
     zeroes the gradients, computes the loss, calls backward and returns the loss.
 
     line_search_fn is None (fixed step lr) or "strong_wolfe".  Memory: history_size + 1
-    copies of the flat parameters."""
+    copies of the flat parameters.
+
+    PyTorch
+    -------
+    ``torch.optim.LBFGS``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1.0, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,

@@ -25,7 +25,12 @@ required = _Required()
 
 
 class Optimizer:
-    """Base class: subclasses implement _step_group(group) with in-place tensor updates."""
+    """Base class: subclasses implement _step_group(group) with in-place tensor updates.
+
+    PyTorch
+    -------
+    ``torch.optim.Optimizer``
+    """
 
     def __init__(self, params: Iterable, defaults: dict) -> None:
         self.defaults = defaults

@@ -9,7 +9,12 @@ from .optimizer import Optimizer
 
 
 class RMSprop(Optimizer):
-    """Divide the gradient by a running root-mean-square of recent gradients."""
+    """Divide the gradient by a running root-mean-square of recent gradients.
+
+    PyTorch
+    -------
+    ``torch.optim.RMSprop``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
@@ -53,7 +58,12 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
-    """Scale each coordinate by the root of its summed squared gradients."""
+    """Scale each coordinate by the root of its summed squared gradients.
+
+    PyTorch
+    -------
+    ``torch.optim.Adagrad``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,

@@ -8,7 +8,22 @@ from .optimizer import Optimizer, required
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent; the update is torch.optim.SGD's, term for term."""
+    """Stochastic gradient descent; the update is torch.optim.SGD's, term for term.
+
+    Examples
+    --------
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.SGD([w], lr=0.5)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w.tolist()
+    [0.0, 0.0]
+
+    PyTorch
+    -------
+    ``torch.optim.SGD``
+    """
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,

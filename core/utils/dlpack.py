@@ -111,6 +111,10 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None):
 
     device: where the result must live (a copy when the producer is elsewhere, unless
     copy=False); copy=True always copies, copy=False never does (DLPackError instead).
+
+    PyTorch
+    -------
+    ``torch.from_dlpack``
     """
     from ..ops import from_numpy
     from ..tensor import Tensor

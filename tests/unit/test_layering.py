@@ -58,7 +58,7 @@ CORE = ROOT / "core"
 # module of a package ("nn/"); the longest match decides
 CORE_LAYERS = {
     # ops/_util is shape arithmetic over errors alone: it sits with the ops that use it most
-    0: ["errors", "dtypes", "hookspecs", "backend", "signatures", "_torch_gaps", "_version",
+    0: ["errors", "dtypes", "hookspecs", "backend", "signatures", "_torch_gaps", "_version", "_doc",
         "ops/_util"],
     1: ["device", "plugins", "tensor", "_format"],
     2: ["dispatch", "amp_policy", "_kernel_check", "autograd/node", "autograd/grad_mode",
@@ -72,7 +72,7 @@ CORE_LAYERS = {
     8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub",
         "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/", "utils/model_zoo",
         "profiler/"],
-    9: ["__init__"],          # the facade imports anything; nothing in core imports it
+    9: ["__init__", "__main__"],  # the facade imports anything; nothing in core imports it
 }
 # the few deliberate upward imports: each is a lazy entry point into a consumer that a
 # lower layer must offer before the consumer is imported (a protocol or the facade's lazy

@@ -50,7 +50,10 @@ def test_wheel_contains_code_and_data(tmp_path):
                      "ember/backends/cpu/__init__.py", "ember/tools/cli.py",
                      "ember/data/digits.npz", "ember/data/README.md",
                      "ember/testing/cases/__init__.py", "ember_cli/__init__.py",
-                     "ember/compat_matrix/codes/cuda_runtime.json"):
+                     "ember/compat_matrix/codes/cuda_runtime.json",
+                     # type checkers read ember's hints only with the PEP 561 marker
+                     "ember/py.typed", "ember/_tensor_methods.pyi",
+                     "ember/__main__.py"):
         assert required in names, required
     assert any(n.startswith("ember/compat_matrix/") and n.endswith(".toml") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
@@ -59,3 +62,13 @@ def test_wheel_contains_code_and_data(tmp_path):
     # the console script enters through ember_cli: `ember compat explain` without the
     # tensor library (cli/__init__.py)
     assert "ember = ember_cli:main" in text
+    # the metadata's version is core/_version.py's (pyproject: dynamic version)
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    from ember._version import __version__
+    assert f"Version: {__version__}\n" in zipfile.ZipFile(wheel).read(metadata).decode()
+    # installed, the marker is beside the package's modules, where type checkers look
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    "--target", str(target), str(wheel)], check=True, capture_output=True)
+    assert (target / "ember" / "py.typed").is_file()
+    assert (target / "ember" / "__init__.py").is_file()

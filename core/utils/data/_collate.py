@@ -25,6 +25,10 @@ def default_collate(batch: list) -> Any:
     Tensors and NumPy arrays stack along a new first dim; Python floats become float64,
     ints int64 and bools bool tensors; dicts, namedtuples and sequences collate field by
     field (tuples come back as lists, as in PyTorch); strings stay a list.
+
+    PyTorch
+    -------
+    ``torch.utils.data.default_collate``
     """
     if not batch:
         raise EmberValueError("default_collate: got an empty batch")
@@ -87,7 +91,12 @@ def _stack_tensors(batch):
 
 
 def default_convert(data: Any) -> Any:
-    """NumPy arrays to tensors, recursively (the collate_fn when batch_size=None)."""
+    """NumPy arrays to tensors, recursively (the collate_fn when batch_size=None).
+
+    PyTorch
+    -------
+    ``torch.utils.data.default_convert``
+    """
     if isinstance(data, np.ndarray) and data.dtype.kind not in "OUSV":
         return from_host(data, "cpu")
     if isinstance(data, cabc.Mapping):

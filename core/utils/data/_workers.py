@@ -37,12 +37,23 @@ _JOIN_S = 1.0          # how long shutdown waits for workers before terminating 
 
 
 class WorkerError(EmberError, RuntimeError):
-    """A DataLoader worker died, timed out, or raised an exception that cannot be rebuilt."""
+    """A DataLoader worker died, timed out, or raised an exception that cannot be rebuilt.
+
+    PyTorch
+    -------
+    None: PyTorch raises RuntimeError, ValueError or TypeError; ember raises this subclass of
+    the same builtin (and of :class:`ember.EmberError`), so ``except RuntimeError`` still works.
+    """
 
 
 @dataclass(frozen=True)
 class WorkerInfo:
-    """What get_worker_info() returns inside a worker process."""
+    """What get_worker_info() returns inside a worker process.
+
+    PyTorch
+    -------
+    ``torch.utils.data.get_worker_info`` returns PyTorch's ``WorkerInfo``.
+    """
 
     id: int
     num_workers: int
@@ -54,7 +65,12 @@ _worker_info: WorkerInfo | None = None
 
 
 def get_worker_info() -> WorkerInfo | None:
-    """This worker's id, count, seed and dataset copy; None in the main process."""
+    """This worker's id, count, seed and dataset copy; None in the main process.
+
+    PyTorch
+    -------
+    ``torch.utils.data.get_worker_info``
+    """
     return _worker_info
 
 

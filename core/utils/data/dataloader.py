@@ -40,9 +40,22 @@ class DataLoader(Generic[T_co]):
     while loading names the dataset index (or the batch's indices) it came from.
     pin_memory, pin_memory_device and in_order are accepted for PyTorch programs: batches
     are CPU tensors in ember's own memory (nothing to pin) and always come in order.
+
+    Examples
+    --------
+    >>> import ember
+    >>> from ember.utils.data import DataLoader, TensorDataset
+    >>> data = TensorDataset(ember.arange(10.0), ember.arange(10))
+    >>> [tuple(x.shape) for x, y in DataLoader(data, batch_size=4)]
+    [(4,), (4,), (2,)]
+
+    PyTorch
+    -------
+    ``torch.utils.data.DataLoader``
     """
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+    def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1,
+                 shuffle: bool | None = None,
                  sampler: Sampler | Iterable | None = None,
                  batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
                  collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,

@@ -19,7 +19,12 @@ T_co = TypeVar("T_co", covariant=True)
 
 
 class Dataset(Generic[T_co]):
-    """A map-style dataset: subclasses define __getitem__(index) and usually __len__."""
+    """A map-style dataset: subclasses define __getitem__(index) and usually __len__.
+
+    PyTorch
+    -------
+    ``torch.utils.data.Dataset``
+    """
 
     def __getitem__(self, index) -> T_co:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index)")
@@ -33,14 +38,23 @@ class IterableDataset(Dataset[T_co]):
 
     With worker processes each worker iterates its own copy; use get_worker_info() in
     __iter__ to give each worker its share, or every sample arrives num_workers times.
+
+    PyTorch
+    -------
+    ``torch.utils.data.IterableDataset``
     """
 
     def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__()")
 
 
-class TensorDataset(Dataset):
-    """Samples are the rows of tensors that share their first dimension."""
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
+    """Samples are the rows of tensors that share their first dimension.
+
+    PyTorch
+    -------
+    ``torch.utils.data.TensorDataset``
+    """
 
     def __init__(self, *tensors: Tensor):
         for i, t in enumerate(tensors):
@@ -78,7 +92,12 @@ class TensorDataset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """Several map-style datasets, one after the other."""
+    """Several map-style datasets, one after the other.
+
+    PyTorch
+    -------
+    ``torch.utils.data.ConcatDataset``
+    """
 
     def __init__(self, datasets: Iterable[Dataset]):
         self.datasets = list(datasets)
@@ -108,7 +127,12 @@ class ConcatDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The samples of a dataset at the given indices."""
+    """The samples of a dataset at the given indices.
+
+    PyTorch
+    -------
+    ``torch.utils.data.Subset``
+    """
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]):
         self.dataset = dataset
@@ -129,6 +153,10 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
     Fractions are floored and the remainder handed out one by one from the first split
     (PyTorch's rule).  generator: a seeded ember.Generator for a reproducible split.
+
+    PyTorch
+    -------
+    ``torch.utils.data.random_split``
     """
     n = len(dataset)
     lengths = list(lengths)

@@ -17,7 +17,12 @@ class DistributedSampler(Sampler[int]):
     epoch), the same on every rank.  Every rank gets the same number of indices: the
     order is padded with its own first indices (drop_last=False) or cut (drop_last=True).
     pad=False, for evaluation: every index exactly once over all ranks, so the first
-    len(dataset) % num_replicas ranks get one more than the others."""
+    len(dataset) % num_replicas ranks get one more than the others.
+
+    PyTorch
+    -------
+    ``torch.utils.data.DistributedSampler``
+    """
 
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False,

@@ -18,14 +18,24 @@ _CHUNK = 1 << 16        # indices drawn at once by RandomSampler(replacement=Tru
 
 
 class Sampler(Generic[T_co]):
-    """Yields dataset indices (or, for a batch sampler, lists of them)."""
+    """Yields dataset indices (or, for a batch sampler, lists of them).
+
+    PyTorch
+    -------
+    ``torch.utils.data.Sampler``
+    """
 
     def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__()")
 
 
 class SequentialSampler(Sampler[int]):
-    """0, 1, ..., len(data_source) - 1."""
+    """0, 1, ..., len(data_source) - 1.
+
+    PyTorch
+    -------
+    ``torch.utils.data.SequentialSampler``
+    """
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -48,7 +58,12 @@ def _seeded(generator: Generator | None) -> Generator:
 
 
 class RandomSampler(Sampler[int]):
-    """A fresh random order each epoch; with replacement, independent draws."""
+    """A fresh random order each epoch; with replacement, independent draws.
+
+    PyTorch
+    -------
+    ``torch.utils.data.RandomSampler``
+    """
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator: Generator | None = None):
@@ -85,7 +100,12 @@ class RandomSampler(Sampler[int]):
 
 
 class SubsetRandomSampler(Sampler[int]):
-    """The given indices in a random order."""
+    """The given indices in a random order.
+
+    PyTorch
+    -------
+    ``torch.utils.data.SubsetRandomSampler``
+    """
 
     def __init__(self, indices: Sequence[int], generator: Generator | None = None):
         self.indices = list(indices)
@@ -101,7 +121,12 @@ class SubsetRandomSampler(Sampler[int]):
 
 class BatchSampler(Sampler[list]):
     """Groups a sampler's indices into lists of batch_size (the last one shorter unless
-    drop_last)."""
+    drop_last).
+
+    PyTorch
+    -------
+    ``torch.utils.data.BatchSampler``
+    """
 
     def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
@@ -128,7 +153,12 @@ class BatchSampler(Sampler[list]):
 
 class WeightedRandomSampler(Sampler[int]):
     """num_samples indices drawn with P(i) proportional to weights[i]; with replacement
-    they are independent draws, without it each index comes at most once."""
+    they are independent draws, without it each index comes at most once.
+
+    PyTorch
+    -------
+    ``torch.utils.data.WeightedRandomSampler``
+    """
 
     def __init__(self, weights, num_samples: int, replacement: bool = True,
                  generator: Generator | None = None):
