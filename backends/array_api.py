@@ -240,6 +240,43 @@ def kernels(xp) -> dict:
     def div(x, y):
         return xp.divide(x, y)
 
+    def topk(x, *, axis, k, largest):
+        """The k largest (smallest) along axis by a partial selection (O(n)), then a stable
+        sort of those k: the same indices as the first k of the stable argsort."""
+        n = x.shape[axis]
+        if k == 0 or k == n or x.dtype.kind == "b" or (
+                x.dtype.kind in "fc" and bool(xp.isnan(x).any())):
+            return xp.asarray(argsort(x, axis=axis, descending=largest)[
+                (slice(None),) * axis + (slice(0, k),)])
+        lines = xp.moveaxis(x, axis, -1)
+        pos = n - k if largest else k - 1
+        kth = xp.partition(lines, pos, axis=-1)[..., pos:pos + 1]     # the k-th value
+        beyond = lines > kth if largest else lines < kth
+        tied = lines == kth
+        # all beyond the k-th value, then the first (by index) of those equal to it
+        room = k - xp.sum(beyond, axis=-1, keepdims=True)
+        chosen = beyond | (tied & (xp.cumsum(tied, axis=-1) <= room))
+        rows = chosen.reshape(-1, n)
+        index = xp.nonzero(rows)[1].reshape(rows.shape[0], k)      # ascending in each row
+        values = xp.take_along_axis(lines.reshape(-1, n), index, axis=-1)
+        if largest:       # stable descending: sort the reversed line ascending, read back
+            order = k - 1 - xp.flip(xp.argsort(xp.flip(values, axis=-1), axis=-1,
+                                               stable=True), axis=-1)
+        else:
+            order = xp.argsort(values, axis=-1, stable=True)
+        index = xp.take_along_axis(index, order, axis=-1)
+        return xp.astype(xp.moveaxis(index.reshape(lines.shape[:-1] + (k,)), -1, axis),
+                         xp.int64)
+
+    def unique(x):
+        if x.shape[0] == 0:
+            return xp.asarray(x, copy=True)
+        # of equal floats the first keeps its sign (-0.0, 0.0): a stable sort; integers
+        # need none (the faster sort)
+        values = xp.sort(x, stable=x.dtype.kind in "fc")
+        first = xp.concat([xp.ones((1,), dtype=xp.bool), values[1:] != values[:-1]])
+        return values[first]
+
     return {
         "neg": xp.negative, "abs": identity_on("bool", xp.abs),
         "sign": identity_on("bool", xp.sign), "exp": xp.exp, "log": xp.log,
@@ -277,6 +314,12 @@ def kernels(xp) -> dict:
         "full": full, "arange": arange, "argsort": argsort,
         "cumsum": lambda x, *, axis: xp.cumulative_sum(x, axis=axis),
         "cumprod": lambda x, *, axis: xp.cumulative_prod(x, axis=axis),
+        # declared kernels (ops/special.py, ops/bitwise.py): one pass instead of their
+        # decompositions (xp's shifts by a count past the width or negative are PyTorch's)
+        "atan2": xp.arctan2, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
+        "bitwise_xor": xp.bitwise_xor, "bitwise_not": xp.invert,
+        "bitwise_left_shift": xp.left_shift, "bitwise_right_shift": xp.right_shift,
+        "topk": topk, "unique": unique,
         **linalg_kernels(xp),
     }
 
