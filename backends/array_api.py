@@ -268,6 +268,61 @@ def kernels(xp) -> dict:
         return xp.astype(xp.moveaxis(index.reshape(lines.shape[:-1] + (k,)), -1, axis),
                          xp.int64)
 
+    # the recurrent cells (ops/rnn.py): the gate arithmetic of one step in one kernel
+    def logistic(x):
+        # 1 / (1 + exp(-x)) in one temporary (exp(-x) overflowing to inf gives 0)
+        t = xp.exp(-x)
+        t += 1
+        return xp.reciprocal(t, out=t)
+
+    def lstm_cell(gates, c):
+        # out: h, c, then what the gradient reads (tanh(c), i, f, tanh(g), o): (N, 7H)
+        n = c.shape[-1]
+        out = xp.empty((c.shape[0], 7 * n), dtype=c.dtype)
+        act = out[:, 3 * n:]
+        act[...] = logistic(gates)
+        act[:, 2 * n:3 * n] = xp.tanh(gates[:, 2 * n:3 * n])
+        c2 = out[:, n:2 * n]
+        xp.multiply(act[:, n:2 * n], c, out=c2)
+        c2 += act[:, :n] * act[:, 2 * n:3 * n]
+        tc = out[:, 2 * n:3 * n]
+        tc[...] = xp.tanh(c2)
+        xp.multiply(act[:, 3 * n:], tc, out=out[:, :n])
+        return out
+
+    def lstm_cell_backward(grad, out, gates, c):
+        n = c.shape[-1]
+        gh, gc = grad[:, :n], grad[:, n:2 * n]
+        tc, i, f, g, o = (out[:, k * n:(k + 1) * n] for k in range(2, 7))
+        d = xp.empty((c.shape[0], 5 * n), dtype=c.dtype)
+        dc2 = gh * o
+        dc2 *= 1 - tc * tc
+        dc2 += gc
+        xp.multiply(dc2 * g, i * (1 - i), out=d[:, :n])
+        xp.multiply(dc2 * c, f * (1 - f), out=d[:, n:2 * n])
+        xp.multiply(dc2 * i, 1 - g * g, out=d[:, 2 * n:3 * n])
+        xp.multiply(gh * tc, o * (1 - o), out=d[:, 3 * n:4 * n])
+        xp.multiply(dc2, f, out=d[:, 4 * n:])
+        return d
+
+    def _gru(gi, gh, h):
+        n = h.shape[-1]
+        rz = logistic(gi[:, :2 * n] + gh[:, :2 * n])
+        r, z = rz[:, :n], rz[:, n:]
+        return r, z, xp.tanh(gi[:, 2 * n:] + r * gh[:, 2 * n:])
+
+    def gru_cell(gi, gh, h):
+        r, z, new = _gru(gi, gh, h)
+        return new + z * (h - new)
+
+    def gru_cell_backward(grad, gi, gh, h):
+        n = h.shape[-1]
+        r, z, new = _gru(gi, gh, h)
+        dn = grad * (1 - z) * (1 - new * new)
+        dr = dn * gh[:, 2 * n:] * r * (1 - r)
+        dz = grad * (h - new) * z * (1 - z)
+        return xp.concat([dr, dz, dn, dr, dz, dn * r, grad * z], axis=1)
+
     def unique(x):
         if x.shape[0] == 0:
             return xp.asarray(x, copy=True)
@@ -319,7 +374,9 @@ def kernels(xp) -> dict:
         "atan2": xp.arctan2, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
         "bitwise_xor": xp.bitwise_xor, "bitwise_not": xp.invert,
         "bitwise_left_shift": xp.left_shift, "bitwise_right_shift": xp.right_shift,
-        "topk": topk, "unique": unique,
+        "topk": topk, "unique": unique, "lstm_cell": lstm_cell,
+        "lstm_cell_backward": lstm_cell_backward, "gru_cell": gru_cell,
+        "gru_cell_backward": gru_cell_backward,
         **linalg_kernels(xp),
     }
 

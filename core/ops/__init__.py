@@ -18,6 +18,7 @@ from . import (
     movement,
     nn,
     reduce,
+    rnn,  # declares lstm_cell, gru_cell and their gradient kernels (nn/rnn.py runs them)
     sampling,
     scan,
     sorting,
