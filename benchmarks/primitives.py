@@ -2,12 +2,15 @@
 PyTorch, in one run, one thread each: medians of calls timed in turn, ratios to NumPy.
 
     python benchmarks/primitives.py [--size 1000000] [--repeat 15] [--devices cpu,opencl:0]
+                                    [--decompositions]
 
 Inputs are 1-d of --size elements (the first row, an int64 add, is each backend's
 floor for one elementwise pass): float32 for atan2 and topk (k = 10), int64 for the bit
 operations (shifts by 0..63) and unique (values below size / 10: many repeats).  OpenCL
 times include a synchronize (the result is waited for) and not the copy to the device.
 Nothing here is asserted: tests check values (the conformance rows of each op).
+--decompositions adds a column: each declared kernel's decomposition on the CPU (what a
+device without the kernel runs, and what every device ran before the kernels existed).
 """
 from __future__ import annotations
 
@@ -62,11 +65,31 @@ def cases(np, rng, size):
     }
 
 
+def decompositions(ember):
+    """op -> the same call through the op's decomposition (ember ops, no kernel of its own)."""
+    from ember.ops import bitwise as B
+    from ember.ops import sorting
+    from ember.ops.special import _atan2_forward
+    return {
+        "atan2": lambda y, x: _atan2_forward(y, x),
+        "bitwise_and": lambda a, b: B.bytewise("and", a, b),
+        "bitwise_or": lambda a, b: B.bytewise("or", a, b),
+        "bitwise_xor": lambda a, b: B.bytewise("xor", a, b),
+        "bitwise_not": B.invert,
+        "left_shift": B.left_shift,
+        "right_shift": B.right_shift,
+        "unique": lambda u: sorting._unique_sorted(u, u, False, False),
+        "topk(10)": lambda y: sorting._topk_decompose(y, axis=0, k=10, largest=True),
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--devices", default="cpu,opencl:0")
+    parser.add_argument("--decompositions", action="store_true",
+                        help="also time each op's decomposition on the CPU")
     args = parser.parse_args(argv)
     import ember
     import numpy as np
@@ -85,6 +108,9 @@ def main(argv=None) -> int:
         except ember.EmberError as exc:
             print(f"{dev}: skipped ({exc})")
     columns = ["numpy"] + (["torch"] if torch else []) + [f"ember {d}" for d in devices]
+    slow = decompositions(ember) if args.decompositions else {}
+    if slow:
+        columns.append("decomposed cpu")
     print(f"size {args.size}, 1 thread; median ms of {args.repeat} (ratio to NumPy); "
           f"ember {ember.__version__}, NumPy {np.__version__}"
           + (f", PyTorch {torch.__version__}" if torch else ""))
@@ -102,10 +128,14 @@ def main(argv=None) -> int:
                 ember.synchronize(dev)
                 return out
             fns[f"ember {dev}"] = call
+        if op in slow:
+            ct = [ember.tensor(v) for v in arrays]
+            fns["decomposed cpu"] = (lambda ct=ct, d=slow[op]: d(*ct))
         ms = medians_ms(fns, args.repeat)
         base = ms["numpy"]
-        print(f"{op:<14}" + "".join(f"{ms[c]:>12.3f} ({ms[c] / base:5.1f}x)" for c in columns),
-              flush=True)
+        print(f"{op:<14}" + "".join(
+            f"{ms[c]:>12.3f} ({ms[c] / base:5.1f}x)" if c in ms else f"{'-':>22}"
+            for c in columns), flush=True)
     return 0
 
 
