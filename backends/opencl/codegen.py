@@ -114,6 +114,9 @@ def _sign(x, t, dt):
 
 def unary_expr(op: str, dt: str) -> str:
     """C expression of a unary op over x0 (compute type of dtype `dt`)."""
+    if op == "bitwise_not" and dt in FLOATS:
+        raise TypeError(f"bitwise_not: no OpenCL kernel for {dt} tensors; expected integer "
+                        "or bool tensors")
     return _unary_table(dt)[op]
 
 
@@ -141,11 +144,17 @@ def _unary_table(dt: str) -> dict:
         "isnan": f"(uchar)isnan({x})" if flt else "(uchar)0",
         "isinf": f"(uchar)isinf({x})" if flt else "(uchar)0",
         "isfinite": f"(uchar)isfinite({x})" if flt else "(uchar)1",
+        # a declared kernel (ops/bitwise.py); unary_expr refuses floats
+        "bitwise_not": "(uchar)(x0 == 0)" if dt == "bool" else f"({t})(~{x})",
     }
 
 
 def binary_expr(op: str, dt: str) -> str:
     """C expression of a binary op over x0, x1 (both in the compute type of `dt`)."""
+    if (op in _FLOAT_ONLY and dt not in FLOATS) or (op in _INTEGER_ONLY and (
+            dt in FLOATS or (dt == "bool" and "shift" in op))):
+        raise TypeError(f"{op}: no OpenCL kernel for {dt} tensors; expected "
+                        f"{'float' if op in _FLOAT_ONLY else 'integer'} tensors")
     return _binary_table(dt)[op]
 
 
@@ -170,7 +179,28 @@ def _binary_table(dt: str) -> dict:
                        else f"((x0 {pick} x1) ? x0 : x1)")
     for name in ("pow", "remainder", "floor_divide"):
         table[name] = f"{name}_{t}(x0, x1)"
+    # declared kernels (ops/special.py, ops/bitwise.py); binary_expr refuses the dtypes
+    # they do not take (the functions in front of them cast or refuse those already)
+    table["atan2"] = "atan2(x0, x1)"
+    table.update({f"bitwise_{name}": f"({t})(x0 {sym} x1)" for name, sym in (
+        ("and", "&"), ("or", "|"), ("xor", "^"))})
+    if not flt and not b:
+        bits, u = 8 * np.dtype(dt).itemsize, "u" + t.removeprefix("u")
+        # OpenCL takes a shift count modulo the width: counts past it (or negative: NumPy
+        # and PyTorch shift everything out) are spelled out; left shifts in unsigned
+        # arithmetic, which wraps
+        out = f"(x1 < 0 || x1 >= {bits})" if dt in SIGNED else f"(x1 >= {bits})"
+        table["bitwise_left_shift"] = f"({out} ? ({t})0 : ({t})(({u})x0 << x1))"
+        fill = "(x0 < 0 ? -1 : 0)" if dt in SIGNED else "0"
+        table["bitwise_right_shift"] = f"({out} ? ({t}){fill} : ({t})(x0 >> x1))"
+    else:
+        table["bitwise_left_shift"] = table["bitwise_right_shift"] = "x0"   # never built
     return table
+
+
+_FLOAT_ONLY = ("atan2",)
+_INTEGER_ONLY = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                 "bitwise_right_shift")
 
 
 UNARY = tuple(_unary_table("float32"))

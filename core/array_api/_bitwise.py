@@ -1,11 +1,12 @@
 """Bitwise functions of the array API standard: the standard's promotion and errors over
-ember's bit arithmetic (functional/elementwise.py: bytes through a table, shifts by powers
-of two; every device)."""
+ember's declared bit kernels (ops/bitwise.py: one pass where the backend has them, integer
+arithmetic on every device)."""
 from __future__ import annotations
 
 from .. import dtypes as D
 from .. import ops
-from ..functional.elementwise import bytewise, invert, left_shift, right_shift
+from ..dispatch import run
+from ..ops import bitwise as B
 from ..tensor import Tensor
 from ._dtypes import need, promote
 
@@ -24,7 +25,7 @@ def bitwise_and(x1, x2, /) -> Tensor:
     -------
     ``torch.bitwise_and``
     """
-    return bytewise("and", *_pair("bitwise_and", x1, x2))
+    return run(B.bitwise_and_op, *_pair("bitwise_and", x1, x2))
 
 
 def bitwise_or(x1, x2, /) -> Tensor:
@@ -34,7 +35,7 @@ def bitwise_or(x1, x2, /) -> Tensor:
     -------
     ``torch.bitwise_or``
     """
-    return bytewise("or", *_pair("bitwise_or", x1, x2))
+    return run(B.bitwise_or_op, *_pair("bitwise_or", x1, x2))
 
 
 def bitwise_xor(x1, x2, /) -> Tensor:
@@ -44,7 +45,7 @@ def bitwise_xor(x1, x2, /) -> Tensor:
     -------
     ``torch.bitwise_xor``
     """
-    return bytewise("xor", *_pair("bitwise_xor", x1, x2))
+    return run(B.bitwise_xor_op, *_pair("bitwise_xor", x1, x2))
 
 
 def bitwise_invert(x: Tensor, /) -> Tensor:
@@ -55,14 +56,14 @@ def bitwise_invert(x: Tensor, /) -> Tensor:
     ``torch.bitwise_not``
     """
     need("bitwise_invert", x, "integer or boolean")
-    return invert(x)
+    return run(B.bitwise_not_op, x)
 
 
 def _shift_amount(name, x1, x2):
     a, b = _pair(name, x1, x2)
     if a._dtype is D.bool_:
         need(name, a, "integer")
-    return a, ops.maximum(b.to(D.int64), 0)     # negative shifts: the standard leaves them
+    return a, b      # a negative count (the standard leaves it open): as NumPy, all out
 
 
 def bitwise_left_shift(x1, x2, /) -> Tensor:
@@ -72,7 +73,7 @@ def bitwise_left_shift(x1, x2, /) -> Tensor:
     -------
     ``torch.bitwise_left_shift``
     """
-    return left_shift(*_shift_amount("bitwise_left_shift", x1, x2))
+    return run(B.bitwise_left_shift_op, *_shift_amount("bitwise_left_shift", x1, x2))
 
 
 def bitwise_right_shift(x1, x2, /) -> Tensor:
@@ -82,4 +83,4 @@ def bitwise_right_shift(x1, x2, /) -> Tensor:
     -------
     ``torch.bitwise_right_shift``
     """
-    return right_shift(*_shift_amount("bitwise_right_shift", x1, x2))
+    return run(B.bitwise_right_shift_op, *_shift_amount("bitwise_right_shift", x1, x2))

@@ -139,7 +139,9 @@ def _elementwise_names():
     return [n for n, o in REGISTRY.items() if o.kind in ("unary", "binary", "ternary")]
 
 
-@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "relu")
+@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "relu",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+          "bitwise_right_shift")
 def _broadcast(op, args, batched, attrs, size):
     # batched inputs get the common per-sample rank after their batch dim; unbatched ones
     # broadcast from the right as they did per sample
@@ -179,7 +181,7 @@ def _arg_reduce(op, args, batched, attrs, size):
     return dispatch.run(op, x, **{**attrs, "axis": _axis(attrs["axis"], r)})
 
 
-@register("axis+1", "cumsum", "cumprod", "softmax", "argsort", "flip")
+@register("axis+1", "cumsum", "cumprod", "softmax", "argsort", "flip", "topk")
 def _axis_shift(op, args, batched, attrs, size):
     (x,) = args
     r = x.ndim - 1
@@ -305,6 +307,21 @@ def batched_matmul(a, ba, b, bb, size):
     if ba and not bb and rb == 2 and a.ndim == 3:
         pass        # (size, m, k) @ (k, n): numpy broadcasting does it as is
     return _run("matmul", a, b)
+
+
+@register("rows: batch joins N", "lstm_cell", "lstm_cell_backward", "gru_cell",
+          "gru_cell_backward")
+def _cell_rows(op, args, batched, attrs, size):
+    # (N, k) per sample: the batch joins the rows, (size * N, k), and splits off again
+    args = [contiguous_rows(materialize(a, b, size)) for a, b in zip(args, batched)]
+    n = args[0].shape[1]
+    out = dispatch.run(op, *[reshape(a, (size * n, a.shape[2])) for a in args], **attrs)
+    return reshape(out, (size, n, out.shape[1]))
+
+
+def contiguous_rows(t):
+    """An expanded (broadcast) tensor as its own memory: rows that alias cannot be joined."""
+    return _run("contiguous", t) if 0 in t.stride() else t
 
 
 @register("matmul", "matmul")

@@ -19,6 +19,14 @@ from ..errors import (
     EmberValueError,
 )
 from ..ops._util import broadcast_shapes
+from ..ops.bitwise import (
+    bitwise_and_op,
+    bitwise_left_shift_op,
+    bitwise_not_op,
+    bitwise_or_op,
+    bitwise_right_shift_op,
+    bitwise_xor_op,
+)
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _tensor
@@ -481,8 +489,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return ops.round(input / scale) * scale
 
 
-# the bit operations are the array API's (core/array_api/_bitwise.py: integer arithmetic,
-# so every device has them), imported on first use to keep `import ember` light
+# the bit operations: declared kernels (ops/bitwise.py), one pass where the backend has
+# them, integer arithmetic everywhere else
 def _integers(name, *operands):
     for x in operands:
         dtype = x._dtype if type(x) is Tensor else None
@@ -502,118 +510,27 @@ def _integers(name, *operands):
             for x in operands]
 
 
-# --- bit operations from integer arithmetic (ember has no bitwise primitives) ------------
-# A two's-complement integer's bits are arithmetic: its low byte is x mod 256 (floor
-# semantics, so negative numbers work too) and the rest is floor(x / 256).  and/or/xor go
-# one byte at a time through a 256 x 256 table of the operation (one gather per byte: 8 for
-# int64); shifts multiply or floor-divide by a power of two read from a table; invert is
-# -1 - x (255 - x for uint8).  Work happens in int64 and the result is cast back, which
-# wraps like the hardware would.  ember.array_api's bitwise functions run these too.
-
-_BIT_TABLES: dict = {}      # (what, device) -> an int64 tensor, built once per device
-
-
-def _bit_table(what: str, device) -> Tensor:
-    key = (what, device)
-    t = _BIT_TABLES.get(key)
-    if t is None:
-        if what == "powers":          # 2**k for k < 63, then 2**63 wrapped, then 0
-            host = np.array([1 << k for k in range(63)] + [-(1 << 63), 0], dtype=np.int64)
-        else:
-            b = np.arange(256, dtype=np.int64)
-            host = getattr(np, f"bitwise_{what}").outer(b, b).reshape(-1)
-        t = _BIT_TABLES[key] = ops.from_host(host, device)
-    return t
-
-
-def bytewise(what: str, a: Tensor, b: Tensor) -> Tensor:
-    """a and/or/xor b for two tensors of one integer or bool dtype."""
-    dtype = a._dtype
-    if dtype is D.bool_:
-        return getattr(ops, f"logical_{what}")(a, b)
-    table = _bit_table(what, a._device)
-    a, b = a.to(D.int64), b.to(D.int64)
-    out = None
-    for k in range(dtype.itemsize):
-        last = k == dtype.itemsize - 1
-        byte = ops.take(table, (a % 256) * 256 + b % 256)
-        if last and dtype.is_signed:
-            byte = ops.where(byte >= 128, byte - 256, byte)    # the sign lives in this byte
-        term = byte * (1 << (8 * k)) if k else byte
-        out = term if out is None else out + term
-        if not last:
-            a, b = ops.floor_divide(a, 256), ops.floor_divide(b, 256)
-    return out.to(dtype)
-
-
-def invert(x: Tensor) -> Tensor:
-    """~x: every bit flipped (logical not for bool)."""
-    if x._dtype is D.bool_:
-        return ops.logical_not(x)
-    return 255 - x if x._dtype is D.uint8 else -1 - x
-
-
-def left_shift(a: Tensor, s: Tensor) -> Tensor:
-    """a * 2**s, wrapping (s: int64, >= 0); shifting by the bit width or more gives 0."""
-    powers = _bit_table("powers", a._device)
-    return (a.to(D.int64) * ops.take(powers, ops.minimum(s, 64))).to(a._dtype)
-
-
-def right_shift(a: Tensor, s: Tensor) -> Tensor:
-    """floor(a / 2**s), the sign copied in (arithmetic shift; s: int64, >= 0)."""
-    powers = _bit_table("powers", a._device)
-    wide = a.to(D.int64)
-    out = ops.floor_divide(wide, ops.take(powers, ops.minimum(s, 62)))
-    # 2**63 does not fit an int64: a shift by 63 or more leaves only the sign
-    out = ops.where(s >= 63, ops.where(wide < 0, -1, 0), out)
-    return out.to(a._dtype)
-
-
 def _shift_amount(name, input, other):
     a, b = _integers(name, input, other)
     if a._dtype is D.bool_:
         raise EmberTypeError(f"{name}: expected integer tensors, got bool")
-    return a, ops.maximum(b.to(D.int64), 0)
+    return a, b
 
 
 def bitwise_and(input, other) -> Tensor:
-    """``input & other`` elementwise, for integer and bool tensors.
-
-    PyTorch
-    -------
-    ``torch.bitwise_and``
-    """
-    return bytewise("and", *_integers("bitwise_and", input, other))
+    return run(bitwise_and_op, *_integers("bitwise_and", input, other))
 
 
 def bitwise_or(input, other) -> Tensor:
-    """``input | other`` elementwise, for integer and bool tensors.
-
-    PyTorch
-    -------
-    ``torch.bitwise_or``
-    """
-    return bytewise("or", *_integers("bitwise_or", input, other))
+    return run(bitwise_or_op, *_integers("bitwise_or", input, other))
 
 
 def bitwise_xor(input, other) -> Tensor:
-    """``input ^ other`` elementwise, for integer and bool tensors.
-
-    PyTorch
-    -------
-    ``torch.bitwise_xor``
-    """
-    return bytewise("xor", *_integers("bitwise_xor", input, other))
+    return run(bitwise_xor_op, *_integers("bitwise_xor", input, other))
 
 
 def bitwise_not(input: Tensor) -> Tensor:
-    """``~input`` elementwise: every bit flipped (logical not for bool).
-
-    PyTorch
-    -------
-    ``torch.bitwise_not``
-    """
-    return invert(*_integers("bitwise_not", input))
+    return run(bitwise_not_op, *_integers("bitwise_not", input))
 
 
 def bitwise_left_shift(input, other) -> Tensor:
@@ -623,7 +540,7 @@ def bitwise_left_shift(input, other) -> Tensor:
     -------
     ``torch.bitwise_left_shift``
     """
-    return left_shift(*_shift_amount("bitwise_left_shift", input, other))
+    return run(bitwise_left_shift_op, *_shift_amount("bitwise_left_shift", input, other))
 
 
 def bitwise_right_shift(input, other) -> Tensor:
@@ -633,7 +550,7 @@ def bitwise_right_shift(input, other) -> Tensor:
     -------
     ``torch.bitwise_right_shift``
     """
-    return right_shift(*_shift_amount("bitwise_right_shift", input, other))
+    return run(bitwise_right_shift_op, *_shift_amount("bitwise_right_shift", input, other))
 
 
 def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:

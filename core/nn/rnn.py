@@ -15,8 +15,10 @@ import warnings
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
 from ..autograd.function import Function
+from ..dispatch import run
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear
+from ..ops.rnn import gru_cell_op, lstm_cell_op
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -47,19 +49,14 @@ def _relu_step(gi, h, c, w_hh_t, b_hh, w_hr):
 
 
 def _lstm_step(gi, h, c, w_hh_t, b_hh, w_hr):
-    i, f, g, o = ops.split(gi + _hidden(h, w_hh_t, b_hh), c._data.shape[-1], 1)
-    c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
-    h = ops.sigmoid(o) * ops.tanh(c)
+    # the gates' arithmetic in one declared kernel (ops/rnn.py), its gradient in one more
+    n = c._data.shape[-1]
+    h, c = _Columns.apply(run(lstm_cell_op, gi + _hidden(h, w_hh_t, b_hh), c), n, 7 * n)
     return (h if w_hr is None else linear(h, w_hr)), c
 
 
 def _gru_step(gi, h, c, w_hh_t, b_hh, w_hr):
-    n = h._data.shape[-1]
-    gi_rz, gi_n = ops.split(gi, (2 * n, n), 1)
-    gh_rz, gh_n = ops.split(_hidden(h, w_hh_t, b_hh), (2 * n, n), 1)
-    r, z = ops.split(ops.sigmoid(gi_rz + gh_rz), n, 1)
-    new = ops.tanh(gi_n + r * gh_n)
-    return new + z * (h - new), None
+    return run(gru_cell_op, gi, _hidden(h, w_hh_t, b_hh), h), None
 
 
 _STEPS = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "LSTM": _lstm_step,
@@ -79,6 +76,30 @@ class _SplitRows(Function):
     @staticmethod
     def backward(ctx, *grads):
         return ops.cat(grads), None
+
+
+class _Columns(Function):
+    """LSTM's h and c: the first two column blocks of n in lstm_cell's (N, width) output,
+    with ONE cat as the gradient (zeros where a block got none, and for the columns the
+    cell keeps for its own gradient): slicing each out separately would cost a zero
+    tensor of the full size and an addition per block in backward."""
+
+    @staticmethod
+    def forward(ctx, x, n, width):
+        ctx.n, ctx.width = n, width
+        h, c, _ = ops.split(x, (n, n, width - 2 * n), 1)
+        return h, c
+
+    @staticmethod
+    def backward(ctx, gh, gc):
+        if gh is None and gc is None:
+            return None, None, None
+        like = gc if gh is None else gh
+        rows = like._data.shape[0]
+        rest = ops.zeros((rows, ctx.width - 2 * ctx.n), dtype=like.dtype, device=like.device)
+        gh = ops.zeros_like(like) if gh is None else gh
+        gc = ops.zeros_like(like) if gc is None else gc
+        return ops.cat([gh, gc, rest], 1), None, None
 
 
 def _direction(step, gi, sizes, h, c, w_hh_t, b_hh, w_hr, reverse):

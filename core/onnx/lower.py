@@ -8,6 +8,8 @@ naming the op and, where ONNX has it at a later opset, that opset.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as D
@@ -305,6 +307,116 @@ def _linear(L, node, ins, attrs):
     return L.emit("Add", [y, b]) if b else y
 
 
+def _cols(L, x, start: int, stop: int) -> str:
+    return L.emit("Slice", [x, L.ints([start]), L.ints([stop]), L.ints([1])])
+
+
+def _lstm_cell(L, node, ins, attrs):
+    """ops/rnn.py's lstm_cell: (N, 7H) = h, c, tanh(c), i, f, g, o."""
+    gates, c = ins
+    n = int(L.shapes[node.args[1].index][-1])
+    i, f, g, o = (L.emit("Tanh" if k == 2 else "Sigmoid", [_cols(L, gates, k * n, (k + 1) * n)])
+                  for k in range(4))
+    c2 = L.emit("Add", [L.emit("Mul", [f, c]), L.emit("Mul", [i, g])])
+    tc = L.emit("Tanh", [c2])
+    return L.emit("Concat", [L.emit("Mul", [o, tc]), c2, tc, i, f, g, o], axis=1)
+
+
+def _gru_cell(L, node, ins, attrs):
+    """ops/rnn.py's gru_cell: the new h from gi, gh (r, z, n) and h."""
+    gi, gh, h = ins
+    n = int(L.shapes[node.args[2].index][-1])
+    rz = L.emit("Sigmoid", [L.emit("Add", [_cols(L, gi, 0, 2 * n), _cols(L, gh, 0, 2 * n)])])
+    r, z = _cols(L, rz, 0, n), _cols(L, rz, n, 2 * n)
+    new = L.emit("Tanh", [L.emit("Add", [_cols(L, gi, 2 * n, 3 * n),
+                                         L.emit("Mul", [r, _cols(L, gh, 2 * n, 3 * n)])])])
+    return L.emit("Add", [new, L.emit("Mul", [z, L.emit("Sub", [h, new])])])
+
+
+def _atan2(L, node, ins, attrs):
+    """ops/special.py's atan2 with IEEE quadrants: the sign of a zero read as 1 / zero."""
+    y, x = ins
+    dtype = node.dtype
+    one, zero, pi = (L.scalar(v, dtype) for v in (1.0, 0.0, math.pi))
+
+    def negative(v):          # v < 0, or v is -0.0 (1 / -0.0 is -inf)
+        return L.emit("Or", [L.emit("Less", [v, zero]),
+                             L.emit("Less", [L.emit("Div", [one, v]), zero])])
+    yneg, xneg = negative(y), negative(x)
+    sign = L.emit("Where", [yneg, L.scalar(-1.0, dtype), one])
+    base = L.emit("Atan", [L.emit("Div", [y, x])])
+    out = L.emit("Where", [xneg, L.emit("Add", [base, L.emit("Mul", [sign, pi])]), base])
+    zeros = L.emit("And", [L.emit("Equal", [x, zero]), L.emit("Equal", [y, zero])])
+    # at the origin: +-pi for x = -0.0, else y's zero (made from its sign: onnxruntime's
+    # Where returned +0.0 for a -0.0 branch)
+    at_zero = L.emit("Where", [xneg, pi, zero])
+    out = L.emit("Where", [zeros, L.emit("Mul", [sign, at_zero]), out])
+    inf = L.scalar(math.inf, dtype)
+    infs = L.emit("And", [L.emit("Equal", [L.emit("Abs", [x]), inf]),
+                          L.emit("Equal", [L.emit("Abs", [y]), inf])])
+    corner = L.emit("Mul", [sign, L.emit("Where", [xneg, L.scalar(3 * math.pi / 4, dtype),
+                                                   L.scalar(math.pi / 4, dtype)])])
+    return L.emit("Where", [infs, corner, out])
+
+
+def _bitwise(onnx_op, logical):
+    def lower(L, node, ins, attrs):
+        if node.dtype is D.bool_:
+            return L.emit(logical, ins)
+        if L.opset < 18:
+            raise OnnxExportError(f"onnx: ember op {node.op!r} on integers lowers to ONNX "
+                                  f"{onnx_op}, which needs opset 18; export with "
+                                  f"opset_version=18 or later (this export: {L.opset})")
+        return L.emit(onnx_op, ins)
+    return lower
+
+
+_UNSIGNED = {"uint8": np.uint8, "int8": np.uint8, "int16": np.uint16, "int32": np.uint32,
+             "int64": np.uint64}
+
+
+def _shift(direction):
+    """ops/bitwise.py's shifts: ONNX BitShift works on unsigned integers (bits kept through
+    the casts); a signed right shift is ~(~x >> s) for negative x; a count past the width
+    or negative shifts everything out."""
+    def lower(L, node, ins, attrs):
+        from onnx import helper
+        x, count = ins
+        dtype = node.dtype
+        width = 8 * dtype.itemsize
+        unsigned = helper.np_dtype_to_tensor_dtype(np.dtype(_UNSIGNED[dtype.name]))
+        signed = helper.np_dtype_to_tensor_dtype(dtype.np)
+        zero = L.scalar(0, dtype)
+        out_of_range = L.emit("Or", [L.emit("Less", [count, zero]),
+                                     L.emit("GreaterOrEqual", [count, L.scalar(width, dtype)])])
+        safe = L.emit("Cast", [L.emit("Where", [out_of_range, zero, count])], to=unsigned)
+        neg = None
+        if direction == "RIGHT" and dtype.is_signed:
+            neg = L.emit("Less", [x, zero])
+            x = L.emit("Where", [neg, L.emit("Sub", [L.scalar(-1, dtype), x]), x])
+        shifted = L.emit("BitShift", [L.emit("Cast", [x], to=unsigned), safe],
+                         direction=direction)
+        out = L.emit("Cast", [shifted], to=signed)
+        fill = zero
+        if neg is not None:
+            out = L.emit("Where", [neg, L.emit("Sub", [L.scalar(-1, dtype), out]), out])
+            fill = L.emit("Where", [neg, L.scalar(-1, dtype), zero])
+        return L.emit("Where", [out_of_range, fill, out])
+    return lower
+
+
+def _topk(L, node, ins, attrs):
+    values, index = L.fresh("topk_values"), L.fresh("topk_index")
+    L.nodes.append(L.helper.make_node(
+        "TopK", [ins[0], L.ints([attrs["k"]])], [values, index], name=f"TopK_{L._count}",
+        axis=attrs["axis"], largest=int(attrs["largest"]), sorted=1))
+    return index
+
+
+def _unique(L, node, ins, attrs):
+    return L.emit("Unique", ins, sorted=1)
+
+
 def _take(L, node, ins, attrs):
     return L.emit("Gather", ins, axis=attrs["axis"])
 
@@ -488,7 +600,11 @@ LOWER = {
     "log1p": _composed(("Add", 1), ("Log", None)),
     "expm1": _composed(("Exp", None), ("Sub", 1)),
     "rsqrt": _composed(("Sqrt", None), ("Reciprocal", None)),
-    "relu": _relu, "softmax": _softmax, "linear": _linear,
+    "relu": _relu, "softmax": _softmax, "linear": _linear, "lstm_cell": _lstm_cell,
+    "gru_cell": _gru_cell, "atan2": _atan2, "bitwise_and": _bitwise("BitwiseAnd", "And"),
+    "bitwise_or": _bitwise("BitwiseOr", "Or"), "bitwise_xor": _bitwise("BitwiseXor", "Xor"),
+    "bitwise_not": _bitwise("BitwiseNot", "Not"), "bitwise_left_shift": _shift("LEFT"),
+    "bitwise_right_shift": _shift("RIGHT"), "topk": _topk, "unique": _unique,
     "add": _binary("Add"), "sub": _binary("Sub"), "mul": _binary("Mul"),
     "div": _binary("Div"), "pow": _binary("Pow"), "maximum": _binary("Max"),
     "minimum": _binary("Min"), "remainder": _remainder, "floor_divide": _floor_divide,

@@ -8,6 +8,7 @@ them from here.
 from __future__ import annotations
 
 from . import (
+    bitwise,  # declares bitwise_and/or/xor/not and the shifts (ember.functional runs them)
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     elementwise,
@@ -17,6 +18,7 @@ from . import (
     movement,
     nn,
     reduce,
+    rnn,  # declares lstm_cell, gru_cell and their gradient kernels (nn/rnn.py runs them)
     sampling,
     scan,
     sorting,

@@ -514,8 +514,16 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
             return x
         first = slice(start, None if stop < 0 else stop, step)
         out_shape = (len(range(start, stop, step)),) + shape[1:]
-    view = slice_view(x, (first,) + tuple(slice(0, m, 1) for m in shape[1:]))
-    out = reshape(view, out_shape)
+    view = slice_view(x, (first,) + tuple([slice(0, m, 1) for m in shape[1:]]))
+    if type(key) is int:
+        # drops the leading size-1 dim: always a view, already validated (reshape()'s
+        # shape resolution and its copied-view check have nothing to add)
+        attrs = {"shape": out_shape}
+        out = movement._view_of(dispatch.direct(movement.reshape_op, x._device, x._dtype,
+                                                (view,), attrs),
+                                view, movement.reshape_op, attrs)
+    else:
+        out = reshape(view, out_shape)
     out._set_meta("view_key", (x, (key,) + (slice(None),) * (len(shape) - 1)))
     return out
 

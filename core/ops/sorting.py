@@ -13,7 +13,7 @@ from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
-from ._op import declare, rule_fixed, shape_first
+from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import norm_dim
 from .creation import arange, full, zeros
 from .index import scatter_add
@@ -108,8 +108,30 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     if input.ndim == 0:
         return sort(input)
     axis = norm_dim(dim, input.ndim, "topk")
-    index = _take_first(argsort(input, axis, descending=largest), axis, k)
+    x = input.detach()
+    if x._dtype is D.bfloat16:          # no backend sorts bfloat16 natively; order is kept
+        x = x.to(D.float32)
+    index = run(topk_op, x, axis=axis, k=k, largest=bool(largest))
     return ValuesIndices((input.gather(axis, index), index))
+
+
+def _topk_decompose(x: Tensor, *, axis: int, k: int, largest: bool) -> Tensor:
+    return _take_first(argsort(x, axis, descending=largest), axis, k)
+
+
+def _topk_shape(inputs, attrs) -> tuple:
+    shape = list(inputs[0]._data.shape)
+    shape[attrs["axis"]] = attrs["k"]
+    return tuple(shape)
+
+
+# a partial selection where the backend has one (NumPy: partition, O(n)), else the first k
+# of the stable sort
+topk_op = declare("topk", "composite", rule_fixed(D.int64),
+                  sig="x, *, axis: int, k: int, largest: bool", shape=_topk_shape,
+                  doc="the int64 indices of the k largest (or smallest) elements along axis, "
+                      "in order; ties: the lower index first; nan counts as the largest",
+                  decompose=_topk_decompose)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
@@ -183,6 +205,12 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     if dim is not None:
         return _unique_dim(input, dim, return_inverse, return_counts)
     flat = input.reshape(-1).detach()
+    if not return_inverse and not return_counts and flat._dtype is not D.bfloat16:
+        return run(unique_op, flat)
+    return _unique_sorted(flat, input, return_inverse, return_counts)
+
+
+def _unique_sorted(flat, input, return_inverse, return_counts):
     n = flat._data.shape[0]
     order = argsort(flat)
     values = flat.gather(0, order)
@@ -199,6 +227,12 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])
         out.append(ends - starts)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+unique_op = declare("unique", "composite", rule_first, sig="x",
+                    doc="the distinct elements of a 1-d x, ascending (of equal elements the "
+                        "first; each nan distinct)",
+                    decompose=lambda x: _unique_sorted(x, x, False, False))
 
 
 def _unique_dim(input: Tensor, dim, return_inverse: bool, return_counts: bool):

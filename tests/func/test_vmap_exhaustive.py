@@ -79,7 +79,7 @@ def test_every_primitive_has_a_rule_or_is_listed_as_looping():
     rules = batching_rules()
     looping = sorted(n for n, k in rules.items() if k == "loop")
     # creation ops take no batched input; the rest loop on purpose (data-dependent shapes)
-    assert looping == ["arange", "full", "index_put", "nonzero"], looping
+    assert looping == ["arange", "full", "index_put", "nonzero", "unique"], looping
 
 
 def test_ember_ops_json_says_how_each_op_batches():

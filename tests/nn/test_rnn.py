@@ -322,3 +322,32 @@ def test_recurrent_layers_on_device(device):
                                        atol=1e-5, err_msg=name)
     cell = nn.GRUCell(3, 4).to(device)
     assert str(cell(ember.tensor(x[0], device=device)).device) == device
+
+
+@pytest.mark.parametrize("kind, cell", [("LSTM", "lstm_cell"), ("GRU", "gru_cell")])
+def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
+    """The gate arithmetic of a step runs as one declared kernel forward and one backward
+    (ops/rnn.py), not as a dozen elementwise ops; the values stay torch's."""
+    from ember import dispatch
+    torch = pytest.importorskip("torch")
+    t_layer = getattr(torch.nn, kind)(3, 4, 2)
+    layer = getattr(nn, kind)(3, 4, 2)
+    layer.load_state_dict({k: ember.tensor(v.detach().numpy())
+                           for k, v in t_layer.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
+    names = []
+    dispatch.add_hook("count-cells", lambda op, *rest: names.append(op.name))
+    try:
+        ex = ember.tensor(x, requires_grad=True)
+        out, _ = layer(ex)
+        out.sum().backward()
+    finally:
+        dispatch.remove_hook("count-cells")
+    assert names.count(cell) == 10 and names.count(cell + "_backward") == 10
+    assert "sigmoid" not in names and "tanh" not in names
+    tx = torch.tensor(x, requires_grad=True)
+    t_out, _ = t_layer(tx)
+    t_out.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)

@@ -27,6 +27,7 @@ from . import (
     nn_padding,
     nn_pixelshuffle,
     nn_pooling,
+    nn_rnn,
     nn_sparse,
     nn_upsampling,
     products,
@@ -43,7 +44,7 @@ FAMILIES = (
     special,
     # torch.nn, by torch.nn.modules family
     nn_activation, nn_linear, nn_conv, nn_pooling, nn_normalization, nn_padding, nn_sparse,
-    nn_dropout, nn_attention, nn_loss, nn_distance, nn_upsampling, nn_pixelshuffle,
+    nn_dropout, nn_attention, nn_loss, nn_distance, nn_upsampling, nn_pixelshuffle, nn_rnn,
 )
 
 

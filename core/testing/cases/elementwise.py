@@ -129,6 +129,22 @@ for _name in ("logical_and", "logical_or", "logical_xor"):
 case("logical_and:operators", lambda E, x, y: (x & y, x | y, x ^ y),
      lambda np, x, y: (x & y, x | y, x ^ y), Input(S, "b"), Input(S, "b"), dtypes=("bool",),
      grad=False, ops=("logical_and", "logical_or", "logical_xor"))
+# bit operations (declared kernels, ops/bitwise.py): values that set every bit of a byte and
+# the sign; shifts by 0 up to past the width (0 from the left, the sign from the right)
+_BITS = Input((8,), "i", values=(-128, -1, 0, 1, 85, 127, -86, 64))
+_BITS2 = Input((8,), "i", values=(127, -128, -1, 3, -86, 85, 64, 0))
+case("bitwise_and", lambda E, x, y: (E.bitwise_and(x, y), x | y, x ^ y, ~x),
+     lambda np, x, y: (x & y, x | y, x ^ y, ~x), _BITS, _BITS2, dtypes=(*INTS, "bool"),
+     grad=False, ops=("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"))
+case("bitwise_and:int64", lambda E, x, y: (x & y, x | y, x ^ y, ~x, x & 0xFF),
+     lambda np, x, y: (x & y, x | y, x ^ y, ~x, x & 0xFF),
+     Input((4,), "i", values=(-(2 ** 40) - 7, 2 ** 52 + 5, -1, 2 ** 33)),
+     Input((4,), "i", values=(2 ** 45 + 3, -(2 ** 50), 2 ** 31 - 1, -5)), dtypes=("int64",),
+     grad=False, ops=("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"))
+case("bitwise_left_shift", lambda E, x, s: (x << s, x >> s),
+     lambda np, x, s: (np.left_shift(x, s), np.right_shift(x, s)), _BITS,
+     Input((8,), "i", values=(0, 1, 7, -1, 8, 9, 63, -64)), dtypes=INTS, grad=False,
+     ops=("bitwise_left_shift", "bitwise_right_shift"))
 case("where", lambda E, c, x, y: E.where(c, x, y), lambda np, c, x, y: np.where(c, x, y),
      Input(M, "b"), Input(M), Input((3, 4)))
 case("where:scalar", lambda E, c, x: (E.where(c, x, 0.0), E.where(c, -1.5, x)),

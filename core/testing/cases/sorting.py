@@ -19,3 +19,12 @@ case("argsort:sort_topk", lambda E, x: (*E.sort(x, 1), *E.topk(x, 2, -1)),
      lambda np, x: (np.sort(x, 1), np.argsort(x, 1, kind="stable"),
                     -np.sort(-x, -1)[..., :2], np.argsort(-x, -1, kind="stable")[..., :2]),
      Input(M), out_dtype=("same", "int64", "same", "int64"), ops=("argsort", "sort", "topk"))
+case("unique", lambda E, x: E.unique(x), lambda np, x: np.unique(x),
+     Input((10,), "f", values=(3.0, -1.0, 2.0, 3.0, -1.0, 0.0, 7.5, 2.0, 3.0, -4.0)),
+     dtypes=("float32", "int64"), grad=False, ops=("unique",))
+case("topk", lambda E, x: (*E.topk(x, 3, 1), *E.topk(x, 2, 0, largest=False)),
+     lambda np, x: (-np.sort(-x, 1, kind="stable")[:, :3],
+                    np.argsort(-x, 1, kind="stable")[:, :3],
+                    np.sort(x, 0, kind="stable")[:2], np.argsort(x, 0, kind="stable")[:2]),
+     Input((4, 9)), dtypes=("int64", "float32"), grad=False,
+     out_dtype=("same", "int64", "same", "int64"), ops=("topk",))

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import dtypes as D
 from ...errors import EmberTypeError, EmberValueError, ShapeError
 from ...ops.creation import from_host
 from ...ops.movement import stack
@@ -78,6 +79,21 @@ def _same_shapes(shapes):
 
 
 def _stack_tensors(batch):
+    try:       # one pass in comprehensions (no Python loop per sample) for the common case
+        kinds = {(type(t), t._device, t._dtype, t.requires_grad, type(t._data))
+                 for t in batch}
+    except AttributeError:
+        kinds = ()
+    if len(kinds) == 1:
+        cls, device, dtype, grad, native = next(iter(kinds))
+        if cls is Tensor and not grad and native is np.ndarray:
+            # host arrays of one dtype, none recording a gradient: one np.stack
+            arrays = [t._data for t in batch]
+            shape = arrays[0].shape
+            if all(a.shape == shape for a in arrays):
+                stacked = np.stack(arrays)
+                if D.from_numpy_dtype(stacked.dtype) is dtype:
+                    return from_host(stacked, device)
     first = batch[0]
     for i, t in enumerate(batch):
         if not isinstance(t, Tensor):

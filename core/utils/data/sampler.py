@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -137,13 +138,11 @@ class BatchSampler(Sampler[list]):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self) -> Iterator[list]:
-        batch = []
-        for index in self.sampler:
-            batch.append(index)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
+        indices, size = iter(self.sampler), self.batch_size
+        while True:                  # islice: no Python step per index
+            batch = list(islice(indices, size))
+            if not batch or (len(batch) < size and self.drop_last):
+                return
             yield batch
 
     def __len__(self) -> int:
