@@ -518,18 +518,42 @@ def _shift_amount(name, input, other):
 
 
 def bitwise_and(input, other) -> Tensor:
+    """``input & other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_and``
+    """
     return run(bitwise_and_op, *_integers("bitwise_and", input, other))
 
 
 def bitwise_or(input, other) -> Tensor:
+    """``input | other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_or``
+    """
     return run(bitwise_or_op, *_integers("bitwise_or", input, other))
 
 
 def bitwise_xor(input, other) -> Tensor:
+    """``input ^ other`` elementwise, for integer and bool tensors.
+
+    PyTorch
+    -------
+    ``torch.bitwise_xor``
+    """
     return run(bitwise_xor_op, *_integers("bitwise_xor", input, other))
 
 
 def bitwise_not(input: Tensor) -> Tensor:
+    """``~input`` elementwise: every bit flipped (logical not for bool).
+
+    PyTorch
+    -------
+    ``torch.bitwise_not``
+    """
     return run(bitwise_not_op, *_integers("bitwise_not", input))
 
 
