@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import autograd
@@ -287,7 +286,7 @@ class _Unit:
         self.params = params
         self.places = list(owned)                     # (module, name), same order
         self.order_names = {}                         # module -> its original param names
-        for m, name in self.places:
+        for m, _ in self.places:
             self.order_names.setdefault(m, [])
         for m in self.order_names:
             self.order_names[m] = [n for n, p in m.__dict__["_parameters"].items()]
@@ -298,8 +297,8 @@ class _Unit:
             if len(dtypes) > 1 or len(devices) > 1 or len(needs) > 1:
                 raise DistributedError(
                     f"{what}: the parameters of one unit must share dtype, device and "
-                    f"requires_grad (they are flattened into one vector); {module.__class__.__name__} "
-                    f"has dtypes {sorted(d.name for d in dtypes)}, devices "
+                    f"requires_grad (they are flattened into one vector); "
+                    f"{type(module).__name__} has dtypes {sorted(d.name for d in dtypes)}, devices "
                     f"{sorted(str(d) for d in devices)}, requires_grad {sorted(needs)}. Wrap "
                     "the parts that differ as units of their own (auto_wrap_policy)")
             self.dtype, self.device = params[0].dtype, params[0].device
@@ -582,12 +581,12 @@ class _Unit:
         pending, tree.pending = tree.pending, []
         n = self.group.size
         t0 = time.perf_counter()
-        for unit, work, out in pending:
+        for _, work, _ in pending:
             if work is not None:
                 work.wait()
         tree.wait_s += time.perf_counter() - t0
         with autograd.no_grad():
-            for unit, work, out in pending:
+            for unit, _, out in pending:
                 if unit.exact and n > 1:
                     width = unit.shard_numel if unit.sharded else unit.padded
                     total = out[0:width].clone()
@@ -923,6 +922,19 @@ class FullyShardedDataParallel(Module):
     @property
     def module(self) -> Module:
         return self.__dict__["_modules"]["_fsdp_wrapped_module"]
+
+    def __getattr__(self, name: str):
+        """The wrapped module's attributes, as torch's wrapper forwards them."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            wrapped = self.__dict__["_modules"].get("_fsdp_wrapped_module")
+            if wrapped is None:
+                raise
+            return getattr(wrapped, name)
+
+    def __getitem__(self, key):
+        return self.__dict__["_modules"]["_fsdp_wrapped_module"].__getitem__(key)
 
     def forward(self, *args, **kwargs):
         unit = self.__dict__["_fsdp_unit"]
