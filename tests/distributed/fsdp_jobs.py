@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import socket
 import sys
 
 import ember
@@ -96,6 +97,7 @@ def job_equivalence(only: str = "") -> None:
     bias has a gradient of 0 up to rounding, which Adam normalizes to a step of lr); a
     size-based policy."""
     dist.init_process_group()
+    print(f"rank {dist.get_rank()} on {socket.gethostname()}", flush=True)
     data = batches()
     adam = functools.partial(ember.optim.Adam, lr=1e-2)
     rep = dist.check_equivalence(build, data, loss_fn, exact=True, parallel="fsdp",
