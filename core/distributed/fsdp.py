@@ -253,6 +253,16 @@ class _Tree:
         self.sync = True
         self.wait_s = 0.0              # time blocked on gathers and reductions
         self.gathers = self.reductions = 0
+        self.gathering: list = []      # units whose prefetched gather is in flight
+
+    def progress(self) -> None:
+        """Test the collectives in flight: MPI moves nonblocking work only when asked."""
+        if self.gathering:
+            self.gathering = [u for u in self.gathering if u.gather is not None
+                              and not u.gather[0].is_completed()]
+        for _, work, _ in self.pending:
+            if work is not None and not work.is_completed():
+                break
 
 
 class _Unit:
@@ -391,13 +401,14 @@ class _Unit:
             return
         src = self._source()
         if not self.sharded:
-            self.gather = (None, src if src is not self.shard.detach() else src)
+            self.gather = (None, src)      # the shard itself, or its cast copy
             return
         from ..ops.creation import empty
         full = empty(self.padded, dtype=self.param_dtype, device=self.device)
         work = C.all_gather_into_tensor(full, src, self.group, async_op=True)
         self.tree.gathers += 1
         self.gather = (work, full)
+        self.tree.gathering.append(self)
 
     def unshard(self) -> None:
         if self.full is not None or self.shard is None:
@@ -519,6 +530,9 @@ class _Unit:
             off, n = self.offsets[i], g.numel()
             with autograd.no_grad():
                 self.flat_grad[off:off + n].add_(g.reshape(-1))
+            tree = self.tree
+            if tree.gathering or tree.pending:
+                tree.progress()
             self.seen[i] += 1
             if self.seen[i] == self.expected[i]:
                 self.left -= 1
@@ -546,9 +560,7 @@ class _Unit:
             nxt = _neighbour(tree.order, self, -1)
             if nxt is not None and nxt.armed:
                 nxt.start_gather()
-        for _, work, _ in tree.pending:
-            if work is not None:
-                work.is_completed()          # MPI progresses nonblocking work when asked
+        tree.progress()
         if tree.armed == 0:
             self._finish_reductions()
 
@@ -843,7 +855,10 @@ class FullyShardedDataParallel(Module):
     reduce_in_rank_order=True (ember's own, as DDP's) sums the ranks' gradients in rank
     order (an all-to-all and a local sum instead of a reduce-scatter), so that N processes
     give bit for bit what one process gets summing the N shards' gradients in that
-    order."""
+    order.
+
+    limit_all_gathers: ember prefetches at most one unit ahead, so at most two units' full
+    parameters are gathered at a time whether it is True (torch's bound) or False."""
 
     def __init__(self, module: Module, process_group=None, sharding_strategy=None,
                  cpu_offload: CPUOffload | None = None, auto_wrap_policy=None,

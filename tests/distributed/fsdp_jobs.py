@@ -255,6 +255,44 @@ def job_features() -> None:
     print("features ok", flush=True)
 
 
+def job_offload() -> None:
+    """An OpenCL model with cpu_offload: shards, gradients and SGD on the host, compute on
+    the device; the same weights as one process on the host.  (The MLP of the DDP test:
+    the OpenCL programs it compiles are mostly shared.)"""
+    dist.init_process_group()
+    r, n = dist.get_rank(), dist.get_world_size()
+
+    def mlp():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(12, 32), nn.Tanh(), nn.Linear(32, 32), nn.ReLU(),
+                             nn.Linear(32, 3))
+    model = FSDP(mlp().to("opencl:0"), auto_wrap_policy={nn.Linear},
+                 cpu_offload=CPUOffload(offload_params=True))
+    assert all(p.device.type == "cpu" for p in model.parameters())
+    ref = mlp()
+    opt, ref_opt = (ember.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref))
+    rng = np.random.default_rng(3)
+    criterion = nn.CrossEntropyLoss()
+    for _ in range(2):
+        x = rng.standard_normal((8, 12)).astype(np.float32)
+        y = rng.integers(0, 3, 8)
+        b = x.shape[0] // n
+        out = model(ember.tensor(x[r * b:(r + 1) * b]).to("opencl:0"))
+        assert out.device.type == "opencl"
+        loss = criterion(out, ember.tensor(y[r * b:(r + 1) * b]).to("opencl:0"))
+        opt.zero_grad()
+        loss.backward()
+        assert all(p.grad.device.type == "cpu" for p in model.parameters())
+        opt.step()
+        ref_loss = criterion(ref(ember.tensor(x)), ember.tensor(y))
+        ref_opt.zero_grad()
+        ref_loss.backward()
+        ref_opt.step()
+    got = {k: v.cpu() for k, v in model.state_dict().items()}
+    _close(got, ref.state_dict(), "cpu_offload on opencl", 1e-5)
+    print("offload ok", flush=True)
+
+
 def job_save(path: str) -> None:
     """Train under FSDP, save a sharded checkpoint, and (rank 0) the full weights."""
     dist.init_process_group()

@@ -50,6 +50,12 @@ def test_fsdp_features():
     assert done.stdout.count("features ok") == 2
 
 
+def test_fsdp_cpu_offload_of_an_opencl_model():
+    done = fsdp_job(2, "offload", timeout=300)     # a first run compiles OpenCL programs
+    assert done.returncode == 0, done.stderr[-4000:] + done.stdout
+    assert done.stdout.count("offload ok") == 2
+
+
 def test_checkpoint_saved_on_4_loads_on_2_and_1(tmp_path):
     path = str(tmp_path / "dcp")
     done = fsdp_job(4, "save", path)
