@@ -167,9 +167,10 @@ def _unit_of(module) -> _Unit | None:
     return module.__dict__.get("_fsdp_unit") if isinstance(module, Module) else None
 
 
-def _owned(module: Module) -> dict:
+def _owned(module: Module, aliases: list | None = None) -> dict:
     """(module, name) -> parameter, for the parameters under module not in a nested unit
-    (each parameter once, at its first place)."""
+    (each parameter once, at its first place; its other places, tied weights, go into
+    `aliases` as (module, name, parameter))."""
     found: dict = {}
     seen: set = set()
 
@@ -177,7 +178,9 @@ def _owned(module: Module) -> dict:
         if not top and _unit_of(m) is not None:
             return
         for name, p in m.__dict__["_parameters"].items():
-            if p is not None and id(p) not in seen:
+            if p is not None and id(p) in seen and aliases is not None:
+                aliases.append((m, name, p))
+            elif p is not None and id(p) not in seen:
                 seen.add(id(p))
                 found[(m, name)] = p
         for child in m.__dict__["_modules"].values():
@@ -283,7 +286,8 @@ class _Unit:
             if inner.tree is not self.tree:
                 self.tree.units.append(inner)
                 inner.tree = self.tree
-        owned = _owned(module)
+        tied: list = []
+        owned = _owned(module, tied)
         if sync_states and group.size > 1:
             from ..nn.parallel.distributed import _broadcast_coalesced
             with autograd.no_grad():
@@ -293,10 +297,20 @@ class _Unit:
                 if buffers:
                     _broadcast_coalesced(buffers, group)
         params = list(owned.values())
+        for (m, name), p in owned.items():
+            other = p._get_meta("fsdp_unit")
+            if other is not None:
+                raise DistributedError(
+                    f"{what}: parameter {name!r} of {type(m).__name__} is shared with "
+                    f"{other}, another unit: a parameter belongs to one flat vector. Wrap the "
+                    "modules that share it in one unit (leave one of them out of "
+                    "auto_wrap_policy)")
         self.params = params
         self.places = list(owned)                     # (module, name), same order
+        index = {id(p): i for i, p in enumerate(params)}
+        self.aliases = [(m, name, index[id(p)]) for m, name, p in tied]
         self.order_names = {}                         # module -> its original param names
-        for m, _ in self.places:
+        for m, _ in self.places + [(m, name) for m, name, _ in self.aliases]:
             self.order_names.setdefault(m, [])
         for m in self.order_names:
             self.order_names[m] = [n for n, p in m.__dict__["_parameters"].items()]
@@ -358,6 +372,10 @@ class _Unit:
             for (m, name), p in zip(self.places, params):
                 del m.__dict__["_parameters"][name]
                 m.__dict__[name] = p
+                p._set_meta("fsdp_unit", what)
+            for m, name, i in self.aliases:           # tied weights: the same tensor
+                del m.__dict__["_parameters"][name]
+                m.__dict__[name] = params[i]
             self.hooks = []
             if self.requires_grad:
                 for i, p in enumerate(params):
@@ -707,6 +725,8 @@ def _unit_places(module: Module) -> dict:
     places = {}
     for unit in _units_in(module):
         for i, (m, name) in enumerate(unit.places):
+            places[(id(m), name)] = (unit, i)
+        for m, name, i in unit.aliases:
             places[(id(m), name)] = (unit, i)
     return places
 

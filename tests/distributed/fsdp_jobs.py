@@ -72,6 +72,14 @@ def build(layers: int = 3):
     return Stack(layers=layers)
 
 
+def tied():
+    """The stack with its head tied to the embedding (head.weight is embed.weight)."""
+    model = build(layers=1)
+    model.head = nn.Linear(16, 32, bias=False)
+    model.head.weight = model.embed.weight
+    return model
+
+
 def batches(steps: int = 3, batch: int = 4, t: int = 6, vocab: int = 32):
     rng = np.random.default_rng(7)
     return [(rng.integers(0, vocab, (batch, t)), rng.integers(0, vocab, (batch, t)))
@@ -235,6 +243,21 @@ def job_features() -> None:
     with FSDP.state_dict_type(one, StateDictType.FULL_STATE_DICT):
         want = one.state_dict()
     _close(fresh.state_dict(), want, "sharded state dict round trip")
+
+    # tied weights (the head reuses the embedding's): one unit holds them, both names in
+    # the state dict, bit for bit like one process; split across units they are refused
+    rep = dist.check_equivalence(tied, batches(), loss_fn, exact=True, parallel="fsdp",
+                                 fsdp_options={"auto_wrap_policy": POLICY})
+    report("tied weights, exact", rep)
+    with FSDP.state_dict_type(one, StateDictType.FULL_STATE_DICT):
+        keys = list(FSDP(tied(), auto_wrap_policy=POLICY).state_dict())
+    assert "embed.weight" in keys and "head.weight" in keys, keys
+    try:
+        FSDP(tied(), auto_wrap_policy={Block, nn.Linear})
+    except dist.DistributedError as exc:
+        assert "is shared with" in str(exc) and "Wrap the modules that share it" in str(exc)
+    else:
+        raise AssertionError("a weight tied across two units was accepted")
 
     for call, error in (
             (lambda: FSDP(build(), use_orig_params=True), "use_orig_params=True"),
