@@ -93,8 +93,13 @@ def test_checkpoint_in_one_process_and_its_errors(tmp_path):
     assert state["epoch"] == 3
     for k, v in model.state_dict().items():
         assert np.array_equal(other.state_dict()[k].numpy(), v.numpy())
-    # a second save replaces the files (fresh names) and removes the old ones
-    dcp.save({"model": model.state_dict(), "epoch": 4}, checkpoint_id=path)
+    # torch's storage objects name the directory as well; a second save replaces the files
+    # (fresh names) and removes the old ones
+    dcp.save({"model": model.state_dict(), "epoch": 4},
+             storage_writer=dcp.FileSystemWriter(path))
+    again = {"epoch": 0}
+    dcp.load(again, storage_reader=dcp.FileSystemReader(path))
+    assert again["epoch"] == 4
     second = sorted(os.listdir(path))
     assert len(second) == 2 and second != first
     # consolidated into one ordinary file
