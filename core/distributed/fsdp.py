@@ -862,6 +862,42 @@ def _dense(value, key: str) -> Tensor:
     return value
 
 
+def clip_grad_norm_(module: Module, max_norm: float, norm_type: float = 2.0) -> Tensor:
+    """Scale the gradients of every shard under module so that the norm of the whole
+    model's gradient is at most max_norm; returns that norm (collective: every rank calls
+    it).  nn.utils.clip_grad_norm_(model.parameters()) would see this rank's shards only."""
+    import math
+
+    from ..ops.creation import tensor
+    units = [u for u in _units_in(module) if u.shard is not None and u.shard.grad is not None]
+    norm_type = float(norm_type)
+    if not units:
+        return tensor(0.0)
+    group = units[0].group
+    with autograd.no_grad():
+        parts = {True: 0.0, False: 0.0}
+        for u in units:
+            g = u.shard.grad.double()
+            if norm_type == math.inf:
+                v = float(g.abs().max().item()) if g.numel() else 0.0
+                parts[u.sharded] = max(parts[u.sharded], v)
+            else:
+                parts[u.sharded] += float((g.abs() ** norm_type).sum().item())
+        local = tensor([parts[True]], dtype=units[0].shard.grad.dtype).double()
+        if group.size > 1:
+            C.all_reduce(local, C.ReduceOp.MAX if norm_type == math.inf else C.ReduceOp.SUM,
+                         group)
+        if norm_type == math.inf:
+            total = max(float(local.item()), parts[False])
+        else:
+            total = (float(local.item()) + parts[False]) ** (1.0 / norm_type)
+        coef = max_norm / (total + 1e-6)
+        if coef < 1.0:
+            for u in units:
+                u.shard.grad.mul_(coef)
+    return tensor(total, dtype=units[0].shard.grad.dtype)
+
+
 _STATE_TYPE = "_fsdp_state_dict_type"
 _WRAPPING = [False]          # auto-wrapping: the model was checked once, at the root
 
@@ -989,6 +1025,10 @@ class FullyShardedDataParallel(Module):
         finally:
             tree.sync = previous
 
+    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0) -> Tensor:
+        """Clip the whole model's gradient norm (see the module function; collective)."""
+        return clip_grad_norm_(self, max_norm, norm_type)
+
     def stats(self) -> dict:
         """Collectives this tree started and the seconds spent blocked waiting on them."""
         tree = self.__dict__["_fsdp_unit"].tree
@@ -1076,6 +1116,11 @@ class FSDPModule:
     def reshard(self) -> None:
         self.__dict__["_fsdp_unit"].reshard()
 
+    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0) -> Tensor:
+        """Clip the whole model's gradient norm (ember.distributed.fsdp.clip_grad_norm_;
+        nn.utils.clip_grad_norm_ would see this rank's shards only)."""
+        return clip_grad_norm_(self, max_norm, norm_type)
+
     def set_requires_gradient_sync(self, requires_gradient_sync: bool,
                                    *, recurse: bool = True) -> None:
         """False: gradients accumulate unsharded and unreduced (as FSDP1's no_sync)."""
@@ -1142,4 +1187,4 @@ def fully_shard(module: Module, *, mesh=None, reshard_after_forward: bool | int 
 __all__ = ["FullyShardedDataParallel", "fully_shard", "FSDPModule", "ShardingStrategy",
            "BackwardPrefetch", "StateDictType", "MixedPrecision", "CPUOffload",
            "FullStateDictConfig", "ShardedStateDictConfig", "ModuleWrapPolicy",
-           "transformer_auto_wrap_policy", "size_based_auto_wrap_policy"]
+           "transformer_auto_wrap_policy", "size_based_auto_wrap_policy", "clip_grad_norm_"]

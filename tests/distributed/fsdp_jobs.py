@@ -211,6 +211,18 @@ def job_features() -> None:
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert np.allclose(pa.grad.numpy(), pb.grad.numpy(), atol=1e-6), "no_sync"
 
+    # the whole model's gradient norm, clipped across the shards, as one process clips it
+    whole = build()
+    loss_fn(whole(ember.tensor(x)), ember.tensor(y)).backward()
+    for norm_type in (2.0, float("inf")):
+        want = float(ember.nn.utils.clip_grad_norm_(whole.parameters(), 1e9, norm_type))
+        got = float(a.clip_grad_norm_(1e9, norm_type))
+        assert abs(got - want) <= 1e-5 * want, (norm_type, got, want)
+    before = [p.grad.clone() for p in a.parameters()]
+    total = float(a.clip_grad_norm_(0.5 * want))
+    for p, g in zip(a.parameters(), before):
+        assert np.allclose(p.grad.numpy(), g.numpy() * 0.5 * want / (total + 1e-6))
+
     # mixed precision: bfloat16 compute, float32 shards and gradients
     mp = FSDP(build(), auto_wrap_policy=POLICY,
               mixed_precision=MixedPrecision(param_dtype=ember.bfloat16,
