@@ -255,6 +255,9 @@ def job_features() -> None:
     with FSDP.state_dict_type(one, StateDictType.FULL_STATE_DICT):
         want = one.state_dict()
     _close(fresh.state_dict(), want, "sharded state dict round trip")
+    other = FSDP(build(layers=3), auto_wrap_policy=POLICY)
+    other.load_state_dict(want)                  # a full state dict: each rank its slice
+    _close(other.state_dict(), want, "full state dict round trip")
 
     # tied weights (the head reuses the embedding's): one unit holds them, both names in
     # the state dict, bit for bit like one process; split across units they are refused
