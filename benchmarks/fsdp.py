@@ -73,14 +73,18 @@ def build(args):
     return Stack(), Block
 
 
-def wrap(kind: str, model, block):
+def wrap(kind: str, model, block, units: str = "blocks"):
     if kind == "ddp":
         from ember.nn.parallel import DistributedDataParallel
         return DistributedDataParallel(model)
     from ember.distributed.fsdp import FullyShardedDataParallel, ModuleWrapPolicy
     options = {"backward_prefetch": None} if kind == "fsdp_noprefetch" else {}
-    return FullyShardedDataParallel(model, auto_wrap_policy=ModuleWrapPolicy({block}),
-                                    **options)
+    policy = ModuleWrapPolicy({block})
+    if units == "all":            # the embedding and the head as units of their own too
+        def policy(module, recurse, nonwrapped_numel):
+            return recurse or isinstance(module, block) or module is model.embed \
+                or module is model.head
+    return FullyShardedDataParallel(model, auto_wrap_policy=policy, **options)
 
 
 def step_fn(args, model, opt):
@@ -109,7 +113,7 @@ def worker_memory(args) -> dict:
     tracemalloc.start()
     model, block = build(args)
     params = sum(p.numel() for p in model.parameters())
-    wrapped = wrap(args.kind, model, block)
+    wrapped = wrap(args.kind, model, block, args.units)
     opt = ember.optim.Adam(wrapped.parameters(), lr=1e-4)
     step = step_fn(args, wrapped, opt)
     step()
@@ -182,6 +186,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--time-ranks", type=int, nargs="+", default=[2])
+    parser.add_argument("--units", choices=["blocks", "all"], default="blocks",
+                        help="FSDP units: one per block (the embedding and head stay in the "
+                             "root unit), or also the embedding and the head (memory)")
     parser.add_argument("--skip-time", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--worker", choices=["memory", "time"])
@@ -199,11 +206,12 @@ def main() -> int:
         rows = {}
         for n in args.ranks:
             for kind in ("ddp", "fsdp"):
-                rows[(kind, n)] = launch(n, ["--worker", "memory", "--kind", kind, *shape])
+                rows[(kind, n)] = launch(n, ["--worker", "memory", "--kind", kind,
+                                             "--units", args.units, *shape])
         params = rows[("ddp", args.ranks[0])]["params"]
         print(f"memory: transformer stack of {params / 1e6:.1f} M parameters "
-              f"({params * 4 / 2**20:.0f} MiB in float32), Adam; peak traced bytes per rank "
-              "during a training step")
+              f"({params * 4 / 2**20:.0f} MiB in float32), Adam, FSDP units: {args.units}; "
+              "peak traced bytes per rank during a training step")
         print(f"{'N':>3} {'DDP MiB':>9} {'FSDP MiB':>9} {'FSDP/DDP':>9} "
               f"{'FSDP held between steps':>24}")
         for n in args.ranks:

@@ -242,6 +242,9 @@ def _uses(outputs, stop: set) -> dict:
 
 # --- the tree of units that train together -----------------------------------------------------
 
+REDUCTIONS_IN_FLIGHT = 2        # gradient reductions started and not yet complete, at most
+
+
 class _Tree:
     """The units of one root: their order, the reductions in flight, the no_sync flag."""
 
@@ -573,6 +576,8 @@ class _Unit:
             if flat.dtype is not self.reduce_dtype:
                 flat = flat.to(self.reduce_dtype)
             self._reduce(flat)
+            del flat
+            self._bound_reductions()
         self.reshard()
         if self.backward_prefetch is BackwardPrefetch.BACKWARD_POST:
             nxt = _neighbour(tree.order, self, -1)
@@ -581,6 +586,19 @@ class _Unit:
         tree.progress()
         if tree.armed == 0:
             self._finish_reductions()
+
+    def _bound_reductions(self) -> None:
+        """Wait for the oldest reductions while more than REDUCTIONS_IN_FLIGHT are: each
+        holds a unit's whole flat gradient until it completes (torch's FSDP bounds them
+        too), so the peak stays at a few units' gradients instead of the model's."""
+        tree = self.tree
+        flying = [w for _, w, _ in tree.pending if w is not None and not w.is_completed()]
+        if len(flying) <= REDUCTIONS_IN_FLIGHT:
+            return
+        t0 = time.perf_counter()
+        for work in flying[:len(flying) - REDUCTIONS_IN_FLIGHT]:
+            work.wait()
+        tree.wait_s += time.perf_counter() - t0
 
     def _reduce(self, flat: Tensor) -> None:
         from ..ops.creation import empty
