@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ones at their call (EMBER_DISTRIBUTED_DEBUG=1)")
     parser.add_argument("--hosts", default=None,
                         help="comma-separated hosts for mpiexec (default: this machine)")
+    parser.add_argument("--hostfile", default=None, metavar="PATH",
+                        help="MPICH host file, one `host:processes` a line (mpiexec -f); "
+                             "see docs/fsdp.md, 'More than one host'")
     parser.add_argument("--mpiexec", default=None, metavar="PATH",
                         help="the MPI launcher (default: the one beside this Python, then "
                              "PATH)")
@@ -53,8 +56,15 @@ def find_mpiexec(given: str | None = None) -> str | None:
 
 def command(args: argparse.Namespace, mpiexec: str) -> list[str]:
     cmd = [mpiexec, "-n", str(args.nproc)]
+    if args.hosts and getattr(args, "hostfile", None):
+        raise SystemExit("ember run: pass --hosts or --hostfile, not both")
     if args.hosts:
         cmd += ["-hosts", args.hosts]
+    if getattr(args, "hostfile", None):
+        if not os.path.isfile(args.hostfile):
+            raise SystemExit(f"ember run: --hostfile {args.hostfile!r} is not a file; write "
+                             "one `host:processes` a line (MPICH's host file)")
+        cmd += ["-f", os.path.abspath(args.hostfile)]
     cmd += [sys.executable, "-m", "ember.tools.run", "--rank"]
     return cmd + (["-m"] if args.module else []) + [args.target, *args.args]
 

@@ -187,6 +187,10 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
             leaf._set_grad(g.detach().clone())
     else:
         leaf._set_grad(old + g)
+    post = leaf._get_meta("post_accumulate_hooks")
+    if post:
+        for hook in post:
+            hook(leaf)
 
 
 def _check_anomaly(node, grads):

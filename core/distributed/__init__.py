@@ -14,6 +14,10 @@ call site.  Every collective times out (init_process_group(timeout=...),
 EMBER_DISTRIBUTED_TIMEOUT, default 600 s) with the ranks that did not arrive;
 EMBER_DISTRIBUTED_DEBUG=1 also compares each collective's sequence number across the
 ranks, blocking at every call.
+
+ember.distributed.fsdp: FullyShardedDataParallel and fully_shard (parameters, gradients and
+optimizer state sharded across the ranks); ember.distributed.checkpoint: sharded
+checkpoints, loadable on any number of ranks (docs/fsdp.md).
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""check_equivalence: N processes training with DDP against one process on the same
-global batches, compared step by step (losses) and at the end (every weight).
+"""check_equivalence: N processes training with DDP (or FSDP: parallel="fsdp") against one
+process on the same global batches, compared step by step (losses) and at the end (every
+weight; FSDP's gathered in a full state dict).
 
 Tolerance mode (the default): the reference trains on each whole global batch, and the
 results agree within float32 rounding (the sums run in another order).  Exact mode: DDP
@@ -63,17 +64,21 @@ def _as_tensor(x, device):
 def check_equivalence(build_model: Callable, batches: Iterable, loss_fn: Callable, *,
                       optimizer: Callable | None = None, exact: bool = False,
                       rtol: float = 1e-4, atol: float = 1e-6, device="cpu",
-                      bucket_cap_mb: float = 25.0) -> EquivalenceReport:
+                      bucket_cap_mb: float = 25.0, parallel: str = "ddp",
+                      fsdp_options: dict | None = None) -> EquivalenceReport:
     """Train build_model() with DDP on this job's ranks, each on its slice of every global
     batch (inputs, targets), and, on rank 0, one replica on the whole batches; compare.
 
     Call it on every rank of an initialized default group, with the same batches.
-    optimizer(params) makes the optimizer (default SGD, lr 0.1).  Returns the report on
-    every rank; raise on `not report.equal` as you see fit.
+    optimizer(params) makes the optimizer (default SGD, lr 0.1).  parallel="fsdp" trains
+    with FullyShardedDataParallel(model, **fsdp_options) instead (auto_wrap_policy,
+    sharding_strategy, ...; in exact mode with reduce_in_rank_order=True), the optimizer on
+    its shards.  Returns the report on every rank; raise on `not report.equal` as you see
+    fit.
 
     PyTorch
     -------
-    None: an ember diagnostic (DDP against one process on the same data).
+    None: an ember diagnostic (DDP or FSDP against one process on the same data).
     """
     from ..nn.parallel import DistributedDataParallel
     from ..optim import SGD
@@ -86,10 +91,20 @@ def check_equivalence(build_model: Callable, batches: Iterable, loss_fn: Callabl
         if x.shape[0] % size:
             raise DistributedError(f"check_equivalence: a global batch of {x.shape[0]} does "
                                    f"not split evenly over {size} ranks")
+    if parallel not in ("ddp", "fsdp"):
+        raise DistributedError(f"check_equivalence: parallel must be 'ddp' or 'fsdp', got "
+                               f"{parallel!r}")
+    if fsdp_options and parallel != "fsdp":
+        raise DistributedError("check_equivalence: fsdp_options are for parallel='fsdp'")
     model = build_model().to(device)
-    ddp = DistributedDataParallel(model, reduce_in_rank_order=exact,
-                                  bucket_cap_mb=bucket_cap_mb)
     start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    if parallel == "fsdp":
+        from .fsdp import FullyShardedDataParallel
+        ddp = FullyShardedDataParallel(model, sync_module_states=True,
+                                       reduce_in_rank_order=exact, **(fsdp_options or {}))
+    else:
+        ddp = DistributedDataParallel(model, reduce_in_rank_order=exact,
+                                      bucket_cap_mb=bucket_cap_mb)
     opt = make_opt(ddp.parameters())
     local = []
     for x, y in batches:
@@ -102,7 +117,8 @@ def check_equivalence(build_model: Callable, batches: Iterable, loss_fn: Callabl
     every = [json.loads(s) for s in group.allgather_bytes(json.dumps(local).encode())]
     losses = [_ordered_mean([np.float32(every[r][s]) for r in range(size)])
               for s in range(len(batches))]
-    weights = {k: _host(v) for k, v in model.state_dict().items()}
+    weights = {k: _host(v) for k, v in (ddp if parallel == "fsdp" else model)
+               .state_dict().items()}
     crc = zlib.crc32(b"".join(weights[k].tobytes() for k in sorted(weights)))
     replicas_agree = len(set(group.allgather_bytes(str(crc).encode()))) == 1
     found = {}

@@ -354,6 +354,7 @@ for _name, _fn in {
     # autograd
     "backward": grad.backward, "retain_grad": grad.retain_grad,
     "register_hook": grad.register_hook,
+    "register_post_accumulate_grad_hook": grad.register_post_accumulate_grad_hook,
     "retains_grad": property(lambda self: self.grad_fn is not None and
                              self.grad_fn.retained is not None),
     # what device and kind of tensor this is

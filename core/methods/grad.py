@@ -1,4 +1,5 @@
-"""Tensor's autograd entry points: backward, retain_grad, register_hook."""
+"""Tensor's autograd entry points: backward, retain_grad, register_hook,
+register_post_accumulate_grad_hook."""
 from __future__ import annotations
 
 from ..errors import EmberValueError
@@ -34,6 +35,24 @@ def register_hook(self, hook):
             hooks = []
             self._set_meta("hooks", hooks)
         hooks.append(hook)
+    return _HookHandle(hooks, hook)
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    """Call hook(tensor) after a gradient was accumulated into this leaf's .grad (each time
+    backward adds one: once per use of the leaf in the graph); it returns nothing and may
+    read or move .grad (FSDP takes it into its flat gradient and sets .grad to None)."""
+    if self.grad_fn is not None:
+        raise EmberValueError("post accumulate grad hooks cannot be registered on non-leaf "
+                              "tensors; register them on the leaf (a parameter)")
+    if not self.requires_grad:
+        raise EmberValueError("cannot register a hook on a tensor that doesn't require "
+                              "gradient")
+    hooks = self._get_meta("post_accumulate_hooks")
+    if hooks is None:
+        hooks = []
+        self._set_meta("post_accumulate_hooks", hooks)
+    hooks.append(hook)
     return _HookHandle(hooks, hook)
 
 

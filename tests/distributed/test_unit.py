@@ -87,3 +87,19 @@ def test_nccl_probe_says_why_not():
     if probe.available:
         pytest.skip("NCCL is present: the GPU jobs cover it")
     assert probe.reason and probe.fix and probe.reference.startswith("nccl-")
+
+
+def test_ember_run_hostfile_becomes_mpiexec_f(tmp_path):
+    import argparse
+
+    import pytest
+    from ember.tools.run import add_arguments, command
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node1:4\nnode2:4\n")
+    args = parser.parse_args(["-n", "8", "--hostfile", str(hostfile), "train.py"])
+    cmd = command(args, "mpiexec")
+    assert cmd[:5] == ["mpiexec", "-n", "8", "-f", str(hostfile)]
+    with pytest.raises(SystemExit, match="is not a file"):
+        command(parser.parse_args(["--hostfile", str(tmp_path / "no"), "t.py"]), "mpiexec")

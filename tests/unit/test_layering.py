@@ -71,7 +71,7 @@ CORE_LAYERS = {
         "multiprocessing"],
     8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub",
         "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/", "utils/model_zoo",
-        "profiler/"],
+        "profiler/", "distributed/checkpoint/"],
     9: ["__init__", "__main__"],  # the facade imports anything; nothing in core imports it
 }
 # the few deliberate upward imports: each is a lazy entry point into a consumer that a
