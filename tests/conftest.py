@@ -95,10 +95,13 @@ def _rename(item, nodeid: str) -> None:
         item._nodeid = nodeid
     assert item.nodeid == nodeid, (item.nodeid, nodeid)
 
+
 # --- costly device cases: a stable sample, the full set with --full -------------------------
 # A test marked `sampled` runs when zlib.crc32 of its node id falls in 1 of SAMPLE_EVERY
 # (the same tests on every machine and run); the others carry the marker `full` and run
-# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.
+# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.  A test marked `full`
+# in its file (a costly end-to-end path whose parts default tests cover: the marker's
+# place says which) runs under the same condition.
 SAMPLE_EVERY = 4
 
 
@@ -123,9 +126,9 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("sampled") is not None and \
                 zlib.crc32(item.nodeid.encode()) % SAMPLE_EVERY:
             item.add_marker(pytest.mark.full)
-            if not full:
-                dropped.append(item)
-                continue
+        if item.get_closest_marker("full") is not None and not full:
+            dropped.append(item)
+            continue
         kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
