@@ -132,7 +132,24 @@ def pytest_collection_modifyitems(config, items):
         kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # long tests first, so that the workers finish together: a test of several seconds
+    # scheduled last keeps one worker busy while the other idles (the order is the same on
+    # every worker, as xdist requires: a stable sort of the collection order)
+    items[:] = sorted(kept, key=lambda item: not _long(item))
+
+
+# Files late in the collection order whose tests take seconds each (subprocesses, venvs,
+# a whole conformance run): started first.  Tests in an xdist group (a costly module
+# fixture) and tests marked `slow` are started first too.
+LATE_AND_LONG = ("tests/plugins/test_torch_backend.py", "tests/plugins/test_cupy_plugins.py",
+                 "tests/plugins/test_third_party.py", "tests/interop/test_consumers.py",
+                 "tests/reliability/test_caches.py")
+
+
+def _long(item) -> bool:
+    return (item.get_closest_marker("xdist_group") is not None
+            or item.get_closest_marker("slow") is not None
+            or item.nodeid.startswith(LATE_AND_LONG))
 
 
 # --- PoCL's one-time builds --------------------------------------------------------------
