@@ -26,13 +26,24 @@ for _var, _path in CACHES.items():
     _path.mkdir(parents=True, exist_ok=True)
     os.environ[_var] = str(_path)
 
+# Bytecode: with PYTHONDONTWRITEBYTECODE set (some shells and containers set it), no .pyc is
+# kept for ember's own sources nor for pytest's rewritten test modules, and every xdist
+# worker compiles and rewrites all of them again on every run (~6 s of CPU per worker).
+# The suite keeps them (`__pycache__/`, gitignored), here and in the subprocesses the tests
+# start; installed packages already have theirs.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 # --- running in parallel (pytest-xdist, `-n auto --dist loadgroup` in pyproject.toml) ----------
 # Tests run one by one on any worker, except where a module-scoped (or class-, package-)
 # fixture builds something costly once for its module (a venv, an exported model, a
 # wheelhouse): those tests share one worker (an xdist_group per module), or the fixture
 # would be built once per worker.  Cheap module-scoped fixtures are named here.
-CHEAP_WIDE_FIXTURES = {"device"}            # tests/interop: a device name, nothing built
+CHEAP_WIDE_FIXTURES = {
+    "device",                   # tests/interop: a device name, nothing built
+    "strict_device",            # tests/unit/test_array_api_strict.py: a backend object registered
+}
 
 
 def _shares_a_costly_fixture(item) -> bool:
@@ -44,10 +55,53 @@ def _shares_a_costly_fixture(item) -> bool:
                if defs and name not in CHEAP_WIDE_FIXTURES)
 
 
+
+class _GroupSuffix:
+    """pytest-xdist's loadgroup sends a test to its group's worker by the suffix `@<group>`
+    its node id gets on the worker; xdist (3.8) writes it into `item._nodeid`, which pytest
+    9.2 no longer reads (node ids live in `item._id`): without this, every group was split
+    over the workers and each built its module's costly fixture again.  Runs after xdist's
+    own hook (trylast) and only where that one did not take."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not getattr(config.option, "loadgroup", False):
+            return
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if not names:
+                continue
+            wanted = f"{_plain_id(item)}@{'_'.join(names)}"
+            if item.nodeid != wanted:
+                _rename(item, wanted)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_GroupSuffix(), "ember-xdist-group-suffix")
+
+
+def _plain_id(item) -> str:
+    nodeid = item.nodeid
+    last = nodeid.rsplit("::", 1)[-1]
+    return nodeid[:len(nodeid) - len(last)] + last.split("@", 1)[0]
+
+
+def _rename(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):                    # pytest >= 9.2
+        from _pytest.nodeid import NodeId
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
+    assert item.nodeid == nodeid, (item.nodeid, nodeid)
+
+
 # --- costly device cases: a stable sample, the full set with --full -------------------------
 # A test marked `sampled` runs when zlib.crc32 of its node id falls in 1 of SAMPLE_EVERY
 # (the same tests on every machine and run); the others carry the marker `full` and run
-# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.
+# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.  A test marked `full`
+# in its file (a costly end-to-end path whose parts default tests cover: the marker's
+# place says which) runs under the same condition.
 SAMPLE_EVERY = 4
 
 
@@ -72,13 +126,30 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("sampled") is not None and \
                 zlib.crc32(item.nodeid.encode()) % SAMPLE_EVERY:
             item.add_marker(pytest.mark.full)
-            if not full:
-                dropped.append(item)
-                continue
+        if item.get_closest_marker("full") is not None and not full:
+            dropped.append(item)
+            continue
         kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # long tests first, so that the workers finish together: a test of several seconds
+    # scheduled last keeps one worker busy while the other idles (the order is the same on
+    # every worker, as xdist requires: a stable sort of the collection order)
+    items[:] = sorted(kept, key=lambda item: not _long(item))
+
+
+# Files late in the collection order whose tests take seconds each (subprocesses, venvs,
+# a whole conformance run): started first.  Tests in an xdist group (a costly module
+# fixture) and tests marked `slow` are started first too.
+LATE_AND_LONG = ("tests/plugins/test_torch_backend.py", "tests/plugins/test_cupy_plugins.py",
+                 "tests/plugins/test_third_party.py", "tests/interop/test_consumers.py",
+                 "tests/reliability/test_caches.py")
+
+
+def _long(item) -> bool:
+    return (item.get_closest_marker("xdist_group") is not None
+            or item.get_closest_marker("slow") is not None
+            or item.nodeid.startswith(LATE_AND_LONG))
 
 
 # --- PoCL's one-time builds --------------------------------------------------------------

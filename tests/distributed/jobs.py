@@ -208,7 +208,7 @@ def mlp():
                          nn.Linear(32, 3))
 
 
-def job_ddp(device: str) -> None:
+def job_ddp(device: str, models: str = "cnn,mlp") -> None:
     from ember.nn.parallel import DistributedDataParallel
     from ember.tools.demo import build_model, load_digits
     dist.init_process_group(timeout=60)
@@ -226,6 +226,8 @@ def job_ddp(device: str) -> None:
               for _ in range(4)]
     adam = lambda params: ember.optim.Adam(params, lr=3e-3)   # noqa: E731
     for label, build, batches in (("cnn", build_model, digits), ("mlp", mlp, points)):
+        if label not in models.split(","):
+            continue
         for exact in (False, True):
             report = dist.check_equivalence(seeded(build), batches, nn.CrossEntropyLoss(),
                                             optimizer=adam, exact=exact, device=device,

@@ -159,13 +159,29 @@ VISIBLE = """
 """
 
 
-@pytest.mark.slow
-def test_pip_install_and_uninstall(opencl_device, tmp_path):
-    python = _venv_without_plugin(tmp_path)
+def _without_the_plugin(python) -> dict:
     before = run_python(VISIBLE, python=python)
     assert not any(d.startswith("opencl") for d in before["devices"]) and before["plugin"] is None
     assert "no installed plugin provides it" in before["error"]
     assert "pip install 'ember-opencl[pocl]'" in before["error"]
+    return before
+
+
+def test_without_the_plugin_opencl_is_absent_and_says_how_to_install(tmp_path):
+    _without_the_plugin(_venv_without_plugin(tmp_path))
+
+
+# The round trip through pip (~16 s: a build, an install, an uninstall, three interpreters)
+# runs with --full.  By default its parts are covered: the absent plugin's error just above;
+# pip installing plugins/ember-opencl into a fresh venv, after which the doctor finds
+# opencl usable, by tests/cli/test_fixes.py::test_ember_alone_installs_opencl_from_its_source_tree;
+# pip uninstalling a plugin, after which its device type is "not installed", by
+# tests/cli/test_fixes.py::test_cuda12_without_a_gpu_says_so_and_the_fix_removes_it.
+@pytest.mark.full
+@pytest.mark.slow
+def test_pip_install_and_uninstall(opencl_device, tmp_path):
+    python = _venv_without_plugin(tmp_path)
+    before = _without_the_plugin(python)
 
     source = tmp_path / "ember-opencl"           # build from a copy: no egg-info in the tree
     shutil.copytree(ROOT / "plugins" / "ember-opencl", source)
