@@ -86,7 +86,7 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
     for c in codes():
         if _is_error(c) and c.message and c.message != c.name:
             text = re.sub(r"\s*\(run with NCCL_DEBUG=\w+ for details\)", "", c.message)
-            out.setdefault(c.family, []).append((text.lower(), c))
+            out.setdefault(c.family, []).append((text.lower().strip(), c))
     for items in out.values():
         items.sort(key=lambda kv: -len(kv[0]))
     return out
@@ -131,8 +131,9 @@ NUMBERS = (
     ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
-    ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{4,5})\b"
-                       r"|\bHSA (?:error|status)[ :=(]*(?:0x)?(\d{4,5})\b", re.I | re.S)),
+    ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{2,5})\b"
+                       r"|\bHSA (?:error|status)[ :=(]*(0x[0-9a-f]{2,4}|\d{2,5})\b", re.I | re.S)),
+    ("nvrtc", re.compile(r"\bNVRTC (?:error|status|failure)[ :=(]*(\d{1,2})\b", re.I)),
 )
 # vendor strings: the words that introduce them
 MESSAGE_AFTER = (
@@ -263,7 +264,8 @@ def recognize(text: str) -> list[Hit]:
                 continue
             if text.count("\n", 0, m.start()) in said_lines.get(family, ()):
                 continue          # the vendor's words on this line say which error it is
-            add(numbers.get((family, int(number))), "number", m.group(0).strip(), m.start())
+            value = int(number, 16) if number[:2].lower() == "0x" else int(number)
+            add(numbers.get((family, value)), "number", m.group(0).strip(), m.start())
     if OPENCL_TEXT.search(text):
         for m in OPENCL_BARE.finditer(text):
             add(numbers.get(("opencl", int(m.group(1)))), "number", m.group(0).strip(),
