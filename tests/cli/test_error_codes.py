@@ -54,17 +54,64 @@ def test_every_family_is_there_in_full():
     assert names["ncclRemoteError"] == 6 and names["hipErrorNoBinaryForGpu"] == 209
 
 
-ERRORS = [c for c in error_codes.codes() if error_codes._is_error(c)
-          and c.family in ("cuda", "hip", "opencl", "nccl", "cublas", "cusolver", "cufft")]
+ERRORS = [c for c in error_codes.codes() if error_codes._is_error(c)]
 
 
 def test_every_code_is_known_by_name_in_any_wording():
+    """Every error code of every table, by its name inside a traceback, and in lower case
+    (the long names: case cannot make two of them one); each has a category."""
     missing = []
     for c in ERRORS:
-        text = f"Traceback ...\nSomeError: call failed with {c.name} at line 12"
-        if c.key not in {h.code.key for h in error_codes.recognize(text)} or not ids(text):
-            missing.append(c.name)
+        for name in (c.name, c.name.lower()) if len(c.name) >= 12 else (c.name,):
+            text = f"Traceback ...\nSomeError: call failed with {name} at line 12"
+            if c.key not in {h.code.key for h in error_codes.recognize(text)} or not ids(text):
+                missing.append(name)
     assert missing == []
+
+
+@pytest.mark.parametrize("text, code", [
+    # NCCL's WARN with the CUDA number and string; the runtime's "#35"; Torch7's THCudaCheck
+    ("transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between "
+     "these two devices'", "cuda:cudaErrorPeerAccessUnsupported"),
+    ("cudaRuntimeGetVersion() failed with error #35", "cuda:cudaErrorInsufficientDriver"),
+    # before CUDA 10.1, 4 was the launch failure: the vendor's words on the line decide
+    ("THCudaCheck FAIL file=THCStorage.c line=147 error=4 : unspecified launch failure",
+     "cuda:cudaErrorLaunchFailure"),
+    ("CUDA Exception: an illegal memory access was encountered", "cuda:cudaErrorIllegalAddress"),
+    ("ERROR: CUDA error: out of memory (code 2, ERROR_OUT_OF_MEMORY)",
+     "cuda:CUDA_ERROR_OUT_OF_MEMORY"),
+    ("ERROR: clEnqueueNDRangeKernel(k,1,*,{1167360,0,0},...) failed(-54) for half_scale",
+     "opencl:CL_INVALID_WORK_GROUP_SIZE"),
+    ("clFinish...\nerr=-5  time=13652ms  FAIL/HANG", "opencl:CL_OUT_OF_RESOURCES"),
+    ("[opencl_init] could not get platforms: -1001", "opencl:CL_PLATFORM_NOT_FOUND_KHR"),
+    ("host:1:2 [1] NCCL INFO misc/socket.cc:535 -> 6", "nccl:ncclRemoteError"),
+    ("proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from "
+     "rank 9, retcode 2", "nccl:ncclSystemError"),
+    ("HSA error 0x1008", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"),
+    ("NVRTC error 5 while compiling", "nvrtc:NVRTC_ERROR_INVALID_OPTION"),
+])
+def test_codes_are_known_in_other_bindings_wordings(text, code):
+    assert [h.code.key for h in error_codes.recognize(text)][:1] == [code]
+
+
+def test_a_bare_number_is_opencls_only_where_the_text_is_about_opencl():
+    assert error_codes.recognize("worker exited: err=-5 after 3 retries") == []
+
+
+def test_the_first_cause_in_the_text_ranks_first():
+    # a chained traceback: the first exception is the cause, the last its consequence
+    text = ("RuntimeError: module compiled against API version 0xe but this version of numpy "
+            "is 0xd\n\nDuring handling of the above exception, another exception occurred:\n"
+            "ImportError: numpy.core.multiarray failed to import")
+    assert ids(text) == ["numpy-too-old-abi", "numpy1-abi"]
+    # the CUDA code inside NCCL's WARN names the cause; NCCL's catch-all yields to it
+    assert ids("NCCL WARN Cuda failure 217 'peer access is not supported between these two "
+               "devices'") == ["cuda-not-supported"]
+    # a certificate problem comes before pip's "no matching distribution"
+    assert ids("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+               "status=None)) after connection broken by 'SSLError(SSLCertVerificationError(1,"
+               " '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed'))': /simple/torch/"
+               "\nERROR: No matching distribution found for torch") == ["pip-index-unreachable"]
 
 
 @pytest.mark.parametrize("family, wording", [
@@ -258,6 +305,14 @@ HEALTHY = [
     "Requirement already satisfied: mpi4py in ./.venv/lib/python3.11/site-packages (4.1.2)",
     "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15      CUDA Version: 12.4     |",
     "rank 0: allreduce ok, error: 0.0 (max abs difference)",
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', "
+    "port=443): Read timed out. (read timeout=15)\")': /simple/torch/\n"
+    "Successfully installed torch-2.5.1",
+    "$ mpirun --allow-run-as-root --oversubscribe -n 4 python train.py\nrank 0 of 4 ready",
+    "export KMP_DUPLICATE_LIB_OK=TRUE OMP_NUM_THREADS=4",
+    "INFO: torch.distributed: MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 world_size=8",
+    "clinfo: Number of platforms 1\n  Platform Name NVIDIA CUDA\n  Number of devices 1",
 ]
 
 
