@@ -92,7 +92,6 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
     return out
 
 
-TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 # pyopencl writes CL names without their CL_ prefix: "clBuildProgram failed: BUILD_PROGRAM_FAILURE"
 PYOPENCL = re.compile(r"\bcl[A-Z]\w*(?: failed)?: ([A-Z][A-Z0-9_]{3,})")
 # numbers, each with the words that say whose number it is
@@ -186,6 +185,15 @@ def _anywhere() -> tuple[tuple[str, Code], ...]:
 
 
 @functools.cache
+def _candidates() -> re.Pattern:
+    """The words that may be a code's name: those that begin as one (the tables' names
+    share a few dozen beginnings; CUDA.jl's ERROR_*): scanning only these keeps a long
+    log fast."""
+    starts = sorted({c.name[:4].lower() for c in codes()} | {"erro"})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, starts)) + r")[A-Za-z0-9_]*", re.I)
+
+
+@functools.cache
 def _by_lower_name() -> dict[str, Code]:
     """Names in any case ("cudaerrormemoryallocation", "cublas_status_alloc_failed"): the
     long ones only, where case cannot make two codes one."""
@@ -213,6 +221,12 @@ def recognize(text: str) -> list[Hit]:
     then vendor strings, then numbers; a number that a vendor string next to it
     contradicts (an old release's numbering: CUDA renumbered its errors in 10.1) is
     dropped."""
+    return list(_recognize(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _recognize(text: str) -> tuple[Hit, ...]:
+    """recognize(), once per text: explain and its rendering ask for each category."""
     found: dict[str, Hit] = {}
 
     def add(code, how, said, pos):
@@ -220,13 +234,14 @@ def recognize(text: str) -> list[Hit]:
             found[code.key] = Hit(code, how, said, pos)
 
     names, lower = _by_name(), _by_lower_name()
-    for m in TOKEN.finditer(text):
+    for m in _candidates().finditer(text):
         word = m.group(0)
         code = names.get(word)
-        if code is None and word.startswith("ERROR_"):      # CUDA.jl: "(code 2, ERROR_OUT_OF_MEMORY)"
-            code = names.get("CUDA_" + word)
-        if code is None:
-            code = lower.get(word.lower())
+        if code is None and len(word) >= 12:
+            if word.startswith("ERROR_"):      # CUDA.jl: "(code 2, ERROR_OUT_OF_MEMORY)"
+                code = names.get("CUDA_" + word)
+            if code is None:
+                code = lower.get(word.lower())
         add(code, "name", word, m.start())
     for m in PYOPENCL.finditer(text):
         add(names.get("CL_" + m.group(1)), "name", m.group(0), m.start())
@@ -270,4 +285,4 @@ def recognize(text: str) -> list[Hit]:
         for m in OPENCL_BARE.finditer(text):
             add(numbers.get(("opencl", int(m.group(1)))), "number", m.group(0).strip(),
                 m.start())
-    return list(found.values())
+    return tuple(found.values())
