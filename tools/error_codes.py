@@ -96,7 +96,7 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
 PYOPENCL = re.compile(r"\bcl[A-Z]\w*(?: failed)?: ([A-Z][A-Z0-9_]{3,})")
 # numbers, each with the words that say whose number it is
 NUMBERS = (
-    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,5})\b"
+    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,5})(?!\d)"
                         r"|\bcuda runtime error \((\d{1,4})\)"
                         r"|\bcudaError(?:_t)?[ :=(]+(\d{1,4})\b"
                         r"|\bCUresult[ :=(]+(\d{1,4})\b"
@@ -130,15 +130,22 @@ NUMBERS = (
     ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
+    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)"
+    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS \((\d{1,3}) vs\. 0\)")),
+    ("cufft", re.compile(r"\bCUFFT_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("nccl", re.compile(r"\bncclSuccess \((\d) vs\. 0\)")),
+    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS) \((\d{1,4}) vs\. 0\)")),
     ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{2,5})\b"
                        r"|\bHSA (?:error|status)[ :=(]*(0x[0-9a-f]{2,4}|\d{2,5})\b", re.I | re.S)),
     ("nvrtc", re.compile(r"\bNVRTC (?:error|status|failure)[ :=(]*(\d{1,2})\b", re.I)),
 )
 # vendor strings: the words that introduce them
 MESSAGE_AFTER = (
-    ("cuda", re.compile(r"(?:\bCUDA(?: runtime| driver)? error|\bcuda runtime error "
-                        r"\(\d+\)|\bCUDA call failed|cudaGetDeviceCount\(\)[^\n]*?Error \d+|"
-                        r"Cuda failure|\bCUDA failure \d+|CUDA error \d+)\s*:?\s*'?"
+    ("cuda", re.compile(r"(?:\bCUDA(?: runtime| driver)? error(?:\s*(?:\(\d+\)|[=#]?\s*\d+))?|"
+                        r"\bCUDA call failed|cudaGetDeviceCount\(\)[^\n]*?Error \d+|"
+                        r"Cuda failure(?: \d+)?)\s*:?\s*'?"
                         r"([^\n']{3,120})", re.I)),
     ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",
                        re.I)),

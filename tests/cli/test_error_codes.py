@@ -88,6 +88,12 @@ def test_every_code_is_known_by_name_in_any_wording():
     ("proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from "
      "rank 9, retcode 2", "nccl:ncclSystemError"),
     ("HSA error 0x1008", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"),
+    # 30 was cudaErrorUnknown before CUDA 10.1: the words after the old number decide
+    ("RuntimeError: cuda runtime error (30) : unknown error at THCGeneral.cpp:87",
+     "cuda:cudaErrorUnknown"),
+    ("CUDA error = 999at main.cu:196 'cudaDeviceSynchronize()'", "cuda:cudaErrorUnknown"),
+    ("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed",
+     "cublas:CUBLAS_STATUS_NOT_INITIALIZED"),
     ("NVRTC error 5 while compiling", "nvrtc:NVRTC_ERROR_INVALID_OPTION"),
 ])
 def test_codes_are_known_in_other_bindings_wordings(text, code):
@@ -313,6 +319,9 @@ HEALTHY = [
     "export KMP_DUPLICATE_LIB_OK=TRUE OMP_NUM_THREADS=4",
     "INFO: torch.distributed: MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 world_size=8",
     "clinfo: Number of platforms 1\n  Platform Name NVIDIA CUDA\n  Number of devices 1",
+    # rdma-core probing for providers this machine has no hardware for
+    "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: "
+    "cannot open shared object file: No such file or directory",
 ]
 
 
