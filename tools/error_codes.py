@@ -119,7 +119,9 @@ NUMBERS = (
                           # a call printed with its arguments: "clEnqueueNDRangeKernel(k,1,...)
                           # failed(-54)"
                           r"|\bcl[A-Z]\w*\([^\n]{0,200}?\)\s*(?:failed|returned|error)\s*"
-                          r"[(:=]?\s*(-\d{1,4})\b", re.I)),
+                          r"[(:=]?\s*(-\d{1,4})\b"
+                          # "Error: clCreateCommandQueue (-6)"
+                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)", re.I)),
     ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b"
                         # NCCL passes its result up through "NCCL INFO file.cc:535 -> 6"
                         # lines and "retcode 6" in WARNs: the first one is the deepest

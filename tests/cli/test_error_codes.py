@@ -100,6 +100,61 @@ def test_codes_are_known_in_other_bindings_wordings(text, code):
     assert [h.code.key for h in error_codes.recognize(text)][:1] == [code]
 
 
+# One message per error space that had no category, in the wording its tool prints (the
+# sourced ones are in the corpus): each is read as the category of its cause.
+SPACES = [
+    ("torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
+     "trying to connect to (10.0.0.1, 29500).", "dist-rendezvous-failed"),
+    ("There are not enough slots available in the system to satisfy the 4 slots that were "
+     "requested by the application:", "mpi-not-enough-slots"),
+    ("mpirun has detected an attempt to run as root.", "mpi-run-as-root"),
+    ("[proxy:0:0@n1] HYDU_create_process (utils/launch/launch.c:75): execvp error on file "
+     "hello (No such file or directory)", "mpi-executable-not-found"),
+    ("pml_ucx.c:285  Error: UCP worker does not support MPI_THREAD_MULTIPLE",
+     "mpi-thread-level-unsupported"),
+    ("OSError: [WinError 126] The specified module could not be found. Error loading "
+     "\"C:\\venv\\lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+     "windows-dll-load-failed"),
+    ("Illegal instruction (core dumped)", "cpu-instruction-unsupported"),
+    ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already "
+     "initialized.", "openmp-duplicate-runtime"),
+    ("(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))",
+     "binary-arch-mismatch"),
+    ("RuntimeError: version_ <= kMaxSupportedFileFormatVersion INTERNAL ASSERT FAILED. "
+     "Attempted to read a PyTorch file with version 3, but the maximum supported version for "
+     "reading is 2.", "checkpoint-newer-format"),
+    ("_pickle.UnpicklingError: A load persistent id instruction was encountered, but no "
+     "persistent_load function was specified.", "checkpoint-wrong-loader"),
+    ("RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 1472 vs 1368",
+     "checkpoint-write-failed"),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
+     "memory: you tried to allocate 3276800000 bytes.", "host-out-of-memory"),
+    ("RuntimeError: operator torchvision::nms does not exist", "torch-companion-mismatch"),
+    ("docker: Error response from daemon: could not select device driver \"\" with "
+     "capabilities: [[gpu]].", "container-gpu-runtime"),
+    ("RuntimeError: CUDA error: operation not permitted when stream is capturing",
+     "cuda-graph-capture"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+     "shared memory (shm).", "shared-memory-too-small"),
+    ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+     "disk-full"),
+    ("ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
+     "'/usr/lib/python3/dist-packages/x'", "pip-permission-denied"),
+    ("ImportError: cannot import name 'builder' from 'google.protobuf.internal'",
+     "python-version-skew"),
+    ("CUDA backend failed to initialize: Found cuSOLVER version 11405, but JAX was built "
+     "against version 11502, which is newer.", "cudnn-version-mismatch"),
+    ("Error: clCreateCommandQueue (-6)", "opencl-out-of-memory"),
+    ("HW Exception by GPU node-1 (Agent handle: 0x5633f1e0) reason :GPU Hang",
+     "cuda-hardware-error"),
+]
+
+
+@pytest.mark.parametrize("text, category", SPACES)
+def test_each_error_space_has_its_category(text, category):
+    assert ids(text)[:1] == [category]
+
+
 def test_a_bare_number_is_opencls_only_where_the_text_is_about_opencl():
     assert error_codes.recognize("worker exited: err=-5 after 3 retries") == []
 
@@ -228,7 +283,7 @@ def test_explain_prints_no_path_of_this_machine(capsys):
 # 2026-12-02; ember's own plugins are not on it and are named as plugins, not installed.
 ON_THE_INDEX = {"cupy-cuda12x", "cupy-cuda13x", "pocl-binary-distribution", "pyopencl",
                 "numpy", "torch", "mpi4py", "nvidia-cublas-cu12", "safetensors",
-                "torchvision", "torchaudio", "mpich"}   # checked with pip index versions
+                "torchvision", "torchaudio", "mpich", "jax"}   # pip index versions
 def pip_installs(text: str) -> set:
     """The distributions named by each `pip install ...` in prose: its words up to the first
     that is not an option or a requirement (a word, a quoted requirement, a name with an
