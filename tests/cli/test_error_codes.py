@@ -348,6 +348,20 @@ def test_here_adds_this_machines_deciding_facts(capsys):
     assert all(len(line) <= 80 for line in facts.splitlines())
 
 
+def test_here_shows_the_cpu_disk_and_shared_memory_facts_that_decide(capsys):
+    assert main(["compat", "explain", "--here", "Illegal instruction (core dumped)"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "CPU: " in facts and "avx" in facts
+    assert main(["compat", "explain", "--here", "ERROR: Could not install packages due to an "
+                 "OSError: [Errno 28] No space left on device"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "disk space: " in facts and "free of" in facts and "/" not in facts.split("\n")[0]
+    assert main(["compat", "explain", "--here", "ERROR: Unexpected bus error encountered in "
+                 "worker. This might be caused by insufficient shared memory (shm)."]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "/dev/shm: " in facts and "LD_LIBRARY_PATH" not in facts
+
+
 # Healthy output of each family, written in the tools' own formats (the sourced ones are
 # the corpus's [[harmless]] entries): INFO lines that name transports, sockets, devices and
 # error-free summaries must not read as errors.
