@@ -391,6 +391,16 @@ HEALTHY = [
     # rdma-core probing for providers this machine has no hardware for
     "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: "
     "cannot open shared object file: No such file or directory",
+    # TensorFlow's optional TensorRT, and its CPU-feature notes
+    "W dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: "
+    "libnvinfer.so.7: cannot open shared object file: No such file or directory\n"
+    "W py_utils.cc:38] TF-TRT Warning: Cannot dlopen some TensorRT libraries.",
+    "The TensorFlow library wasn't compiled to use SSE4.1 instructions, but these are "
+    "available on your machine and could speed up CPU computations.",
+    "[W socket.cpp:601] [c10d] The client socket has failed to connect to [localhost]:29500 "
+    "(errno: 99 - Cannot assign requested address).",
+    "_IncompatibleKeys(missing_keys=[], unexpected_keys=[])",
+    "Hello world from process 0 of 4\nHello world from process 1 of 4",
 ]
 
 
