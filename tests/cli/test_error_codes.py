@@ -147,6 +147,18 @@ SPACES = [
     ("Error: clCreateCommandQueue (-6)", "opencl-out-of-memory"),
     ("HW Exception by GPU node-1 (Agent handle: 0x5633f1e0) reason :GPU Hang",
      "cuda-hardware-error"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "cuda-not-supported"),
+    ("RuntimeError: CUDA error: CUDA driver is a stub library", "cuda-libcuda-missing"),
+    ("CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server",
+     "cuda-device-busy"),
+    ("WARNING: Open MPI failed to TCP connect to a peer MPI process.  This should not happen.",
+     "mpi-network-interface"),
+    ("ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed project and thus we cannot "
+     "accurately determine which files belong to it", "pip-distutils-uninstall"),
+    ("AttributeError: 'collections.OrderedDict' object has no attribute 'eval'",
+     "checkpoint-is-state-dict"),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n  exitcode  : -9 "
+     "(pid: 4242)\n  traceback : Signal 9 (SIGKILL) received by PID 4242", "host-out-of-memory"),
 ]
 
 
