@@ -215,6 +215,16 @@ def compat_check(facts, results, findings, file=None) -> None:
         summary(out, findings)
 
 
+def error_list(matrix, file=None) -> None:
+    """`ember compat explain --list`: each known error or category, its id and the first
+    sentence of its meaning (a family's catch-all marked generic)."""
+    import re
+    file = file or sys.stdout
+    for known in matrix.errors:
+        first = re.split(r"(?<=[.;])\s", known.meaning)[0].rstrip(".;")
+        print(f"{known.id}{' (generic)' if known.generic else ''}: {first}", file=file)
+
+
 def explain(matches, matrix, file=None, text: str = "") -> None:
     """`ember compat explain`: for each reading of the text, what this message says (the
     codes in it, with the vendor's words), what it means, its causes and, where the text

@@ -374,6 +374,15 @@ def test_here_shows_the_cpu_disk_and_shared_memory_facts_that_decide(capsys):
     assert "/dev/shm: " in facts and "LD_LIBRARY_PATH" not in facts
 
 
+def test_explain_lists_every_category_in_one_line_each(capsys):
+    assert main(["compat", "explain", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(MATRIX.errors) >= 100
+    assert any(ln.startswith("mpi-run-as-root: ") for ln in lines)
+    assert any(ln.startswith("cuda-error (generic): ") for ln in lines)
+    assert main(["compat", "explain"]) == 2
+
+
 # Healthy output of each family, written in the tools' own formats (the sourced ones are
 # the corpus's [[harmless]] entries): INFO lines that name transports, sockets, devices and
 # error-free summaries must not read as errors.
