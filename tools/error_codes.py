@@ -107,7 +107,12 @@ NUMBERS = (
                         # Torch7's "THCudaCheck FAIL ... error=4 : ..."
                         r"|\bCuda failure (\d{1,4})\b"
                         r"|\bcuda[A-Z]\w*\(\)? (?:returned|failed with)(?: error)? ?#(\d{1,4})\b"
-                        r"|\bTHCudaCheck FAIL [^\n]*?\berror=(\d{1,4})\b", re.I)),
+                        r"|\bTHCudaCheck FAIL [^\n]*?\berror=(\d{1,4})\b"
+                        # Numba's "[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
+                        # "cudaMalloc failed: 2", "cudaMemcpy returned error code 700"
+                        r"|\[(\d{1,4})\] Call to cu\w+ results in"
+                        r"|\bcuda[A-Z]\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
+                        r"(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",
                        re.I)),
@@ -147,6 +152,9 @@ NUMBERS = (
 MESSAGE_AFTER = (
     ("cuda", re.compile(r"(?:\bCUDA(?: runtime| driver)? error(?:\s*(?:\(\d+\)|[=#]?\s*\d+))?|"
                         r"\bCUDA call failed|cudaGetDeviceCount\(\)[^\n]*?Error \d+|"
+                        # the CUDA guide's gpuErrchk ("GPUassert: out of memory file.cu 42"),
+                        # OpenCV's "(-217:Gpu API call) no kernel image is available ..."
+                        r"\bGPUassert|\(-217:Gpu API call\)|"
                         r"Cuda failure(?: \d+)?)\s*:?\s*'?"
                         r"([^\n']{3,120})", re.I)),
     ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",

@@ -94,6 +94,11 @@ def test_every_code_is_known_by_name_in_any_wording():
     ("CUDA error = 999at main.cu:196 'cudaDeviceSynchronize()'", "cuda:cudaErrorUnknown"),
     ("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed",
      "cublas:CUBLAS_STATUS_NOT_INITIALIZED"),
+    ("GPUassert: out of memory kernel.cu 42", "cuda:cudaErrorMemoryAllocation"),
+    ("OpenCV(4.5.5) error: (-217:Gpu API call) no kernel image is available for execution on "
+     "the device in function 'call'", "cuda:cudaErrorNoKernelImageForDevice"),
+    ("[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR", "cuda:cudaErrorIllegalAddress"),
+    ("cudaMemcpy returned error code 700", "cuda:cudaErrorIllegalAddress"),
     ("NVRTC error 5 while compiling", "nvrtc:NVRTC_ERROR_INVALID_OPTION"),
 ])
 def test_codes_are_known_in_other_bindings_wordings(text, code):
