@@ -238,6 +238,11 @@ def test_category_codes_exist_and_patterns_are_valid():
         assert e.matches(e.example, error_codes.recognize(e.example)), e.id
 
 
+def test_each_entry_reads_its_own_example_first():
+    wrong = {e.id: ids(e.example)[:2] for e in MATRIX.errors if ids(e.example)[:1] != [e.id]}
+    assert wrong == {}
+
+
 def test_a_regex_is_skipped_only_when_it_cannot_match():
     texts = [m["text"] for kind in ("message", "harmless") for m in CORPUS[kind]]
     texts += [e.example for e in MATRIX.errors]
