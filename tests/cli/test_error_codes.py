@@ -162,6 +162,11 @@ SPACES = [
      "accurately determine which files belong to it", "pip-distutils-uninstall"),
     ("AttributeError: 'collections.OrderedDict' object has no attribute 'eval'",
      "checkpoint-is-state-dict"),
+    ("valueerror: due to a serious vulnerability issue in `torch.load`, even with "
+     "`weights_only=true`, we now require users to upgrade torch to at least v2.6",
+     "checkpoint-torch-too-old-to-load"),
+    ("OSError: [WinError 1455] The paging file is too small for this operation to complete.",
+     "host-out-of-memory"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n  exitcode  : -9 "
      "(pid: 4242)\n  traceback : Signal 9 (SIGKILL) received by PID 4242", "host-out-of-memory"),
 ]
