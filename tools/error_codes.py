@@ -133,7 +133,8 @@ NUMBERS = (
                         r"|\bNCCL INFO [^\n]*?\.cc:\d+ -> ([1-8])\b"
                         r"|\bNCCL WARN [^\n]*?\bretcode ([1-8])\b", re.I)),
     ("curand", re.compile(r"\bCURAND (?:failure|error|status)[ :=(]*(\d{1,3})\b", re.I)),
-    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b"
+                          r"|\bcuBLAS API failed with status (\d{1,2})\b", re.I)),
     ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
