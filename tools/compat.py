@@ -28,7 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="limit for each plugin import (default 5)")
     explain = sub.add_parser("explain", help="decode a cryptic error message",
                              description="Explain a known cryptic error in plain words.")
-    explain.add_argument("text", nargs="+", help="the error text ('-' reads standard input)")
+    explain.add_argument("text", nargs="*", help="the error text ('-' reads standard input)")
+    explain.add_argument("--list", action="store_true",
+                         help="list every known error and category instead: its id and, in "
+                              "one line, what it means")
     explain.add_argument("--here", action="store_true",
                          help="also show this machine's facts that decide between the causes "
                               "(drivers, GPUs, /dev/kfd, ICDs, wheels, MPI), as ember doctor "
@@ -96,6 +99,14 @@ def explain(args) -> int:
     from .compat_eval import explain as match
     from .compat_eval import load_matrix
 
+    if args.list:
+        matrix, _ = load_matrix(lazy=True)
+        render.error_list(matrix)
+        return 0
+    if not args.text:
+        print("ember compat explain: give the error text (or '-' to read it from standard "
+              "input), or --list", file=sys.stderr)
+        return 2
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     matrix, _ = load_matrix(lazy=True)     # the shipped files: tests compile every pattern
     matches = match(text, matrix)

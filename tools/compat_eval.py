@@ -139,6 +139,14 @@ class TextPattern:
             return None
         return self.regex().search(text)
 
+    def position(self, text: str) -> int | None:
+        """Where the pattern first occurs in the text; None when it does not."""
+        if self._phrase is not None:
+            at = _lower(text).find(self._phrase)
+            return at if at >= 0 else None
+        match = self.search(text)
+        return match.start() if match else None
+
     def finditer(self, text: str):
         return self.regex().finditer(text)
 
@@ -295,6 +303,15 @@ class KnownError:
         if any(p.search(text) for p in self.patterns):
             return True
         return bool(hits) and bool(self.codes_in(hits))
+
+    def position(self, text: str, hits=()) -> int:
+        """Where the first evidence for this entry stands in the text (a pattern's match
+        or a code it covers): the earliest cause in a log or a chained traceback is the
+        root one, later lines are its consequences."""
+        found = [p.position(text) for p in self.patterns]
+        found += [h.pos for h in self.codes_in(hits)]
+        found = [f for f in found if f is not None]
+        return min(found) if found else len(text)
 
     def codes_in(self, hits) -> list:
         """The recognized codes (error_codes.Hit) this entry covers."""
@@ -596,6 +613,13 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
     found = [e for e in found if e.id not in hidden]
     if any(not e.generic for e in found):
         found = [e for e in found if not e.generic]
+    if len(found) > 1:
+        # the first cause in the text first (a log's first WARN, a chained traceback's
+        # first exception); a category that names a code the text spells out by name
+        # before one that matched words only
+        named = {h.code.key for h in hits if h.how in ("name", "message")}
+        found.sort(key=lambda e: (e.position(text, hits),
+                                  not any(h.code.key in named for h in e.codes_in(hits))))
     return found
 
 

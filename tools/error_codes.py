@@ -86,24 +86,33 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
     for c in codes():
         if _is_error(c) and c.message and c.message != c.name:
             text = re.sub(r"\s*\(run with NCCL_DEBUG=\w+ for details\)", "", c.message)
-            out.setdefault(c.family, []).append((text.lower(), c))
+            out.setdefault(c.family, []).append((text.lower().strip(), c))
     for items in out.values():
         items.sort(key=lambda kv: -len(kv[0]))
     return out
 
 
-TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 # pyopencl writes CL names without their CL_ prefix: "clBuildProgram failed: BUILD_PROGRAM_FAILURE"
 PYOPENCL = re.compile(r"\bcl[A-Z]\w*(?: failed)?: ([A-Z][A-Z0-9_]{3,})")
 # numbers, each with the words that say whose number it is
 NUMBERS = (
-    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,5})\b"
+    ("cuda", re.compile(r"\bCUDA(?: runtime| driver)? error(?: code)?[ :=(]*(\d{1,5})(?!\d)"
                         r"|\bcuda runtime error \((\d{1,4})\)"
                         r"|\bcudaError(?:_t)?[ :=(]+(\d{1,4})\b"
                         r"|\bCUresult[ :=(]+(\d{1,4})\b"
                         r"|\bcu[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b"
                         r"|\bcuda[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b"
-                        r"|\bCUDA initialization: [^\n]*?\bError (\d{1,5}):", re.I)),
+                        r"|\bCUDA initialization: [^\n]*?\bError (\d{1,5}):"
+                        # NCCL's "Cuda failure 217 'peer access...'", "failed with error #35",
+                        # Torch7's "THCudaCheck FAIL ... error=4 : ..."
+                        r"|\bCuda failure (\d{1,4})\b"
+                        r"|\bcuda[A-Z]\w*\(\)? (?:returned|failed with)(?: error)? ?#(\d{1,4})\b"
+                        r"|\bTHCudaCheck FAIL [^\n]*?\berror=(\d{1,4})\b"
+                        # Numba's "[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
+                        # "cudaMalloc failed: 2", "cudaMemcpy returned error code 700"
+                        r"|\[(\d{1,4})\] Call to cu\w+ results in"
+                        r"|\bcuda[A-Z]\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
+                        r"(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",
                        re.I)),
@@ -111,22 +120,43 @@ NUMBERS = (
                           r"|\bcl[A-Z]\w*(?:\(\))?(?: failed| returned| error|:)"
                           r"[^\n\d-]{0,24}(-\d{1,4})\b"
                           r"|\bpyopencl\b[^\n]{0,80}?\((-\d{1,4})\)"
-                          r"|\berror code:? (-\d{1,4})\b(?=[^\n]*\b(?:OpenCL|cl[A-Z]))", re.I)),
-    ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b",
-                        re.I)),
+                          r"|\berror code:? (-\d{1,4})\b(?=[^\n]*\b(?:OpenCL|cl[A-Z]))"
+                          # a call printed with its arguments: "clEnqueueNDRangeKernel(k,1,...)
+                          # failed(-54)"
+                          r"|\bcl[A-Z]\w*\([^\n]{0,200}?\)\s*(?:failed|returned|error)\s*"
+                          r"[(:=]?\s*(-\d{1,4})\b"
+                          # "Error: clCreateCommandQueue (-6)"
+                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)", re.I)),
+    ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b"
+                        # NCCL passes its result up through "NCCL INFO file.cc:535 -> 6"
+                        # lines and "retcode 6" in WARNs: the first one is the deepest
+                        r"|\bNCCL INFO [^\n]*?\.cc:\d+ -> ([1-8])\b"
+                        r"|\bNCCL WARN [^\n]*?\bretcode ([1-8])\b", re.I)),
     ("curand", re.compile(r"\bCURAND (?:failure|error|status)[ :=(]*(\d{1,3})\b", re.I)),
-    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b"
+                          r"|\bcuBLAS API failed with status (\d{1,2})\b", re.I)),
     ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
-    ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{4,5})\b"
-                       r"|\bHSA (?:error|status)[ :=(]*(?:0x)?(\d{4,5})\b", re.I | re.S)),
+    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)"
+    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS \((\d{1,3}) vs\. 0\)")),
+    ("cufft", re.compile(r"\bCUFFT_SUCCESS \((\d{1,2}) vs\. 0\)")),
+    ("nccl", re.compile(r"\bncclSuccess \((\d) vs\. 0\)")),
+    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS) \((\d{1,4}) vs\. 0\)")),
+    ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{2,5})\b"
+                       r"|\bHSA (?:error|status)[ :=(]*(0x[0-9a-f]{2,4}|\d{2,5})\b", re.I | re.S)),
+    ("nvrtc", re.compile(r"\bNVRTC (?:error|status|failure)[ :=(]*(\d{1,2})\b", re.I)),
 )
 # vendor strings: the words that introduce them
 MESSAGE_AFTER = (
-    ("cuda", re.compile(r"(?:\bCUDA(?: runtime| driver)? error|\bcuda runtime error "
-                        r"\(\d+\)|\bCUDA call failed|cudaGetDeviceCount\(\)[^\n]*?Error \d+|"
-                        r"Cuda failure|\bCUDA failure \d+|CUDA error \d+)\s*:?\s*'?"
+    ("cuda", re.compile(r"(?:\bCUDA(?: runtime| driver)? error(?:\s*(?:\(\d+\)|[=#]?\s*\d+))?|"
+                        r"\bCUDA call failed|cudaGetDeviceCount\(\)[^\n]*?Error \d+|"
+                        # the CUDA guide's gpuErrchk ("GPUassert: out of memory file.cu 42"),
+                        # OpenCV's "(-217:Gpu API call) no kernel image is available ..."
+                        r"\bGPUassert|\(-217:Gpu API call\)|"
+                        r"Cuda failure(?: \d+)?)\s*:?\s*'?"
                         r"([^\n']{3,120})", re.I)),
     ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",
                        re.I)),
@@ -140,37 +170,100 @@ MESSAGE_AFTER = (
 )
 
 
+# a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
+# is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed)"
+                         r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
+OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"
+                         r"\bnumber of platforms\b", re.I)
+# CUDA's own error strings that no other text says: recognized anywhere (Torch7's
+# "error=4 : unspecified launch failure", Accelerate's "CUDA Exception: an illegal memory
+# access was encountered"), not only after "CUDA error:"; short, common phrases ("out of
+# memory", "invalid argument", "operation not supported") need the words that introduce them
+ANYWHERE_SHORT = {"unspecified launch failure", "device-side assert triggered",
+                  "invalid device function", "invalid device ordinal",
+                  "invalid configuration argument", "invalid resource handle",
+                  "invalid device context", "invalid device pointer", "misaligned address"}
+NOT_ANYWHERE = {"the operation cannot be performed in the present state",
+                "os call failed or operation not supported on this os",
+                "one or more resources passed in are not valid resource types for the operation",
+                "one or more resources are insufficient or non-applicable for the operation"}
+HIP_TEXT = re.compile(r"\bhip\w*|\brocm\b|\bamdgpu\b|\bHSA_", re.I)
+
+
+@functools.cache
+def _anywhere() -> tuple[tuple[str, Code], ...]:
+    out = []
+    for words, code in _by_message().get("cuda", ()):
+        if code.table != "cuda_runtime" or words in NOT_ANYWHERE:
+            continue
+        if words in ANYWHERE_SHORT or (len(words.split()) >= 4 and len(words) >= 22):
+            out.append((words.rstrip("."), code))
+    return tuple(out)
+
+
+@functools.cache
+def _candidates() -> re.Pattern:
+    """The words that may be a code's name: those that begin as one (the tables' names
+    share a few dozen beginnings; CUDA.jl's ERROR_*): scanning only these keeps a long
+    log fast."""
+    starts = sorted({c.name[:4].lower() for c in codes()} | {"erro"})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, starts)) + r")[A-Za-z0-9_]*", re.I)
+
+
+@functools.cache
+def _by_lower_name() -> dict[str, Code]:
+    """Names in any case ("cudaerrormemoryallocation", "cublas_status_alloc_failed"): the
+    long ones only, where case cannot make two codes one."""
+    out: dict = {}
+    for name, code in _by_name().items():
+        if len(name) >= 12:
+            out.setdefault(name.lower(), code)
+    return out
+
+
 @dataclass(frozen=True)
 class Hit:
     code: Code
     how: str         # "name", "number" or "message"
     text: str        # what in the message said it
+    pos: int = 0     # where in the message
+
+
+def _hip_twin(code: Code) -> Code | None:
+    return _by_name().get(code.name.replace("cudaError", "hipError"))
 
 
 def recognize(text: str) -> list[Hit]:
-    """Every code the text names, each once, in the order found (names first: they are the
-    surest reading)."""
+    """Every code the text names, each once, names first (they are the surest reading),
+    then vendor strings, then numbers; a number that a vendor string next to it
+    contradicts (an old release's numbering: CUDA renumbered its errors in 10.1) is
+    dropped."""
+    return list(_recognize(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _recognize(text: str) -> tuple[Hit, ...]:
+    """recognize(), once per text: explain and its rendering ask for each category."""
     found: dict[str, Hit] = {}
-    names = _by_name()
-    for m in TOKEN.finditer(text):
-        code = names.get(m.group(0))
+
+    def add(code, how, said, pos):
         if code is not None and code.key not in found:
-            found[code.key] = Hit(code, "name", m.group(0))
+            found[code.key] = Hit(code, how, said, pos)
+
+    names, lower = _by_name(), _by_lower_name()
+    for m in _candidates().finditer(text):
+        word = m.group(0)
+        code = names.get(word)
+        if code is None and len(word) >= 12:
+            if word.startswith("ERROR_"):      # CUDA.jl: "(code 2, ERROR_OUT_OF_MEMORY)"
+                code = names.get("CUDA_" + word)
+            if code is None:
+                code = lower.get(word.lower())
+        add(code, "name", word, m.start())
     for m in PYOPENCL.finditer(text):
-        code = names.get("CL_" + m.group(1))
-        if code is not None and code.key not in found:
-            found[code.key] = Hit(code, "name", m.group(0))
-    numbers = _by_number()
-    for family, pattern in NUMBERS:
-        for m in pattern.finditer(text):
-            number = next((g for g in m.groups() if g), None)
-            if number is None:
-                continue
-            fams = ("cuda",) if family == "cuda" else (family,)
-            for fam in fams:
-                code = numbers.get((fam, int(number)))
-                if code is not None and code.key not in found:
-                    found[code.key] = Hit(code, "number", m.group(0).strip())
+        add(names.get("CL_" + m.group(1)), "name", m.group(0), m.start())
+    said_lines: dict = {}          # family -> lines where a vendor string was recognized
     messages = _by_message()
     for family, pattern in MESSAGE_AFTER:
         for m in pattern.finditer(text):
@@ -178,10 +271,36 @@ def recognize(text: str) -> list[Hit]:
             for words, code in messages.get("cuda" if family == "hip" else family, ()):
                 if said.startswith(words) or (family == "nccl" and words in said):
                     if family == "hip":       # HIP's strings follow CUDA's; name the HIP code
-                        code = names.get(code.name.replace("cudaError", "hipError"), None)
+                        code = _hip_twin(code)
                         if code is None:
                             break
-                    if code.key not in found:
-                        found[code.key] = Hit(code, "message", m.group(0).strip())
+                    add(code, "message", m.group(0).strip(), m.start())
+                    said_lines.setdefault(code.family, set()).add(text.count("\n", 0, m.start()))
                     break
-    return list(found.values())
+    low = text.lower()
+    hip = None
+    for words, code in _anywhere():
+        at = low.find(words)
+        if at < 0:
+            continue
+        if hip is None:
+            hip = bool(HIP_TEXT.search(text)) and not re.search(r"\bCUDA error\b", text)
+        twin = _hip_twin(code) if hip else None
+        code = twin or code
+        add(code, "message", text[at:at + len(words)], at)
+        said_lines.setdefault(code.family, set()).add(text.count("\n", 0, at))
+    numbers = _by_number()
+    for family, pattern in NUMBERS:
+        for m in pattern.finditer(text):
+            number = next((g for g in m.groups() if g), None)
+            if number is None:
+                continue
+            if text.count("\n", 0, m.start()) in said_lines.get(family, ()):
+                continue          # the vendor's words on this line say which error it is
+            value = int(number, 16) if number[:2].lower() == "0x" else int(number)
+            add(numbers.get((family, value)), "number", m.group(0).strip(), m.start())
+    if OPENCL_TEXT.search(text):
+        for m in OPENCL_BARE.finditer(text):
+            add(numbers.get(("opencl", int(m.group(1)))), "number", m.group(0).strip(),
+                m.start())
+    return tuple(found.values())

@@ -20,8 +20,16 @@ FAMILIES = {
     "nccl": ("nvidia", "shm", "visible", "packages"), "collective": ("shm", "packages"),
     "mpi": ("mpi",), "pip": ("python", "packages"), "wheel": ("python",),
     "glibc": ("python",), "libstdcxx": ("python",), "shared": ("ld", "packages"),
-    "undefined": ("ld", "packages"), "numpy": ("packages",), "checkpoint": ("nvidia", "packages"),
+    "undefined": ("ld", "packages"), "numpy": ("packages",), "numpy1": ("packages",),
+    "checkpoint": ("nvidia", "packages"),
+    "dist": ("visible", "packages"), "container": ("nvidia", "pci"),
+    "windows": ("python", "packages"), "cpu": ("cpu", "python"), "openmp": ("packages",),
+    "binary": ("python",), "host": (), "disk": ("disk",), "python": ("packages",),
 }
+# categories whose family word says less than their id (shared-memory-too-small is not a
+# shared library)
+BY_ID = {"shared-memory-too-small": ("shm",), "checkpoint-write-failed": ("disk",)}
+CPU_FLAGS = ("avx", "avx2", "avx512f", "fma", "sse4_2")
 WATCHED = ("torch", "cupy", "numpy", "pyopencl", "pocl-binary-distribution", "mpi4py",
            "tensorflow", "jax", "jaxlib")
 
@@ -111,6 +119,34 @@ def group_facts(group: str) -> list[str]:
         libc = " ".join(platform.libc_ver())
         return [f"Python {platform.python_version()} ({sys.implementation.name}), "
                 f"{platform.machine()}, {libc or 'libc unknown'}"]
+    if group == "cpu":
+        import platform
+        flags: set = set()
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith(("flags", "Features")):
+                        flags = set(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            return [f"CPU: {platform.machine()} (its instruction sets unknown here)"]
+        have = [f for f in CPU_FLAGS if f in flags]
+        lacks = [f for f in CPU_FLAGS if f not in flags]
+        has = ", ".join(have) or "none of " + "/".join(CPU_FLAGS)
+        return [f"CPU: {platform.machine()}, has {has}"
+                + (f"; lacks {', '.join(lacks)}" if lacks and have else "")]
+    if group == "disk":
+        import tempfile
+        where = {"current folder": ".", "temporary folder": tempfile.gettempdir(),
+                 "cache folder": os.path.expanduser("~/.cache")}
+        parts = []
+        for name, path in where.items():
+            try:
+                total, _, free = shutil.disk_usage(path)
+            except OSError:
+                continue
+            parts.append(f"{name} {_gib(free)} free of {_gib(total)}")
+        return ["disk space: " + ("; ".join(parts) or "unknown")]
     if group == "ld":
         value = os.environ.get("LD_LIBRARY_PATH", "")
         return [f"LD_LIBRARY_PATH: {collect.scrub(value) if value else 'not set'}"]
@@ -138,8 +174,9 @@ def facts_for(error_ids, text: str = "") -> list[str]:
     groups: list[str] = []
     for eid in error_ids:
         family = eid.split("-")[0]
-        for g in FAMILIES.get("rocm" if amd and family in ("cuda", "cublas") else family,
-                              ("packages",)):
+        chosen = BY_ID.get(eid) or FAMILIES.get(
+            "rocm" if amd and family in ("cuda", "cublas") else family, ("packages",))
+        for g in chosen:
             if g not in groups:
                 groups.append(g)
     lines = [line for g in groups for line in group_facts(g)]

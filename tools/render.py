@@ -215,6 +215,27 @@ def compat_check(facts, results, findings, file=None) -> None:
         summary(out, findings)
 
 
+def error_list(matrix, file=None) -> None:
+    """`ember compat explain --list`: each known error or category, its id and the first
+    sentence of its meaning (a family's catch-all marked generic)."""
+    file = file or sys.stdout
+    for known in matrix.errors:
+        print(f"{known.id}{' (generic)' if known.generic else ''}: "
+              f"{_first_sentence(known.meaning)}", file=file)
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first '. ' outside parentheses that a capital letter follows ('e.g. a'
+    and '(cuDNN; rocBLAS)' stay inside)."""
+    depth = 0
+    for k, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if c == "." and depth == 0 and text[k + 1:k + 2] == " " and text[k + 2:k + 3].isupper():
+            return text[:k]
+    return text.rstrip(".")
+
+
 def explain(matches, matrix, file=None, text: str = "") -> None:
     """`ember compat explain`: for each reading of the text, what this message says (the
     codes in it, with the vendor's words), what it means, its causes and, where the text

@@ -54,17 +54,151 @@ def test_every_family_is_there_in_full():
     assert names["ncclRemoteError"] == 6 and names["hipErrorNoBinaryForGpu"] == 209
 
 
-ERRORS = [c for c in error_codes.codes() if error_codes._is_error(c)
-          and c.family in ("cuda", "hip", "opencl", "nccl", "cublas", "cusolver", "cufft")]
+ERRORS = [c for c in error_codes.codes() if error_codes._is_error(c)]
 
 
 def test_every_code_is_known_by_name_in_any_wording():
+    """Every error code of every table, by its name inside a traceback, and in lower case
+    (the long names: case cannot make two of them one); each has a category."""
     missing = []
     for c in ERRORS:
-        text = f"Traceback ...\nSomeError: call failed with {c.name} at line 12"
-        if c.key not in {h.code.key for h in error_codes.recognize(text)} or not ids(text):
-            missing.append(c.name)
+        for name in (c.name, c.name.lower()) if len(c.name) >= 12 else (c.name,):
+            text = f"Traceback ...\nSomeError: call failed with {name} at line 12"
+            if c.key not in {h.code.key for h in error_codes.recognize(text)} or not ids(text):
+                missing.append(name)
     assert missing == []
+
+
+@pytest.mark.parametrize("text, code", [
+    # NCCL's WARN with the CUDA number and string; the runtime's "#35"; Torch7's THCudaCheck
+    ("transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between "
+     "these two devices'", "cuda:cudaErrorPeerAccessUnsupported"),
+    ("cudaRuntimeGetVersion() failed with error #35", "cuda:cudaErrorInsufficientDriver"),
+    # before CUDA 10.1, 4 was the launch failure: the vendor's words on the line decide
+    ("THCudaCheck FAIL file=THCStorage.c line=147 error=4 : unspecified launch failure",
+     "cuda:cudaErrorLaunchFailure"),
+    ("CUDA Exception: an illegal memory access was encountered", "cuda:cudaErrorIllegalAddress"),
+    ("ERROR: CUDA error: out of memory (code 2, ERROR_OUT_OF_MEMORY)",
+     "cuda:CUDA_ERROR_OUT_OF_MEMORY"),
+    ("ERROR: clEnqueueNDRangeKernel(k,1,*,{1167360,0,0},...) failed(-54) for half_scale",
+     "opencl:CL_INVALID_WORK_GROUP_SIZE"),
+    ("clFinish...\nerr=-5  time=13652ms  FAIL/HANG", "opencl:CL_OUT_OF_RESOURCES"),
+    ("[opencl_init] could not get platforms: -1001", "opencl:CL_PLATFORM_NOT_FOUND_KHR"),
+    ("host:1:2 [1] NCCL INFO misc/socket.cc:535 -> 6", "nccl:ncclRemoteError"),
+    ("proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from "
+     "rank 9, retcode 2", "nccl:ncclSystemError"),
+    ("HSA error 0x1008", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"),
+    # 30 was cudaErrorUnknown before CUDA 10.1: the words after the old number decide
+    ("RuntimeError: cuda runtime error (30) : unknown error at THCGeneral.cpp:87",
+     "cuda:cudaErrorUnknown"),
+    ("CUDA error = 999at main.cu:196 'cudaDeviceSynchronize()'", "cuda:cudaErrorUnknown"),
+    ("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed",
+     "cublas:CUBLAS_STATUS_NOT_INITIALIZED"),
+    ("GPUassert: out of memory kernel.cu 42", "cuda:cudaErrorMemoryAllocation"),
+    ("OpenCV(4.5.5) error: (-217:Gpu API call) no kernel image is available for execution on "
+     "the device in function 'call'", "cuda:cudaErrorNoKernelImageForDevice"),
+    ("[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR", "cuda:cudaErrorIllegalAddress"),
+    ("cudaMemcpy returned error code 700", "cuda:cudaErrorIllegalAddress"),
+    ("NVRTC error 5 while compiling", "nvrtc:NVRTC_ERROR_INVALID_OPTION"),
+])
+def test_codes_are_known_in_other_bindings_wordings(text, code):
+    assert [h.code.key for h in error_codes.recognize(text)][:1] == [code]
+
+
+# One message per error space that had no category, in the wording its tool prints (the
+# sourced ones are in the corpus): each is read as the category of its cause.
+SPACES = [
+    ("torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
+     "trying to connect to (10.0.0.1, 29500).", "dist-rendezvous-failed"),
+    ("There are not enough slots available in the system to satisfy the 4 slots that were "
+     "requested by the application:", "mpi-not-enough-slots"),
+    ("mpirun has detected an attempt to run as root.", "mpi-run-as-root"),
+    ("[proxy:0:0@n1] HYDU_create_process (utils/launch/launch.c:75): execvp error on file "
+     "hello (No such file or directory)", "mpi-executable-not-found"),
+    ("pml_ucx.c:285  Error: UCP worker does not support MPI_THREAD_MULTIPLE",
+     "mpi-thread-level-unsupported"),
+    ("OSError: [WinError 126] The specified module could not be found. Error loading "
+     "\"C:\\venv\\lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+     "windows-dll-load-failed"),
+    ("Illegal instruction (core dumped)", "cpu-instruction-unsupported"),
+    ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already "
+     "initialized.", "openmp-duplicate-runtime"),
+    ("(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))",
+     "binary-arch-mismatch"),
+    ("RuntimeError: version_ <= kMaxSupportedFileFormatVersion INTERNAL ASSERT FAILED. "
+     "Attempted to read a PyTorch file with version 3, but the maximum supported version for "
+     "reading is 2.", "checkpoint-newer-format"),
+    ("_pickle.UnpicklingError: A load persistent id instruction was encountered, but no "
+     "persistent_load function was specified.", "checkpoint-wrong-loader"),
+    ("RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 1472 vs 1368",
+     "checkpoint-write-failed"),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
+     "memory: you tried to allocate 3276800000 bytes.", "host-out-of-memory"),
+    ("RuntimeError: operator torchvision::nms does not exist", "torch-companion-mismatch"),
+    ("docker: Error response from daemon: could not select device driver \"\" with "
+     "capabilities: [[gpu]].", "container-gpu-runtime"),
+    ("RuntimeError: CUDA error: operation not permitted when stream is capturing",
+     "cuda-graph-capture"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+     "shared memory (shm).", "shared-memory-too-small"),
+    ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+     "disk-full"),
+    ("ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
+     "'/usr/lib/python3/dist-packages/x'", "pip-permission-denied"),
+    ("ImportError: cannot import name 'builder' from 'google.protobuf.internal'",
+     "python-version-skew"),
+    ("CUDA backend failed to initialize: Found cuSOLVER version 11405, but JAX was built "
+     "against version 11502, which is newer.", "cudnn-version-mismatch"),
+    ("Error: clCreateCommandQueue (-6)", "opencl-out-of-memory"),
+    ("HW Exception by GPU node-1 (Agent handle: 0x5633f1e0) reason :GPU Hang",
+     "cuda-hardware-error"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "cuda-not-supported"),
+    ("RuntimeError: CUDA error: CUDA driver is a stub library", "cuda-libcuda-missing"),
+    ("CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server",
+     "cuda-device-busy"),
+    ("WARNING: Open MPI failed to TCP connect to a peer MPI process.  This should not happen.",
+     "mpi-network-interface"),
+    ("ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed project and thus we cannot "
+     "accurately determine which files belong to it", "pip-distutils-uninstall"),
+    ("AttributeError: 'collections.OrderedDict' object has no attribute 'eval'",
+     "checkpoint-is-state-dict"),
+    ("valueerror: due to a serious vulnerability issue in `torch.load`, even with "
+     "`weights_only=true`, we now require users to upgrade torch to at least v2.6",
+     "checkpoint-torch-too-old-to-load"),
+    ("OSError: [WinError 1455] The paging file is too small for this operation to complete.",
+     "host-out-of-memory"),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n  exitcode  : -9 "
+     "(pid: 4242)\n  traceback : Signal 9 (SIGKILL) received by PID 4242", "host-out-of-memory"),
+]
+
+
+@pytest.mark.parametrize("text, category", SPACES)
+def test_each_error_space_has_its_category(text, category):
+    assert ids(text)[:1] == [category]
+
+
+def test_a_bare_number_is_opencls_only_where_the_text_is_about_opencl():
+    assert error_codes.recognize("worker exited: err=-5 after 3 retries") == []
+
+
+def test_the_first_cause_in_the_text_ranks_first():
+    # a chained traceback: the first exception is the cause, the last its consequence
+    text = ("RuntimeError: module compiled against API version 0xe but this version of numpy "
+            "is 0xd\n\nDuring handling of the above exception, another exception occurred:\n"
+            "ImportError: numpy.core.multiarray failed to import")
+    assert ids(text)[:1] == ["numpy-too-old-abi"]
+    # a log's first WARN is the cause, the summary at the end its consequence
+    assert ids("host:1:2 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.2<5> "
+               "failed : Broken pipe\nhost:1:2 [1] NCCL INFO misc/socket.cc:535 -> 6\n"
+               "RuntimeError: NCCL Error 2: unhandled system error")[:1] == ["nccl-remote-error"]
+    # the CUDA code inside NCCL's WARN names the cause; NCCL's catch-all yields to it
+    assert ids("NCCL WARN Cuda failure 217 'peer access is not supported between these two "
+               "devices'") == ["cuda-not-supported"]
+    # a certificate problem comes before pip's "no matching distribution"
+    assert ids("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+               "status=None)) after connection broken by 'SSLError(SSLCertVerificationError(1,"
+               " '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed'))': /simple/torch/"
+               "\nERROR: No matching distribution found for torch") == ["pip-index-unreachable"]
 
 
 @pytest.mark.parametrize("family, wording", [
@@ -107,6 +241,11 @@ def test_category_codes_exist_and_patterns_are_valid():
             if p._phrase is None:
                 re.compile(p.source, re.IGNORECASE)
         assert e.matches(e.example, error_codes.recognize(e.example)), e.id
+
+
+def test_each_entry_reads_its_own_example_first():
+    wrong = {e.id: ids(e.example)[:2] for e in MATRIX.errors if ids(e.example)[:1] != [e.id]}
+    assert wrong == {}
 
 
 def test_a_regex_is_skipped_only_when_it_cannot_match():
@@ -174,7 +313,8 @@ def test_explain_prints_no_path_of_this_machine(capsys):
 # Checked against the package index (pip index versions / pip download --no-deps) on
 # 2026-12-02; ember's own plugins are not on it and are named as plugins, not installed.
 ON_THE_INDEX = {"cupy-cuda12x", "cupy-cuda13x", "pocl-binary-distribution", "pyopencl",
-                "numpy", "torch", "mpi4py", "nvidia-cublas-cu12", "safetensors"}
+                "numpy", "torch", "mpi4py", "nvidia-cublas-cu12", "safetensors",
+                "torchvision", "torchaudio", "mpich", "jax"}   # pip index versions
 def pip_installs(text: str) -> set:
     """The distributions named by each `pip install ...` in prose: its words up to the first
     that is not an option or a requirement (a word, a quoted requirement, a name with an
@@ -239,6 +379,29 @@ def test_here_adds_this_machines_deciding_facts(capsys):
     assert all(len(line) <= 80 for line in facts.splitlines())
 
 
+def test_here_shows_the_cpu_disk_and_shared_memory_facts_that_decide(capsys):
+    assert main(["compat", "explain", "--here", "Illegal instruction (core dumped)"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "CPU: " in facts and "avx" in facts
+    assert main(["compat", "explain", "--here", "ERROR: Could not install packages due to an "
+                 "OSError: [Errno 28] No space left on device"]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "disk space: " in facts and "free of" in facts and "/" not in facts.split("\n")[0]
+    assert main(["compat", "explain", "--here", "ERROR: Unexpected bus error encountered in "
+                 "worker. This might be caused by insufficient shared memory (shm)."]) == 0
+    facts = capsys.readouterr().out.split("on this machine:\n")[1]
+    assert "/dev/shm: " in facts and "LD_LIBRARY_PATH" not in facts
+
+
+def test_explain_lists_every_category_in_one_line_each(capsys):
+    assert main(["compat", "explain", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(MATRIX.errors) >= 100
+    assert any(ln.startswith("mpi-run-as-root: ") for ln in lines)
+    assert any(ln.startswith("cuda-error (generic): ") for ln in lines)
+    assert main(["compat", "explain"]) == 2
+
+
 # Healthy output of each family, written in the tools' own formats (the sourced ones are
 # the corpus's [[harmless]] entries): INFO lines that name transports, sockets, devices and
 # error-free summaries must not read as errors.
@@ -257,6 +420,27 @@ HEALTHY = [
     "Requirement already satisfied: mpi4py in ./.venv/lib/python3.11/site-packages (4.1.2)",
     "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15      CUDA Version: 12.4     |",
     "rank 0: allreduce ok, error: 0.0 (max abs difference)",
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', "
+    "port=443): Read timed out. (read timeout=15)\")': /simple/torch/\n"
+    "Successfully installed torch-2.5.1",
+    "$ mpirun --allow-run-as-root --oversubscribe -n 4 python train.py\nrank 0 of 4 ready",
+    "export KMP_DUPLICATE_LIB_OK=TRUE OMP_NUM_THREADS=4",
+    "INFO: torch.distributed: MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 world_size=8",
+    "clinfo: Number of platforms 1\n  Platform Name NVIDIA CUDA\n  Number of devices 1",
+    # rdma-core probing for providers this machine has no hardware for
+    "libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: "
+    "cannot open shared object file: No such file or directory",
+    # TensorFlow's optional TensorRT, and its CPU-feature notes
+    "W dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: "
+    "libnvinfer.so.7: cannot open shared object file: No such file or directory\n"
+    "W py_utils.cc:38] TF-TRT Warning: Cannot dlopen some TensorRT libraries.",
+    "The TensorFlow library wasn't compiled to use SSE4.1 instructions, but these are "
+    "available on your machine and could speed up CPU computations.",
+    "[W socket.cpp:601] [c10d] The client socket has failed to connect to [localhost]:29500 "
+    "(errno: 99 - Cannot assign requested address).",
+    "_IncompatibleKeys(missing_keys=[], unexpected_keys=[])",
+    "Hello world from process 0 of 4\nHello world from process 1 of 4",
 ]
 
 

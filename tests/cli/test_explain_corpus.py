@@ -41,7 +41,8 @@ def test_the_corpus_is_real_and_big_enough():
 @pytest.mark.parametrize("entry", MESSAGES, ids=_id)
 def test_real_message_gets_the_right_diagnosis(entry):
     found = compat_eval.explain(entry["text"], MATRIX)
-    assert [e.id for e in found] == [entry["expect"]], entry["source"]
+    # the right cause first; after it only the readings the entry allows (`also`)
+    assert [e.id for e in found] == [entry["expect"], *entry.get("also", ())], entry["source"]
     known = found[0]
     assert known.meaning and known.fix
     if "seen" in entry:
@@ -54,7 +55,7 @@ def test_harmless_output_is_not_diagnosed(entry):
 
 
 def test_rate_of_right_diagnoses_and_false_positives():
-    right = sum(diagnosis(m["text"]) == [m["expect"]] for m in MESSAGES)
+    right = sum(diagnosis(m["text"])[:1] == [m["expect"]] for m in MESSAGES)
     false_positives = sum(bool(diagnosis(h["text"])) for h in HARMLESS)
     assert right / len(MESSAGES) >= 0.9
     assert false_positives == 0
