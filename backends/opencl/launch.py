@@ -17,6 +17,9 @@ VEC = 8     # elements per work-item in the vector variant
 # outputs from this size on are stored non-temporally on CPU devices: they would not stay
 # in the cache anyway, and skipping it saves reading the output's lines before writing them
 NT_BYTES = 4 << 20
+# Cold tier: a dense (program, signature) runs its one bounds-checked `flat_` kernel until
+# it has processed runtime.hot_elements elements (runtime.hot_elements() says why, and the
+# knob); only then are the faster `whole_`/`vec_` variants compiled and used.
 
 
 def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=()) -> str:
@@ -176,6 +179,11 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
             args.append(_scalar(v, dt))
     size = runtime.local_size
     if flat and n >= size:
+        seen = runtime.dense_elements.get((full_key, sig), 0)
+        if seen < runtime.hot_elements:      # cold: the generic kernel, nothing more built
+            runtime.dense_elements[(full_key, sig)] = seen + n
+            runtime.launch(kernel, n, *args)
+            return out
         # whole work-groups run a kernel without the bounds check (the check keeps PoCL
         # from vectorising: measured 2x slower), the guarded kernel takes the rest
         if n >= VEC * size and out.offset % VEC == 0 and all(

@@ -27,6 +27,28 @@ def notices_enabled() -> bool:
     return os.environ.get("EMBER_OPENCL_NOTICE", "1").strip().lower() not in ("0", "off", "no")
 
 
+# Cold tier of launch.py: elements a dense elementwise program processes through its generic
+# kernel before its specialised variants are used.
+HOT_ELEMENTS = 1 << 26
+
+
+def hot_elements() -> int:
+    """EMBER_OPENCL_HOT_ELEMENTS: how many elements a dense elementwise program (one op or
+    fused tree, one operand signature) processes through its one generic bounds-checked
+    kernel before the faster variants (whole work-groups; 8-wide vectors) are compiled and
+    used. Each variant costs PoCL a compile at its first launch (~0.1-0.3 s of CPU), which
+    small arrays never win back; 0 = specialise at once, `never` = never."""
+    raw = os.environ.get("EMBER_OPENCL_HOT_ELEMENTS", "").strip().lower()
+    if not raw:
+        return HOT_ELEMENTS
+    if raw in ("inf", "never", "off"):
+        return 1 << 62
+    try:
+        return max(0, int(float(raw)))
+    except ValueError:
+        return HOT_ELEMENTS
+
+
 class KernelBuildError(EmberError, RuntimeError):
     """The OpenCL compiler rejected a generated program (the message carries its log)."""
 
@@ -122,6 +144,8 @@ class Runtime:
         self.compile_seconds = 0.0              # seconds building from source
         self._noticed = False                   # the compile notice was printed
         self.choices: dict = {}                 # per-device tuned variants (matmul)
+        self.hot_elements = hot_elements()      # launch.py's cold tier: elements per
+        self.dense_elements: dict = {}          # dense program before its fast variants
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
         self.fused_seen: set = set()            # fused tree shapes met once already
         self.fused_failed: set = set()          # ... and those the compiler rejected
