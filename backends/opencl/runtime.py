@@ -113,6 +113,7 @@ class Runtime:
     # What the layers above provide (fusion.py and copies.py set them when they load):
     # the runtime calls up through these and never imports those modules.
     deferral_enabled = staticmethod(lambda: False)
+    fuse_after_setting = staticmethod(lambda: 0.0)
     materialize = None          # materialize(lazy_array): compute a deferred result
     contiguous = None           # contiguous(array) -> a row-major copy
 
@@ -147,7 +148,9 @@ class Runtime:
         self.hot_elements = hot_elements()      # launch.py's cold tier: elements per
         self.dense_elements: dict = {}          # dense program before its fast variants
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
-        self.fused_seen: set = set()            # fused tree shapes met once already
+        self.fused_seen: set = set()            # fused tree shapes built (or to build)
+        self.fused_credit: dict = {}            # ... and the saving others have accrued
+        self.fuse_after = Runtime.fuse_after_setting()   # fusion.py: credit that builds
         self.fused_failed: set = set()          # ... and those the compiler rejected
         self._pending: list = []                # weak references to pending LazyArrays
         self.materializing = 0                  # > 0 while fusion.materialize runs
