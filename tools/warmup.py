@@ -183,12 +183,22 @@ def run(args: argparse.Namespace) -> int:
               "available OpenCL device such as opencl:0 (see `ember devices`)",
               file=sys.stderr)
         return 2
-    saved = {k: os.environ.get(k) for k in ("EMBER_OPENCL_NOTICE", "EMBER_OPENCL_STORE_ALL")}
+    saved = {k: os.environ.get(k) for k in ("EMBER_OPENCL_NOTICE", "EMBER_OPENCL_STORE_ALL",
+                                            "EMBER_OPENCL_TUNE_AFTER")}
     os.environ["EMBER_OPENCL_NOTICE"] = "0"          # the bar says what is happening
     os.environ["EMBER_OPENCL_STORE_ALL"] = "1"       # every program into ember's cache
+    # what an ordinary run does only once it pays, done now: matmul's structures timed (the
+    # choice saved), and every fused tree met twice built (so later runs load them)
+    os.environ["EMBER_OPENCL_TUNE_AFTER"] = "0"
+    rt = _opencl_runtime(device)
+    fuse_after = rt.fuse_after if rt is not None else None
+    if rt is not None:
+        rt.fuse_after = 0.0
     try:
         return _warm(args, device, chosen, console)
     finally:
+        if rt is not None:
+            rt.fuse_after = fuse_after
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
