@@ -1,4 +1,17 @@
-"""Per-device OpenCL state (context, queue, memory pool, program cache) and the native array."""
+"""Per-device OpenCL state (context, queue, memory pool, program cache) and the native array.
+
+Cold start: PoCL charges ~0.16 s of CPU per program build (whatever its size) and ~0.05-0.3 s
+per kernel at its first launch (its LLVM codegen), so a run compiles only what pays for
+itself, and these knobs, read when a Runtime is made, say when more is compiled (0 = at
+once, the behaviour before them; the test suite can keep the defaults to compile less):
+  EMBER_OPENCL_HOT_ELEMENTS  elements a dense elementwise program runs through its generic
+                             `flat_` kernel before its whole_/vec_ variants (hot_elements())
+  EMBER_OPENCL_FUSE_AFTER    seconds of estimated saving before a fused tree is built
+                             (fusion.py)
+  EMBER_OPENCL_TUNE_AFTER    float32 matmul multiply-adds before the structures are timed
+                             (linalg.py; read at the first product)
+`ember warmup` builds, times and stores everything ahead of time instead.
+"""
 from __future__ import annotations
 
 import atexit
