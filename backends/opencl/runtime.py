@@ -160,6 +160,7 @@ class Runtime:
         self.choices: dict = {}                 # per-device tuned variants (matmul)
         self.hot_elements = hot_elements()      # launch.py's cold tier: elements per
         self.dense_elements: dict = {}          # dense program before its fast variants
+        self.failed_families: set = set()       # launch.py: dtype programs not built
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
         self.fused_seen: set = set()            # fused tree shapes built (or to build)
         self.fused_credit: dict = {}            # ... and the saving others have accrued

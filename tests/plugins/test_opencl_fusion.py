@@ -116,9 +116,10 @@ def test_a_tree_is_built_once_it_has_paid(opencl_device, rt, launches):
 
 def test_a_dense_op_runs_its_generic_kernel_until_hot(opencl_device, rt, launches,
                                                       monkeypatch):
-    """A dense elementwise program launches its one flat_ kernel (nothing else compiled)
-    until it has processed rt.hot_elements elements (EMBER_OPENCL_HOT_ELEMENTS), then the
-    vector variant; the results are the same."""
+    """A dense elementwise op launches its one generic flat_ kernel (from its dtype's
+    program; nothing else compiled) until it has processed rt.hot_elements elements
+    (EMBER_OPENCL_HOT_ELEMENTS), then the vector variant of its own program; the results
+    are the same."""
     monkeypatch.setattr(rt, "fusion", False)
     monkeypatch.setattr(rt, "dense_elements", {})
     n = 4099                                 # past VEC * 256: a vector body and a tail
@@ -131,8 +132,8 @@ def test_a_dense_op_runs_its_generic_kernel_until_hot(opencl_device, rt, launche
         got = (ea + eb).numpy()
         np.testing.assert_array_equal(got, a + b)
         rounds.append([name for name in launches if name.endswith("_AA")])
-    assert rounds[:2] == [["flat_AA"], ["flat_AA"]]
-    assert rounds[2] == ["vec_AA", "flat_AA"]   # hot: 8-wide body, the tail bounds-checked
+    assert rounds[:2] == [["add__flat_AA"], ["add__flat_AA"]]
+    assert rounds[2] == ["vec_AA", "add__flat_AA"]   # hot: 8-wide body, the tail checked
 
 
 def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device, rt):
