@@ -287,8 +287,9 @@ def _choose(rt, work: int = 0) -> str:
 
 
 def _time_choice(rt) -> str:
-    from . import tuning
     from ember import dtypes as D
+
+    from . import tuning
     n = TUNE_SIZE
     rng = np.random.default_rng(0)
     a = rt.from_host(rng.standard_normal((n, n), dtype=np.float32), D.float32)
