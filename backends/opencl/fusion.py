@@ -26,11 +26,12 @@ what fusing would have saved, (launches saved) x (LAUNCH_S + elements x ELEMENT_
 program is built once the credit reaches EMBER_OPENCL_FUSE_AFTER seconds (default
 FUSE_AFTER: about what a build and PoCL's compile of its kernel cost on a quiet 2-core
 machine, ~0.2 + 0.1-0.3 s of CPU). 0 builds a tree the second time it is met (the old
-rule; the fusion tests use it). Measured on the demo's first epoch with every cache empty:
-the rule of the second meeting built 16 fused elementwise and 7 fused reduction programs
-there (~8 s of its ~25 s of CPU) whose trees of 2-6 ops over at most 32K elements save
-~0.1 ms a meeting; later epochs ran no faster with them (1.1-1.4 s fusion off against
-1.5-2.5 s on, same load).
+rule; the fusion tests use it). Measured on the demo (2-core EPYC, load 13-19): with every
+cache empty the rule of the second meeting built 16 fused elementwise and 7 fused
+reduction programs in the first epoch (~8 s of its ~25 s of CPU); their trees of 2-6 ops
+over at most 32K elements save ~0.1 ms a meeting, so a later epoch costs ~10% more CPU
+without them (0.86-0.94 s against 0.78-0.84 s): about 100 epochs of this model to repay
+the builds. A longer run, or a larger model, reaches the credit and fuses.
 """
 from __future__ import annotations
 
