@@ -173,22 +173,34 @@ def run(args: argparse.Namespace) -> int:
               f"{', '.join(map(repr, unknown)) or '(none given)'}; expected a comma-separated "
               f"list of {', '.join(FAMILIES)}", file=sys.stderr)
         return 2
-    try:
-        device = ember.device(args.device)
-        if device.type != "opencl":
-            raise ValueError(f"{args.device} is a {device.type} device")
-        ember.zeros(1, device=device).cpu()
-    except Exception as exc:  # noqa: BLE001  (reported as a usage error below)
-        print(f"ember warmup: cannot use device {args.device!r} ({exc}); expected an "
-              "available OpenCL device such as opencl:0 (see `ember devices`)",
-              file=sys.stderr)
-        return 2
-    saved = {k: os.environ.get(k) for k in ("EMBER_OPENCL_NOTICE", "EMBER_OPENCL_STORE_ALL")}
+    saved = {k: os.environ.get(k) for k in ("EMBER_OPENCL_NOTICE", "EMBER_OPENCL_STORE_ALL",
+                                            "EMBER_OPENCL_TUNE_AFTER")}
+    # set before the device is first used: the probe below already builds a program (the
+    # float32 elementwise one, which then went unstored)
     os.environ["EMBER_OPENCL_NOTICE"] = "0"          # the bar says what is happening
     os.environ["EMBER_OPENCL_STORE_ALL"] = "1"       # every program into ember's cache
+    # what an ordinary run does only once it pays, done now: matmul's structures timed (the
+    # choice saved), and every fused tree met twice built (so later runs load them)
+    os.environ["EMBER_OPENCL_TUNE_AFTER"] = "0"
+    rt = fuse_after = None
     try:
+        try:
+            device = ember.device(args.device)
+            if device.type != "opencl":
+                raise ValueError(f"{args.device} is a {device.type} device")
+            ember.zeros(1, device=device).cpu()
+        except Exception as exc:  # noqa: BLE001  (reported as a usage error below)
+            print(f"ember warmup: cannot use device {args.device!r} ({exc}); expected an "
+                  "available OpenCL device such as opencl:0 (see `ember devices`)",
+                  file=sys.stderr)
+            return 2
+        rt = _opencl_runtime(device)
+        if rt is not None:
+            fuse_after, rt.fuse_after = rt.fuse_after, 0.0
         return _warm(args, device, chosen, console)
     finally:
+        if rt is not None:
+            rt.fuse_after = fuse_after
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -16,14 +16,26 @@ the reductions (`reduce_plan`: the reduce loop evaluates the tree per element).
 
 The fused kernel computes every node as its own statement and rounds it to the node's
 storage type, so results are bit-identical to running the ops one by one (OpenCL C
-contracts `a*b + c` into an fma only within one expression). One tree shape is built into
-a program the second time it is met: one-off shapes (tests, the first training step) run op
-by op through the per-op programs instead of costing a build each. Trees are capped at
+contracts `a*b + c` into an fma only within one expression). Trees are capped at
 MAX_LEAVES operands and MAX_NODES ops; past that a pending operand runs first.
 EMBER_OPENCL_FUSION=0 turns the deferral off (every op runs when called).
+
+A tree shape is built into a program only once it has paid for itself (ready()): until
+then it runs op by op through the per-op programs, and each meeting credits the tree with
+what fusing would have saved, (launches saved) x (LAUNCH_S + elements x ELEMENT_S); the
+program is built once the credit reaches EMBER_OPENCL_FUSE_AFTER seconds (default
+FUSE_AFTER: about what a build and PoCL's compile of its kernel cost on a quiet 2-core
+machine, ~0.2 + 0.1-0.3 s of CPU). 0 builds a tree the second time it is met (the old
+rule; the fusion tests use it). Measured on the demo (2-core EPYC, load 13-19): with every
+cache empty the rule of the second meeting built 16 fused elementwise and 7 fused
+reduction programs in the first epoch (~8 s of its ~25 s of CPU); their trees of 2-6 ops
+over at most 32K elements save ~0.1 ms a meeting, so a later epoch costs ~10% more CPU
+without them (0.86-0.94 s against 0.78-0.84 s): about 100 epochs of this model to repay
+the builds. A longer run, or a larger model, reaches the credit and fuses.
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 
@@ -34,12 +46,28 @@ from .runtime import CLArray, KernelBuildError, Runtime
 
 MAX_LEAVES = 8
 MAX_NODES = 16
+FUSE_AFTER = 0.5        # seconds of estimated saving before a tree shape is built
+LAUNCH_S = 30e-6        # a launch a fused tree saves (PyOpenCL's enqueue and PoCL's command)
+ELEMENT_S = 1e-9        # an intermediate element it saves writing and reading again
 _BUFFER = CLArray.buffer          # the slot: LazyArray fronts it with a property
 _X = re.compile(r"\bx(\d+)\b")
 
 
 def enabled() -> bool:
     return switched_on("EMBER_OPENCL_FUSION")
+
+
+def fuse_after() -> float:
+    """EMBER_OPENCL_FUSE_AFTER: seconds of estimated saving a tree shape accrues before its
+    program is built (0: at its second meeting); see the module docstring."""
+    raw = os.environ.get("EMBER_OPENCL_FUSE_AFTER", "").strip().lower()
+    if raw in ("never", "inf", "off"):
+        return float("inf")
+    try:
+        value = float(raw) if raw else FUSE_AFTER
+    except ValueError:
+        return FUSE_AFTER
+    return value if value >= 0 else FUSE_AFTER
 
 
 class Node:
@@ -133,7 +161,7 @@ def _materialize(x: LazyArray, rt) -> None:
     out = rt.empty(x.shape, x.dtype)
     if any(_pending(v) for v in node.operands):
         leaves, in_dtypes, nodes, sig, key = tree(x, "fused")
-        if ready(rt, key):
+        if ready(rt, key, len(nodes) - 1, x.size):
             try:
                 launch("fused", rt, key, lambda: source(nodes), leaves, in_dtypes, out,
                        [sig])
@@ -190,14 +218,20 @@ def tree(x: LazyArray, tag) -> tuple:
     return leaves, in_dtypes, nodes, sig, (tag, tuple(n[:4] for n in nodes), sig)
 
 
-def ready(rt, key) -> bool:
-    """Whether to build (or use) the program for `key`: yes from the second time a tree
-    shape is met, never once the compiler has rejected it."""
+def ready(rt, key, launches: int, size: int) -> bool:
+    """Whether to build (or use) the program for `key`, whose tree of `size` elements
+    saves `launches` launches: yes once the saving credited over its earlier meetings
+    reaches rt.fuse_after (with 0: from the second meeting), never once the compiler has
+    rejected it."""
     if key in rt.fused_failed:
         return False
     if key in rt.fused_seen:
         return True
-    rt.fused_seen.add(key)
+    credit = rt.fused_credit.get(key)
+    if credit is not None and credit >= rt.fuse_after:
+        rt.fused_seen.add(key)
+        return True
+    rt.fused_credit[key] = (credit or 0.0) + launches * (LAUNCH_S + size * ELEMENT_S)
     return False
 
 
@@ -267,7 +301,7 @@ def assign_into(dst: CLArray, src: LazyArray) -> bool:
     for v in leaves:
         if isinstance(v, CLArray) and v.buffer is target and not _same_elements(v, dst):
             return False                      # x[1:] = x[:-1] * 2 and the like
-    if not ready(rt, key):
+    if not ready(rt, key, len(nodes), dst.size):      # (compute, then copy: one more)
         return False
     inner: dict = {}
     _reads_below(src, target, inner)
@@ -298,8 +332,9 @@ def reduce_plan(x: CLArray, tag) -> tuple | None:
     if not _pending(x) or not x.runtime.fusion:
         return None
     plan = tree(x, tag)
-    return plan if ready(x.runtime, plan[4]) else None
+    return plan if ready(x.runtime, plan[4], len(plan[2]), x.size) else None
 
 
 Runtime.deferral_enabled = staticmethod(enabled)
+Runtime.fuse_after_setting = staticmethod(fuse_after)
 Runtime.materialize = staticmethod(materialize)

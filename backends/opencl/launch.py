@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import numpy as np
 from ember import dtypes as D
+from ember import ops as _ops
 
 from . import codegen
-from .codegen import COMPUTE, CTYPE
-from .runtime import CLArray, max_dims_error, numel
+from .codegen import COMPUTE, CTYPE, FLOATS
+from .runtime import CLArray, KernelBuildError, max_dims_error, numel
 
 VEC = 8     # elements per work-item in the vector variant
 # outputs from this size on are stored non-temporally on CPU devices: they would not stay
 # in the cache anyway, and skipping it saves reading the output's lines before writing them
 NT_BYTES = 4 << 20
+# Cold tier: a dense (program, signature) runs its one bounds-checked `flat_` kernel until
+# it has processed runtime.hot_elements elements (runtime.hot_elements() says why, and the
+# knob); only then are the faster `whole_`/`vec_` variants compiled and used.
 
 
-def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=()) -> str:
+def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(),
+            generic_only: bool = False) -> str:
     """Kernels computing out = expr(x0, x1, ...) after `stmts`, for each signature in sigs.
 
     Per signature: `flat_` (dense operands, bounds-checked), `whole_` (the same for whole
@@ -30,10 +35,10 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
     Measured on PoCL (1 thread, a*b+c on 4M float32): one element per work-item ran at NumPy's
     speed, the vector form with the non-temporal store at 0.6-0.7x NumPy's time."""
     r = CTYPE[out_dtype]
-    parts = [extra, _NT_STORE]
+    parts = [extra] if generic_only else [extra, _NT_STORE]
     body_code = list(stmts) + [f"res_ = ({r})({expr});"]
     for sig in sigs:
-        for strided in (False, True, "3"):
+        for strided in (False, "3") if generic_only else (False, True, "3"):
             head = ["long n"]
             if strided:
                 head += ["int nd", "long8 shape"]
@@ -64,7 +69,7 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
             name = f"{'strided3' if strided == '3' else 'strided' if strided else 'flat'}_{sig}"
             parts.append(f"__kernel void {name}({', '.join(head)}) {{\n  "
                          + "\n  ".join(body) + "\n}")
-            if strided:
+            if strided or generic_only:
                 continue
             # whole work-groups skip the bounds check (it keeps PoCL from vectorising)
             parts.append(f"__kernel void whole_{sig}({', '.join(head)}) {{\n  "
@@ -105,6 +110,86 @@ _NT_STORE = f"""#define VEC {VEC}
 #define STORE_NT(v, p) (*(p) = (v))
 #endif
 """
+
+
+# --- one program per dtype for the plain elementwise ops -----------------------------------
+# Every unary and binary op of one dtype (with `where` and the same-dtype copy) is one
+# program holding each op's generic kernels, `<op>__flat_<sig>` and `<op>__strided3_<sig>`
+# (layouts of up to 3 merged dims; `strided_` for more comes from the op's own program):
+# a PoCL build costs ~0.16 s of CPU whatever the program's size
+# (measured: 6 kernels 0.16 s, 138 kernels 0.39 s), and each kernel is still compiled only
+# at its first launch, so a run meeting k ops of a dtype pays one build instead of k. The
+# faster variants (whole_, vec_, vecnt_) come from the op's own program, built once the op
+# is hot (runtime.hot_elements). A family the compiler rejects falls back to the per-op
+# programs.
+_FAMILY_SIGS = {1: ("A",), 2: ("AA", "AS", "SA"), 3: ("AAA", "AAS", "ASA", "ASS")}
+
+
+def _family_members(dt: str) -> dict:
+    """{(key, in_dtypes, out dtype): (expression, sigs)} of dtype dt's elementwise program."""
+    members = {}
+    flt = dt in FLOATS
+    for op in codegen.UNARY + codegen.BINARY:
+        rule = _ops.REGISTRY[op].rule
+        if rule == "float" and not flt:      # the core casts integers to float first
+            continue
+        out = "bool" if rule == "bool" else dt
+        if op in codegen.UNARY:
+            members[(op, (dt,), out)] = (codegen.unary_expr(op, dt), ("A",))
+        else:
+            members[(op, (dt, dt), out)] = (codegen.binary_expr(op, dt), _FAMILY_SIGS[2])
+    members[("where", ("bool", dt, dt), dt)] = ("x0 ? x1 : x2", _FAMILY_SIGS[3])
+    members[("copy", (dt,), dt)] = (_cast_expr(dt, dt), ("A", "S"))
+    return members
+
+
+_FAMILY: dict = {}          # full key -> its dtype's family, for every dtype met so far
+
+
+def _family_of(full_key):
+    found = _FAMILY.get(full_key)
+    if found is None and full_key not in _FAMILY:
+        in_dtypes = full_key[1] if len(full_key) == 3 else ()
+        dt = in_dtypes[-1] if in_dtypes else None
+        if dt in CTYPE and ("elementwise", dt) not in _FAMILY:
+            _FAMILY[("elementwise", dt)] = None           # this dtype's members listed
+            for member in _family_members(dt):
+                _FAMILY[member] = dt
+        found = _FAMILY.setdefault(full_key, None)
+    return found
+
+
+def _family_source(dt: str) -> str:
+    parts = [codegen.helpers(dt)]
+    for (op, in_dtypes, out), (expr, sigs) in _family_members(dt).items():
+        body = _source(expr, in_dtypes, out, sigs, generic_only=True)
+        parts.append(body.replace("__kernel void ", f"__kernel void {op}__"))
+    return "\n".join(parts)
+
+
+def generic_kernel(runtime, full_key, make, variant: str, sig: str):
+    """The generic kernel `variant`_`sig` (flat, strided, strided3) of the op `full_key`:
+    from its dtype's elementwise program where it has one, else from the op's own."""
+    dt = _family_of(full_key) if variant != "strided" else None
+    if dt is not None and sig in _family_members_sigs(full_key, dt):
+        fkey = ("elementwise", dt)
+        if fkey not in runtime.failed_families:
+            try:
+                return runtime.kernel(fkey, lambda: _family_source(dt),
+                                      f"{full_key[0]}__{variant}_{sig}")
+            except KernelBuildError:
+                runtime.failed_families.add(fkey)    # the per-op programs still build
+    return runtime.kernel(full_key, make, f"{variant}_{sig}")
+
+
+_SIGS: dict = {}
+
+
+def _family_members_sigs(full_key, dt):
+    sigs = _SIGS.get(full_key)
+    if sigs is None:
+        sigs = _SIGS[full_key] = _family_members(dt)[full_key][1]
+    return sigs
 
 
 def _scalar(value, dtype: str):
@@ -158,7 +243,7 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
     # strided3_: the strided kernel without the unravel loop (PoCL vectorised neither the
     # loop nor the branch around it: 6 ns an element for a bias add and relu)
     variant = "flat" if flat else "strided3" if len(shape) <= 3 else "strided"
-    kernel = runtime.kernel(full_key, make, f"{variant}_{sig}")
+    kernel = generic_kernel(runtime, full_key, make, variant, sig)
     args = [np.int64(n)]
     if not flat:
         args += [np.int32(len(shape)), codegen.long8(shape)]
@@ -176,6 +261,11 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
             args.append(_scalar(v, dt))
     size = runtime.local_size
     if flat and n >= size:
+        seen = runtime.dense_elements.get((full_key, sig), 0)
+        if seen < runtime.hot_elements:      # cold: the generic kernel, nothing more built
+            runtime.dense_elements[(full_key, sig)] = seen + n
+            runtime.launch(kernel, n, *args)
+            return out
         # whole work-groups run a kernel without the bounds check (the check keeps PoCL
         # from vectorising: measured 2x slower), the guarded kernel takes the rest
         if n >= VEC * size and out.offset % VEC == 0 and all(

@@ -6,9 +6,20 @@ pointer casts: the structure that lets PoCL's CPU compiler reach NumPy's speed, 
 does not vectorise across work-items once a kernel loops), and `tiled` (local-memory tiles
 with barriers: the classic GPU structure).  `naive` (one work-item per output element) serves
 small products and dtypes other than float32.
+
+Timing the candidates costs seconds (a program build and PoCL compiles per candidate, and
+the 512^3 products themselves: ~8 s of CPU on a 2-core EPYC, `tiled` alone ~5 s), which a
+short run never wins back (the packed shapes differ by 1.2-2.5x). So a device with no saved
+choice runs DEFAULT_CPU (CPU devices) or DEFAULT_GPU until its float32 products have added
+up to EMBER_OPENCL_TUNE_AFTER multiply-adds (default TUNE_AFTER, ~40 s of products at
+6-7 G multiply-adds/s: the point where a 20% better structure has paid for the timing;
+0 = time at the first product, as before), then times once and saves the winner. On a CPU
+device `tiled` is not timed: local-memory barriers on PoCL's CPU device ran it 50x slower
+than `packed` (1.02 s against 0.020 s for 512^3).
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -26,6 +37,21 @@ PACKED_SHAPES = ((8, 32), (4, 32), (8, 16), (6, 16), (4, 16))
 VECTOR_PACK = (4, 8, 16)   # panel widths with an OpenCL vector type: packv{r} exists
 SMALL = 64 ** 3            # below this many multiply-adds one plain launch is fastest
 TUNE_SIZE = 512
+TUNE_AFTER = 1 << 38       # float32 multiply-adds run before the structures are timed
+DEFAULT_CPU = "packed6x16"  # the untimed choice: 16 vector registers (AVX2) suit it
+DEFAULT_GPU = "tiled"
+
+
+def tune_after() -> int:
+    """EMBER_OPENCL_TUNE_AFTER: float32 multiply-adds of matmul a device runs with the
+    default structure before timing the candidates (0: at the first product)."""
+    raw = os.environ.get("EMBER_OPENCL_TUNE_AFTER", "").strip().lower()
+    if raw in ("never", "inf", "off"):
+        return 1 << 62
+    try:
+        return max(0, int(float(raw))) if raw else TUNE_AFTER
+    except ValueError:
+        return TUNE_AFTER
 
 _HEAD = ("int nb, long8 bshape, long8 xb, long8 yb, long xs0, long xs1, long ys0, long ys1, "
          "__global const {t}* x, long xo, __global const {t}* y, long yo, __global {t}* out")
@@ -237,19 +263,33 @@ VARIANTS = {"naive": _naive, "tiled": _tiled}
 VARIANTS.update({f"packed{r}x{c}": _packed_variant((r, c)) for r, c in PACKED_SHAPES})
 
 
-def _choose(rt) -> str:
+def _choose(rt, work: int = 0) -> str:
     """The fastest float32 structure on this device, timed once on a mid-size product (and
-    saved: see tuning.py)."""
+    saved: see tuning.py) once `work` multiply-adds summed over the calls reach
+    tune_after(); the default structure until then (see the module docstring)."""
     choice = rt.choices.get("matmul")
     if choice is not None:
         return choice
-    from . import tuning
-    saved = tuning.load(rt.device, "matmul", VARIANTS)
-    if saved is not None:                   # timed by an earlier process on this device
-        rt.choices["matmul"], rt.choices["matmul_times"] = saved
-        rt.choices["matmul_source"] = "cache"
-        return saved[0]
+    cold = rt.choices.get("matmul_cold")
+    if cold is None:                        # the first product: a saved choice, if any
+        from . import tuning
+        saved = tuning.load(rt.device, "matmul", VARIANTS)
+        if saved is not None:               # timed by an earlier process on this device
+            rt.choices["matmul"], rt.choices["matmul_times"] = saved
+            rt.choices["matmul_source"] = "cache"
+            return saved[0]
+        cold = rt.choices["matmul_cold"] = [0, tune_after()]
+    cold[0] += work
+    if cold[0] < cold[1]:
+        rt.choices["matmul_source"] = "default"
+        return DEFAULT_CPU if rt.is_cpu else DEFAULT_GPU
+    return _time_choice(rt)
+
+
+def _time_choice(rt) -> str:
     from ember import dtypes as D
+
+    from . import tuning
     n = TUNE_SIZE
     rng = np.random.default_rng(0)
     a = rt.from_host(rng.standard_normal((n, n), dtype=np.float32), D.float32)
@@ -257,7 +297,7 @@ def _choose(rt) -> str:
     out = rt.empty((n, n), D.float32)
     times = {}
     for name, fn in VARIANTS.items():
-        if name == "naive" or (name == "tiled" and rt.device.max_work_group_size < TILE * TILE):
+        if name == "naive" or (name == "tiled" and _no_tiled(rt)):
             continue
         fn(a, b, out, (), n, n, n)          # builds and warms up
         rt.synchronize()
@@ -276,6 +316,12 @@ def _choose(rt) -> str:
     return choice
 
 
+def _no_tiled(rt) -> bool:
+    """`tiled` is not a candidate: too large for the device, or a CPU device (see the module
+    docstring)."""
+    return rt.is_cpu or rt.device.max_work_group_size < TILE * TILE
+
+
 def _choose_for(rt, x, y, out, batch, M, N, K) -> str:
     """This product shape's own structure, where ember.compile(mode="max-autotune") timed
     one (and times it now if a capture under backend.autotuning() meets a new shape); the
@@ -285,7 +331,7 @@ def _choose_for(rt, x, y, out, batch, M, N, K) -> str:
     if choice is not None:
         return choice
     if not autotune_requested():
-        return _choose(rt)
+        return _choose(rt, numel(batch) * M * N * K)
     times = {}
     for name, fn in VARIANTS.items():
         if name == "naive" or (name == "tiled" and rt.device.max_work_group_size < TILE * TILE):

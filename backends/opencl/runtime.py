@@ -1,4 +1,17 @@
-"""Per-device OpenCL state (context, queue, memory pool, program cache) and the native array."""
+"""Per-device OpenCL state (context, queue, memory pool, program cache) and the native array.
+
+Cold start: PoCL charges ~0.16 s of CPU per program build (whatever its size) and ~0.05-0.3 s
+per kernel at its first launch (its LLVM codegen), so a run compiles only what pays for
+itself, and these knobs, read when a Runtime is made, say when more is compiled (0 = at
+once, the behaviour before them; the test suite can keep the defaults to compile less):
+  EMBER_OPENCL_HOT_ELEMENTS  elements a dense elementwise program runs through its generic
+                             `flat_` kernel before its whole_/vec_ variants (hot_elements())
+  EMBER_OPENCL_FUSE_AFTER    seconds of estimated saving before a fused tree is built
+                             (fusion.py)
+  EMBER_OPENCL_TUNE_AFTER    float32 matmul multiply-adds before the structures are timed
+                             (linalg.py; read at the first product)
+`ember warmup` builds, times and stores everything ahead of time instead.
+"""
 from __future__ import annotations
 
 import atexit
@@ -25,6 +38,28 @@ NOTICE_SECONDS = 2.0
 def notices_enabled() -> bool:
     """EMBER_OPENCL_NOTICE=0 silences the compile notice (`ember warmup` shows a bar)."""
     return os.environ.get("EMBER_OPENCL_NOTICE", "1").strip().lower() not in ("0", "off", "no")
+
+
+# Cold tier of launch.py: elements a dense elementwise program processes through its generic
+# kernel before its specialised variants are used.
+HOT_ELEMENTS = 1 << 26
+
+
+def hot_elements() -> int:
+    """EMBER_OPENCL_HOT_ELEMENTS: how many elements a dense elementwise program (one op or
+    fused tree, one operand signature) processes through its one generic bounds-checked
+    kernel before the faster variants (whole work-groups; 8-wide vectors) are compiled and
+    used. Each variant costs PoCL a compile at its first launch (~0.1-0.3 s of CPU), which
+    small arrays never win back; 0 = specialise at once, `never` = never."""
+    raw = os.environ.get("EMBER_OPENCL_HOT_ELEMENTS", "").strip().lower()
+    if not raw:
+        return HOT_ELEMENTS
+    if raw in ("inf", "never", "off"):
+        return 1 << 62
+    try:
+        return max(0, int(float(raw)))
+    except ValueError:
+        return HOT_ELEMENTS
 
 
 class KernelBuildError(EmberError, RuntimeError):
@@ -91,6 +126,7 @@ class Runtime:
     # What the layers above provide (fusion.py and copies.py set them when they load):
     # the runtime calls up through these and never imports those modules.
     deferral_enabled = staticmethod(lambda: False)
+    fuse_after_setting = staticmethod(lambda: 0.0)
     materialize = None          # materialize(lazy_array): compute a deferred result
     contiguous = None           # contiguous(array) -> a row-major copy
 
@@ -122,8 +158,13 @@ class Runtime:
         self.compile_seconds = 0.0              # seconds building from source
         self._noticed = False                   # the compile notice was printed
         self.choices: dict = {}                 # per-device tuned variants (matmul)
+        self.hot_elements = hot_elements()      # launch.py's cold tier: elements per
+        self.dense_elements: dict = {}          # dense program before its fast variants
+        self.failed_families: set = set()       # launch.py: dtype programs not built
         self.fusion = Runtime.deferral_enabled()   # elementwise ops deferred and fused
-        self.fused_seen: set = set()            # fused tree shapes met once already
+        self.fused_seen: set = set()            # fused tree shapes built (or to build)
+        self.fused_credit: dict = {}            # ... and the saving others have accrued
+        self.fuse_after = Runtime.fuse_after_setting()   # fusion.py: credit that builds
         self.fused_failed: set = set()          # ... and those the compiler rejected
         self._pending: list = []                # weak references to pending LazyArrays
         self.materializing = 0                  # > 0 while fusion.materialize runs

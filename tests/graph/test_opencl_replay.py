@@ -37,6 +37,7 @@ def _train(make, data, steps, monkeypatch, recorded: bool, opt="adam"):
     # the fusion's memory of tree shapes met (a shape met once runs op by op, a reduction
     # over a pending tree may then round differently): both runs start from none
     ember.device(device).backend.runtime(0).fused_seen.clear()
+    ember.device(device).backend.runtime(0).fused_credit.clear()
     ember.manual_seed(3)
     model = make().to(device)
     model.train()

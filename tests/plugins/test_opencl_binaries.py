@@ -166,10 +166,26 @@ def test_warmup_builds_ahead_and_stores_every_program(opencl_device, tmp_path, m
                             "first"), rt.local_size, x.buffer)
         return rt.to_host(x)
     monkeypatch.setattr(warmup, "_families", lambda: {"scan": ("two kernels", family)})
+    # the device probe (ember.zeros) builds a program too (float32's elementwise one in a
+    # new process): it must already run with storing on, or that program goes unstored
+    probed, real_zeros = [], ember.zeros
+
+    def zeros(*args, **kwargs):
+        probed.append(os.environ.get("EMBER_OPENCL_STORE_ALL"))
+        return real_zeros(*args, **kwargs)
+    monkeypatch.setattr(ember, "zeros", zeros)
     assert main(["warmup", "--device", opencl_device, "--only", "scan", "--no-demo"]) == 0
+    assert probed[:1] == ["1"]
     out = capsys.readouterr().out
     assert f"warmed up {opencl_device}" in out and "programs" in out
-    assert len(entries(tmp_path)) == 1       # warmup stores every program it builds
+    # warmup stores every program it builds: the stand-in's, and the probe's where this
+    # process had not built that one yet
+    from ember.backends.opencl import binaries, codegen
+    source = TWO_KERNELS + " "
+    key = binaries.entry_key(binaries.device_identity(rt.device),
+                             codegen.prelude(source) + source)
+    assert key + binaries.SUFFIX in {p.name for p in entries(tmp_path)}
+    assert len(entries(tmp_path)) <= 2
     assert "EMBER_OPENCL_STORE_ALL" not in os.environ  # a run's own setting again after
 
 

@@ -17,7 +17,11 @@ def rt(opencl_device, monkeypatch):
     monkeypatch.setattr(runtime, "fusion", True)
     # tree shapes met by earlier tests in this process are met again here for the first time
     monkeypatch.setattr(runtime, "fused_seen", set())
+    monkeypatch.setattr(runtime, "fused_credit", {})
     monkeypatch.setattr(runtime, "fused_failed", set())
+    # a tree shape is built the second time it is met (EMBER_OPENCL_FUSE_AFTER=0), not once
+    # it has paid for its build (the default: see test_a_tree_is_built_once_it_has_paid)
+    monkeypatch.setattr(runtime, "fuse_after", 0.0)
     return runtime
 
 
@@ -87,6 +91,49 @@ def test_unheld_results_are_never_computed(opencl_device, rt, launches):
     ember.synchronize(opencl_device)
     assert len(launches) == 1                    # one fused kernel from then on
     np.testing.assert_array_equal(again.numpy(), held.numpy())
+
+
+def test_a_tree_is_built_once_it_has_paid(opencl_device, rt, launches):
+    """With a build threshold (EMBER_OPENCL_FUSE_AFTER; the default), a tree shape runs op
+    by op, crediting each meeting with what fusing would have saved, until the credit
+    reaches the threshold; one fused kernel from then on, with the same results."""
+    from ember.backends.opencl import fusion
+    n = 300
+    ea = ember.tensor(rand(n, seed=11), device=opencl_device)
+    saving = fusion.LAUNCH_S + n * fusion.ELEMENT_S       # one launch saved per meeting
+    rt.fuse_after = 2.5 * saving
+    counts, results = [], []
+    for _ in range(5):
+        launches.clear()
+        held = ea * 3 + 2
+        ember.synchronize(opencl_device)
+        counts.append(len(launches))
+        results.append(held.numpy())
+    assert counts == [2, 2, 2, 1, 1]       # credits s, 2s, 3s >= 2.5s: built at the 4th
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])
+
+
+def test_a_dense_op_runs_its_generic_kernel_until_hot(opencl_device, rt, launches,
+                                                      monkeypatch):
+    """A dense elementwise op launches its one generic flat_ kernel (from its dtype's
+    program; nothing else compiled) until it has processed rt.hot_elements elements
+    (EMBER_OPENCL_HOT_ELEMENTS), then the vector variant of its own program; the results
+    are the same."""
+    monkeypatch.setattr(rt, "fusion", False)
+    monkeypatch.setattr(rt, "dense_elements", {})
+    n = 4099                                 # past VEC * 256: a vector body and a tail
+    monkeypatch.setattr(rt, "hot_elements", 2 * n)
+    a, b = rand(n, seed=12), rand(n, seed=13)
+    ea, eb = (ember.tensor(v, device=opencl_device) for v in (a, b))
+    rounds = []
+    for _ in range(3):
+        launches.clear()
+        got = (ea + eb).numpy()
+        np.testing.assert_array_equal(got, a + b)
+        rounds.append([name for name in launches if name.endswith("_AA")])
+    assert rounds[:2] == [["add__flat_AA"], ["add__flat_AA"]]
+    assert rounds[2] == ["vec_AA", "add__flat_AA"]   # hot: 8-wide body, the tail checked
 
 
 def test_pending_results_survive_in_place_writes_to_their_operands(opencl_device, rt):

@@ -10,9 +10,11 @@ import pytest
 
 
 @pytest.fixture
-def fresh_runtime(opencl_device):
-    """A new Runtime for opencl:0, as a new process would have."""
+def fresh_runtime(opencl_device, monkeypatch):
+    """A new Runtime for opencl:0, as a new process would have, timing at its first product
+    (the default waits for TUNE_AFTER multiply-adds: see the last tests)."""
     from ember.backends.opencl.runtime import Runtime
+    monkeypatch.setenv("EMBER_OPENCL_TUNE_AFTER", "0")
     backend = ember.device(opencl_device).concrete().backend
     return lambda: Runtime(0, backend._devices()[0][1])
 
@@ -76,3 +78,35 @@ def test_unwritable_cache_is_skipped(fresh_runtime, tmp_path, monkeypatch):
     rt = fresh_runtime()
     product(rt)
     assert rt.choices["matmul_source"] == "timed"
+
+
+def test_a_cold_device_runs_the_default_until_its_products_pay_for_the_timing(
+        fresh_runtime, tmp_path, monkeypatch):
+    """No saved choice: the default structure runs untimed (no candidate built, nothing
+    saved) until the products add up to EMBER_OPENCL_TUNE_AFTER multiply-adds."""
+    from ember.backends.opencl import linalg, tuning
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("EMBER_OPENCL_TUNE_AFTER", str(2 * 96 ** 3))
+    rt = fresh_runtime()                # (the variable is read at the first product)
+    product(rt)
+    assert rt.choices["matmul_source"] == "default"
+    assert "matmul" not in rt.choices
+    default = linalg.DEFAULT_CPU if rt.is_cpu else linalg.DEFAULT_GPU
+    # only the default's program was built
+    built = [key for key in rt._programs if str(key[0]).startswith("matmul")]
+    shape = tuple(int(n) for n in default[len("packed"):].split("x")) if \
+        default.startswith("packed") else None
+    assert built == ([("matmul-packed",) + shape] if shape else [("matmul-tiled", "float32")])
+    assert not (tmp_path / tuning.FILE).exists()
+    product(rt)                        # 2 * 96^3 reached: timed now, and saved
+    assert rt.choices["matmul_source"] == "timed"
+    assert (tmp_path / tuning.FILE).exists()
+
+
+def test_tiled_is_not_timed_on_a_cpu_device(fresh_runtime, tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    rt = fresh_runtime()
+    if not rt.is_cpu:
+        pytest.skip("the rule is for CPU devices")
+    product(rt)
+    assert "tiled" not in rt.choices["matmul_times"]
