@@ -20,8 +20,10 @@ def _dt(xp, dtype):
     return getattr(xp, name)
 
 
-def kernels(xp) -> dict:
-    """The standard-only kernel table for namespace xp (see ember.ops for signatures)."""
+def kernels(xp, native: bool = False) -> dict:
+    """The standard-only kernel table for namespace xp (see ember.ops for signatures).
+    native=True (numpy_like: NumPy, CuPy) lets a few kernels use what those libraries have
+    beyond the standard (partial selection, out= arguments)."""
     ints = (xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8)
 
     def integral(v) -> bool:
@@ -245,10 +247,10 @@ def kernels(xp) -> dict:
         """The k largest (smallest) along axis by a partial selection (O(n)), then a stable
         sort of those k: the same indices as the first k of the stable argsort."""
         n = x.shape[axis]
-        if k == 0 or k == n or x.dtype.kind == "b" or (
+        if not native or k == 0 or k == n or x.dtype.kind == "b" or (
                 x.dtype.kind in "fc" and bool(xp.isnan(x).any())):
             return xp.asarray(argsort(x, axis=axis, descending=largest)[
-                (slice(None),) * axis + (slice(0, k),)])
+                (slice(None),) * axis + (slice(0, k), ...)])
         lines = xp.moveaxis(x, axis, -1)
         pos = n - k if largest else k - 1
         kth = xp.partition(lines, pos, axis=-1)[..., pos:pos + 1]     # the k-th value
@@ -269,12 +271,25 @@ def kernels(xp) -> dict:
         return xp.astype(xp.moveaxis(index.reshape(lines.shape[:-1] + (k,)), -1, axis),
                          xp.int64)
 
+    # the standard leaves a negative count undefined: PyTorch (and NumPy) shift every bit out
+    def left_shift(x, s):
+        negative = s < 0
+        out = xp.bitwise_left_shift(x, xp.where(negative, xp.zeros_like(s), s))
+        return xp.where(negative, xp.zeros_like(out), out)
+
+    def right_shift(x, s):
+        negative = s < 0
+        out = xp.bitwise_right_shift(x, xp.where(negative, xp.zeros_like(s), s))
+        sign = xp.where(x < 0, -xp.ones_like(out), xp.zeros_like(out)) \
+            if xp.isdtype(x.dtype, "signed integer") else xp.zeros_like(out)
+        return xp.where(negative, sign, out)
+
     # the recurrent cells (ops/rnn.py): the gate arithmetic of one step in one kernel
     def logistic(x):
         # 1 / (1 + exp(-x)) in one temporary (exp(-x) overflowing to inf gives 0)
         t = xp.exp(-x)
         t += 1
-        return xp.reciprocal(t, out=t)
+        return xp.reciprocal(t, out=t) if native else 1 / t
 
     def lstm_cell(gates, c):
         # out: h, c, then what the gradient reads (tanh(c), i, f, tanh(g), o): (N, 7H)
@@ -284,11 +299,11 @@ def kernels(xp) -> dict:
         act[...] = logistic(gates)
         act[:, 2 * n:3 * n] = xp.tanh(gates[:, 2 * n:3 * n])
         c2 = out[:, n:2 * n]
-        xp.multiply(act[:, n:2 * n], c, out=c2)
+        c2[...] = act[:, n:2 * n] * c
         c2 += act[:, :n] * act[:, 2 * n:3 * n]
         tc = out[:, 2 * n:3 * n]
         tc[...] = xp.tanh(c2)
-        xp.multiply(act[:, 3 * n:], tc, out=out[:, :n])
+        out[:, :n] = act[:, 3 * n:] * tc
         return out
 
     def lstm_cell_backward(grad, out, gates, c):
@@ -299,11 +314,11 @@ def kernels(xp) -> dict:
         dc2 = gh * o
         dc2 *= 1 - tc * tc
         dc2 += gc
-        xp.multiply(dc2 * g, i * (1 - i), out=d[:, :n])
-        xp.multiply(dc2 * c, f * (1 - f), out=d[:, n:2 * n])
-        xp.multiply(dc2 * i, 1 - g * g, out=d[:, 2 * n:3 * n])
-        xp.multiply(gh * tc, o * (1 - o), out=d[:, 3 * n:4 * n])
-        xp.multiply(dc2, f, out=d[:, 4 * n:])
+        d[:, :n] = (dc2 * g) * (i * (1 - i))
+        d[:, n:2 * n] = (dc2 * c) * (f * (1 - f))
+        d[:, 2 * n:3 * n] = (dc2 * i) * (1 - g * g)
+        d[:, 3 * n:4 * n] = (gh * tc) * (o * (1 - o))
+        d[:, 4 * n:] = (dc2) * (f)
         return d
 
     def _gru(gi, gh, h):
@@ -329,7 +344,8 @@ def kernels(xp) -> dict:
             return xp.asarray(x, copy=True)
         # of equal floats the first keeps its sign (-0.0, 0.0): a stable sort; integers
         # need none (the faster sort)
-        values = xp.sort(x, stable=x.dtype.kind in "fc")
+        values = xp.sort(x, stable=xp.isdtype(x.dtype, ("real floating",
+                                                         "complex floating")))
         first = xp.concat([xp.ones((1,), dtype=xp.bool), values[1:] != values[:-1]])
         return values[first]
 
@@ -372,9 +388,9 @@ def kernels(xp) -> dict:
         "cumprod": lambda x, *, axis: xp.cumulative_prod(x, axis=axis),
         # declared kernels (ops/special.py, ops/bitwise.py): one pass instead of their
         # decompositions (xp's shifts by a count past the width or negative are PyTorch's)
-        "atan2": xp.arctan2, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
-        "bitwise_xor": xp.bitwise_xor, "bitwise_not": xp.invert,
-        "bitwise_left_shift": xp.left_shift, "bitwise_right_shift": xp.right_shift,
+        "atan2": xp.atan2, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
+        "bitwise_xor": xp.bitwise_xor, "bitwise_not": xp.bitwise_invert,
+        "bitwise_left_shift": left_shift, "bitwise_right_shift": right_shift,
         "topk": topk, "unique": unique, "lstm_cell": lstm_cell,
         "lstm_cell_backward": lstm_cell_backward, "gru_cell": gru_cell,
         "gru_cell_backward": gru_cell_backward,
@@ -523,12 +539,15 @@ NUMPY_NATIVE = {"add": "add", "mul": "multiply", "maximum": "maximum", "minimum"
                 "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                 "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
                 "logical_not": "logical_not", "logical_and": "logical_and",
-                "logical_or": "logical_or", "logical_xor": "logical_xor"}
+                "logical_or": "logical_or", "logical_xor": "logical_xor",
+                # the standard's atan2/bitwise_* names are newer than CuPy's ufuncs
+                "atan2": "arctan2", "bitwise_not": "invert", "bitwise_left_shift": "left_shift",
+                "bitwise_right_shift": "right_shift"}
 
 
 def numpy_like(xp) -> dict:
     """kernels(xp) with NUMPY_NATIVE taken straight from xp (NumPy, CuPy)."""
-    table = kernels(xp)
+    table = kernels(xp, native=True)
     table.update({name: getattr(xp, fn) for name, fn in NUMPY_NATIVE.items()})
     return table
 

@@ -134,10 +134,14 @@ def _family_members(dt: str) -> dict:
         if rule == "float" and not flt:      # the core casts integers to float first
             continue
         out = "bool" if rule == "bool" else dt
-        if op in codegen.UNARY:
-            members[(op, (dt,), out)] = (codegen.unary_expr(op, dt), ("A",))
-        else:
-            members[(op, (dt, dt), out)] = (codegen.binary_expr(op, dt), _FAMILY_SIGS[2])
+        try:
+            if op in codegen.UNARY:
+                members[(op, (dt,), out)] = (codegen.unary_expr(op, dt), ("A",))
+            else:
+                members[(op, (dt, dt), out)] = (codegen.binary_expr(op, dt),
+                                                _FAMILY_SIGS[2])
+        except TypeError:            # no kernel for this dtype (bitwise ops on floats)
+            continue
     members[("where", ("bool", dt, dt), dt)] = ("x0 ? x1 : x2", _FAMILY_SIGS[3])
     members[("copy", (dt,), dt)] = (_cast_expr(dt, dt), ("A", "S"))
     return members
