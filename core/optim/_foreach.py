@@ -54,7 +54,8 @@ def _eligible(p: Tensor, g) -> bool:
     return (type(p._data) is np.ndarray and p._device.type == "cpu"
             and p._dtype in _HOST_DTYPES and type(g) is Tensor and g._dtype is p._dtype
             and g._device is p._device and type(g._data) is np.ndarray
-            and g._data.shape == p._data.shape and _index.writes_through(p))
+            and g._data.shape == p._data.shape and p._data.flags.writeable
+            and _index.writes_through(p))
 
 
 def split(opt, group: dict):

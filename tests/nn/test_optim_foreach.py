@@ -189,3 +189,14 @@ def test_compiled_step_matches_eager_foreach():
         compiled()
     for p, q in zip(models[0].parameters(), models[1].parameters()):
         np.testing.assert_array_equal(to_numpy(p), to_numpy(q))
+
+
+def test_read_only_parameter_gets_the_loops_ember_error():
+    # foreach=None leaves a parameter it cannot write in place to the loop, whose error
+    # names the op (not a bare NumPy "output array is read-only")
+    a = np.ones(3, np.float32)
+    a.flags.writeable = False
+    p = ember.nn.Parameter(ember.from_numpy(a))          # shares the read-only array
+    p.grad = ember.ones(3)
+    with pytest.raises(ember.EmberError, match="add_ failed on cpu.*read-only"):
+        optim.SGD([p], lr=0.1).step()
