@@ -117,8 +117,8 @@ def sgd(multi, lr, momentum, dampening, weight_decay, nesterov, maximize) -> Non
             buf = state.get("momentum_buffer")
             g = grads[i]
             if buf is None:
-                buf = state["momentum_buffer"] = wrap(np.array(g, copy=True), p._device, p._dtype)
-                b = buf._data
+                b = np.array(g, copy=True)
+                buf = state["momentum_buffer"] = wrap(b, p._device, p._dtype)
             else:
                 b = buf._data
                 np.multiply(b, momentum, out=b)
@@ -156,7 +156,7 @@ def adam(multi, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decouple
             grads = [np.add(g, np.multiply(p._data, weight_decay))
                      for g, (p, _, _) in zip(grads, multi)]
     w1, v2 = 1 - beta1, 1 - beta2
-    for g, (p, _, state) in zip(grads, multi):
+    for g, (_, _, state) in zip(grads, multi):
         m = state["exp_avg"]._data
         t = np.subtract(g, m, out=np.empty_like(m))         # exp_avg.lerp_(g, 1 - beta1)
         np.multiply(t, w1, out=t)
