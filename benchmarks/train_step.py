@@ -4,6 +4,8 @@ Two models, each one step = forward, cross-entropy, backward, SGD (momentum 0.9)
 - MLP 784-256-256-10, batch 128;
 - the `ember demo` CNN (conv3x3(1->16) relu maxpool2, conv3x3(16->32) relu maxpool2,
   linear 128->10) on 1x8x8 images, batch 32 (the demo's).
+"ember" is the eager step with SGD's default multi-tensor update (foreach), "ember loop"
+the same with foreach=False (one ember op per term and parameter).
 The NumPy version is the practical floor: the same math with a manual backward, no graph,
 no dispatch.  All three start from the same weights and data, and one step of each is
 checked against the others before timing.  Medians in ms and ratios to NumPy.
@@ -178,8 +180,8 @@ def _cnn(lib):
                         n.Flatten(), n.Linear(128, 10))
 
 
-def _framework_step(lib, model, x, y, wrap=None):
-    optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+def _framework_step(lib, model, x, y, wrap=None, foreach=None):
+    optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM, foreach=foreach)
     loss_fn = lib.nn.CrossEntropyLoss()
 
     def step():
@@ -217,10 +219,14 @@ def build(name: str, rng, torch, torch_compile=False):
     floor = numpy_model(params)
     compiled = _mlp(ember) if name == "mlp" else _cnn(ember)
     _load(ember, compiled, params)
+    looped = _mlp(ember) if name == "mlp" else _cnn(ember)
+    _load(ember, looped, params)
     steps = {"numpy": lambda: floor.step(x, y),
              "ember": _framework_step(ember, model, ember.tensor(x), ember.tensor(y)),
+             "ember loop": _framework_step(ember, looped, ember.tensor(x), ember.tensor(y),
+                                           foreach=False),
              "compiled": _compiled_step(compiled, ember.tensor(x), ember.tensor(y))}
-    models = {"numpy": floor, "ember": model, "compiled": compiled}
+    models = {"numpy": floor, "ember": model, "ember loop": looped, "compiled": compiled}
     if torch is not None:
         tmodel = _mlp(torch) if name == "mlp" else _cnn(torch)
         _load(torch, tmodel, params)

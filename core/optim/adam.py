@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from .. import ops
 from ..errors import EmberValueError
 from ..tensor import Tensor
+from . import _foreach
 from .optimizer import Optimizer
 
 
@@ -27,6 +28,15 @@ def _check(name, lr, betas, eps, weight_decay):
 class Adam(Optimizer):
     """Adam: bias-corrected first and second moment estimates (L2 weight decay).
 
+    foreach (torch's flag): None (the default) updates the float32/float64 CPU parameters
+    of a group term by term in one pass over all of them (ember.optim._foreach), the others
+    one by one; True requires the multi-tensor path for every parameter; False loops.  Both
+    paths give bit-identical results.  fused=True has no ember kernel: NotInEmberError.
+    capturable=True keeps the step count as a 0-d tensor on the parameter's device and
+    computes the bias corrections from it with tensor ops, so a step captured by
+    ember.compile replays with the right count (False: a Python number, which a capture
+    would freeze).
+
     PyTorch
     -------
     ``torch.optim.Adam``
@@ -36,17 +46,24 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False, capturable: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, fused: bool | None = None) -> None:
         _check(type(self).__name__, lr, betas, eps, weight_decay)
+        _foreach.check_flags(type(self).__name__, foreach, fused)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize, capturable=capturable))
+                                      foreach=foreach, maximize=maximize,
+                                      capturable=capturable, fused=fused))
 
     def _step_group(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         capturable = group.get("capturable", False)
-        for p, g, state in self._grads(group):
+        multi, loop = _foreach.split(self, group)
+        if multi:
+            _foreach.adam(multi, lr, beta1, beta2, eps, weight_decay, amsgrad,
+                          group.get("maximize", False), self._decoupled, capturable)
+        for p, g, state in loop:
             if not state:
                 # capturable (as torch's): the step count is a tensor on p's device and the
                 # bias corrections are computed from it with tensor ops, so a captured step
@@ -99,6 +116,7 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False, capturable: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         capturable=capturable)
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, fused=fused)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import EmberValueError
+from . import _foreach
 from .optimizer import Optimizer, required
 
 
@@ -20,6 +21,11 @@ class SGD(Optimizer):
     >>> w.tolist()
     [0.0, 0.0]
 
+    foreach (torch's flag): None (the default) updates the float32/float64 CPU parameters
+    of a group term by term in one pass over all of them (ember.optim._foreach), the others
+    one by one; True requires the multi-tensor path for every parameter; False loops.  Both
+    paths give bit-identical results.  fused=True has no ember kernel: NotInEmberError.
+
     PyTorch
     -------
     ``torch.optim.SGD``
@@ -27,7 +33,9 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 *, maximize: bool = False) -> None:
+                 *, maximize: bool = False, foreach: bool | None = None,
+                 fused: bool | None = None) -> None:
+        _foreach.check_flags("SGD", foreach, fused)
         if lr is not required and lr < 0.0:
             raise EmberValueError(f"SGD: invalid learning rate {lr}; expected lr >= 0")
         if momentum < 0.0:
@@ -40,12 +48,16 @@ class SGD(Optimizer):
                                   "dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach, fused=fused))
 
     def _step_group(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-        for p, g, _ in self._grads(group):
+        multi, loop = _foreach.split(self, group)
+        if multi:
+            _foreach.sgd(multi, lr, momentum, dampening, weight_decay, nesterov,
+                         group.get("maximize", False))
+        for p, g, _ in loop:
             if weight_decay:
                 g = g + p * weight_decay
             if momentum:
