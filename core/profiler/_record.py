@@ -198,7 +198,7 @@ class Recorder:
         from ..autograd.node import Node
         from ..graph.compile import CompiledFunction
         from ..optim.optimizer import Optimizer
-        from ..utils.data import _workers, dataloader
+        from ..utils.data import _workers, dataloader, fetch
         rec = self
 
         def patch(owner, attr, make):
@@ -237,12 +237,32 @@ class Recorder:
                 ev = rec.begin(f"enumerate(DataLoader)#{label}.__next__", "dataloader",
                                dict(rec.loaders.get(id(it)) or {}))
                 cpu = _cpu()
+                collated = rec.collate_ns
                 try:
                     return old(it)
                 finally:
                     ev[E_END] = _now()
                     ev[E_ARGS]["cpu_ns"] = _cpu() - cpu      # this thread's CPU time
+                    # the part in collate_fn (this process's fetches: num_workers=0)
+                    ev[E_ARGS]["collate_ns"] = rec.collate_ns - collated
             return __next__
+
+        def fetcher_fetch(old):
+            def fetch_(fetcher, indices):
+                collate = fetcher.collate_fn
+
+                def timed(batch):
+                    t0 = _now()
+                    try:
+                        return collate(batch)
+                    finally:
+                        rec.collate_ns += _now() - t0
+                fetcher.collate_fn = timed
+                try:
+                    return old(fetcher, indices)
+                finally:
+                    fetcher.collate_fn = collate
+            return fetch_
 
         def compiled_call(old):
             def __call__(cf, *args, **kwargs):
@@ -278,10 +298,12 @@ class Recorder:
               lambda old: iter_next(old, "_SingleProcessDataLoaderIter"))
         patch(_workers.MultiProcessIter, "__next__",
               lambda old: iter_next(old, "_MultiProcessingDataLoaderIter"))
+        patch(fetch._Fetcher, "fetch", fetcher_fetch)
         patch(CompiledFunction, "__call__", compiled_call)
         patch(Optimizer, "step", optimizer_step)
 
     on_optimizer_step = None          # diagnose: a step boundary at each optimizer step
+    collate_ns = 0                    # time in DataLoader collate_fns (num_workers=0)
     optimizer_steps = 0
 
     def _unpatch(self) -> None:

@@ -207,10 +207,21 @@ def _dataloader(*, loaders, total, dl_ns, n_steps, **_):
         return None
     settings = loaders[0].args or {}
     workers = settings.get("num_workers", 0)
+    collate_ns = sum(e.args.get("collate_ns", 0) for e in loaders)
     k = max(2, min(4, cores()))
+    split = ""
     if workers == 0:
+        split = (f"; of the loading, collate_fn took {_pct(collate_ns / dl_ns)} and "
+                 f"fetching the samples {_pct(1 - collate_ns / dl_ns)}")
         fix = (f"DataLoader(..., num_workers={k}, persistent_workers=True): batches are "
                "loaded in worker processes while the step computes")
+        if collate_ns > dl_ns / 2:
+            fix += ("; and collation is most of it: keep samples as tensors of one shape "
+                    "(default_collate stacks those in one copy) or stack once ahead of "
+                    "time (TensorDataset)")
+        else:
+            fix += ("; and fetching is most of it: a dataset that answers a whole batch "
+                    "at once (__getitems__, or a TensorDataset) skips the per-sample calls")
         new = max(total - dl_ns, dl_ns / k)
     else:
         fix = (f"more workers (num_workers={workers} now) or less work per sample in "
@@ -219,11 +230,12 @@ def _dataloader(*, loaders, total, dl_ns, n_steps, **_):
     return Finding(
         "dataloader", f"waiting for DataLoader batches took {_pct(share)} of the step "
         f"({dl_ns / n_steps / 1e6:.2f} ms of {total / n_steps / 1e6:.2f} ms; "
-        f"num_workers={workers}, pin_memory={settings.get('pin_memory', False)})",
+        f"num_workers={workers}, pin_memory={settings.get('pin_memory', False)}){split}",
         "the model computes nothing while the loop waits for the next batch",
         fix, f"step time down to about {new / total:.0%} of now ({1 - new / total:.0%} "
         "faster) when loading overlaps with the step", share,
-        {"dataloader_ms_per_step": dl_ns / n_steps / 1e6, "num_workers": workers})
+        {"dataloader_ms_per_step": dl_ns / n_steps / 1e6, "num_workers": workers,
+         "collate_ms_per_step": collate_ns / n_steps / 1e6})
 
 
 def _threads_check(*, rec, ops, total, n_steps, **_):

@@ -85,3 +85,43 @@ def test_diagnose_a_function_in_code():
     json.dumps(report.to_dict())                      # --json's data
     with pytest.raises(ember.EmberError, match="expected a finished"):
         diagnose(42)
+
+
+@pytest.mark.parametrize("slow", ["fetch", "collate"])
+def test_dataloader_finding_splits_fetching_from_collation(slow):
+    """The DataLoader row knows how much of the loading was collate_fn: the fix says what
+    to change in the loader besides workers (a batched dataset, or cheaper collation)."""
+    import time
+
+    from ember.profiler import diagnose
+    from ember.utils.data import DataLoader, Dataset, default_collate
+
+    class Data(Dataset):
+        def __len__(self):
+            return 10_000
+
+        def __getitem__(self, i):
+            if slow == "fetch":
+                time.sleep(0.002)
+            return ember.ones(4)
+
+    def collate(batch):
+        if slow == "collate":
+            time.sleep(0.02)
+        return default_collate(batch)
+
+    it = iter(DataLoader(Data(), batch_size=8, collate_fn=collate))
+    model = ember.nn.Linear(4, 1)
+
+    def step():
+        model(next(it)).sum().backward()
+
+    report = diagnose(step, steps=3, warmup=1)
+    found = [f for f in report.findings if f.check == "dataloader"]
+    assert found, str(report)
+    f = found[0]
+    assert "collate_fn took" in f.measured and f.figures["collate_ms_per_step"] >= 0
+    if slow == "collate":
+        assert f.figures["collate_ms_per_step"] > 10 and "collation is most" in f.fix
+    else:
+        assert f.figures["collate_ms_per_step"] < 8 and "__getitems__" in f.fix
