@@ -68,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
         print(exc)
         return 2
     if args.action == "verify":
-        report = program.to(args.device).verify()
+        # a rerun of the stored examples can take a while (device programs to build): a
+        # status line on a terminal's stderr while it runs, gone when it ends
+        from rich.console import Console
+        with Console(stderr=True).status(f"verifying {args.file} on {args.device} "
+                                         "(moving the program, rerunning its examples)"):
+            report = program.to(args.device).verify()
         print(f"{args.file}: {report['outputs']} output(s) agree on {report['device']} "
               f"(max abs diff {report['max_abs_diff']:.3g})")
         return 0

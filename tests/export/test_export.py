@@ -179,7 +179,7 @@ def test_export_module_is_also_the_function():
     assert program.examples and "ExportedProgram" in repr(program)
 
 
-def test_cli_inspect_and_verify(saved, capsys):
+def test_cli_inspect_and_verify(saved, capsys, monkeypatch):
     from ember.tools.cli import main
     path, _ = saved[("transformer", "cpu")]
     assert main(["export", "inspect", str(path)]) == 0
@@ -187,6 +187,10 @@ def test_cli_inspect_and_verify(saved, capsys):
     assert "format version 1" in out and "batch >= 1" in out and "(batch, seq, 6)" in out
     assert main(["export", "verify", str(path), "--device", DEVICES[-1]]) == 0
     assert "agree on" in capsys.readouterr().out
+    # on a terminal a status line says what runs meanwhile (rich: TTY_COMPATIBLE=1 forces one)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    assert main(["export", "verify", str(path)]) == 0
+    assert "verifying" in capsys.readouterr().err
     bad = path.with_suffix(".bad")
     bad.write_bytes(b"not a zip")
     assert main(["export", "inspect", str(bad)]) == 2
