@@ -21,7 +21,7 @@ from ..errors import (
 from ..ops._util import broadcast_shapes
 from ..ops.special import atan2_op
 from ..tensor import Tensor
-from ._util import _INTS, _float, _need, _tensor
+from ._util import _INTS, _float, _need, _need_tensors, _tensor
 
 __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
@@ -29,7 +29,10 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power", "lerp",
            "addcmul", "addcdiv", "fmax", "fmin", "heaviside", "round", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "atan2",
-           "arctan2", "sinc", "xlog1py"]
+           "arctan2", "sinc", "xlog1py", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+           "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+           "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
+           "logical_xor"]
 
 
 def add(x, y, *, alpha=1) -> Tensor:
@@ -92,6 +95,14 @@ def square(x: Tensor) -> Tensor:
 def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close)."""
+    _need_tensors("isclose", input, other)
+    return _isclose(input, other, rtol, atol, equal_nan)
+
+
+def _isclose(input: Tensor, other, rtol, atol, equal_nan) -> Tensor:
+    if rtol < 0 or atol < 0:
+        raise EmberValueError(f"isclose(): rtol and atol must be greater than or equal to "
+                              f"zero, got rtol={rtol}, atol={atol}")
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
     if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
@@ -115,10 +126,12 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
+    _need_tensors("clamp_min", input, both=False)
     return clamp(input, min=min)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
+    _need_tensors("clamp_max", input, both=False)
     return clamp(input, max=max)
 
 
@@ -178,6 +191,7 @@ def frac(input: Tensor) -> Tensor:
 
 def fmod(input: Tensor, other) -> Tensor:
     """The C remainder: input - trunc(input / other) * other (the sign of input)."""
+    _need_tensors("fmod", input, other, both=False)
     if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
             type(other) is not Tensor or other._dtype.category != D.FLOAT):
         r = input.remainder(other)
@@ -186,12 +200,14 @@ def fmod(input: Tensor, other) -> Tensor:
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    _need_tensors("logaddexp", input, other)
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
+    _need_tensors("hypot", input, other)
     return (input * input + other * other).sqrt()
 
 
@@ -206,6 +222,8 @@ def logit(input: Tensor, eps=None) -> Tensor:
 
 def xlogy(input, other) -> Tensor:
     """input * log(other), 0 where input is 0 (and other is not nan)."""
+    if type(input) is not Tensor and type(other) is not Tensor:
+        _need_tensors("xlogy", other, both=False)
     if type(input) is not Tensor:
         input = ops.full((), input, dtype=other._dtype, device=other._device)
     out = input * ops.log(other)
@@ -233,6 +251,8 @@ def positive(input: Tensor) -> Tensor:
 
 
 def float_power(input, exponent) -> Tensor:
+    if type(input) is not Tensor and type(exponent) is not Tensor:
+        _need_tensors("float_power", exponent, both=False)
     base = input.to(D.float64) if type(input) is Tensor else input
     exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
     return base ** exp
@@ -252,18 +272,20 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The larger of the two, ignoring nan (nan only where both are)."""
+    _need_tensors("fmax", input, other)
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.maximum(input, other)))
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
+    _need_tensors("fmin", input, other)
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.minimum(input, other)))
 
 
 def heaviside(input: Tensor, values) -> Tensor:
     """0 where input < 0, values where input == 0, 1 where input > 0."""
-    _need("heaviside", input)
+    _need_tensors("heaviside", input, values)
     dtype = D.result_type(input, values)
     step = ops.where(input > 0, 1, 0).to(dtype)
     if type(values) is not Tensor:
@@ -408,7 +430,8 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """The angle of the point (other, input), in (-pi, pi], with IEEE signed-zero rules."""
     if out is not None:
         raise gap("atan2(out=)", "write the result with out.copy_(...)")
-    y = _tensor("atan2", input, other if type(other) is Tensor else None)
+    _need_tensors("atan2", input, other)
+    y = input
     x = _tensor("atan2", other, y)
     y, x = _float(y), _float(x)
     dtype = D.promote_types(y._dtype, x._dtype)
@@ -418,6 +441,9 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 arctan2 = atan2
+# NumPy's spellings of the inverse trigonometric primitives, as torch has them
+arcsin, arccos, arctan = ops.asin, ops.acos, ops.atan
+arcsinh, arccosh, arctanh = ops.asinh, ops.acosh, ops.atanh
 
 
 def sinc(input: Tensor) -> Tensor:
@@ -435,3 +461,28 @@ def xlog1py(input, other) -> Tensor:
     other = _tensor("xlog1py", other, input)
     out = input * ops.log1p(other)
     return ops.where((input == 0).logical_and(~other.isnan()), 0.0, out)
+
+
+def _strict(name: str, fn, both: bool):
+    """The public form of a binary primitive: torch's function refuses a Python number as
+    `input` (and, for those without a number overload, as `other`); ember's own code calls
+    the primitive, which takes either."""
+    def f(input, other):
+        _need_tensors(name, input, other, both=both)
+        return fn(input, other)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = fn.__doc__
+    return f
+
+
+eq, ne = _strict("eq", ops.eq, False), _strict("ne", ops.ne, False)
+lt, le = _strict("lt", ops.lt, False), _strict("le", ops.le, False)
+gt, ge = _strict("gt", ops.gt, False), _strict("ge", ops.ge, False)
+greater, greater_equal = _strict("greater", ops.gt, False), _strict("greater_equal", ops.ge, False)
+less, less_equal = _strict("less", ops.lt, False), _strict("less_equal", ops.le, False)
+not_equal = _strict("not_equal", ops.ne, False)
+maximum = _strict("maximum", ops.maximum, True)
+minimum = _strict("minimum", ops.minimum, True)
+logical_and = _strict("logical_and", ops.logical_and, True)
+logical_or = _strict("logical_or", ops.logical_or, True)
+logical_xor = _strict("logical_xor", ops.logical_xor, True)

@@ -19,7 +19,7 @@ from ..ops._util import as_shape, norm_dim, norm_dims
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
-from .elementwise import isclose
+from .elementwise import _isclose
 
 __all__ = ["mean", "var", "std", "var_mean", "logsumexp", "max", "min", "allclose", "equal",
            "count_nonzero", "std_mean", "dist", "cdist", "bincount", "cummax", "cummin", "aminmax",
@@ -89,6 +89,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 @numpy_names
 def max(x: Tensor, dim=None, keepdim: bool = False):
     """max() over all elements, or (values, indices) along dim, as torch.max."""
+    _need("max", x)
     if isinstance(dim, Tensor):
         return ops.maximum(x, dim)
     if dim is None:
@@ -98,6 +99,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False):
 
 @numpy_names
 def min(x: Tensor, dim=None, keepdim: bool = False):
+    _need("min", x)
     if isinstance(dim, Tensor):
         return ops.minimum(x, dim)
     if dim is None:
@@ -129,7 +131,7 @@ def _values_indices(x, dim, keepdim, arg):
 
 def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+    return bool(_isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:

@@ -258,6 +258,8 @@ for _name, _fn in {
     "clamp_max": F.clamp_max, "nan_to_num": F.nan_to_num, "isclose": F.isclose,
     "allclose": F.allclose, "equal": F.equal, "fmax": F.fmax, "fmin": F.fmin,
     "round": F.round, "heaviside": F.heaviside, "atan2": F.atan2, "arctan2": F.arctan2,
+    "arcsin": F.arcsin, "arccos": F.arccos, "arctan": F.arctan, "arcsinh": F.arcsinh,
+    "arccosh": F.arccosh, "arctanh": F.arctanh,
     "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
     "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
     "bitwise_xor": F.bitwise_xor, "bitwise_not": F.bitwise_not,
@@ -385,8 +387,8 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
-              "index_copy", "put",
-              *_MATH):
+              "index_copy", "put", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+              "arctanh", *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])
 # in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's

@@ -26,7 +26,25 @@ from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import *  # noqa: F403
 from .creation import bernoulli_mask, from_host  # noqa: F401  (ember's own: dropout, devices)
 from .elementwise import *  # noqa: F403
-from .elementwise import BINARY, UNARY, add, div, round, sub  # noqa: F401  (round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=)
+from .elementwise import (  # noqa: F401  (round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=)  # noqa: F401  (the primitives that take a number on either side;
+    BINARY,
+    UNARY,
+    add,
+    div,
+    eq,  # ember.eq, ember.maximum, ... are
+    ge,
+    gt,
+    le,
+    logical_and,
+    logical_or,
+    logical_xor,  # ember.functional's, which refuse one as torch)
+    lt,
+    maximum,
+    minimum,
+    ne,
+    round,
+    sub,
+)
 from .index import *  # noqa: F403
 from .index import getitem, setitem, take_along  # noqa: F401  (Tensor.__getitem__, ...)
 from .linalg import *  # noqa: F403

@@ -31,6 +31,8 @@ UNARY_FLOAT = [
     ("log", np.log, "p"), ("log1p", np.log1p, "p"), ("expm1", np.expm1, "f"),
     ("sqrt", np.sqrt, "p"), ("rsqrt", lambda x: 1 / np.sqrt(x), "p"),
     ("sin", np.sin, "f"), ("cos", np.cos, "f"), ("tan", np.tan, "u"), ("tanh", np.tanh, "f"),
+    ("asin", np.arcsin, "u"), ("acos", np.arccos, "u"), ("atan", np.arctan, "f"),
+    ("asinh", np.arcsinh, "f"), ("atanh", np.arctanh, "u"),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), "f"), ("erf", _erf, "f"),
     ("reciprocal", lambda x: 1 / x, "p")]
 for _name, _ref, _kind in UNARY_FLOAT:
@@ -45,6 +47,10 @@ for _name, _ref in [("sign", np.sign), ("floor", np.floor), ("ceil", np.ceil),
     # on bool these are identities, as in PyTorch (NumPy has no bool sign/floor/...)
     case(_name + ":bool", _function(_name), lambda x: x, Input(S, "b"), dtypes=("bool",),
          grad=False)
+# acosh's domain is x >= 1: the positive inputs (0.5, 2) shifted past it
+case("acosh", lambda E, x: (x + 1.0).acosh(), lambda x: np.arccosh(x + 1.0), Input(M, "p"),
+     dtypes=ALL_FLOATS)
+case("acosh:special", _function("acosh"), np.arccosh, SPECIAL_IN, grad=False, layouts=False)
 case("round:halves", lambda E, x: x.round(), np.round,
      Input((8,), "f", (0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 1e30)), grad=False)
 case("abs:int", lambda E, x: x.abs(), np.abs, Input(S, "i"), dtypes=INTS, grad=False)
