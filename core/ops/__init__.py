@@ -26,18 +26,22 @@ from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import *  # noqa: F403
 from .creation import bernoulli_mask, from_host  # noqa: F401  (ember's own: dropout, devices)
 from .elementwise import *  # noqa: F403
-from .elementwise import (  # noqa: F401  (round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=)  # noqa: F401  (the primitives that take a number on either side;
+
+# round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=; the
+# comparisons, maximum, minimum and logical ops: the primitives that take a number on either
+# side (ember.eq, ember.maximum, ... are ember.functional's, which refuse one as torch does)
+from .elementwise import (  # noqa: F401
     BINARY,
     UNARY,
     add,
     div,
-    eq,  # ember.eq, ember.maximum, ... are
+    eq,
     ge,
     gt,
     le,
     logical_and,
     logical_or,
-    logical_xor,  # ember.functional's, which refuse one as torch)
+    logical_xor,
     lt,
     maximum,
     minimum,
