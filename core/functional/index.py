@@ -13,6 +13,7 @@ from ..errors import (
     ShapeError,
 )
 from ..ops import index as _index
+from ..ops._out import write_out
 from ..ops._util import broadcast_shapes as _broadcast
 from ..ops._util import norm_dim
 from ..ops.creation import check_fits
@@ -135,6 +136,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     mask = run(index_put_op, ops.zeros(n, dtype=D.bool_, device=input._device), index, True)
     if input.ndim:
         mask = mask.reshape((n,) + (1,) * (input.ndim - axis - 1))
+    else:
+        mask = mask.reshape(())             # a 0-d input keeps its shape, as torch's
     if type(value) is Tensor:
         value = value.to(input._dtype)
     return ops.where(mask, value, input)
@@ -172,10 +175,11 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return flat.reshape(*input.shape)
 
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of input where mask holds, as 1-D (both broadcast)."""
     shape = _broadcast("masked_select", input._data.shape, mask._data.shape)
-    return ops.expand(input, shape)[ops.expand(mask, shape)]
+    result = ops.expand(input, shape)[ops.expand(mask, shape)]
+    return result if out is None else write_out("masked_select", result, out, (input, mask))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:

@@ -15,6 +15,7 @@ from ..errors import (
     EmberValueError,
     ShapeError,
 )
+from ..ops._out import write_out
 from ..ops._util import as_shape, norm_dim, norm_dims
 from ..signatures import numpy_names
 from ..tensor import Tensor
@@ -269,10 +270,12 @@ def cummin(input: Tensor, dim: int):
     return _cumulative_extreme("cummin", input, dim, False, cummin_result)
 
 
-def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
+def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     """(min, max) over dim (every element by default); ties share the gradient as amin and
     amax do."""
     _need("aminmax", input)
+    if out is not None:
+        return write_out("aminmax", aminmax(input, dim=dim, keepdim=keepdim), out, (input,))
     if dim is None:
         return aminmax_result((ops.amin(input).reshape(()) if not keepdim else
                                ops.amin(input, tuple(range(input.ndim)), keepdim=True),

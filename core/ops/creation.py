@@ -14,6 +14,7 @@ from ..dispatch import _check_dtype, create
 from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
 from ..signatures import size_keyword
 from ..tensor import Tensor, contiguous_format, preserve_format, wrap
+from . import _out
 from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape, broadcast_shapes
 
@@ -344,14 +345,22 @@ def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=F
                      memory_format, requires_grad, "full_like")
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None,
+def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
+    if out is not None:
+        return _out.write_out("arange", arange(start, end, step, dtype=dtype or out._dtype
+                                               if type(out) is Tensor else dtype,
+                                               device=device or getattr(out, "_device", None),
+                                               requires_grad=requires_grad), out)
     if end is None:
         start, end = 0, start
     vals = [v.item() if type(v) is Tensor else v for v in (start, end, step)]
     start, end, step = vals
-    if step == 0:
-        raise EmberValueError("arange: step must be nonzero")
+    if step == 0 or (dtype is not None and D.get_dtype(dtype).category in (D.INT, D.BOOL)
+                     and int(step) == 0):
+        raise EmberValueError(f"arange: step must be nonzero (step={step}, which the "
+                              f"integer dtype truncates to 0)" if step else
+                              "arange: step must be nonzero")
     if (end - start) * step < 0:
         raise EmberValueError(f"arange: upper bound and larger bound inconsistent with step "
                               f"sign (start={start}, end={end}, step={step})")

@@ -11,6 +11,7 @@ from ..dispatch import direct, run
 from ..errors import EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
+from . import _out
 from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim, norm_dims
 from .movement import pad, permute, reshape
@@ -166,13 +167,15 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @numpy_names
-def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return _reduce(max_op, x, dim, keepdim)
+def amax(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+    result = _reduce(max_op, x, dim, keepdim)
+    return result if out is None else _out.write_out("amax", result, out, (x,))
 
 
 @numpy_names
-def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return _reduce(min_op, x, dim, keepdim)
+def amin(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+    result = _reduce(min_op, x, dim, keepdim)
+    return result if out is None else _out.write_out("amin", result, out, (x,))
 
 
 @numpy_names

@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor, preserve_format
+from . import _out
 from .creation import _gen, _made, formatted, rand, randint, randn
 
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
@@ -59,9 +60,12 @@ def _check_probs(input: Tensor):
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator=None) -> Tensor:
+                generator=None, out=None) -> Tensor:
     """num_samples category indices per row of input (non-negative weights, not
     necessarily summing to 1), with or without replacement."""
+    if out is not None:
+        return _out.write_out("multinomial", multinomial(input, num_samples, replacement,
+                                                         generator=generator), out, (input,))
     _check_probs(input)
     rows = input.reshape(1, -1) if input.ndim == 1 else input
     n, k = rows._data.shape
@@ -98,8 +102,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return out.reshape(num_samples) if input.ndim == 1 else out
 
 
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability input (or p) elementwise, else 0, in input's dtype."""
+    if out is not None:
+        return _out.write_out("bernoulli", bernoulli(input, p, generator=generator), out,
+                              (input, p))
     prob = input if p is None else p
     u = _made(lambda: _gen(generator).random(input._data.shape), input._device, False,
               random=True, name="bernoulli").to(input._dtype if input._dtype.category ==

@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ember  # noqa: E402
+from ember.errors import EmberWarning  # noqa: E402
 
 RNG = np.random.default_rng(2626)
 
@@ -75,3 +76,54 @@ def test_inverse_trigonometric(name):
     eo.sum().backward()
     _close(t.grad, e.grad)
     _close(getattr(t.detach().clone(), name + "_")(), getattr(e.detach().clone(), name + "_")())
+
+
+# out=: written into the given tensor as torch writes it, with torch's checks
+def test_out_is_written_and_returned():
+    a, b = np.ones((2, 3), np.float32), np.full((1, 3), 2.0, np.float32)
+    out = ember.empty((3, 3))
+    got = ember.cat([ember.tensor(a), ember.tensor(b)], out=out)
+    assert got is out
+    np.testing.assert_array_equal(out.numpy(), torch.cat([torch.tensor(a),
+                                                          torch.tensor(b)]).numpy())
+    x = ember.tensor([[3.0, 1.0], [2.0, 5.0]])
+    out = ember.empty(0)                  # an empty out is resized silently, as torch's
+    ember.amax(x, 0, out=out)
+    np.testing.assert_array_equal(out.numpy(), [3.0, 5.0])
+    with pytest.warns(EmberWarning, match="resized"):
+        ember.gather(x, 1, ember.tensor([[1], [0]]), out=ember.empty(5))
+    vals, idx = ember.empty(()), ember.empty((), dtype=ember.int64)
+    res = ember.kthvalue(ember.tensor([4.0, 1.0, 3.0]), 2, out=(vals, idx))
+    assert res[0] is vals and res[1] is idx and vals.item() == 3.0 and idx.item() == 2
+    out = ember.empty(4, dtype=ember.int64)
+    ember.arange(4, out=out)
+    assert out.tolist() == [0, 1, 2, 3]
+
+
+def test_out_checks_as_torch():
+    x = ember.tensor([[3.0, 1.0], [2.0, 5.0]])
+    with pytest.raises(ember.EmberError, match="dtype"):
+        ember.amax(x, 0, out=ember.empty(2, dtype=ember.int32))
+    with pytest.raises(ember.EmberError, match="dtype"):
+        ember.aminmax(x, dim=0, out=(ember.empty(2), ember.empty(2, dtype=ember.float64)))
+    with pytest.raises(ember.EmberError, match="one of the inputs"):
+        ember.take(x, ember.tensor([0, 1]), out=x)
+    with pytest.raises(ember.EmberError, match="single memory location"):
+        ember.index_select(x, 0, ember.tensor([1, 0]), out=ember.zeros(1, 2).expand(2, 2))
+    with pytest.raises(ember.EmberError, match="automatic differentiation"):
+        ember.cat([x.clone().requires_grad_()], out=ember.empty(2, 2))
+    with pytest.raises(ember.EmberError, match="nonzero"):
+        ember.arange(0, 64, 0.5, out=ember.empty(0, dtype=ember.int64))
+    with pytest.raises(ember.EmberError, match="tuple or list"):
+        ember.cat(x)
+
+
+def test_zero_dim_and_empty_index():
+    t, e = torch.tensor(2.5), ember.tensor(2.5)
+    _close(torch.index_select(t, 0, torch.tensor([0])),
+           ember.index_select(e, 0, ember.tensor([0])))
+    _close(torch.index_fill(t, 0, torch.tensor([0]), -1.0),
+           ember.index_fill(e, 0, ember.tensor([0]), -1.0))
+    v = np.arange(5, dtype=np.float32)
+    _close(torch.gather(torch.tensor(v), 0, torch.zeros(2, 0, dtype=torch.int64)),
+           ember.gather(ember.tensor(v), 0, ember.zeros(2, 0, dtype=ember.int64)))
