@@ -15,8 +15,10 @@ from .. import ops
 from .._torch_gaps import gap
 from ..dispatch import run
 from ..errors import (
+    DtypeNotSupportedError,
     EmberTypeError,
     EmberValueError,
+    ShapeError,
 )
 from ..ops._util import broadcast_shapes
 from ..ops.special import atan2_op
@@ -32,7 +34,9 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "arctan2", "sinc", "xlog1py", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
            "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
-           "logical_xor"]
+           "logical_xor", "copysign", "signbit", "ldexp", "logaddexp2", "isposinf",
+           "isneginf", "isreal", "angle", "rsub", "fill", "real", "conj", "conj_physical",
+           "resolve_conj", "resolve_neg", "gcd", "lcm", "frexp"]
 
 
 def add(x, y, *, alpha=1) -> Tensor:
@@ -486,3 +490,177 @@ minimum = _strict("minimum", ops.minimum, True)
 logical_and = _strict("logical_and", ops.logical_and, True)
 logical_or = _strict("logical_or", ops.logical_or, True)
 logical_xor = _strict("logical_xor", ops.logical_xor, True)
+
+
+# --- sign bits, infinities, powers of two --------------------------------------------------
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set: negative numbers and -0.0 (torch.signbit)."""
+    _need_tensors("signbit", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return input < 0 if input._dtype.is_signed else ops.zeros_like(input, dtype=D.bool_)
+    # -0.0 is the one negative number equal to zero: its reciprocal is -inf
+    zero = input == 0
+    return (input < 0).logical_or(zero.logical_and(1.0 / ops.where(zero, input, 1.0) < 0))
+
+
+def copysign(input, other) -> Tensor:
+    """|input| with the sign of other (-0.0 counts as negative), as a float."""
+    _need_tensors("copysign", input, both=False)
+    x = _float(input)
+    neg = signbit(other) if type(other) is Tensor else math.copysign(1.0, other) < 0
+    if type(neg) is bool:
+        return -x.abs() if neg else x.abs()
+    return ops.where(neg, -x.abs(), x.abs())
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2 ** other."""
+    _need_tensors("ldexp", input, other)
+    return _float(input) * ops.pow(2.0, _float(other))
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2 ** input + 2 ** other) without overflow."""
+    _need_tensors("logaddexp2", input, other)
+    m = ops.maximum(input, other).detach()
+    m = ops.where(m.isfinite(), m, 0.0)
+    return log2(exp2(input - m) + exp2(other - m)) + m
+
+
+def isposinf(input: Tensor) -> Tensor:
+    _need_tensors("isposinf", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return ops.zeros_like(input, dtype=D.bool_)
+    return input == math.inf
+
+
+def isneginf(input: Tensor) -> Tensor:
+    _need_tensors("isneginf", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return ops.zeros_like(input, dtype=D.bool_)
+    return input == -math.inf
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere for a real tensor (ember's tensors are real)."""
+    _need_tensors("isreal", input, both=False)
+    return ops.ones_like(input, dtype=D.bool_)
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of a real number: pi for negatives, 0 otherwise, nan stays nan (a float
+    result; its gradient is zero, as torch's)."""
+    _need_tensors("angle", input, both=False)
+    x = _float(input)
+    return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
+
+
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """other - alpha * input (torch.rsub)."""
+    _need_tensors("rsub", input, both=False)
+    return ops.sub(other, input if alpha == 1 else input * alpha)
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A tensor of input's shape and dtype filled with value (a number or a 0-d tensor,
+    whose gradient is the sum of the result's)."""
+    _need_tensors("fill", input, both=False)
+    if type(value) is Tensor:
+        if value.ndim != 0:
+            raise ShapeError(f"fill(): only supports a 0-dimensional value tensor, but got a "
+                             f"tensor with {value.ndim} dimensions")
+        value = value.to(input._dtype)
+    keep = ops.ones_like(input, dtype=D.bool_)
+    return ops.where(keep, value, input)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: the tensor itself for a real tensor."""
+    return _real_only("real", input)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: the tensor itself for a real tensor."""
+    return _real_only("conj", input)
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    return _real_only("conj_physical", input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    return _real_only("resolve_conj", input)
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    return _real_only("resolve_neg", input)
+
+
+def _real_only(name, input):
+    _need_tensors(name, input, both=False)
+    if input.is_complex():
+        raise gap(f"{name} of a complex tensor", "ember's complex support is the "
+                  "view_as_real layout; work on that")
+    return input
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """Greatest common divisor of integers (non-negative; gcd(0, 0) = 0)."""
+    a, b = _integer_pair("gcd", input, other)
+    while True:
+        more = b != 0
+        if not bool(more.any()):
+            return a
+        safe = ops.where(more, b, 1)
+        a, b = ops.where(more, b, a), ops.where(more, ops.remainder(a, safe), 0)
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """Least common multiple of integers (non-negative; 0 where either is 0)."""
+    a, b = _integer_pair("lcm", input, other)
+    g = gcd(a, b)
+    return ops.where(g == 0, 0, ops.floor_divide(a, ops.where(g == 0, 1, g)) * b)
+
+
+def _integer_pair(name, input, other):
+    _need_tensors(name, input, other)
+    for x in (input, other):
+        if x._dtype.category != D.INT:
+            raise DtypeNotSupportedError(f"{name}(): expected integer tensors, got "
+                                         f"{x._dtype.name}; cast with .long()")
+    dtype = D.promote_types(input._dtype, other._dtype)
+    shape = broadcast_shapes(name, input._data.shape, other._data.shape)
+    return (ops.expand(input.to(dtype), shape).abs(), ops.expand(other.to(dtype), shape).abs())
+
+
+class frexp_result(tuple):
+    """(mantissa, exponent), like torch.return_types.frexp."""
+
+    @property
+    def mantissa(self):
+        return self[0]
+
+    @property
+    def exponent(self):
+        return self[1]
+
+
+def frexp(input: Tensor) -> frexp_result:
+    """input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0, inf and nan: the
+    input itself and exponent 0)."""
+    _need_tensors("frexp", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(f"frexp(): expected a floating point input, got "
+                                     f"{input._dtype.name}")
+    finite = input.isfinite().logical_and(input != 0)
+    a = ops.where(finite, input.abs(), 1.0)
+    e = ops.floor(log2(a.to(D.float64))) + 1
+    m = a.to(D.float64) / ops.pow(2.0, e)
+    # log2 rounding: bring the mantissa into [0.5, 1)
+    up, down = m >= 1, m < 0.5
+    e = ops.where(up, e + 1, ops.where(down, e - 1, e))
+    e = ops.where(finite, e, 0.0)
+    mant = input / ops.pow(2.0, e.to(input._dtype if input._dtype is not D.float16 and
+                                      input._dtype is not D.bfloat16 else D.float32))
+    return frexp_result((ops.where(finite, mant.to(input._dtype), input), e.to(D.int32)))

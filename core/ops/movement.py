@@ -26,7 +26,7 @@ from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
 from .creation import from_host
 
 __all__ = ["cat", "chunk", "contiguous", "expand", "flatten", "flip", "movedim", "pad", "permute",
-           "reshape", "slice_scatter", "split", "squeeze", "stack", "transpose", "unsqueeze"]
+           "reshape", "split", "squeeze", "stack", "transpose", "unsqueeze"]
 
 
 _index_select = None     # ops/index.py hands it down: pad's non-constant modes gather rows

@@ -127,3 +127,32 @@ def test_zero_dim_and_empty_index():
     v = np.arange(5, dtype=np.float32)
     _close(torch.gather(torch.tensor(v), 0, torch.zeros(2, 0, dtype=torch.int64)),
            ember.gather(ember.tensor(v), 0, ember.zeros(2, 0, dtype=ember.int64)))
+
+
+def test_view_functions_refuse_as_torch():
+    e3 = ember.zeros(2, 2, 2)
+    with pytest.raises(ember.EmberError, match="0-dim"):
+        ember.narrow(ember.tensor(1.0), 0, 0, 1)
+    with pytest.raises(ember.EmberError, match="<= 2"):
+        e3.t()
+    with pytest.raises(ember.EmberError, match="no dimensions"):
+        ember.unbind(ember.tensor(1.0))
+    with pytest.raises(ember.EmberError, match="divisible"):
+        ember.hsplit(ember.zeros(2, 5), 2)
+
+
+def test_torch_signature_slice_scatter_and_view_scatters():
+    a = RNG.standard_normal((4, 5)).astype(np.float32)
+    src = RNG.standard_normal((4, 2)).astype(np.float32)
+    _close(torch.slice_scatter(torch.tensor(a), torch.tensor(src), 1, 1, 5, 2),
+           ember.slice_scatter(ember.tensor(a), ember.tensor(src), 1, 1, 5, 2))
+    d = RNG.standard_normal((4,)).astype(np.float32)
+    t, e = torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+    to = torch.diagonal_scatter(t, torch.tensor(d), 1)
+    eo = ember.diagonal_scatter(e, ember.tensor(d), 1)
+    _close(to, eo)
+    to.pow(2).sum().backward()
+    eo.pow(2).sum().backward()
+    _close(t.grad, e.grad)
+    _close(torch.as_strided(torch.tensor(a), (3, 2), (2, 5), 1),
+           ember.as_strided(ember.tensor(a), (3, 2), (2, 5), 1))
