@@ -469,7 +469,14 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
                    lambda s: _gen(generator).standard_normal(s))
 
 
-def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None):
+def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None,
+           layout=None, requires_grad: bool = False):
+    if layout is not None and str(layout).rsplit(".", 1)[-1] != "strided":
+        raise EmberValueError(f"normal(layout={layout}): ember has only the strided layout; "
+                              "drop layout=")
+    if requires_grad:
+        return normal(mean, std, size, dtype=dtype, device=device,
+                      generator=generator).requires_grad_(True)
     if type(mean) is Tensor or type(std) is Tensor:
         return _normal_tensors(mean, std, generator)
     if std < 0:

@@ -162,8 +162,11 @@ def resolve(op):
         if target is None and "." not in name and hasattr(ember.Tensor, name):
             return _method(name)
         return target if callable(target) else None
-    # a wrapper: it exists in ember when the name does (function or method)
-    if _attr_chain(ember, name) is None and not hasattr(ember.Tensor, name.split(".")[-1]):
+    # a wrapper: it exists in ember when the name does (function, method, or the in-place
+    # method an OpInfo like "cauchy" or "exponential" wraps: Tensor.cauchy_)
+    last = name.split(".")[-1]
+    if _attr_chain(ember, name) is None and not hasattr(ember.Tensor, last) and \
+            not hasattr(ember.Tensor, last + "_"):
         return None
     return _rebind(fn, ember)
 

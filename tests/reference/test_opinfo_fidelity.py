@@ -156,3 +156,28 @@ def test_torch_signature_slice_scatter_and_view_scatters():
     _close(t.grad, e.grad)
     _close(torch.as_strided(torch.tensor(a), (3, 2), (2, 5), 1),
            ember.as_strided(ember.tensor(a), (3, 2), (2, 5), 1))
+
+
+def test_sampling_parameters_refused_as_torch():
+    x = ember.empty(4)
+    for call in (lambda: x.cauchy_(0.0, 0.0), lambda: x.exponential_(0.0),
+                 lambda: x.geometric_(0.0), lambda: x.log_normal_(1.0, 0.0),
+                 lambda: x.normal_(0.0, -1.0), lambda: x.uniform_(1.0, 0.0)):
+        with pytest.raises(ember.EmberError, match="expects"):
+            call()
+
+
+def test_nan_reductions_and_cov():
+    a = np.array([[1.0, np.nan, 3.0, -2.0], [np.nan, np.nan, np.nan, np.nan],
+                  [0.5, 2.0, 4.0, 1.0]], np.float32)
+    t, e = torch.tensor(a), ember.tensor(a)
+    _close(torch.nansum(t, 1), ember.nansum(e, 1))
+    _close(torch.nanmean(t, 1), ember.nanmean(e, 1))
+    tv, ti = torch.nanmedian(t, 1)
+    ev, ei = ember.nanmedian(e, 1)
+    _close(tv, ev)
+    np.testing.assert_array_equal(ti.numpy()[[0, 2]], ei.numpy()[[0, 2]])
+    b = RNG.standard_normal((3, 5)).astype(np.float32)
+    w = np.array([1, 2, 1, 3, 1])
+    _close(torch.cov(torch.tensor(b), fweights=torch.tensor(w)),
+           ember.cov(ember.tensor(b), fweights=ember.tensor(w)))

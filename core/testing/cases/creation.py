@@ -38,3 +38,6 @@ case("tensor", lambda E, x: (E.tensor([[1, 2], [3, 4]], device=x.device),
                     np.array([True, False]), x, np.array(3)),
      Input(S), dtypes=("float32",), grad=False, layouts=False,
      out_dtype=("int64", "float32", "bool", "float32", "int64"), ops=("full",))
+
+case("scalar_tensor", lambda E, x: E.scalar_tensor(2.5, dtype=x.dtype, device=x.device) + x,
+     lambda np, x: 2.5 + x, Input(S), dtypes=ALL_FLOATS, grad=False)
