@@ -110,7 +110,7 @@ def __getattr__(name):
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
-            "export": ".export", "onnx": ".onnx", "special": ".special",
+            "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)

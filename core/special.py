@@ -10,7 +10,7 @@ from .tensor import Tensor
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "log1p",
            "expm1", "exp2", "xlogy", "xlog1py", "sinc", "entr", "logsumexp", "log_softmax",
-           "softmax", "ndtr", "ndtri", "round", "i0"]
+           "softmax", "ndtr", "ndtri", "round", "i0", "i0e", "i1", "i1e"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -26,6 +26,22 @@ xlog1py = _F.xlog1py
 sinc = _F.sinc
 logsumexp = _F.logsumexp
 round = _ops.round  # noqa: A001  (torch.special.round)
+i0 = _F.i0
+
+
+def i0e(input: Tensor) -> Tensor:
+    """exp(-|x|) i0(x): the exponentially scaled modified Bessel function, order 0."""
+    return _F.special.bessel_i(input, 0, True)
+
+
+def i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 1."""
+    return _F.special.bessel_i(input, 1, False)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """exp(-|x|) i1(x)."""
+    return _F.special.bessel_i(input, 1, True)
 
 
 def expit(input: Tensor) -> Tensor:
@@ -119,24 +135,3 @@ def ndtri(input: Tensor) -> Tensor:
     return _ops.where((p < 0).logical_or(p > 1).logical_or(p.isnan()), math.nan, out)
 
 
-def i0(input: Tensor) -> Tensor:
-    """The modified Bessel function of the first kind, order 0 (power series for
-    |x| <= 20, the asymptotic series beyond)."""
-    x = _util._float(input).abs()
-    small = x <= 20.0
-    xs = _ops.where(small, x, 0.0)
-    q = xs * xs * 0.25
-    term = q * 0.0 + 1.0
-    total = term
-    for k in range(1, 40):
-        term = term * q / float(k * k)
-        total = total + term
-    xl = _ops.where(small, 20.0, x)
-    inv = 1.0 / (8.0 * xl)
-    series = inv * 0.0 + 1.0
-    coef = 1.0
-    for k in range(1, 12):
-        coef = coef * (2 * k - 1) ** 2 / k
-        series = series + coef * inv ** k
-    large = _ops.exp(xl) / _ops.sqrt(2.0 * math.pi * xl) * series
-    return _ops.where(small, total, large)

@@ -1,12 +1,15 @@
 """torch.lgamma, digamma and erfinv: argument checks over their declarations (ops/special.py)."""
 from __future__ import annotations
 
+import math
+
+from .. import ops
 from ..dispatch import run
 from ..ops.special import digamma_op, erfinv_op, lgamma_op
 from ..tensor import Tensor
 from ._util import _float, _tensor
 
-__all__ = ["lgamma", "digamma", "erfinv"]
+__all__ = ["lgamma", "digamma", "erfinv", "i0"]
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -22,3 +25,42 @@ def digamma(input: Tensor) -> Tensor:
 def erfinv(input: Tensor) -> Tensor:
     """The inverse of erf on (-1, 1); +-inf at +-1 and nan outside."""
     return run(erfinv_op, _float(_tensor("erfinv", input)))
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 0 (power series for
+    |x| <= 20, the asymptotic series beyond)."""
+    return bessel_i(input, 0, False)
+
+
+def bessel_i(input: Tensor, order: int, scaled: bool) -> Tensor:
+    """I_order(x) (order 0 or 1), times exp(-|x|) when scaled: the power series
+    (x/2)^n sum_k (x^2/4)^k / (k! (k+n)!) up to |x| = 20, beyond it the asymptotic series
+    e^|x| / sqrt(2 pi |x|) sum_k a_k / |x|^k (whose scaled form never overflows)."""
+    x0 = _float(_tensor("i0" if order == 0 else "i1", input))
+    x = x0.abs()
+    small = x <= 20.0
+    xs = ops.where(small, x, 0.0)
+    q = xs * xs * 0.25
+    term = q * 0.0 + (1.0 if order == 0 else 0.5)
+    total = term
+    for k in range(1, 40):
+        term = term * q / float(k * (k + order))
+        total = total + term
+    if order == 1:              # the signed x: the gradient at 0 is I1'(0) = 1/2
+        total = total * ops.where(small, x0, 0.0)
+    if scaled:
+        total = total * ops.exp(-xs)
+    xl = ops.where(small, 20.0, x)
+    inv = 1.0 / (8.0 * xl)
+    mu = 4.0 * order * order
+    series, coef = inv * 0.0 + 1.0, 1.0
+    for k in range(1, 12):
+        coef = coef * -(mu - (2 * k - 1) ** 2) / k
+        series = series + coef * inv ** k
+    large = series / ops.sqrt(2.0 * math.pi * xl)
+    if not scaled:
+        large = large * ops.exp(xl)
+    if order == 1:
+        large = ops.where(x0 < 0, -large, large)
+    return ops.where(small, total, large)

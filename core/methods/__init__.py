@@ -268,7 +268,7 @@ for _name, _fn in {
     "arcsin": F.arcsin, "arccos": F.arccos, "arctan": F.arctan, "arcsinh": F.arcsinh,
     "arccosh": F.arccosh, "arctanh": F.arctanh, "nansum": F.nansum, "nanmean": F.nanmean,
     "nanmedian": F.nanmedian, "cov": F.cov, "corrcoef": F.corrcoef, "renorm": F.renorm,
-    "addr": F.addr,
+    "addr": F.addr, "i0": F.i0,
     "copysign": F.copysign, "signbit": F.signbit, "ldexp": F.ldexp,
     "logaddexp2": F.logaddexp2, "isposinf": F.isposinf, "isneginf": F.isneginf,
     "isreal": F.isreal, "angle": F.angle, "conj": F.conj, "conj_physical": F.conj_physical,
@@ -402,7 +402,7 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
-              "index_copy", "put", "renorm", "addr", "copysign", "ldexp", "gcd", "lcm",
+              "index_copy", "put", "renorm", "addr", "i0", "copysign", "ldexp", "gcd", "lcm",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])

@@ -181,3 +181,20 @@ def test_nan_reductions_and_cov():
     w = np.array([1, 2, 1, 3, 1])
     _close(torch.cov(torch.tensor(b), fweights=torch.tensor(w)),
            ember.cov(ember.tensor(b), fweights=ember.tensor(w)))
+
+
+@pytest.mark.parametrize("name,kw", [("hann", {}), ("hamming", {"sym": False}),
+                                     ("kaiser", {"beta": 3.0}), ("gaussian", {"std": 0.7}),
+                                     ("exponential", {"tau": 2.0}), ("nuttall", {}),
+                                     ("cosine", {"sym": False}), ("bartlett", {})])
+def test_signal_windows(name, kw):
+    _close(getattr(torch.signal.windows, name)(9, **kw),
+           getattr(ember.signal.windows, name)(9, **kw))
+
+
+def test_bessel_i_family():
+    a = np.array([-30.0, -7.5, -1.0, 0.0, 0.3, 4.0, 19.0, 25.0], np.float32)
+    t, e = torch.tensor(a, dtype=torch.float64), ember.tensor(a, dtype=ember.float64)
+    for name in ("i0e", "i1", "i1e"):
+        _close(getattr(torch.special, name)(t), getattr(ember.special, name)(e), 1e-6)
+    _close(torch.i0(t), ember.i0(e), 1e-6)

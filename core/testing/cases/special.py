@@ -42,3 +42,7 @@ case("digamma", lambda E, x: E.digamma(x + 0.5), lambda np, x: _digamma(x + 0.5)
      Input(S, "p"), ops=("digamma",), atol=1e-4, rtol=1e-4)
 case("erfinv", lambda E, x: E.erfinv(x), lambda np, x: _erfinv(x), Input(S, "u"),
      ops=("erfinv",))
+
+case("i0", lambda E, x: (E.i0(x), E.special.i0e(x)),
+     lambda np, x: (np.i0(x), np.i0(x) * np.exp(-np.abs(x))), Input(S, "f"),
+     ops=("i0", "special.i0e"))
