@@ -198,3 +198,16 @@ def test_bessel_i_family():
     for name in ("i0e", "i1", "i1e"):
         _close(getattr(torch.special, name)(t), getattr(ember.special, name)(e), 1e-6)
     _close(torch.i0(t), ember.i0(e), 1e-6)
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                                  "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                                  "shifted_chebyshev_polynomial_t", "hermite_polynomial_h",
+                                  "laguerre_polynomial_l", "legendre_polynomial_p"])
+def test_orthogonal_polynomials(name):
+    x = np.array([-1.0, -0.5, 0.0, 0.3, 1.0, 2.5, -3.0, 0.99], np.float32)
+    n = np.array([0, 1, 2, 3, 4, 5, 9, 12], np.float32)
+    _close(getattr(torch.special, name)(torch.tensor(x), torch.tensor(n)),
+           getattr(ember.special, name)(ember.tensor(x), ember.tensor(n)), 1e-4)
+    with pytest.raises(ember.EmberError, match="two numbers"):
+        getattr(ember.special, name)(0.5, 2)
