@@ -464,9 +464,17 @@ def run_error_input(op, efn, err, device, index: int) -> SampleResult:
     try:
         args = (conv(sample.input), conv(list(sample.args)), conv(dict(sample.kwargs)))
     except Exception as exc:   # noqa: BLE001
+        if isinstance(exc, ember.EmberError):
+            # ember refuses one of the arguments itself (a complex tensor, ...): the call
+            # torch refuses cannot be made in ember either
+            return SampleResult(name, index, "error", True,
+                                f"ember refuses an argument: {_first_line(exc)}")
         big = max((t.ndim for t in _torch_tensors(sample)), default=0)
         if big <= 64:
-            raise
+            # an argument ember cannot take (a torch.Generator, ...): torch refuses the
+            # call; ember is never called, so this counts as a failure to look at
+            return SampleResult(name, index, "error", False,
+                                f"error input not converted to ember: {_first_line(exc)}")
         try:                    # NumPy holds at most 64 dims: ember must refuse such a tensor
             ember.zeros((1,) * big, device=device)
         except ember.EmberError:

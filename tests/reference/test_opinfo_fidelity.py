@@ -211,3 +211,18 @@ def test_orthogonal_polynomials(name):
            getattr(ember.special, name)(ember.tensor(x), ember.tensor(n)), 1e-4)
     with pytest.raises(ember.EmberError, match="two numbers"):
         getattr(ember.special, name)(0.5, 2)
+
+
+@pytest.mark.parametrize("name,kw", [("sum", {"dim": 1}), ("prod", {"dim": 0}),
+                                     ("amax", {}), ("amin", {"dim": 1}), ("argmax", {"dim": 1}),
+                                     ("mean", {"dim": 1}), ("logsumexp", {"dim": 1}),
+                                     ("softmax", {"dim": 1}), ("softmin", {"dim": 0}),
+                                     ("log_softmax", {"dim": 1}), ("cumsum", {"dim": 1}),
+                                     ("cumprod", {"dim": 0})])
+def test_masked(name, kw):
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    m = a > -0.3
+    m[:, 0] = True
+    got = getattr(ember.masked, name)(ember.tensor(a), mask=ember.tensor(m), **kw)
+    want = getattr(torch.masked, name)(torch.tensor(a), mask=torch.tensor(m), **kw)
+    _close(want, got)

@@ -117,3 +117,19 @@ def _lower_nanmedian(np, x):
         v = np.sort(row[~np.isnan(row)])
         out.append(v[(len(v) - 1) // 2] if len(v) else np.nan)
     return np.array(out, dtype=x.dtype)
+
+# ember.masked (torch.masked): the identity in place of the masked-out elements
+case("masked", lambda E, x: (E.masked.sum(x, 1, mask=x > 0), E.masked.amax(x, mask=x < 0.5),
+                             E.masked.mean(x, 0, mask=x > -0.5),
+                             E.masked.softmax(x, 1, mask=x > -1.0),
+                             E.masked.cumsum(x, 1, mask=x > 0)),
+     lambda np, x: (np.where(x > 0, x, 0).sum(1), np.where(x < 0.5, x, -np.inf).max(),
+                    np.where(x > -0.5, x, 0).sum(0) / (x > -0.5).sum(0),
+                    _masked_softmax(np, x, x > -1.0), np.where(x > 0, x, 0).cumsum(1)),
+     Input(S), grad=False,
+     ops=("masked.sum", "masked.amax", "masked.mean", "masked.softmax", "masked.cumsum"))
+
+
+def _masked_softmax(np, x, m):
+    e = np.where(m, np.exp(x - np.where(m, x, -np.inf).max(1, keepdims=True)), 0)
+    return e / e.sum(1, keepdims=True)
