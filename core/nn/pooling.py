@@ -127,8 +127,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         return amp_policy.call("adaptive_avg_pool2d", adaptive_avg_pool2d, input, output_size)
     x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
     n, c, h, w = x._data.shape
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
+    output_size = _pair_size("adaptive_avg_pool2d", output_size)
     oh, ow = (h if output_size[0] is None else output_size[0],
               w if output_size[1] is None else output_size[1])
     if oh <= 0 or ow <= 0:
@@ -199,29 +198,37 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
+def _pair_size(name, output_size):
+    if isinstance(output_size, int):
+        return (output_size, output_size)
+    if len(output_size) != 2:
+        raise ShapeError(f"{name}: output_size must be 2 (an int or a pair), got "
+                         f"{tuple(output_size)}")
+    return tuple(output_size)
+
+
 def _adaptive_bounds(out: int, size: int):
     return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
     """Max over PyTorch's adaptive windows (a window's max is the max over its rows of the
-    max over its columns, so two passes of per-window slices).  return_indices=True is not
-    supported yet."""
-    if return_indices:
-        raise EmberValueError("adaptive_max_pool2d: return_indices=True is not in ember yet; "
-                              "use return_indices=False (or max_pool2d with return_indices)")
+    max over its columns, so two passes of per-window slices).  With return_indices also
+    each max's index into its (H*W) plane (the first of equal maxima), the values gathered
+    there so the gradient reaches that element, as torch's."""
     if input.ndim not in (3, 4):
         raise ShapeError(f"adaptive_max_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) "
                          f"input, got shape {tuple(input.shape)}")
     h, w = input._data.shape[-2:]
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
+    output_size = _pair_size("adaptive_max_pool2d", output_size)
     oh = h if output_size[0] is None else output_size[0]
     ow = w if output_size[1] is None else output_size[1]
     if oh <= 0 or ow <= 0:
         raise EmberValueError(f"adaptive_max_pool2d: output_size must be positive, got "
                               f"{output_size}")
     lead = input._data.shape[:-2]
+    if return_indices:
+        return _adaptive_max_with_indices(input, oh, ow)
     if h % oh == 0 and w % ow == 0:
         out = input.reshape(lead + (oh, h // oh, ow, w // ow))
         return ops.amax(out, (-3, -1))
@@ -229,6 +236,24 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
                     for a, b in _adaptive_bounds(ow, w)], -1)              # (..., H, ow)
     return ops.cat([ops.amax(cols[..., a:b, :], -2, keepdim=True)
                     for a, b in _adaptive_bounds(oh, h)], -2)              # (..., oh, ow)
+
+
+def _adaptive_max_with_indices(input: Tensor, oh: int, ow: int):
+    h, w = input._data.shape[-2:]
+    lead = input._data.shape[:-2]
+    index = []
+    for a, b in _adaptive_bounds(oh, h):
+        row = []
+        for c, d in _adaptive_bounds(ow, w):
+            window = input[..., a:b, c:d].reshape(lead + ((b - a) * (d - c),))
+            local = ops.argmax(window.detach(), -1, keepdim=True)
+            row.append((ops.floor_divide(local, d - c) + a) * w
+                       + ops.remainder(local, d - c) + c)
+        index.append(ops.cat(row, -1))
+    index = ops.stack(index, -2)                                        # (..., oh, ow)
+    values = ops.gather(input.reshape(lead + (h * w,)), -1,
+                        index.reshape(lead + (oh * ow,))).reshape(lead + (oh, ow))
+    return values, index
 
 
 # -- modules ------------------------------------------------------------------------------
@@ -350,17 +375,15 @@ class AdaptiveAvgPool1d(Module):
 
 
 class AdaptiveMaxPool2d(Module):
-    """Max over windows chosen so the output has output_size (return_indices=False only)."""
+    """Max over windows chosen so the output has output_size (with return_indices, also
+    each max's index into its plane)."""
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise EmberValueError("AdaptiveMaxPool2d: return_indices=True is not in ember "
-                                  "yet; use return_indices=False")
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor) -> Tensor:
-        return adaptive_max_pool2d(input, self.output_size)
+        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

@@ -226,3 +226,21 @@ def test_masked(name, kw):
     got = getattr(ember.masked, name)(ember.tensor(a), mask=ember.tensor(m), **kw)
     want = getattr(torch.masked, name)(torch.tensor(a), mask=torch.tensor(m), **kw)
     _close(want, got)
+
+
+def test_adaptive_max_pool2d_return_indices():
+    a = RNG.standard_normal((2, 3, 7, 5)).astype(np.float32)
+    t, e = torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+    tv, ti = torch.nn.functional.adaptive_max_pool2d(t, (3, 2), return_indices=True)
+    ev, ei = ember.nn.functional.adaptive_max_pool2d(e, (3, 2), return_indices=True)
+    _close(tv, ev)
+    np.testing.assert_array_equal(ti.numpy(), ei.numpy())
+    tv.sum().backward()
+    ev.sum().backward()
+    _close(t.grad, e.grad)
+    mv, mi = ember.nn.AdaptiveMaxPool2d(2, return_indices=True)(e)
+    assert tuple(mi.shape) == (2, 3, 2, 2)
+    with pytest.raises(ember.EmberError, match="output_size must be 2"):
+        ember.nn.functional.adaptive_avg_pool2d(e, ())
+    with pytest.raises(ember.EmberError, match="2-D"):
+        ember.nn.functional.embedding(ember.tensor([[0, 1]]), ember.tensor(1.0))
