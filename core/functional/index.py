@@ -30,6 +30,9 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """x with value where mask is true; the result keeps x's dtype (a float value into an
     integer tensor is truncated, one that does not fit raises: ops.creation.check_fits)."""
     if type(value) is Tensor:
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                             f"got tensor with {value.ndim} dimension(s)")
         value = value.to(x._dtype)
     elif x._dtype.category != D.FLOAT:
         check_fits(value, x._dtype, "masked_fill")
@@ -70,6 +73,10 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
     repeated targets the last write wins.  reduce='add'/'multiply' as PyTorch's."""
     _need("scatter", input)
     _check_index_dtype("scatter", index)
+    if type(src) is Tensor and src._dtype is not input._dtype:
+        raise EmberTypeError(f"scatter(): Expected self.dtype to be equal to src.dtype (got "
+                             f"{input._dtype.name} and {src._dtype.name}); cast src with "
+                             f".to(input.dtype)")
     if src is None:
         src = value
     if src is None:
@@ -228,6 +235,9 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
               right: bool = False) -> Tensor:
+    if type(boundaries) is Tensor and boundaries.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim("
+                         f"{boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

@@ -90,6 +90,9 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
     _need("roll", input)
+    if input.ndim == 0 and dims is not None:
+        raise EmberIndexError(f"roll: dimension specified as {dims} but the tensor has no "
+                              "dimensions")
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
             raise EmberValueError("roll: with dims=None, expected one shift")
@@ -196,7 +199,12 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    if len(dims) != 2:
+        raise ShapeError(f"rot90: expected total rotation dims == 2, but got dims = "
+                         f"{len(dims)}")
     a, b = (norm_dim(d, input.ndim, "rot90") for d in dims)
+    if a == b:
+        raise ShapeError(f"rot90: expected rotation dims to be different, got {a} and {b}")
     k %= 4
     if k == 1:
         return input.flip(b).transpose(a, b)

@@ -118,6 +118,14 @@ def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     from ..functional.products import cross as _cross
+    if input.ndim != other.ndim:
+        raise ShapeError(f"linalg.cross: inputs must have the same number of dimensions, got "
+                         f"{input.ndim} and {other.ndim}")
+    if input.ndim:
+        dim = norm_dim(dim, input.ndim, "linalg.cross")
+    if input.ndim and (input.shape[dim] != 3 or other.shape[dim] != 3):
+        raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
+                         f"{input.shape[dim]} and {other.shape[dim]}")
     return _cross(input, other, dim)
 
 

@@ -90,6 +90,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Mean over windows (unfold + sum); padding counts toward the divisor unless
     count_include_pad=False, windows past the edge (ceil_mode) never do."""
+    if divisor_override is not None and divisor_override == 0:
+        raise EmberValueError("avg_pool2d: divisor must be not zero")
     x, unbatched = _batched("avg_pool2d", input, 4)
     k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
                                                     padding, 1, ceil_mode)
@@ -172,6 +174,9 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """max_pool2d over a 1-high image; indices are positions along L."""
     _check_1d("max_pool1d", input)
+    if 0 in input._data.shape[-2:]:
+        raise ShapeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                         f"dim batch size for input, but got: {list(input.shape)}")
     stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
     out = F.max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
                        (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),

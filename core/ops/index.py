@@ -247,6 +247,12 @@ def _index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
         norm_dim(axis, 1, "index_add")
         return _index_add(x.reshape(1), index.reshape(-1), src.reshape(-1), 0).reshape(())
     axis = norm_dim(axis, x.ndim, "index_add")
+    xs, ss = x._data.shape, src._data.shape
+    if src.ndim and (len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss))
+                                               if d != axis)):
+        raise ShapeError(f"index_add(): source tensor shape must match self tensor shape, "
+                         f"excluding the specified dimension. Got self.shape = {list(xs)} "
+                         f"source.shape = {list(ss)}")
     index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
     if index.ndim != 1:
         shape = src._data.shape
@@ -299,6 +305,10 @@ def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """torch.scatter_add: a copy of input with src added at index along dim."""
+    if type(src) is Tensor and type(input) is Tensor and src._dtype is not input._dtype:
+        raise EmberTypeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype "
+                             f"(got {input._dtype.name} and {src._dtype.name}); cast src "
+                             f"with .to(input.dtype)")
     return _scatter_add(input, index, src, dim)
 
 

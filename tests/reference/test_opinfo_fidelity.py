@@ -244,3 +244,37 @@ def test_adaptive_max_pool2d_return_indices():
         ember.nn.functional.adaptive_avg_pool2d(e, ())
     with pytest.raises(ember.EmberError, match="2-D"):
         ember.nn.functional.embedding(ember.tensor([[0, 1]]), ember.tensor(1.0))
+
+
+def test_argument_checks_as_torch():
+    F = ember.nn.functional
+    x = ember.zeros(3, 5, dtype=ember.float64)
+    cases = [
+        (lambda: F.hardtanh(ember.zeros(1), 0.5, -0.5), "min_val"),
+        (lambda: F.prelu(ember.zeros(2, 8, 3), ember.zeros(2, 4)), "1D"),
+        (lambda: ember.linalg.cross(ember.zeros(5, 3), ember.zeros(5, 1)), "length 3"),
+        (lambda: ember.linalg.cross(ember.zeros(5, 5, 3), ember.zeros(5, 3)), "same number"),
+        (lambda: ember.rot90(ember.zeros(5, 5), 1, [0]), "rotation dims"),
+        (lambda: ember.rot90(ember.zeros(5, 5), 1, [1, 1]), "different"),
+        (lambda: ember.roll(ember.tensor(1.0), 0, 0), "no dimensions"),
+        (lambda: ember.bucketize(ember.zeros(5), ember.zeros(5, 5)), "1 dimension"),
+        (lambda: ember.index_add(ember.zeros(3, 2), 0, ember.tensor([0, 1]), ember.zeros(2)),
+         "source tensor shape"),
+        (lambda: ember.zeros(2, 2).masked_fill(ember.tensor(True), ember.zeros(1)),
+         "0-dimensional"),
+        (lambda: ember.scatter(x, 0, ember.zeros(2, 2, dtype=ember.int64), ember.zeros(2, 5)),
+         "src.dtype"),
+        (lambda: ember.scatter_add(x, 0, ember.zeros(2, 2, dtype=ember.int64),
+                                   ember.zeros(2, 5)), "src.dtype"),
+        (lambda: F.avg_pool2d(ember.zeros(3, 3, 3), [2, 2], divisor_override=0), "not zero"),
+        (lambda: F.max_pool1d(ember.zeros(0, 10), 1), "2D or 3D"),
+        (lambda: F.conv1d(ember.zeros(1, 1, 4), ember.zeros(1, 1, 2, dtype=ember.float64)),
+         "should be the same"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ember.EmberError, match=match):
+            call()
+    # one value stands for both dims of a 2-d pool's stride, as torch's
+    a = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    _close(torch.nn.functional.avg_pool2d(torch.tensor(a), 2, stride=(1,)),
+           F.avg_pool2d(ember.tensor(a), 2, stride=(1,)))
