@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as D
 from ..device import as_device
 from ..dispatch import _check_dtype, create
-from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
+from ..errors import EmberOverflowError, EmberTypeError, EmberValueError, ShapeError
 from ..signatures import size_keyword
 from ..tensor import Tensor, contiguous_format, preserve_format, wrap
 from . import _out
@@ -378,6 +378,14 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise EmberTypeError(f"linspace(): argument 'steps' must be int, not "
+                             f"{type(steps).__name__}")
+    for v in (start, end):
+        if type(v) is Tensor and v.ndim != 0:
+            raise ShapeError(f"linspace only supports 0-dimensional start and end tensors, "
+                             f"but got tensors with {v.ndim} dimension(s)")
+    start, end = (v.item() if type(v) is Tensor else v for v in (start, end))
     if steps < 0:
         raise EmberValueError(f"linspace: number of steps must be non-negative, got {steps}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()

@@ -278,3 +278,12 @@ def test_argument_checks_as_torch():
     a = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
     _close(torch.nn.functional.avg_pool2d(torch.tensor(a), 2, stride=(1,)),
            F.avg_pool2d(ember.tensor(a), 2, stride=(1,)))
+
+
+def test_linspace_arguments_as_torch():
+    with pytest.raises(ember.EmberError, match="steps"):
+        ember.linspace(0, 3, 1.0)
+    with pytest.raises(ember.EmberError, match="0-dimensional"):
+        ember.logspace(ember.tensor([0, 1]), ember.tensor([2, 3]), 1)
+    _close(torch.linspace(torch.tensor(0.0), torch.tensor(2.0), 5),
+           ember.linspace(ember.tensor(0.0), ember.tensor(2.0), 5))
