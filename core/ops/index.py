@@ -238,6 +238,14 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
               alpha=1) -> Tensor:
     """torch.index_add: a copy of input with alpha * source added at index along dim."""
+    if type(input) is Tensor and type(source) is Tensor and input.ndim and source.ndim:
+        xs, ss = input._data.shape, source._data.shape
+        axis = norm_dim(dim, input.ndim, "index_add")
+        if len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss))
+                                     if d != axis):
+            raise ShapeError(f"index_add(): source tensor shape must match self tensor "
+                             f"shape, excluding the specified dimension. Got self.shape = "
+                             f"{list(xs)} source.shape = {list(ss)}")
     return _index_add(input, index, source if alpha == 1 else source * alpha, dim)
 
 
@@ -247,12 +255,6 @@ def _index_add(x: Tensor, index: Tensor, src: Tensor, axis: int) -> Tensor:
         norm_dim(axis, 1, "index_add")
         return _index_add(x.reshape(1), index.reshape(-1), src.reshape(-1), 0).reshape(())
     axis = norm_dim(axis, x.ndim, "index_add")
-    xs, ss = x._data.shape, src._data.shape
-    if src.ndim and (len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss))
-                                               if d != axis)):
-        raise ShapeError(f"index_add(): source tensor shape must match self tensor shape, "
-                         f"excluding the specified dimension. Got self.shape = {list(xs)} "
-                         f"source.shape = {list(ss)}")
     index = _bounds("index_add", index.to(D.int64), x._data.shape[axis])
     if index.ndim != 1:
         shape = src._data.shape
