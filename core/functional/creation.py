@@ -56,3 +56,4 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False,
         s = s.item()
     out = ops.full((), s, dtype=dtype or D.get_default_dtype(), device=device)
     return out.requires_grad_(True) if requires_grad else out
+

@@ -23,7 +23,7 @@ from ._util import _need
 
 __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
            "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter",
-           "index_copy", "put"]
+           "index_copy", "put", "isin", "unravel_index"]
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -350,3 +350,47 @@ def fill_diagonal(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
         end = numel
     index = ops.arange(0, end, step, device=x._device)
     return run(index_put_op, x.reshape(-1), index, fill_value).reshape(shape)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each element of `elements` is in test_elements (either may be a number)."""
+    del assume_unique                # a hint for torch's sort-based path: same answer
+    if type(elements) is not Tensor and type(test_elements) is not Tensor:
+        raise EmberTypeError("isin(): expected a Tensor for elements or test_elements, got "
+                             "two numbers")
+    like = elements if type(elements) is Tensor else test_elements
+    e = elements if type(elements) is Tensor else ops.full((), elements, device=like._device)
+    t = test_elements if type(test_elements) is Tensor else \
+        ops.full((), test_elements, device=like._device)
+    flat = t.reshape(-1)
+    if flat.numel() == 0:
+        found = ops.zeros(tuple(e.shape), dtype=D.bool_, device=e._device)
+    else:
+        found = ops.any(e.unsqueeze(-1) == flat, -1)
+    return ~found if invert else found
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """The coordinates in a tensor of `shape` of each flat index (one tensor per dim)."""
+    if type(indices) is not Tensor:
+        indices = ops.tensor(indices)
+    if indices._dtype.category != D.INT:
+        raise EmberTypeError(f"unravel_index: expected 'indices' to be an integer tensor, "
+                             f"got {indices._dtype.name}")
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise EmberValueError(f"unravel_index: 'shape' cannot have negative values, got "
+                              f"{shape}")
+    total = 1
+    for s in shape:
+        total *= s
+    if indices.numel() and bool(((indices < -total).logical_or(indices >= total)).any()):
+        raise EmberValueError(f"unravel_index: 'indices' must be in range [{-total}, "
+                              f"{total - 1}] for shape {shape}")
+    flat = ops.where(indices < 0, indices + total, indices).to(D.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(ops.remainder(flat, s) if s else flat * 0)
+        flat = ops.floor_divide(flat, s) if s else flat
+    return tuple(reversed(out))

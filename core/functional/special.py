@@ -5,11 +5,12 @@ import math
 
 from .. import ops
 from ..dispatch import run
+from ..errors import EmberValueError
 from ..ops.special import digamma_op, erfinv_op, lgamma_op
 from ..tensor import Tensor
 from ._util import _float, _tensor
 
-__all__ = ["lgamma", "digamma", "erfinv", "i0"]
+__all__ = ["lgamma", "digamma", "erfinv", "i0", "mvlgamma"]
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -64,3 +65,18 @@ def bessel_i(input: Tensor, order: int, scaled: bool) -> Tensor:
     if order == 1:
         large = ops.where(x0 < 0, -large, large)
     return ops.where(small, total, large)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma of dimension p: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi);
+    every element must exceed (p - 1) / 2."""
+    x = _float(_tensor("mvlgamma", input))
+    if p < 1:
+        raise EmberValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
+    if bool((x <= (p - 1) / 2).any()):
+        raise EmberValueError(f"mvlgamma: All elements must be greater than (p-1)/2 = "
+                              f"{(p - 1) / 2}")
+    out = lgamma(x)
+    for j in range(1, p):
+        out = out + lgamma(x - j / 2.0)
+    return out + p * (p - 1) / 4.0 * math.log(math.pi)

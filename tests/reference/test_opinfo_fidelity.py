@@ -287,3 +287,36 @@ def test_linspace_arguments_as_torch():
         ember.logspace(ember.tensor([0, 1]), ember.tensor([2, 3]), 1)
     _close(torch.linspace(torch.tensor(0.0), torch.tensor(2.0), 5),
            ember.linspace(ember.tensor(0.0), ember.tensor(2.0), 5))
+
+
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+def test_linear_algebra_additions():
+    a = RNG.standard_normal((4, 4)).astype(np.float32)
+    spd = a @ a.T + 4 * np.eye(4, dtype=np.float32)
+    L = np.linalg.cholesky(spd).astype(np.float32)
+    b = RNG.standard_normal((4, 2)).astype(np.float32)
+    tL, eL, tb, eb = torch.tensor(L), ember.tensor(L), torch.tensor(b), ember.tensor(b)
+    _close(torch.cholesky_inverse(tL), ember.cholesky_inverse(eL), 1e-4)
+    _close(torch.cholesky_solve(tb, tL), ember.cholesky_solve(eb, eL), 1e-4)
+    _close(torch.triangular_solve(tb, tL, upper=False)[0],
+           ember.triangular_solve(eb, eL, upper=False)[0], 1e-4)
+    _close(torch.linalg.solve_triangular(tL, tb, upper=False),
+           ember.linalg.solve_triangular(eL, eb, upper=False), 1e-4)
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    _close(torch.linalg.vander(torch.tensor(x), N=4), ember.linalg.vander(ember.tensor(x), N=4))
+    t6 = RNG.standard_normal((2, 3, 6)).astype(np.float32)
+    _close(torch.linalg.tensorinv(torch.tensor(t6), 2),
+           ember.linalg.tensorinv(ember.tensor(t6), 2), 1e-3)
+
+
+def test_isin_unravel_mvlgamma():
+    e = np.array([1, 2, 3, 4, 5])
+    _close(torch.isin(torch.tensor(e), torch.tensor([2, 5])),
+           ember.isin(ember.tensor(e), ember.tensor([2, 5])))
+    for t, m in zip(torch.unravel_index(torch.tensor([7, 11, -1]), (3, 4)),
+                    ember.unravel_index(ember.tensor([7, 11, -1]), (3, 4))):
+        _close(t, m)
+    x = np.array([2.5, 3.0, 7.2], np.float32)
+    _close(torch.mvlgamma(torch.tensor(x), 3), ember.mvlgamma(ember.tensor(x), 3), 1e-4)
+    with pytest.raises(ember.EmberError, match="greater than"):
+        ember.mvlgamma(ember.tensor([0.5]), 3)
