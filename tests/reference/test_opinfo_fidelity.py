@@ -320,3 +320,25 @@ def test_isin_unravel_mvlgamma():
     _close(torch.mvlgamma(torch.tensor(x), 3), ember.mvlgamma(ember.tensor(x), 3), 1e-4)
     with pytest.raises(ember.EmberError, match="greater than"):
         ember.mvlgamma(ember.tensor([0.5]), 3)
+
+
+def test_nn_functional_additions():
+    a = RNG.standard_normal((5, 3)).astype(np.float32)
+    t, e = torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+    for p in (2.0, 1.0, 0.0):
+        to, eo = torch.nn.functional.pdist(t, p), ember.nn.functional.pdist(e, p)
+        _close(to, eo)
+        (tg,), (eg,) = torch.autograd.grad(to.sum(), [t]), ember.autograd.grad(eo.sum(), [e])
+        _close(tg, eg)
+    b = RNG.standard_normal((2, 6, 4)).astype(np.float32)
+    _close(torch.nn.functional.channel_shuffle(torch.tensor(b), 3),
+           ember.nn.functional.channel_shuffle(ember.tensor(b), 3))
+    x = ember.ones(4, 3, 5)
+    out = ember.nn.functional.alpha_dropout(x, 0.3, training=True)
+    assert tuple(out.shape) == (4, 3, 5)
+    kept = out.numpy()
+    # kept elements are a * x + a * alpha * p, dropped ones a * -alpha + a * alpha * p
+    assert len(np.unique(np.round(kept, 5))) <= 2
+    f = ember.nn.functional.feature_alpha_dropout(x, 0.5, training=True).numpy()
+    assert (np.ptp(f, axis=2) < 1e-6).all()          # whole channels share one value
+    assert ember.nn.functional.alpha_dropout(x, 0.3) is x      # training=False by default
