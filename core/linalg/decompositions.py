@@ -14,7 +14,8 @@ from ..tensor import Tensor
 
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
            "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv",
-           "qr", "solve_ex", "solve_triangular", "vander", "tensorinv", "tensorsolve"]
+           "qr", "solve_ex", "solve_triangular", "vander", "tensorinv", "tensorsolve",
+           "matrix_rank"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
@@ -373,3 +374,27 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
         raise ShapeError(f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel(), "
                          f"got A {tuple(A.shape)} and B {tuple(B.shape)}")
     return solve(A.reshape(n, n), B.reshape(n)).reshape(rest)
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
+                out=None) -> Tensor:
+    """The number of singular values (|eigenvalues| with hermitian) above
+    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) when neither is given."""
+    _out(out, "matrix_rank")
+    A = _float("matrix_rank", A)
+    if hermitian:
+        s = eigvalsh(A).abs()
+    else:
+        s = svdvals(A)
+    m, n = A.shape[-2], A.shape[-1]
+    if atol is None and rtol is None:
+        rtol = finfo(A.dtype).eps * max(m, n)
+    top = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = 0.0
+    if rtol is not None:
+        tol = top * (rtol if type(rtol) is not Tensor else rtol.unsqueeze(-1))
+    if atol is not None:
+        a = atol if type(atol) is not Tensor else atol.unsqueeze(-1)
+        tol = ops.maximum(tol if type(tol) is Tensor else ops.full_like(top, tol),
+                          a if type(a) is Tensor else ops.full_like(top, a))
+    return ops.sum((s > tol).to(D.int64), -1)

@@ -342,3 +342,12 @@ def test_nn_functional_additions():
     f = ember.nn.functional.feature_alpha_dropout(x, 0.5, training=True).numpy()
     assert (np.ptp(f, axis=2) < 1e-6).all()          # whole channels share one value
     assert ember.nn.functional.alpha_dropout(x, 0.3) is x      # training=False by default
+
+
+def test_matrix_rank():
+    a = RNG.standard_normal((3, 5, 2)).astype(np.float32)
+    m = a @ a.transpose(0, 2, 1)                      # rank 2 in 5 x 5
+    assert ember.linalg.matrix_rank(ember.tensor(m)).tolist() == \
+        torch.linalg.matrix_rank(torch.tensor(m)).tolist() == [2, 2, 2]
+    assert ember.linalg.matrix_rank(ember.tensor(m), hermitian=True, atol=1.0).tolist() == \
+        torch.linalg.matrix_rank(torch.tensor(m), hermitian=True, atol=1.0).tolist()
