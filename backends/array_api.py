@@ -355,6 +355,8 @@ def kernels(xp, native: bool = False) -> dict:
         "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt,
         "rsqrt": lambda x: 1 / xp.sqrt(x), "sin": xp.sin, "cos": xp.cos, "tanh": xp.tanh,
         "tan": xp.tan,
+        "asin": xp.asin, "acos": xp.acos, "atan": xp.atan, "asinh": xp.asinh,
+        "acosh": xp.acosh, "atanh": xp.atanh,
         "sigmoid": sigmoid, "floor": identity_on("ints", xp.floor),
         "ceil": identity_on("ints", xp.ceil), "round": identity_on("ints", xp.round),
         "reciprocal": lambda x: 1 / x, "logical_not": as_bool(xp.logical_not),

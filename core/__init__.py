@@ -110,7 +110,8 @@ def __getattr__(name):
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
-            "export": ".export", "onnx": ".onnx", "special": ".special",
+            "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
+            "masked": ".masked",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)

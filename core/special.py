@@ -3,14 +3,22 @@ from __future__ import annotations
 
 import math
 
+from . import dtypes as _D
 from . import functional as _F
 from . import ops as _ops
+from .errors import EmberTypeError
 from .functional import _util
+from .ops._out import write_out
 from .tensor import Tensor
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "log1p",
            "expm1", "exp2", "xlogy", "xlog1py", "sinc", "entr", "logsumexp", "log_softmax",
-           "softmax", "ndtr", "ndtri", "round", "i0"]
+           "softmax", "ndtr", "ndtri", "round", "i0", "i0e", "i1", "i1e",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -26,6 +34,22 @@ xlog1py = _F.xlog1py
 sinc = _F.sinc
 logsumexp = _F.logsumexp
 round = _ops.round  # noqa: A001  (torch.special.round)
+i0 = _F.i0
+
+
+def i0e(input: Tensor) -> Tensor:
+    """exp(-|x|) i0(x): the exponentially scaled modified Bessel function, order 0."""
+    return _F.special.bessel_i(input, 0, True)
+
+
+def i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 1."""
+    return _F.special.bessel_i(input, 1, False)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """exp(-|x|) i1(x)."""
+    return _F.special.bessel_i(input, 1, True)
 
 
 def expit(input: Tensor) -> Tensor:
@@ -154,29 +178,170 @@ def ndtri(input: Tensor) -> Tensor:
     return _ops.where((p < 0).logical_or(p > 1).logical_or(p.isnan()), math.nan, out)
 
 
-def i0(input: Tensor) -> Tensor:
-    """The modified Bessel function of the first kind, order 0 (power series for
-    |x| <= 20, the asymptotic series beyond).
 
-    PyTorch
-    -------
-    ``torch.special.i0``
-    """
-    x = _util._float(input).abs()
-    small = x <= 20.0
-    xs = _ops.where(small, x, 0.0)
-    q = xs * xs * 0.25
-    term = q * 0.0 + 1.0
-    total = term
-    for k in range(1, 40):
-        term = term * q / float(k * k)
-        total = total + term
-    xl = _ops.where(small, 20.0, x)
-    inv = 1.0 / (8.0 * xl)
-    series = inv * 0.0 + 1.0
-    coef = 1.0
-    for k in range(1, 12):
-        coef = coef * (2 * k - 1) ** 2 / k
-        series = series + coef * inv ** k
-    large = _ops.exp(xl) / _ops.sqrt(2.0 * math.pi * xl) * series
-    return _ops.where(small, total, large)
+
+# --- orthogonal polynomials of integer degree n (torch.special's, with its rules) ----------
+# Each is its three-term recurrence run to the largest n present (n is truncated to an
+# integer; n < 0 gives 0), with torch's special cases: the closed forms at x = +-1, and for
+# the Chebyshev kinds the trigonometric form inside (-1, 1) for large n.  No gradient (torch's
+# have none either).
+
+def _degree_pair(name, x, n):
+    if type(x) is not Tensor and type(n) is not Tensor:
+        raise EmberTypeError(f"{name}(): expected a Tensor for x or n, got two numbers; wrap "
+                             "one with ember.tensor(...)")
+    like = x if type(x) is Tensor else n
+    x = x if type(x) is Tensor else _ops.full((), x, device=like._device)
+    n = n if type(n) is Tensor else _ops.full((), n, device=like._device)
+    dtype = _D.promote_types(x._dtype, n._dtype)
+    if dtype.category != _D.FLOAT:
+        dtype = _D.get_default_dtype()
+    x, nf = x.detach().to(dtype), n.detach().to(dtype)
+    nf = _ops.where(nf.isfinite(), nf, 0.0)
+    k = _F.trunc(nf)
+    shape = tuple(_F.broadcast_shapes(x.shape, k.shape))
+    return _ops.expand(x, shape), _ops.expand(k, shape)
+
+
+def _recurrence(x, k, p0, p1, step):
+    """P_n(x) for each element's n = k (>= 2 where the loop's answer is used)."""
+    top = int(k.max().item()) if k.numel() else 0
+    p, q = p0, p1
+    for j in range(2, top + 1):
+        r = step(j, p, q)
+        more = k >= j
+        p, q = _ops.where(more, q, p), _ops.where(more, r, q)
+    out = _ops.where(k == 0, p0, _ops.where(k == 1, p1, q))
+    return _ops.where(k < 0, 0.0, out)
+
+
+def _odd(k):
+    return _F.fmod(k, 2.0) != 0
+
+
+def _chebyshev(name, x, n, kind, shifted):
+    x, k = _degree_pair(name, x, n)
+    if shifted:
+        x = x + x - 1.0
+    one = x * 0.0 + 1.0
+    p1 = {"t": x, "u": x + x, "v": x + x - 1.0, "w": x + x + 1.0}[kind]
+    out = _recurrence(x, k, one, p1, lambda j, p, q: (x + x) * q - p)
+    inside = x.abs() < 1.0
+    theta = _ops.acos(_ops.where(inside, x, 0.0))
+    odd = _odd(k)
+    if kind == "t":
+        far = _ops.cos(k * theta)
+        top, bottom = _ops.where(odd, -1.0, 1.0), one
+        big = k > 6
+    elif kind == "u":
+        s = _ops.sin(theta)
+        far = _ops.where(s != 0, _ops.sin((k + 1) * theta) / _ops.where(s != 0, s, 1.0),
+                         (k + 1) * _ops.cos((k + 1) * theta) / x)
+        top, bottom = k + 1, _ops.where(odd, -(k + 1), k + 1)
+        big = k > 8
+    elif kind == "v":
+        far = _ops.cos((k + 0.5) * theta) / _ops.cos(theta / 2.0)
+        top, bottom = one, _ops.where(odd, -(k + k + 1), k + k + 1)
+        big = k > 8
+    else:
+        far = _ops.sin((k + 0.5) * theta) / _ops.sin(theta / 2.0)
+        top, bottom = k + k + 1, _ops.where(odd, -1.0, 1.0)
+        big = k > 8
+    out = _ops.where(big.logical_and(inside), far, out)
+    out = _ops.where(x == 1.0, top, _ops.where(x == -1.0, bottom, out))
+    return _ops.where(k < 0, 0.0, out)
+
+
+def chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
+    """T_n(input), the Chebyshev polynomial of the first kind."""
+    return _no_out("chebyshev_polynomial_t", out, _chebyshev("chebyshev_polynomial_t", input,
+                                                             n, "t", False))
+
+
+def chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
+    """U_n(input), the Chebyshev polynomial of the second kind."""
+    return _no_out("chebyshev_polynomial_u", out, _chebyshev("chebyshev_polynomial_u", input,
+                                                             n, "u", False))
+
+
+def chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
+    """V_n(input), the Chebyshev polynomial of the third kind."""
+    return _no_out("chebyshev_polynomial_v", out, _chebyshev("chebyshev_polynomial_v", input,
+                                                             n, "v", False))
+
+
+def chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
+    """W_n(input), the Chebyshev polynomial of the fourth kind."""
+    return _no_out("chebyshev_polynomial_w", out, _chebyshev("chebyshev_polynomial_w", input,
+                                                             n, "w", False))
+
+
+def shifted_chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
+    """T*_n(input) = T_n(2 input - 1)."""
+    return _no_out("shifted_chebyshev_polynomial_t", out, _chebyshev(
+        "shifted_chebyshev_polynomial_t", input, n, "t", True))
+
+
+def shifted_chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
+    """U*_n(input) = U_n(2 input - 1)."""
+    return _no_out("shifted_chebyshev_polynomial_u", out, _chebyshev(
+        "shifted_chebyshev_polynomial_u", input, n, "u", True))
+
+
+def shifted_chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
+    """V*_n(input) = V_n(2 input - 1)."""
+    return _no_out("shifted_chebyshev_polynomial_v", out, _chebyshev(
+        "shifted_chebyshev_polynomial_v", input, n, "v", True))
+
+
+def shifted_chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
+    """W*_n(input) = W_n(2 input - 1)."""
+    return _no_out("shifted_chebyshev_polynomial_w", out, _chebyshev(
+        "shifted_chebyshev_polynomial_w", input, n, "w", True))
+
+
+def _hermite(name, input, n, physicists):
+    x, k = _degree_pair(name, input, n)
+    one = x * 0.0 + 1.0
+    scale = 2.0 if physicists else 1.0
+    out = _recurrence(x, k, one, x * scale,
+                      lambda j, p, q: x * scale * q - (scale * (j - 1)) * p)
+    limit = 128.0 if x._dtype is not _D.float64 else 512.0
+    return _ops.where(k > limit, math.nan, out)
+
+
+def hermite_polynomial_h(input, n, *, out=None) -> Tensor:
+    """H_n(input), the physicists' Hermite polynomial (nan past n = 128 in float32)."""
+    return _no_out("hermite_polynomial_h", out,
+                   _hermite("hermite_polynomial_h", input, n, True))
+
+
+def hermite_polynomial_he(input, n, *, out=None) -> Tensor:
+    """He_n(input), the probabilists' Hermite polynomial."""
+    return _no_out("hermite_polynomial_he", out,
+                   _hermite("hermite_polynomial_he", input, n, False))
+
+
+def laguerre_polynomial_l(input, n, *, out=None) -> Tensor:
+    """L_n(input), the Laguerre polynomial (1 at 0)."""
+    x, k = _degree_pair("laguerre_polynomial_l", input, n)
+    one = x * 0.0 + 1.0
+    res = _recurrence(x, k, one, 1.0 - x,
+                      lambda j, p, q: ((2 * (j - 1) + 1.0 - x) * q - (j - 1) * p) / j)
+    res = _ops.where((x == 0).logical_and(k >= 0), 1.0, res)
+    return _no_out("laguerre_polynomial_l", out, res)
+
+
+def legendre_polynomial_p(input, n, *, out=None) -> Tensor:
+    """P_n(input), the Legendre polynomial."""
+    x, k = _degree_pair("legendre_polynomial_p", input, n)
+    one = x * 0.0 + 1.0
+    res = _recurrence(x, k, one, x,
+                      lambda j, p, q: ((2 * (j - 1) + 1) * x * q - (j - 1) * p) / j)
+    edge = _ops.where((x > 0).logical_or(~_odd(k)), 1.0, -1.0)
+    res = _ops.where((x.abs() == 1.0).logical_and(k >= 0), edge, res)
+    return _no_out("legendre_polynomial_p", out, res)
+
+
+def _no_out(name, out, result):
+    return result if out is None else write_out(name, result, out)

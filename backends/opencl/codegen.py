@@ -135,6 +135,8 @@ def _unary_table(dt: str) -> dict:
         "expm1": f"expm1({x})", "sqrt": f"sqrt({x})", "rsqrt": f"(({t})1 / sqrt({x}))",
         "sin": f"sin({x})", "cos": f"cos({x})", "tanh": f"tanh({x})", "erf": f"erf({x})",
         "tan": f"tan({x})",
+        "asin": f"asin({x})", "acos": f"acos({x})", "atan": f"atan({x})",
+        "asinh": f"asinh({x})", "acosh": f"acosh({x})", "atanh": f"atanh({x})",
         # exp of a non-positive number only: no overflow for large |x|
         "sigmoid": f"({x} >= 0 ? ({t})1 / (1 + exp(-{x})) : exp({x}) / (1 + exp({x})))",
         "floor": f"floor({x})" if flt else x, "ceil": f"ceil({x})" if flt else x,

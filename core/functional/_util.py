@@ -39,3 +39,13 @@ def _tensor(name, x, like=None):
         return ops.full((), x, dtype=like._dtype if like._dtype.category == D.FLOAT
                         else D.get_default_dtype(), device=like._device)
     raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
+
+
+def _need_tensors(name, input, other=None, *, both: bool = True):
+    """torch's rule for the binary functions without a number overload: `input` (and, with
+    `both`, `other`) must be tensors; a Python number there is refused, as torch refuses it
+    (torch.maximum(t, 2), torch.eq(2, t))."""
+    for what, x in (("input", input), ("other", other) if both else ("input", input)):
+        if type(x) is not Tensor:
+            raise EmberTypeError(f"{name}(): argument '{what}' must be a Tensor, not "
+                                 f"{type(x).__name__}; wrap the number with ember.tensor(...)")

@@ -7,7 +7,7 @@ from .._torch_gaps import only_default
 from ..errors import EmberTypeError, EmberValueError
 from ..tensor import Tensor
 
-__all__ = ["logspace", "tril_indices", "triu_indices"]
+__all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor"]
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -60,3 +60,16 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     """
     only_default("triu_indices", "layout", layout, ("strided",))
     return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False,
+                  layout=None, pin_memory: bool = False) -> Tensor:
+    """A 0-d tensor holding the number s (the default float dtype unless dtype is given)."""
+    only_default("scalar_tensor", "layout", layout, ("strided",))
+    if pin_memory:
+        only_default("scalar_tensor", "pin_memory", pin_memory)
+    if type(s) is Tensor:
+        s = s.item()
+    out = ops.full((), s, dtype=dtype or D.get_default_dtype(), device=device)
+    return out.requires_grad_(True) if requires_grad else out
+

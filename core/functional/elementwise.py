@@ -15,8 +15,10 @@ from .. import ops
 from .._torch_gaps import gap
 from ..dispatch import run
 from ..errors import (
+    DtypeNotSupportedError,
     EmberTypeError,
     EmberValueError,
+    ShapeError,
 )
 from ..ops._util import broadcast_shapes
 from ..ops.bitwise import (
@@ -29,7 +31,7 @@ from ..ops.bitwise import (
 )
 from ..ops.special import atan2_op
 from ..tensor import Tensor
-from ._util import _INTS, _float, _need, _tensor
+from ._util import _INTS, _float, _need, _need_tensors, _tensor
 
 __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
@@ -37,7 +39,12 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "logit", "xlogy", "deg2rad", "rad2deg", "sgn", "positive", "float_power", "lerp",
            "addcmul", "addcdiv", "fmax", "fmin", "heaviside", "round", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "atan2",
-           "arctan2", "sinc", "xlog1py"]
+           "arctan2", "sinc", "xlog1py", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+           "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+           "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
+           "logical_xor", "copysign", "signbit", "ldexp", "logaddexp2", "isposinf",
+           "isneginf", "isreal", "angle", "rsub", "fill", "real", "conj", "conj_physical",
+           "resolve_conj", "resolve_neg", "gcd", "lcm", "frexp"]
 
 
 def add(x, y, *, alpha=1) -> Tensor:
@@ -138,6 +145,14 @@ def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
     -------
     ``torch.isclose``
     """
+    _need_tensors("isclose", input, other)
+    return _isclose(input, other, rtol, atol, equal_nan)
+
+
+def _isclose(input: Tensor, other, rtol, atol, equal_nan) -> Tensor:
+    if rtol < 0 or atol < 0:
+        raise EmberValueError(f"isclose(): rtol and atol must be greater than or equal to "
+                              f"zero, got rtol={rtol}, atol={atol}")
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
     if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
@@ -172,6 +187,7 @@ def clamp_min(input: Tensor, min) -> Tensor:
     -------
     ``torch.clamp_min``
     """
+    _need_tensors("clamp_min", input, both=False)
     return clamp(input, min=min)
 
 
@@ -182,6 +198,7 @@ def clamp_max(input: Tensor, max) -> Tensor:
     -------
     ``torch.clamp_max``
     """
+    _need_tensors("clamp_max", input, both=False)
     return clamp(input, max=max)
 
 
@@ -285,6 +302,7 @@ def fmod(input: Tensor, other) -> Tensor:
     -------
     ``torch.fmod``
     """
+    _need_tensors("fmod", input, other, both=False)
     if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
             type(other) is not Tensor or other._dtype.category != D.FLOAT):
         r = input.remainder(other)
@@ -299,6 +317,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     -------
     ``torch.logaddexp``
     """
+    _need_tensors("logaddexp", input, other)
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
@@ -311,6 +330,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     -------
     ``torch.hypot``
     """
+    _need_tensors("hypot", input, other)
     return (input * input + other * other).sqrt()
 
 
@@ -343,6 +363,8 @@ def xlogy(input, other) -> Tensor:
     -------
     ``torch.xlogy``, ``torch.special.xlogy``
     """
+    if type(input) is not Tensor and type(other) is not Tensor:
+        _need_tensors("xlogy", other, both=False)
     if type(input) is not Tensor:
         input = ops.full((), input, dtype=other._dtype, device=other._device)
     out = input * ops.log(other)
@@ -400,6 +422,8 @@ def float_power(input, exponent) -> Tensor:
     -------
     ``torch.float_power``
     """
+    if type(input) is not Tensor and type(exponent) is not Tensor:
+        _need_tensors("float_power", exponent, both=False)
     base = input.to(D.float64) if type(input) is Tensor else input
     exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
     return base ** exp
@@ -442,6 +466,7 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     -------
     ``torch.fmax``
     """
+    _need_tensors("fmax", input, other)
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.maximum(input, other)))
 
@@ -453,6 +478,7 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
     -------
     ``torch.fmin``
     """
+    _need_tensors("fmin", input, other)
     return ops.where(input.isnan(), other, ops.where(other.isnan(), input,
                                                      ops.minimum(input, other)))
 
@@ -464,7 +490,7 @@ def heaviside(input: Tensor, values) -> Tensor:
     -------
     ``torch.heaviside``
     """
-    _need("heaviside", input)
+    _need_tensors("heaviside", input, values)
     dtype = D.result_type(input, values)
     step = ops.where(input > 0, 1, 0).to(dtype)
     if type(values) is not Tensor:
@@ -586,7 +612,8 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """
     if out is not None:
         raise gap("atan2(out=)", "write the result with out.copy_(...)")
-    y = _tensor("atan2", input, other if type(other) is Tensor else None)
+    _need_tensors("atan2", input, other)
+    y = input
     x = _tensor("atan2", other, y)
     y, x = _float(y), _float(x)
     dtype = D.promote_types(y._dtype, x._dtype)
@@ -596,6 +623,9 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 arctan2 = atan2
+# NumPy's spellings of the inverse trigonometric primitives, as torch has them
+arcsin, arccos, arctan = ops.asin, ops.acos, ops.atan
+arcsinh, arccosh, arctanh = ops.asinh, ops.acosh, ops.atanh
 
 
 def sinc(input: Tensor) -> Tensor:
@@ -623,3 +653,202 @@ def xlog1py(input, other) -> Tensor:
     other = _tensor("xlog1py", other, input)
     out = input * ops.log1p(other)
     return ops.where((input == 0).logical_and(~other.isnan()), 0.0, out)
+
+
+def _strict(name: str, fn, both: bool):
+    """The public form of a binary primitive: torch's function refuses a Python number as
+    `input` (and, for those without a number overload, as `other`); ember's own code calls
+    the primitive, which takes either."""
+    def f(input, other):
+        _need_tensors(name, input, other, both=both)
+        return fn(input, other)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = fn.__doc__
+    return f
+
+
+eq, ne = _strict("eq", ops.eq, False), _strict("ne", ops.ne, False)
+lt, le = _strict("lt", ops.lt, False), _strict("le", ops.le, False)
+gt, ge = _strict("gt", ops.gt, False), _strict("ge", ops.ge, False)
+greater, greater_equal = _strict("greater", ops.gt, False), _strict("greater_equal", ops.ge, False)
+less, less_equal = _strict("less", ops.lt, False), _strict("less_equal", ops.le, False)
+not_equal = _strict("not_equal", ops.ne, False)
+maximum = _strict("maximum", ops.maximum, True)
+minimum = _strict("minimum", ops.minimum, True)
+logical_and = _strict("logical_and", ops.logical_and, True)
+logical_or = _strict("logical_or", ops.logical_or, True)
+logical_xor = _strict("logical_xor", ops.logical_xor, True)
+
+
+# --- sign bits, infinities, powers of two --------------------------------------------------
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set: negative numbers and -0.0 (torch.signbit)."""
+    _need_tensors("signbit", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return input < 0 if input._dtype.is_signed else ops.zeros_like(input, dtype=D.bool_)
+    # -0.0 is the one negative number equal to zero: its reciprocal is -inf
+    zero = input == 0
+    return (input < 0).logical_or(zero.logical_and(1.0 / ops.where(zero, input, 1.0) < 0))
+
+
+def copysign(input, other) -> Tensor:
+    """|input| with the sign of other (-0.0 counts as negative), as a float."""
+    _need_tensors("copysign", input, both=False)
+    x = _float(input)
+    neg = signbit(other) if type(other) is Tensor else math.copysign(1.0, other) < 0
+    if type(neg) is bool:
+        return -x.abs() if neg else x.abs()
+    return ops.where(neg, -x.abs(), x.abs())
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2 ** other."""
+    _need_tensors("ldexp", input, other)
+    return _float(input) * ops.pow(2.0, _float(other))
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2 ** input + 2 ** other) without overflow."""
+    _need_tensors("logaddexp2", input, other)
+    m = ops.maximum(input, other).detach()
+    m = ops.where(m.isfinite(), m, 0.0)
+    return log2(exp2(input - m) + exp2(other - m)) + m
+
+
+def isposinf(input: Tensor) -> Tensor:
+    _need_tensors("isposinf", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return ops.zeros_like(input, dtype=D.bool_)
+    return input == math.inf
+
+
+def isneginf(input: Tensor) -> Tensor:
+    _need_tensors("isneginf", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        return ops.zeros_like(input, dtype=D.bool_)
+    return input == -math.inf
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere for a real tensor (ember's tensors are real)."""
+    _need_tensors("isreal", input, both=False)
+    return ops.ones_like(input, dtype=D.bool_)
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of a real number: pi for negatives, 0 otherwise, nan stays nan (a float
+    result; its gradient is zero, as torch's)."""
+    _need_tensors("angle", input, both=False)
+    x = _float(input)
+    return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
+
+
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """other - alpha * input (torch.rsub)."""
+    _need_tensors("rsub", input, both=False)
+    return ops.sub(other, input if alpha == 1 else input * alpha)
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A tensor of input's shape and dtype filled with value (a number or a 0-d tensor,
+    whose gradient is the sum of the result's)."""
+    _need_tensors("fill", input, both=False)
+    if type(value) is Tensor:
+        if value.ndim != 0:
+            raise ShapeError(f"fill(): only supports a 0-dimensional value tensor, but got a "
+                             f"tensor with {value.ndim} dimensions")
+        value = value.to(input._dtype)
+    keep = ops.ones_like(input, dtype=D.bool_)
+    return ops.where(keep, value, input)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: the tensor itself for a real tensor."""
+    return _real_only("real", input)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: the tensor itself for a real tensor."""
+    return _real_only("conj", input)
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    return _real_only("conj_physical", input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    return _real_only("resolve_conj", input)
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    return _real_only("resolve_neg", input)
+
+
+def _real_only(name, input):
+    _need_tensors(name, input, both=False)
+    if input.is_complex():
+        raise gap(f"{name} of a complex tensor", "ember's complex support is the "
+                  "view_as_real layout; work on that")
+    return input
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """Greatest common divisor of integers (non-negative; gcd(0, 0) = 0)."""
+    a, b = _integer_pair("gcd", input, other)
+    while True:
+        more = b != 0
+        if not bool(more.any()):
+            return a
+        safe = ops.where(more, b, 1)
+        a, b = ops.where(more, b, a), ops.where(more, ops.remainder(a, safe), 0)
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """Least common multiple of integers (non-negative; 0 where either is 0)."""
+    a, b = _integer_pair("lcm", input, other)
+    g = gcd(a, b)
+    return ops.where(g == 0, 0, ops.floor_divide(a, ops.where(g == 0, 1, g)) * b)
+
+
+def _integer_pair(name, input, other):
+    _need_tensors(name, input, other)
+    for x in (input, other):
+        if x._dtype.category != D.INT:
+            raise DtypeNotSupportedError(f"{name}(): expected integer tensors, got "
+                                         f"{x._dtype.name}; cast with .long()")
+    dtype = D.promote_types(input._dtype, other._dtype)
+    shape = broadcast_shapes(name, input._data.shape, other._data.shape)
+    return (ops.expand(input.to(dtype), shape).abs(), ops.expand(other.to(dtype), shape).abs())
+
+
+class frexp_result(tuple):
+    """(mantissa, exponent), like torch.return_types.frexp."""
+
+    @property
+    def mantissa(self):
+        return self[0]
+
+    @property
+    def exponent(self):
+        return self[1]
+
+
+def frexp(input: Tensor) -> frexp_result:
+    """input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0, inf and nan: the
+    input itself and exponent 0)."""
+    _need_tensors("frexp", input, both=False)
+    if input._dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(f"frexp(): expected a floating point input, got "
+                                     f"{input._dtype.name}")
+    finite = input.isfinite().logical_and(input != 0)
+    a = ops.where(finite, input.abs(), 1.0)
+    e = ops.floor(log2(a.to(D.float64))) + 1
+    m = a.to(D.float64) / ops.pow(2.0, e)
+    # log2 rounding: bring the mantissa into [0.5, 1)
+    up, down = m >= 1, m < 0.5
+    e = ops.where(up, e + 1, ops.where(down, e - 1, e))
+    e = ops.where(finite, e, 0.0)
+    mant = input / ops.pow(2.0, e.to(input._dtype if input._dtype is not D.float16 and
+                                      input._dtype is not D.bfloat16 else D.float32))
+    return frexp_result((ops.where(finite, mant.to(input._dtype), input), e.to(D.int32)))

@@ -13,6 +13,7 @@ from ..errors import (
     ShapeError,
 )
 from ..ops import index as _index
+from ..ops._out import write_out
 from ..ops._util import broadcast_shapes as _broadcast
 from ..ops._util import norm_dim
 from ..ops.creation import check_fits
@@ -22,7 +23,7 @@ from ._util import _need
 
 __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
            "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter",
-           "index_copy", "put"]
+           "index_copy", "put", "isin", "unravel_index"]
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -34,6 +35,9 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     ``torch.masked_fill``
     """
     if type(value) is Tensor:
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                             f"got tensor with {value.ndim} dimension(s)")
         value = value.to(x._dtype)
     elif x._dtype.category != D.FLOAT:
         check_fits(value, x._dtype, "masked_fill")
@@ -79,6 +83,10 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
     """
     _need("scatter", input)
     _check_index_dtype("scatter", index)
+    if type(src) is Tensor and src._dtype is not input._dtype:
+        raise EmberTypeError(f"scatter(): Expected self.dtype to be equal to src.dtype (got "
+                             f"{input._dtype.name} and {src._dtype.name}); cast src with "
+                             f".to(input.dtype)")
     if src is None:
         src = value
     if src is None:
@@ -155,6 +163,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     mask = run(index_put_op, ops.zeros(n, dtype=D.bool_, device=input._device), index, True)
     if input.ndim:
         mask = mask.reshape((n,) + (1,) * (input.ndim - axis - 1))
+    else:
+        mask = mask.reshape(())             # a 0-d input keeps its shape, as torch's
     if type(value) is Tensor:
         value = value.to(input._dtype)
     return ops.where(mask, value, input)
@@ -202,7 +212,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return flat.reshape(*input.shape)
 
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements of input where mask holds, as 1-D (both broadcast).
 
     PyTorch
@@ -210,7 +220,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     ``torch.masked_select``
     """
     shape = _broadcast("masked_select", input._data.shape, mask._data.shape)
-    return ops.expand(input, shape)[ops.expand(mask, shape)]
+    result = ops.expand(input, shape)[ops.expand(mask, shape)]
+    return result if out is None else write_out("masked_select", result, out, (input, mask))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
@@ -276,6 +287,9 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False,
     -------
     ``torch.bucketize``
     """
+    if type(boundaries) is Tensor and boundaries.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim("
+                         f"{boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -398,3 +412,47 @@ def fill_diagonal(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
         end = numel
     index = ops.arange(0, end, step, device=x._device)
     return run(index_put_op, x.reshape(-1), index, fill_value).reshape(shape)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each element of `elements` is in test_elements (either may be a number)."""
+    del assume_unique                # a hint for torch's sort-based path: same answer
+    if type(elements) is not Tensor and type(test_elements) is not Tensor:
+        raise EmberTypeError("isin(): expected a Tensor for elements or test_elements, got "
+                             "two numbers")
+    like = elements if type(elements) is Tensor else test_elements
+    e = elements if type(elements) is Tensor else ops.full((), elements, device=like._device)
+    t = test_elements if type(test_elements) is Tensor else \
+        ops.full((), test_elements, device=like._device)
+    flat = t.reshape(-1)
+    if flat.numel() == 0:
+        found = ops.zeros(tuple(e.shape), dtype=D.bool_, device=e._device)
+    else:
+        found = ops.any(e.unsqueeze(-1) == flat, -1)
+    return ~found if invert else found
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """The coordinates in a tensor of `shape` of each flat index (one tensor per dim)."""
+    if type(indices) is not Tensor:
+        indices = ops.tensor(indices)
+    if indices._dtype.category != D.INT:
+        raise EmberTypeError(f"unravel_index: expected 'indices' to be an integer tensor, "
+                             f"got {indices._dtype.name}")
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise EmberValueError(f"unravel_index: 'shape' cannot have negative values, got "
+                              f"{shape}")
+    total = 1
+    for s in shape:
+        total *= s
+    if indices.numel() and bool(((indices < -total).logical_or(indices >= total)).any()):
+        raise EmberValueError(f"unravel_index: 'indices' must be in range [{-total}, "
+                              f"{total - 1}] for shape {shape}")
+    flat = ops.where(indices < 0, indices + total, indices).to(D.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(ops.remainder(flat, s) if s else flat * 0)
+        flat = ops.floor_divide(flat, s) if s else flat
+    return tuple(reversed(out))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import amp_policy, ops
+from .._torch_gaps import gap
 from ..amp_policy import active as _amp
 from ..linalg import decompositions as LA
 from ..linalg.decompositions import (
@@ -23,7 +24,8 @@ from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
-           "svd", "pinverse", "qr", "norm"]
+           "svd", "pinverse", "qr", "norm", "cholesky_inverse", "cholesky_solve",
+           "triangular_solve"]
 
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
@@ -131,3 +133,33 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
                            dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """The inverse of A from its Cholesky factor: A = L L^H (or U^H U with upper)."""
+    if out is not None:
+        raise gap("cholesky_inverse(out=)", "assign the result instead")
+    A = L.mT @ L if upper else L @ L.mT
+    return inv(A)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """X with A X = B, A given by its Cholesky factor (A = L L^H, or U^H U with upper)."""
+    if out is not None:
+        raise gap("cholesky_solve(out=)", "assign the result instead")
+    A = L.mT @ L if upper else L @ L.mT
+    return LA.solve(A, B)
+
+
+TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False, *, out=None) -> TriangularSolveResult:
+    """X with op(T) X = b for T A's upper (or lower) triangle, op the transpose when asked,
+    and a copy of A (torch's legacy pair)."""
+    if out is not None:
+        raise gap("triangular_solve(out=)", "assign the result instead")
+    T = A.mT if transpose else A
+    x = LA.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(x, A.clone())

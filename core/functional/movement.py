@@ -27,7 +27,13 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
            "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "column_stack", "dstack",
            "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
-           "tensor_split", "diff", "combinations", "view_as_real"]
+           "tensor_split", "diff", "combinations", "view_as_real", "atleast_3d", "fliplr",
+           "flipud", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
+           "unsafe_chunk", "slice_scatter", "select_scatter", "diagonal_scatter",
+           "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
+           "diagonal_copy", "alias_copy", "narrow_copy", "view_copy", "permute_copy",
+           "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy",
+           "unsqueeze_copy", "transpose_copy", "t_copy"]
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -38,8 +44,13 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     ``torch.narrow``
     """
     _need("narrow", input)
+    if input.ndim == 0:
+        raise ShapeError("narrow() cannot be applied to a 0-dim tensor; reshape(1) it first")
     axis = norm_dim(dim, input.ndim, "narrow")
     n = input._data.shape[axis]
+    if type(start) is Tensor and (start.ndim != 0 or start._dtype not in _INTS):
+        raise EmberTypeError(f"narrow(): start must be a 0-dim integral Tensor, got "
+                             f"{start._dtype.name} of shape {tuple(start.shape)}")
     start = int(start.item()) if type(start) is Tensor else int(start)
     if start < 0:
         start += n
@@ -76,6 +87,10 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     -------
     ``torch.unbind``
     """
+    if type(input) is Tensor and input.ndim == 0:
+        raise EmberIndexError(f"unbind: dimension specified as {dim} but the tensor has no "
+                              "dimensions")
+    """Every slice along dim, that dim removed."""
     axis = norm_dim(dim, input.ndim, "unbind")
     return tuple(select(input, axis, i) for i in range(input._data.shape[axis]))
 
@@ -101,6 +116,9 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     ``torch.roll``
     """
     _need("roll", input)
+    if input.ndim == 0 and dims is not None:
+        raise EmberIndexError(f"roll: dimension specified as {dims} but the tensor has no "
+                              "dimensions")
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
             raise EmberValueError("roll: with dims=None, expected one shift")
@@ -241,7 +259,12 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     -------
     ``torch.rot90``
     """
+    if len(dims) != 2:
+        raise ShapeError(f"rot90: expected total rotation dims == 2, but got dims = "
+                         f"{len(dims)}")
     a, b = (norm_dim(d, input.ndim, "rot90") for d in dims)
+    if a == b:
+        raise ShapeError(f"rot90: expected rotation dims to be different, got {a} and {b}")
     k %= 4
     if k == 1:
         return input.flip(b).transpose(a, b)
@@ -252,24 +275,55 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     return input
 
 
-def atleast_1d(input: Tensor) -> Tensor:
-    """``input`` with at least one dim (a 0-d tensor becomes shape ``(1,)``).
+def _atleast(name, fn, tensors):
+    """torch's atleast_Nd: one tensor gives one tensor; several, or one sequence, a tuple."""
+    if len(tensors) == 1 and type(tensors[0]) is Tensor:
+        return fn(tensors[0])
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    for t in tensors:
+        _need(name, t)
+    return tuple(fn(t) for t in tensors)
+
+
+def atleast_1d(*tensors):
+    """``input`` with at least one dim (a 0-d tensor becomes shape ``(1,)``); several
+    tensors (or one sequence) give a tuple.
 
     PyTorch
     -------
     ``torch.atleast_1d``
     """
-    return input.reshape(1) if input.ndim == 0 else input
+    return _atleast("atleast_1d", lambda x: x.reshape(1) if x.ndim == 0 else x, tensors)
 
 
-def atleast_2d(input: Tensor) -> Tensor:
-    """``input`` with at least two dims (new dims lead).
+def atleast_2d(*tensors):
+    """``input`` with at least two dims (new dims lead); several tensors give a tuple.
 
     PyTorch
     -------
     ``torch.atleast_2d``
     """
-    return input.reshape(1, -1) if input.ndim < 2 else input
+    return _atleast("atleast_2d", lambda x: x.reshape(1, -1) if x.ndim < 2 else x, tensors)
+
+
+def _three_d(x):
+    if x.ndim == 0:
+        return x.reshape(1, 1, 1)
+    if x.ndim == 1:
+        return x.reshape(1, -1, 1)
+    return x.unsqueeze(-1) if x.ndim == 2 else x
+
+
+def atleast_3d(*tensors):
+    """``input`` with at least three dims (as torch adds them); several tensors give
+    a tuple.
+
+    PyTorch
+    -------
+    ``torch.atleast_3d``
+    """
+    return _atleast("atleast_3d", _three_d, tensors)
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -289,6 +343,7 @@ def t(input: Tensor) -> Tensor:
     -------
     ``torch.t``
     """
+    _need("t", input)
     return input.t()
 
 
@@ -312,6 +367,8 @@ def hstack(tensors) -> Tensor:
     -------
     ``torch.hstack``
     """
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise EmberValueError("hstack(): expected a non-empty list or tuple of tensors")
     tensors = [atleast_1d(t) for t in tensors]
     return ops.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
@@ -541,6 +598,8 @@ def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if size < 0 or size > n or step <= 0:
         raise EmberValueError(f"unfold: size {size} and step {step} do not fit dimension "
                               f"{dimension} of size {n}; expected 0 <= size <= {n}, step > 0")
+    if x.ndim == 0:                  # torch: the one element, as a 1-d window
+        return x.reshape(1).expand(size)
     count = (n - size) // step + 1
     index = (ops.arange(count, device=x._device).reshape(count, 1) * step
              + ops.arange(size, device=x._device).reshape(1, size))
@@ -548,3 +607,219 @@ def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     shape = x._data.shape
     windows = windows.reshape(shape[:axis] + (count, size) + shape[axis + 1:])
     return windows.movedim(axis + 1, -1)
+
+
+# --- flips and splits along named axes ----------------------------------------------------
+
+def fliplr(input: Tensor) -> Tensor:
+    """input reversed along dim 1 (at least 2 dims)."""
+    _need("fliplr", input)
+    if input.ndim < 2:
+        raise ShapeError(f"fliplr: input must be >= 2-d, got shape {tuple(input.shape)}")
+    return ops.flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    """input reversed along dim 0 (at least 1 dim)."""
+    _need("flipud", input)
+    if input.ndim < 1:
+        raise ShapeError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return ops.flip(input, (0,))
+
+
+def _split_along(name, input, indices_or_sections, dim, min_ndim):
+    _need(name, input)
+    if input.ndim < min_ndim:
+        raise ShapeError(f"torch.{name} requires a tensor with at least {min_ndim} "
+                         f"dimension, but got a tensor with {input.ndim} dimensions")
+    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
+        n = input._data.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise EmberValueError(f"torch.{name} attempted to split along dimension {dim}, "
+                                  f"but the size of the dimension {n} is not divisible by "
+                                  f"the split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections) -> tuple:
+    """Split along dim 1 (dim 0 of a 1-d tensor): sections must divide it evenly."""
+    _need("hsplit", input)
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections) -> tuple:
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Pieces of the given sizes along dim (they must add up to its size)."""
+    _need("split_with_sizes", input)
+    return tuple(ops.split(input, [int(s) for s in split_sizes], dim))
+
+
+def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
+    """split (torch's unsafe_ form skips a view check ember has no need of)."""
+    return tuple(ops.split(input, split_size, dim))
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return tuple(ops.chunk(input, chunks, dim))
+
+
+# --- scatters into a view: a copy of input with the view's elements replaced by src -------
+
+def _scatter_into_view(name, input, src, view):
+    """input with the elements `view` picks (a function of a tensor) replaced by src: the
+    picked positions are the view of input's flat positions; the gradient reaches both
+    (input's is zero where src was written)."""
+    _need(name, input)
+    _need(name, src)
+    positions = view(ops.arange(input.numel(), device=input._device).reshape(input.shape))
+    if tuple(positions.shape) != tuple(src.shape):
+        raise ShapeError(f"{name}: expected src to have a size equal to the slice of self. "
+                         f"src size = {list(src.shape)}, slice size = "
+                         f"{list(positions.shape)}")
+    flat = input.reshape(-1).scatter(0, positions.reshape(-1),
+                                     src.to(input._dtype).reshape(-1))
+    return flat.reshape(input.shape)
+
+
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
+                  step: int = 1) -> Tensor:
+    """A copy of input with input[..., start:end:step, ...] (along dim) set to src."""
+    _need("slice_scatter", input)
+    axis = norm_dim(dim, input.ndim, "slice_scatter")
+    n = input._data.shape[axis]
+    lo, hi, st = slice(start, end, step).indices(n)
+    if step <= 0:
+        raise EmberValueError(f"slice_scatter: slice step must be positive, got {step}")
+    index = tuple(slice(lo, builtins.max(hi, lo), st) if d == axis else slice(0, s, 1)
+                  for d, s in enumerate(input._data.shape))
+    if src._data.shape != ops.movement.slice_(input, index)._data.shape:
+        raise ShapeError(f"slice_scatter: expected src to have a size equal to the slice of "
+                         f"self. src size = {list(src.shape)}, slice size = "
+                         f"{list(ops.movement.slice_(input, index).shape)}")
+    return ops.movement.slice_scatter(input, src.to(input._dtype), index)
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of input with input.select(dim, index) set to src."""
+    return _scatter_into_view("select_scatter", input, src,
+                              lambda x: select(x, dim, index))
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> Tensor:
+    """A copy of input with input.diagonal(offset, dim1, dim2) set to src."""
+    return _scatter_into_view("diagonal_scatter", input, src,
+                              lambda x: x.diagonal(offset, dim1, dim2))
+
+
+def _strided_positions(name, input, size, stride, storage_offset):
+    _need(name, input)
+    if not input.is_contiguous():
+        raise UnsupportedError(f"{name}: ember reads the positions over the tensor's "
+                               "elements in row-major order, which is its memory only for a "
+                               "contiguous tensor; call .contiguous() first")
+    size, stride = tuple(int(v) for v in size), tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise ShapeError(f"{name}: mismatch in length of strides and shape ({len(stride)} "
+                         f"strides for {len(size)} sizes)")
+    if builtins.any(v < 0 for v in size + stride):
+        raise EmberValueError(f"{name}: sizes and strides must be non-negative, got size "
+                              f"{size}, stride {stride}")
+    offset = 0 if storage_offset is None else int(storage_offset)
+    pos = ops.full(size, offset, dtype=D.int64, device=input._device)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        pos = pos + ops.arange(n, device=input._device).reshape(shape) * st
+    last = offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) if \
+        builtins.all(n > 0 for n in size) else offset - 1
+    if last >= input.numel() or offset < 0:
+        raise EmberValueError(f"{name}: size {list(size)}, stride {list(stride)} and offset "
+                              f"{offset} reach element {last}, out of bounds for a tensor of "
+                              f"{input.numel()} elements")
+    return pos
+
+
+def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """The elements at offset + sum(i_k * stride_k) of a contiguous input's memory, in the
+    given size (a copy in ember: its tensors share no storage by strides)."""
+    pos = _strided_positions("as_strided", input, size, stride, storage_offset)
+    return ops.take(input, pos)
+
+
+def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    return as_strided(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
+                       storage_offset=None) -> Tensor:
+    """A copy of input with as_strided(input, size, stride, storage_offset) set to src."""
+    pos = _strided_positions("as_strided_scatter", input, size, stride, storage_offset)
+    _need("as_strided_scatter", src)
+    if tuple(src.shape) != tuple(pos.shape):
+        raise ShapeError(f"as_strided_scatter: expected src of shape {list(pos.shape)}, "
+                         f"got {list(src.shape)}")
+    flat = input.reshape(-1).scatter(0, pos.reshape(-1), src.to(input._dtype).reshape(-1))
+    return flat.reshape(input.shape)
+
+
+# --- torch's *_copy functions: the view op's result in memory of its own -----------------
+
+def expand_copy(input: Tensor, size, *, implicit: bool = False) -> Tensor:
+    del implicit                  # torch's tracing flag: no effect on the result
+    return ops.expand(input, *size if isinstance(size, (list, tuple)) else (size,)).clone()
+
+
+def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return input.diagonal(offset, dim1, dim2).clone()
+
+
+def alias_copy(input: Tensor) -> Tensor:
+    return clone(input)
+
+
+def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
+    return narrow(input, dim, start, length).clone()
+
+
+def view_copy(input: Tensor, size) -> Tensor:
+    return input.view(size).clone()
+
+
+def permute_copy(input: Tensor, dims) -> Tensor:
+    return ops.permute(input, dims).clone()
+
+
+def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return tuple(p.clone() for p in split_with_sizes(input, split_sizes, dim))
+
+
+def unbind_copy(input: Tensor, dim: int = 0) -> tuple:
+    return tuple(p.clone() for p in unbind(input, dim))
+
+
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    return unfold_windows(input, dimension, size, step).clone()
+
+
+def squeeze_copy(input: Tensor, dim=None) -> Tensor:
+    return ops.squeeze(input, dim).clone()
+
+
+def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
+    return ops.unsqueeze(input, dim).clone()
+
+
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return ops.transpose(input, dim0, dim1).clone()
+
+
+def t_copy(input: Tensor) -> Tensor:
+    return t(input).clone()

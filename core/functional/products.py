@@ -9,6 +9,7 @@ from .. import amp_policy, dispatch, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
 from ..errors import (
+    EmberTypeError,
     EmberValueError,
     ShapeError,
 )
@@ -21,7 +22,7 @@ from .movement import select
 
 __all__ = ["linear", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
            "baddbmm", "addbmm", "tril", "triu", "diagonal", "diag_embed", "diag", "diagflat",
-           "trace", "cross", "tensordot", "kron", "einsum"]
+           "trace", "cross", "tensordot", "kron", "einsum", "addr"]
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -526,3 +527,25 @@ def _prod(values) -> int:
     for v in values:
         n *= v
     return n
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2) (for bool tensors: input or (vec1 and
+    vec2), as torch's)."""
+    for x in (input, vec1, vec2):
+        if type(x) is not Tensor:
+            raise EmberTypeError(f"addr(): expected Tensors, got {type(x).__name__}")
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"addr: expected 1-D vectors, got shapes {tuple(vec1.shape)} and "
+                         f"{tuple(vec2.shape)}")
+    if input._dtype is D.bool_ and vec1._dtype is D.bool_ and vec2._dtype is D.bool_:
+        prod = vec1.reshape(-1, 1).logical_and(vec2.reshape(1, -1))
+        if not alpha:
+            prod = prod.logical_and(prod.logical_not())
+        shape = _broadcast("addr", input._data.shape, prod._data.shape)
+        return prod.expand(shape) if not beta else prod.logical_or(input).expand(shape)
+    if input._dtype.category != D.FLOAT and (isinstance(beta, float) or
+                                             isinstance(alpha, float)):
+        raise EmberTypeError("addr(): for integral input tensors, beta and alpha must not be "
+                             "floating point numbers")
+    return _scaled(input, outer(vec1, vec2), beta, alpha)

@@ -11,19 +11,22 @@ from .. import amp_policy, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
 from ..errors import (
+    EmberIndexError,
     EmberTypeError,
     EmberValueError,
     ShapeError,
 )
+from ..ops._out import write_out
 from ..ops._util import as_shape, norm_dim, norm_dims
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
-from .elementwise import isclose
+from .elementwise import _isclose
 
 __all__ = ["mean", "var", "std", "var_mean", "logsumexp", "max", "min", "allclose", "equal",
            "count_nonzero", "std_mean", "dist", "cdist", "bincount", "cummax", "cummin", "aminmax",
-           "histc", "quantile", "nanquantile", "mode"]
+           "histc", "quantile", "nanquantile", "mode", "nansum", "nanmean", "nanmedian", "cov",
+           "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "renorm"]
 
 
 def _every(dim):
@@ -131,6 +134,7 @@ def max(x: Tensor, dim=None, keepdim: bool = False):
     -------
     ``torch.max``
     """
+    _need("max", x)
     if isinstance(dim, Tensor):
         return ops.maximum(x, dim)
     if dim is None:
@@ -147,6 +151,7 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
     -------
     ``torch.min``
     """
+    _need("min", x)
     if isinstance(dim, Tensor):
         return ops.minimum(x, dim)
     if dim is None:
@@ -189,7 +194,7 @@ def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
     -------
     ``torch.allclose``
     """
-    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+    return bool(_isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -370,7 +375,7 @@ def cummin(input: Tensor, dim: int):
     return _cumulative_extreme("cummin", input, dim, False, cummin_result)
 
 
-def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
+def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     """(min, max) over dim (every element by default); ties share the gradient as amin and
     amax do.
 
@@ -379,6 +384,8 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False):
     ``torch.aminmax``
     """
     _need("aminmax", input)
+    if out is not None:
+        return write_out("aminmax", aminmax(input, dim=dim, keepdim=keepdim), out, (input,))
     if dim is None:
         return aminmax_result((ops.amin(input).reshape(()) if not keepdim else
                                ops.amin(input, tuple(range(input.ndim)), keepdim=True),
@@ -556,3 +563,179 @@ def sum_to_size(self, *size) -> Tensor:
                                       if n == 1 and self._data.shape[lead + i] != 1)
     out = self.sum(dims, keepdim=True) if dims else self
     return out.reshape(size)
+
+
+# --- reductions that skip nan -------------------------------------------------------------
+
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """sum with nan counted as zero."""
+    _need("nansum", input)
+    if input._dtype.category == D.FLOAT:
+        input = ops.where(input.isnan(), 0.0, input)
+    return ops.sum(input, dim, keepdim, dtype=dtype)
+
+
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """mean of the elements that are not nan (nan where there are none)."""
+    _need("nanmean", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    _need_float("nanmean", input)
+    keep = ~input.isnan()
+    return nansum(input, dim, keepdim) / ops.sum(keep.to(input._dtype), _every(dim), keepdim)
+
+
+def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
+    """The lower median of the elements that are not nan (nan where all are): of every
+    element, or (values, indices) along dim."""
+    _need("nanmedian", input)
+    if dim is None:
+        if input.numel() == 0:
+            raise EmberValueError("nanmedian(): expected a non-empty tensor")
+        return nanmedian(input.reshape(-1), 0)[0]
+    if input.ndim == 0:
+        norm_dim(dim, 1, "nanmedian")
+        return ops.sorting.ValuesIndices((input.clone(), ops.zeros((), dtype=D.int64,
+                                                                    device=input._device)))
+    axis = norm_dim(dim, input.ndim, "nanmedian")
+    if input._data.shape[axis] == 0:
+        raise EmberIndexError(f"nanmedian(): expected a non-empty dimension {dim}")
+    order = ops.argsort(input, axis)          # nan sorts last
+    valid = ops.sum((~input.isnan()).to(D.int64), axis, keepdim=True)
+    position = ops.where(valid > 0, ops.floor_divide(valid - 1, 2), 0)
+    index = order.gather(axis, position)
+    values = input.gather(axis, index)
+    if not keepdim:
+        values, index = values.squeeze(axis), index.squeeze(axis)
+    return ops.sorting.ValuesIndices((values, index))
+
+
+# --- covariance ---------------------------------------------------------------------------
+
+def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """Covariance of the variables in input's rows (observations in columns), with integer
+    frequency weights and observation weights, as numpy.cov and torch.cov."""
+    _need("cov", input)
+    if input.ndim > 2:
+        raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                         f"input with {input.ndim} dimensions")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    x = x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+    n = x._data.shape[1]
+    w = None
+    for name, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        _need("cov", wt)
+        if wt.ndim > 1 or wt.numel() != n:
+            raise ShapeError(f"cov(): expected {name} to have one dimension and {n} "
+                             f"elements, got shape {tuple(wt.shape)}")
+        if name == "fweights" and wt._dtype.category == D.FLOAT:
+            raise EmberTypeError("cov(): expected fweights to have an integral dtype, got "
+                                 f"{wt._dtype.name}")
+        if name == "aweights" and wt._dtype.category != D.FLOAT:
+            raise EmberTypeError("cov(): expected aweights to have a floating point dtype, "
+                                 f"got {wt._dtype.name}")
+        if bool((wt < 0).any()):
+            raise EmberValueError(f"cov(): {name} cannot be negative")
+        wt = wt.to(x._dtype)
+        w = wt if w is None else w * wt
+    if w is None:
+        wsum = float(n)
+        avg = ops.sum(x, 1, keepdim=True) / n if n else ops.sum(x, 1, keepdim=True) * math.nan
+        norm = wsum - correction
+    else:
+        wsum = ops.sum(w)
+        avg = ops.sum(x * w, 1, keepdim=True) / wsum
+        if correction == 0:
+            norm = wsum
+        elif aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * ops.sum(w * aweights.to(x._dtype)) / wsum
+    xm = x - avg
+    xw = xm if w is None else xm * w
+    c = ops.matmul(xw, xm.transpose(0, 1).conj() if xm.is_complex() else xm.transpose(0, 1))
+    if type(norm) is Tensor:
+        norm = ops.where(norm < 0, 0.0, norm)
+    else:
+        norm = builtins.max(norm, 0.0)
+    c = c / norm
+    return c.squeeze() if input.ndim < 2 or x._data.shape[0] == 1 else c
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of input's rows, clipped to [-1, 1]."""
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = ops.sqrt(c.diagonal())
+    c = c / d.reshape(-1, 1) / d.reshape(1, -1)
+    return c.clamp(-1.0, 1.0)
+
+
+# --- integrals by the trapezoidal rule ----------------------------------------------------
+
+def _spacing(name, y, x, dx, axis):
+    n = y._data.shape[axis]
+    if x is None:
+        return 1.0 if dx is None else dx
+    _need(name, x)
+    if x.ndim == 1:
+        if x._data.shape[0] != n:
+            raise ShapeError(f"{name}(): there must be one `x` value for each sample point, "
+                             f"got {x._data.shape[0]} for {n} points")
+        d = x[1:] - x[:-1]
+        shape = [1] * y.ndim
+        shape[axis] = n - 1
+        return d.reshape(shape)
+    xa = norm_dim(axis - y.ndim, x.ndim, name)
+    return x.narrow(xa, 1, x._data.shape[xa] - 1) - x.narrow(xa, 0, x._data.shape[xa] - 1)
+
+
+def _trapezoid(name, y, x, dx, dim, cumulative):
+    _need(name, y)
+    axis = norm_dim(dim, y.ndim, name)
+    n = y._data.shape[axis]
+    if not cumulative and n == 0:
+        return ops.sum(y, axis)
+    d = _spacing(name, y, x, dx, axis)
+    left = y.narrow(axis, 0, builtins.max(n - 1, 0))
+    right = y.narrow(axis, 1, builtins.max(n - 1, 0)) if n else left
+    area = (left + right) * d / 2.0
+    return ops.cumsum(area, axis) if cumulative else ops.sum(area, axis)
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal-rule integral of y along dim (spacing x, or dx, default 1)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        x, dx = None, x
+    return _trapezoid("trapezoid", y, x, dx, dim, False)
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal-rule integral of y along dim (one element fewer)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        x, dx = None, x
+    return _trapezoid("cumulative_trapezoid", y, x, dx, dim, True)
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    _need("renorm", input)
+    _need_float("renorm", input)
+    if p <= 0:
+        raise EmberValueError(f"renorm(): non-positive norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise EmberValueError(f"renorm(): expected maxnorm to be >= 0, got {maxnorm}")
+    if input.ndim <= 1:
+        raise ShapeError(f"renorm(): input needs at least 2 dimensions, got {input.ndim}")
+    axis = norm_dim(dim, input.ndim, "renorm")
+    others = tuple(d for d in range(input.ndim) if d != axis)
+    norm = input.norm(p, others, keepdim=True)
+    factor = ops.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor

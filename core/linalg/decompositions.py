@@ -1,6 +1,7 @@
 """torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, svd, qr."""
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 from .. import dtypes as D
@@ -13,7 +14,8 @@ from ..tensor import Tensor
 
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
            "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv",
-           "qr"]
+           "qr", "solve_ex", "solve_triangular", "vander", "tensorinv", "tensorsolve",
+           "matrix_rank"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
@@ -379,3 +381,98 @@ def _out(out, name):
 
 
 
+
+
+SolveExResult = namedtuple("solve_ex", ["result", "info"])
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out=None) -> SolveExResult:
+    """solve with torch's info tensor (0: solved; a singular A raises, as ember's solve
+    does, whether or not check_errors asks for it)."""
+    _out(out, "solve_ex")
+    del check_errors          # ember's solve always checks: info is 0 when it returns
+    x = solve(A, B, left=left)
+    info = x.new_zeros(tuple(A.shape[:-2]), dtype=D.int32)
+    return SolveExResult(x, info)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False, out=None) -> Tensor:
+    """X with T X = B (X T = B with left=False) for T the upper or lower triangle of A (its
+    diagonal taken as ones with unitriangular): the other triangle is never read."""
+    _out(out, "solve_triangular")
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.shape[-1]
+        eye = ops.eye(n, dtype=A.dtype, device=A.device)
+        T = T * (1 - eye) + eye
+    if not left:
+        return solve(T.mT, B.mT).mT
+    return solve(T, B)
+
+
+def vander(x: Tensor, *, N=None) -> Tensor:
+    """The Vandermonde matrix: x's powers 0 .. N-1 along a new last dim (increasing)."""
+    if x.ndim == 0:                 # torch: a 0-d x is one point
+        x = x.reshape(1)
+    n = x.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise EmberValueError(f"linalg.vander: N must be greater than 1, got {n}")
+    powers = [ops.ones_like(x)]
+    for _ in range(1, n):
+        powers.append(powers[-1] * x)
+    return ops.stack(powers, -1)
+
+
+def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
+    """The inverse of A for tensordot over its first `ind` dims."""
+    _out(out, "tensorinv")
+    if ind <= 0:
+        raise EmberValueError(f"linalg.tensorinv: expected a strictly positive integer for "
+                              f"'ind', but got {ind}")
+    front, back = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows = math.prod(front)
+    if rows != math.prod(back):
+        raise ShapeError(f"linalg.tensorinv: expected self to satisfy the requirement "
+                         f"prod(self.shape[ind:]) == prod(self.shape[:ind]), got {tuple(A.shape)}")
+    return inv(A.reshape(rows, rows)).reshape(back + front)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B."""
+    _out(out, "tensorsolve")
+    if dims is not None:
+        nd = A.ndim
+        dims = [d % nd for d in dims]
+        A = A.permute([d for d in range(nd) if d not in dims] + dims)
+    rest = tuple(A.shape[B.ndim:])
+    n = math.prod(tuple(B.shape))
+    if n != math.prod(rest):
+        raise ShapeError(f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel(), "
+                         f"got A {tuple(A.shape)} and B {tuple(B.shape)}")
+    return solve(A.reshape(n, n), B.reshape(n)).reshape(rest)
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
+                out=None) -> Tensor:
+    """The number of singular values (|eigenvalues| with hermitian) above
+    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) when neither is given."""
+    _out(out, "matrix_rank")
+    A = _float("matrix_rank", A)
+    if hermitian:
+        s = eigvalsh(A).abs()
+    else:
+        s = svdvals(A)
+    m, n = A.shape[-2], A.shape[-1]
+    if atol is None and rtol is None:
+        rtol = finfo(A.dtype).eps * max(m, n)
+    top = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = 0.0
+    if rtol is not None:
+        tol = top * (rtol if type(rtol) is not Tensor else rtol.unsqueeze(-1))
+    if atol is not None:
+        a = atol if type(atol) is not Tensor else atol.unsqueeze(-1)
+        tol = ops.maximum(tol if type(tol) is Tensor else ops.full_like(top, tol),
+                          a if type(a) is Tensor else ops.full_like(top, a))
+    return ops.sum((s > tol).to(D.int64), -1)

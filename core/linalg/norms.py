@@ -139,6 +139,14 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     ``torch.linalg.cross``
     """
     from ..functional.products import cross as _cross
+    if input.ndim != other.ndim:
+        raise ShapeError(f"linalg.cross: inputs must have the same number of dimensions, got "
+                         f"{input.ndim} and {other.ndim}")
+    if input.ndim:
+        dim = norm_dim(dim, input.ndim, "linalg.cross")
+    if input.ndim and (input.shape[dim] != 3 or other.shape[dim] != 3):
+        raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
+                         f"{input.shape[dim]} and {other.shape[dim]}")
     return _cross(input, other, dim)
 
 

@@ -197,6 +197,13 @@ def _conj(x):
     return x.conj() if x.is_complex() else x
 
 
+def _t(self):
+    if self.ndim > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                         f"{self.ndim}D; use .mT or .transpose(dim0, dim1)")
+    return self if self.ndim < 2 else ops.transpose(self, 0, 1)
+
+
 def _H(self):
     if self.ndim > 2:
         raise ShapeError(f"Tensor.H: expected a matrix or vector, got {self.ndim} dims; use "
@@ -259,6 +266,18 @@ for _name, _fn in {
     "clamp_max": F.clamp_max, "nan_to_num": F.nan_to_num, "isclose": F.isclose,
     "allclose": F.allclose, "equal": F.equal, "fmax": F.fmax, "fmin": F.fmin,
     "round": F.round, "heaviside": F.heaviside, "atan2": F.atan2, "arctan2": F.arctan2,
+    "arcsin": F.arcsin, "arccos": F.arccos, "arctan": F.arctan, "arcsinh": F.arcsinh,
+    "arccosh": F.arccosh, "arctanh": F.arctanh, "nansum": F.nansum, "nanmean": F.nanmean,
+    "nanmedian": F.nanmedian, "cov": F.cov, "corrcoef": F.corrcoef, "renorm": F.renorm,
+    "addr": F.addr, "i0": F.i0, "isin": F.isin, "mvlgamma": F.mvlgamma,
+    "cholesky_inverse": F.cholesky_inverse, "cholesky_solve": F.cholesky_solve,
+    "triangular_solve": F.triangular_solve,
+    "copysign": F.copysign, "signbit": F.signbit, "ldexp": F.ldexp,
+    "logaddexp2": F.logaddexp2, "isposinf": F.isposinf, "isneginf": F.isneginf,
+    "isreal": F.isreal, "angle": F.angle, "conj": F.conj, "conj_physical": F.conj_physical,
+    "resolve_conj": F.resolve_conj, "resolve_neg": F.resolve_neg, "gcd": F.gcd, "lcm": F.lcm,
+    "frexp": F.frexp, "real": property(F.real),
+    "__rdiv__": lambda self, other: ops.div(other, self),
     "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
     "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
     "bitwise_xor": F.bitwise_xor, "bitwise_not": F.bitwise_not,
@@ -283,7 +302,7 @@ for _name, _fn in {
     "mH": property(lambda self: _conj(ops.transpose(self, -2, -1))),
     "H": property(_H),
     "adjoint": lambda self: _conj(ops.transpose(self, -2, -1)),
-    "t": lambda self: self if self.ndim < 2 else ops.transpose(self, 0, 1),
+    "t": _t,
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
     "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
@@ -387,8 +406,8 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
-              "index_copy", "put",
-              *_MATH):
+              "index_copy", "put", "renorm", "addr", "i0", "copysign", "ldexp", "gcd", "lcm",
+              "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])
 # in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's

@@ -84,6 +84,9 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     -------
     ``torch.nn.functional.hardtanh``
     """
+    if min_val > max_val:
+        raise EmberValueError(f"hardtanh: min_val cannot be greater than max_val (got "
+                              f"min_val={min_val}, max_val={max_val})")
     return _inplace(x, lambda v: ops.where(v < min_val, min_val,
                                            ops.where(v > max_val, max_val, v)), inplace)
 
@@ -274,6 +277,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
         return amp_policy.call("prelu", prelu, input, weight)
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                         f"ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1:
         if input.ndim < 2 or input._data.shape[1] != n:

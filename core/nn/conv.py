@@ -9,7 +9,7 @@ import math
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
-from ..errors import EmberValueError, ShapeError
+from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops import fold, pad, unfold
 from ..ops.nn import out_size, pair
 from ..tensor import Tensor
@@ -41,6 +41,15 @@ def _same_padding(name, kernel, dilation, stride):
     return out
 
 
+def _same_dtype(name, input, weight, bias):
+    """torch: input, weight and bias of one dtype (no promotion inside a convolution)."""
+    for what, t in (("weight", weight), ("bias", bias)):
+        if type(t) is Tensor and type(input) is Tensor and t._dtype is not input._dtype:
+            raise DtypeNotSupportedError(
+                f"{name}: input type ({input._dtype.name}) and {what} type ({t._dtype.name}) "
+                f"should be the same; cast with .to({input._dtype.name})")
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul.
@@ -52,6 +61,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     if _amp and amp_policy.on("conv2d"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups)
+    _same_dtype("conv2d", input, weight, bias)
     x, unbatched = _batched("conv2d", input, 4)
     if weight.ndim != 4:
         raise ShapeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, "
@@ -108,6 +118,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     if _amp and amp_policy.on("conv1d"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "conv1d", conv1d, input, weight, bias, stride, padding, dilation, groups)
+    _same_dtype("conv1d", input, weight, bias)
     x, unbatched = _batched("conv1d", input, 3)
     if weight.ndim != 3:
         raise ShapeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
@@ -131,6 +142,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     -------
     ``torch.nn.functional.conv3d``
     """
+    _same_dtype("conv3d", input, weight, bias)
     x, unbatched = _batched("conv3d", input, 5)
     if weight.ndim != 5:
         raise ShapeError(f"conv3d: expected a 5-D weight (out_channels, in_channels/groups, "

@@ -7,7 +7,8 @@ import math
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
-from ..errors import EmberIndexError
+from ..errors import EmberIndexError, EmberValueError, ShapeError
+from ..functional.creation import triu_indices
 from ..ops._util import broadcast_shapes
 from ..tensor import Tensor
 from ._util import _floats
@@ -112,3 +113,23 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance between every pair of rows i < j of an (N, M) input, in row-major
+    order of the pairs (N (N - 1) / 2 values)."""
+    if type(input) is not Tensor or input.ndim != 2:
+        raise ShapeError(f"pdist only supports 2D tensors, got: "
+                         f"{input.ndim if type(input) is Tensor else type(input).__name__}D")
+    _floats("pdist", input=input)
+    if p < 0:
+        raise EmberValueError(f"pdist only supports non-negative p values, got {p}")
+    n = input.shape[0]
+    if n < 2:                       # no pairs: empty, still in the graph as torch's
+        return input.reshape(-1)[:0]
+    i, j = triu_indices(n, n, 1, device=input.device)
+    diff = input[i] - input[j]
+    out = _norm(diff, p, -1)
+    if p == 0:                      # a count: in the graph with a zero gradient, as torch's
+        out = out + ops.sum(diff * 0.0, -1)
+    return out

@@ -4,8 +4,10 @@ Dropout, Dropout1d/2d/3d and dropout, dropout1d/2d/3d; ember's seeded host strea
 the masks."""
 from __future__ import annotations
 
+import math
 import warnings
 
+from .. import ops
 from ..errors import EmberValueError, EmberWarning, ShapeError
 from ..functional.random import apply_mask, drop
 from ..ops.creation import bernoulli_mask
@@ -175,3 +177,39 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+_SELU_ALPHA_SCALED = 1.7580993408473766      # SELU's alpha * scale: alpha dropout's value
+
+
+def _alpha_dropout(name, input, p, training, inplace, feature):
+    if not 0.0 <= p <= 1.0:
+        raise EmberValueError(f"{name}: dropout probability has to be between 0 and 1, but "
+                              f"got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:                      # torch: everything dropped, no rescaling
+        return input.mul_(0.0) if inplace else input * 0.0
+    if feature and input.ndim < 2:
+        raise ShapeError(f"{name}: expected an input with a channel dim (N, C, ...), got "
+                         f"shape {tuple(input.shape)}")
+    shape = tuple(input.shape) if not feature else \
+        tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    keep = ops.bernoulli(ops.full(shape, 1.0 - p, dtype=input.dtype, device=input.device))
+    alpha = _SELU_ALPHA_SCALED
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    out = input * (keep * a) + ((keep - 1) * (alpha * a) + alpha * a * p)
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalization: dropped elements take SELU's negative
+    saturation value and the result is rescaled to the input's mean and variance."""
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels of (N, C, ...)."""
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, True)

@@ -69,8 +69,15 @@ from .activation import (
 )
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv3d, conv_transpose2d
-from .distance import cosine_similarity, pairwise_distance
-from .dropout import dropout, dropout1d, dropout2d, dropout3d
+from .distance import cosine_similarity, pairwise_distance, pdist
+from .dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from .linear import bilinear
 from .loss import (
     binary_cross_entropy,
@@ -103,7 +110,7 @@ from .normalization import (
     normalize,
     rms_norm,
 )
-from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -130,9 +137,9 @@ __all__ = [
     # conv
     "conv1d", "conv2d", "conv3d", "conv_transpose2d",
     # distance
-    "cosine_similarity", "pairwise_distance",
+    "cosine_similarity", "pairwise_distance", "pdist",
     # dropout
-    "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # linear
     "bilinear",
     # loss
@@ -146,7 +153,7 @@ __all__ = [
     "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
     "local_response_norm", "normalize",
     # pixelshuffle
-    "pixel_shuffle", "pixel_unshuffle",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     # pooling
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "adaptive_max_pool2d",

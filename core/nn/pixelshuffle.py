@@ -92,3 +92,21 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels of (N, C, *) regrouped: C split into `groups` groups, interleaved."""
+    if type(input) is not Tensor or input.ndim < 3:
+        raise ShapeError("channel_shuffle expects input to have at least 3 dimensions, but "
+                         f"got input with {input.ndim if type(input) is Tensor else 0} "
+                         "dimension(s)")
+    if groups <= 0:
+        raise EmberValueError(f"Number of groups to divide channels in must be positive. "
+                              f"Value of groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise ShapeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                         f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(
+        (n, c) + rest)

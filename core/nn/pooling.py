@@ -100,6 +100,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     -------
     ``torch.nn.functional.avg_pool2d``
     """
+    if divisor_override is not None and divisor_override == 0:
+        raise EmberValueError("avg_pool2d: divisor must be not zero")
     x, unbatched = _batched("avg_pool2d", input, 4)
     k, s, p, d, (oh, ow), (eh, ew) = _pool_geometry("avg_pool2d", x, kernel_size, stride,
                                                     padding, 1, ceil_mode)
@@ -142,8 +144,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         return amp_policy.call("adaptive_avg_pool2d", adaptive_avg_pool2d, input, output_size)
     x, unbatched = _batched("adaptive_avg_pool2d", input, 4)
     n, c, h, w = x._data.shape
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
+    output_size = _pair_size("adaptive_avg_pool2d", output_size)
     oh, ow = (h if output_size[0] is None else output_size[0],
               w if output_size[1] is None else output_size[1])
     if oh <= 0 or ow <= 0:
@@ -193,6 +194,9 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     ``torch.nn.functional.max_pool1d``
     """
     _check_1d("max_pool1d", input)
+    if 0 in input._data.shape[-2:]:
+        raise ShapeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                         f"dim batch size for input, but got: {list(input.shape)}")
     stride = None if stride is None or stride == () else (1, _one(stride, "max_pool1d"))
     out = F.max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size, "max_pool1d")), stride,
                        (0, _one(padding, "max_pool1d")), (1, _one(dilation, "max_pool1d")),
@@ -229,34 +233,42 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
+def _pair_size(name, output_size):
+    if isinstance(output_size, int):
+        return (output_size, output_size)
+    if len(output_size) != 2:
+        raise ShapeError(f"{name}: output_size must be 2 (an int or a pair), got "
+                         f"{tuple(output_size)}")
+    return tuple(output_size)
+
+
 def _adaptive_bounds(out: int, size: int):
     return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
     """Max over PyTorch's adaptive windows (a window's max is the max over its rows of the
-    max over its columns, so two passes of per-window slices).  return_indices=True is not
-    supported yet.
+    max over its columns, so two passes of per-window slices).  With return_indices also
+    each max's index into its (H*W) plane (the first of equal maxima), the values gathered
+    there so the gradient reaches that element, as torch's.
 
     PyTorch
     -------
     ``torch.nn.functional.adaptive_max_pool2d``
     """
-    if return_indices:
-        raise EmberValueError("adaptive_max_pool2d: return_indices=True is not in ember yet; "
-                              "use return_indices=False (or max_pool2d with return_indices)")
     if input.ndim not in (3, 4):
         raise ShapeError(f"adaptive_max_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) "
                          f"input, got shape {tuple(input.shape)}")
     h, w = input._data.shape[-2:]
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
+    output_size = _pair_size("adaptive_max_pool2d", output_size)
     oh = h if output_size[0] is None else output_size[0]
     ow = w if output_size[1] is None else output_size[1]
     if oh <= 0 or ow <= 0:
         raise EmberValueError(f"adaptive_max_pool2d: output_size must be positive, got "
                               f"{output_size}")
     lead = input._data.shape[:-2]
+    if return_indices:
+        return _adaptive_max_with_indices(input, oh, ow)
     if h % oh == 0 and w % ow == 0:
         out = input.reshape(lead + (oh, h // oh, ow, w // ow))
         return ops.amax(out, (-3, -1))
@@ -264,6 +276,24 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
                     for a, b in _adaptive_bounds(ow, w)], -1)              # (..., H, ow)
     return ops.cat([ops.amax(cols[..., a:b, :], -2, keepdim=True)
                     for a, b in _adaptive_bounds(oh, h)], -2)              # (..., oh, ow)
+
+
+def _adaptive_max_with_indices(input: Tensor, oh: int, ow: int):
+    h, w = input._data.shape[-2:]
+    lead = input._data.shape[:-2]
+    index = []
+    for a, b in _adaptive_bounds(oh, h):
+        row = []
+        for c, d in _adaptive_bounds(ow, w):
+            window = input[..., a:b, c:d].reshape(lead + ((b - a) * (d - c),))
+            local = ops.argmax(window.detach(), -1, keepdim=True)
+            row.append((ops.floor_divide(local, d - c) + a) * w
+                       + ops.remainder(local, d - c) + c)
+        index.append(ops.cat(row, -1))
+    index = ops.stack(index, -2)                                        # (..., oh, ow)
+    values = ops.gather(input.reshape(lead + (h * w,)), -1,
+                        index.reshape(lead + (oh * ow,))).reshape(lead + (oh, ow))
+    return values, index
 
 
 # -- modules ------------------------------------------------------------------------------
@@ -424,13 +454,10 @@ class AdaptiveMaxPool2d(Module):
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise EmberValueError("AdaptiveMaxPool2d: return_indices=True is not in ember "
-                                  "yet; use return_indices=False")
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor) -> Tensor:
-        return adaptive_max_pool2d(input, self.output_size)
+        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

@@ -39,6 +39,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if scale_grad_by_freq or sparse:
         raise EmberValueError("embedding: scale_grad_by_freq and sparse gradients are not "
                               "supported; leave them False")
+    if type(weight) is not Tensor or weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), "
+                         f"got {tuple(weight.shape) if type(weight) is Tensor else weight!r}")
     num = weight._data.shape[0]
     if padding_idx is not None and padding_idx < 0:
         padding_idx += num

@@ -28,7 +28,29 @@ from ._op import KERNELS, OPS, REGISTRY, Op, declared_names, describe
 from .creation import *  # noqa: F403
 from .creation import bernoulli_mask, from_host  # noqa: F401  (ember's own: dropout, devices)
 from .elementwise import *  # noqa: F403
-from .elementwise import BINARY, UNARY, add, div, round, sub  # noqa: F401  (round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=)
+
+# round: the primitive, no decimals=; add, sub, div: without alpha=, rounding_mode=; the
+# comparisons, maximum, minimum and logical ops: the primitives that take a number on either
+# side (ember.eq, ember.maximum, ... are ember.functional's, which refuse one as torch does)
+from .elementwise import (  # noqa: F401
+    BINARY,
+    UNARY,
+    add,
+    div,
+    eq,
+    ge,
+    gt,
+    le,
+    logical_and,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    ne,
+    round,
+    sub,
+)
 from .index import *  # noqa: F403
 from .index import getitem, setitem, take_along  # noqa: F401  (Tensor.__getitem__, ...)
 from .linalg import *  # noqa: F403

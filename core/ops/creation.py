@@ -11,9 +11,10 @@ import numpy as np
 from .. import dtypes as D
 from ..device import as_device
 from ..dispatch import _check_dtype, create
-from ..errors import EmberOverflowError, EmberTypeError, EmberValueError
+from ..errors import EmberOverflowError, EmberTypeError, EmberValueError, ShapeError
 from ..signatures import size_keyword
 from ..tensor import Tensor, contiguous_format, preserve_format, wrap
+from . import _out
 from ._op import declare, rule_attr, shape_attr
 from ._util import as_shape, broadcast_shapes
 
@@ -446,7 +447,7 @@ def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=F
                      memory_format, requires_grad, "full_like")
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None,
+def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) in steps of ``step``, as a 1-D tensor.
 
@@ -468,12 +469,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     -------
     ``torch.arange``
     """
+    if out is not None:
+        return _out.write_out("arange", arange(start, end, step, dtype=dtype or out._dtype
+                                               if type(out) is Tensor else dtype,
+                                               device=device or getattr(out, "_device", None),
+                                               requires_grad=requires_grad), out)
     if end is None:
         start, end = 0, start
     vals = [v.item() if type(v) is Tensor else v for v in (start, end, step)]
     start, end, step = vals
-    if step == 0:
-        raise EmberValueError("arange: step must be nonzero")
+    if step == 0 or (dtype is not None and D.get_dtype(dtype).category in (D.INT, D.BOOL)
+                     and int(step) == 0):
+        raise EmberValueError(f"arange: step must be nonzero (step={step}, which the "
+                              f"integer dtype truncates to 0)" if step else
+                              "arange: step must be nonzero")
     if (end - start) * step < 0:
         raise EmberValueError(f"arange: upper bound and larger bound inconsistent with step "
                               f"sign (start={start}, end={end}, step={step})")
@@ -504,6 +513,14 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     -------
     ``torch.linspace``
     """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise EmberTypeError(f"linspace(): argument 'steps' must be int, not "
+                             f"{type(steps).__name__}")
+    for v in (start, end):
+        if type(v) is Tensor and v.ndim != 0:
+            raise ShapeError(f"linspace only supports 0-dimensional start and end tensors, "
+                             f"but got tensors with {v.ndim} dimension(s)")
+    start, end = (v.item() if type(v) is Tensor else v for v in (start, end))
     if steps < 0:
         raise EmberValueError(f"linspace: number of steps must be non-negative, got {steps}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
@@ -665,9 +682,11 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
                    lambda s: _gen(generator).standard_normal(s))
 
 
-def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None):
+def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=None,
+           layout=None, requires_grad: bool = False):
     """Samples from a normal distribution: ``normal(mean, std, size)`` with numbers, or
-    elementwise with tensor ``mean`` and/or ``std`` (their broadcast shape).
+    elementwise with tensor ``mean`` and/or ``std`` (their broadcast shape); layout must be
+    strided, requires_grad makes a leaf.
 
     Raises
     ------
@@ -678,6 +697,12 @@ def normal(mean=0.0, std=1.0, size=(), *, dtype=None, device=None, generator=Non
     -------
     ``torch.normal``; the samples differ from PyTorch's for the same seed (another generator).
     """
+    if layout is not None and str(layout).rsplit(".", 1)[-1] != "strided":
+        raise EmberValueError(f"normal(layout={layout}): ember has only the strided layout; "
+                              "drop layout=")
+    if requires_grad:
+        return normal(mean, std, size, dtype=dtype, device=device,
+                      generator=generator).requires_grad_(True)
     if type(mean) is Tensor or type(std) is Tensor:
         return _normal_tensors(mean, std, generator)
     if std < 0:

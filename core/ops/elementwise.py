@@ -98,6 +98,18 @@ sin = _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine
 cos = _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
 tan = _u("tan", rule_float, "float", lambda g, out, x: (g * (out * out + 1),), save_out=True,
          doc="tangent")
+asin = _u("asin", rule_float, "float", lambda g, out, x: (g * ((1 - x) * (x + 1)).rsqrt(),),
+         doc="arcsine, in [-pi/2, pi/2]")
+acos = _u("acos", rule_float, "float", lambda g, out, x: (-g * ((1 - x) * (x + 1)).rsqrt(),),
+         doc="arccosine, in [0, pi]")
+atan = _u("atan", rule_float, "float", lambda g, out, x: (g / (x * x + 1),),
+         doc="arctangent, in (-pi/2, pi/2)")
+asinh = _u("asinh", rule_float, "float", lambda g, out, x: (g * (x * x + 1).rsqrt(),),
+          doc="inverse hyperbolic sine")
+acosh = _u("acosh", rule_float, "float", lambda g, out, x: (g * ((x - 1) * (x + 1)).rsqrt(),),
+          doc="inverse hyperbolic cosine (x >= 1)")
+atanh = _u("atanh", rule_float, "float", lambda g, out, x: (g / ((1 - x) * (x + 1)),),
+          doc="inverse hyperbolic tangent (|x| <= 1)")
 tanh = _u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
           vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
 sigmoid = _u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",
@@ -331,7 +343,10 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 # relu and the aliases; derived from the declarations, never listed by hand
 # (add, sub and div with torch's alpha= and rounding_mode= are ember.functional's, over
 # these primitives)
-__all__ = ["where", "cast", "relu", "multiply", "greater",
-           "greater_equal", "less", "less_equal", "not_equal",
+# (comparisons, maximum, minimum and the logical ops are ember.functional's too: torch's
+# functions refuse a Python number where these primitives, used inside ember, take one)
+__all__ = ["where", "cast", "relu", "multiply",
            *(name for name, fn in (*UNARY.items(), *BINARY.items()) if REGISTRY[name].public
-             and name not in ("add", "sub", "div"))]
+             and name not in ("add", "sub", "div", "eq", "ne", "lt", "le", "gt", "ge",
+                              "maximum", "minimum", "logical_and", "logical_or",
+                              "logical_xor"))]

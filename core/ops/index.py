@@ -26,7 +26,7 @@ from ..errors import (
     ShapeError,
 )
 from ..tensor import Tensor
-from . import elementwise, movement
+from . import _out, elementwise, layout, movement
 from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import broadcast_shapes, norm_dim
 from .creation import c_order, from_host, full, tensor
@@ -219,24 +219,30 @@ def take_along(x: Tensor, index: Tensor, axis: int, name: str = "take") -> Tenso
     return run(take_op, x, index, axis=axis)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """torch.index_select: the entries of input at index along dim (in [0, size)).
 
     PyTorch
     -------
     ``torch.index_select``
     """
-    return take_along(input, index, dim, "index_select")
+    if input.ndim == 0:                       # torch: a 0-d input gives a 0-d result
+        result = take_along(input.reshape(1), index, 0, "index_select").reshape(())
+    else:
+        result = take_along(input, index, dim, "index_select")
+    return result if out is None else _out.write_out("index_select", result, out,
+                                                     (input, index))
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     """torch.take: input treated as 1-D, read at index (any shape).
 
     PyTorch
     -------
     ``torch.take``
     """
-    return take_along(input.reshape(-1), index, 0)
+    result = take_along(input.reshape(-1), index, 0)
+    return result if out is None else _out.write_out("take", result, out, (input, index))
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
@@ -247,6 +253,14 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
     -------
     ``torch.index_add``
     """
+    if type(input) is Tensor and type(source) is Tensor and input.ndim and source.ndim:
+        xs, ss = input._data.shape, source._data.shape
+        axis = norm_dim(dim, input.ndim, "index_add")
+        if len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss))
+                                     if d != axis):
+            raise ShapeError(f"index_add(): source tensor shape must match self tensor "
+                             f"shape, excluding the specified dimension. Got self.shape = "
+                             f"{list(xs)} source.shape = {list(ss)}")
     return _index_add(input, index, source if alpha == 1 else source * alpha, dim)
 
 
@@ -280,17 +294,23 @@ def _check_gather(name, x, index, axis, src=None):
                          f"block is used, as in PyTorch)")
 
 
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on.
 
     PyTorch
     -------
     ``torch.gather``
     """
-    return _gather(input, index, dim)
+    result = _gather(input, index, dim)
+    return result if out is None else _out.write_out("gather", result, out, (input, index))
 
 
 def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor:
+    if index._data.shape and 0 in index._data.shape and x._data.shape and \
+            index._dtype.category == D.INT:
+        # an empty index gathers nothing: torch checks neither its dims nor its dtype
+        norm_dim(axis, x.ndim, name)
+        return x.reshape(-1)[:0].reshape(index._data.shape)
     _check_index_dtype(name, index)
     if x.ndim == 0 and index.ndim <= 1:     # one element along dim 0 or -1 (torch's)
         norm_dim(axis, 1, name)
@@ -312,6 +332,10 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     -------
     ``torch.scatter_add``
     """
+    if type(src) is Tensor and type(input) is Tensor and src._dtype is not input._dtype:
+        raise EmberTypeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype "
+                             f"(got {input._dtype.name} and {src._dtype.name}); cast src "
+                             f"with .to(input.dtype)")
     return _scatter_add(input, index, src, dim)
 
 
@@ -604,6 +628,9 @@ def _bump(x: Tensor) -> None:
     views = root._get_meta("views")
     if views:
         _refresh(root, views)
+
+
+_out.use_writer(_assign, _bump, elementwise.cast, layout.strides_of)   # what out= uses
 
 
 def writes_through(x: Tensor) -> bool:

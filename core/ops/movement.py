@@ -17,15 +17,16 @@ from .. import amp_policy
 from ..amp_policy import active as _amp
 from ..backend import optional
 from ..dispatch import direct, run
-from ..errors import EmberValueError, ShapeError
+from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..signatures import numpy_names
 from ..tensor import Tensor
+from . import _out
 from ._op import declare, rule_first, rule_same, shape_attr, shape_first
 from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
 from .creation import from_host
 
 __all__ = ["cat", "chunk", "contiguous", "expand", "flatten", "flip", "movedim", "pad", "permute",
-           "reshape", "slice_scatter", "split", "squeeze", "stack", "transpose", "unsqueeze"]
+           "reshape", "split", "squeeze", "stack", "transpose", "unsqueeze"]
 
 
 _index_select = None     # ops/index.py hands it down: pad's non-constant modes gather rows
@@ -426,7 +427,7 @@ def _pad_index(mode, n, lo, hi, device):
     return from_host(where.astype(np.int64), device)
 
 
-def cat(tensors, dim: int = 0) -> Tensor:
+def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """The tensors joined along the existing dim ``dim``; their other dims must match.
 
     Examples
@@ -439,9 +440,18 @@ def cat(tensors, dim: int = 0) -> Tensor:
     -------
     ``torch.cat``
     """
+    if type(tensors) is Tensor or not isinstance(tensors, (list, tuple)):
+        raise EmberTypeError(f"cat(): argument 'tensors' must be a tuple or list of Tensors, "
+                             f"not {type(tensors).__name__}; wrap it: cat([t, ...])")
     tensors = [t for t in tensors]
     if not tensors:
         raise EmberValueError("cat: expected a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            raise EmberTypeError(f"cat(): expected a sequence of Tensors, but element {i} is "
+                                 f"{type(t).__name__}")
+    if out is not None:
+        return _out.write_out("cat", cat(tensors, dim), out, tensors)
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour users rely on)
     kept = [t for t in tensors if not (t.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
     ref = kept[0]

@@ -23,6 +23,8 @@ __all__ = ["fold", "unfold"]
 
 def pair(v, name="") -> tuple:
     if isinstance(v, (tuple, list)):
+        if len(v) == 1:                     # torch: one value stands for both dims
+            return int(v[0]), int(v[0])
         if len(v) != 2:
             raise ShapeError(f"{name}: expected an int or a pair of ints, got {v}")
         return int(v[0]), int(v[1])

@@ -11,6 +11,7 @@ from ..dispatch import direct, run
 from ..errors import EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
+from . import _out
 from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim, norm_dims
 from .movement import pad, permute, reshape
@@ -199,25 +200,27 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @numpy_names
-def amax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def amax(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """The maximum over ``dim`` (all dims by default); nan if any element is nan.
 
     PyTorch
     -------
     ``torch.amax``
     """
-    return _reduce(max_op, x, dim, keepdim)
+    result = _reduce(max_op, x, dim, keepdim)
+    return result if out is None else _out.write_out("amax", result, out, (x,))
 
 
 @numpy_names
-def amin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def amin(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """The minimum over ``dim`` (all dims by default); nan if any element is nan.
 
     PyTorch
     -------
     ``torch.amin``
     """
-    return _reduce(min_op, x, dim, keepdim)
+    result = _reduce(min_op, x, dim, keepdim)
+    return result if out is None else _out.write_out("amin", result, out, (x,))
 
 
 @numpy_names

@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor, preserve_format
+from . import _out
 from .creation import _gen, _made, formatted, rand, randint, randn
 
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
@@ -76,7 +77,7 @@ def _check_probs(input: Tensor):
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator=None) -> Tensor:
+                generator=None, out=None) -> Tensor:
     """num_samples category indices per row of input (non-negative weights, not
     necessarily summing to 1), with or without replacement.
 
@@ -84,6 +85,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     -------
     ``torch.multinomial``
     """
+    if out is not None:
+        return _out.write_out("multinomial", multinomial(input, num_samples, replacement,
+                                                         generator=generator), out, (input,))
     _check_probs(input)
     rows = input.reshape(1, -1) if input.ndim == 1 else input
     n, k = rows._data.shape
@@ -120,13 +124,16 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return out.reshape(num_samples) if input.ndim == 1 else out
 
 
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability input (or p) elementwise, else 0, in input's dtype.
 
     PyTorch
     -------
     ``torch.bernoulli``
     """
+    if out is not None:
+        return _out.write_out("bernoulli", bernoulli(input, p, generator=generator), out,
+                              (input, p))
     prob = input if p is None else p
     u = _made(lambda: _gen(generator).random(input._data.shape), input._device, False,
               random=True, name="bernoulli").to(input._dtype if input._dtype.category ==
@@ -161,13 +168,20 @@ def _need_float(name, x):
         raise EmberTypeError(f"{name}: expected a floating point tensor, got {x._dtype.name}")
 
 
+def _param(name, ok, expects):
+    if not ok:
+        raise EmberValueError(f"{name} expects {expects}")
+
+
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     _need_float("uniform_", x)
+    _param("uniform_", a <= b, f"to return a [from, to) range, but found from={a} > to={b}")
     return _fill_from(x, "uniform_", lambda s: _gen(generator).uniform(a, b, s))
 
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     _need_float("normal_", x)
+    _param("normal_", std >= 0, f"std >= 0.0, but found std {std}")
     return _fill_from(x, "normal_", lambda s: _gen(generator).normal(mean, std, s))
 
 
@@ -179,21 +193,25 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     _need_float("exponential_", x)
+    _param("exponential_", lambd > 0, f"lambda > 0.0, but found lambda={lambd}")
     return _fill_from(x, "exponential_",
                       lambda s: _gen(generator).exponential(1.0 / lambd, s))
 
 
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
     _need_float("log_normal_", x)
+    _param("log_normal_", std > 0, f"std > 0.0, but found std={std}")
     return _fill_from(x, "log_normal_", lambda s: _gen(generator).lognormal(mean, std, s))
 
 
 def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
+    _param("geometric_", 0 < p < 1, f"p to be in (0, 1), but got p={p}")
     return _fill_from(x, "geometric_", lambda s: _gen(generator).geometric(p, s))
 
 
 def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
     _need_float("cauchy_", x)
+    _param("cauchy_", sigma > 0, f"sigma > 0.0, but found sigma={sigma}")
     return _fill_from(x, "cauchy_",
                       lambda s: median + sigma * _gen(generator).standard_cauchy(s))
 

@@ -13,6 +13,7 @@ from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError
 from ..signatures import numpy_names
 from ..tensor import Tensor
+from . import _out
 from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import norm_dim
 from .creation import arange, full, zeros
@@ -134,7 +135,8 @@ topk_op = declare("topk", "composite", rule_fixed(D.int64),
                   decompose=_topk_decompose)
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
+             out=None) -> ValuesIndices:
     """The k-th smallest element (1-based) along dim and its index.
 
     PyTorch
@@ -142,6 +144,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Val
     ``torch.kthvalue``
     """
     _need_tensor("kthvalue", input)
+    if out is not None:
+        return _out.write_out("kthvalue", kthvalue(input, k, dim, keepdim), out, (input,))
     axis = norm_dim(dim, input.ndim, "kthvalue") if input.ndim else 0
     n = input._data.shape[axis] if input.ndim else 1
     if not 1 <= k <= n:

@@ -38,3 +38,17 @@ case("tensor", lambda E, x: (E.tensor([[1, 2], [3, 4]], device=x.device),
                     np.array([True, False]), x, np.array(3)),
      Input(S), dtypes=("float32",), grad=False, layouts=False,
      out_dtype=("int64", "float32", "bool", "float32", "int64"), ops=("full",))
+
+case("scalar_tensor", lambda E, x: E.scalar_tensor(2.5, dtype=x.dtype, device=x.device) + x,
+     lambda np, x: 2.5 + x, Input(S), dtypes=ALL_FLOATS, grad=False)
+
+# torch.signal.windows (ember.signal.windows): NumPy's symmetric windows
+case("signal_windows", lambda E, x: tuple(
+    w(7, dtype=x.dtype, device=x.device) + x[:7] * 0 for w in (
+        E.signal.windows.hann, E.signal.windows.hamming, E.signal.windows.blackman,
+        E.signal.windows.bartlett, lambda m, **kw: E.signal.windows.kaiser(m, beta=5.0, **kw))),
+     lambda np, x: (np.hanning(7), np.hamming(7), np.blackman(7), np.bartlett(7),
+                    np.kaiser(7, 5.0)), Input((7,)), dtypes=("float32", "float64"),
+     grad=False, layouts=False,
+     ops=("signal.windows.hann", "signal.windows.hamming", "signal.windows.blackman",
+          "signal.windows.bartlett", "signal.windows.kaiser"))

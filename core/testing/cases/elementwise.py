@@ -31,6 +31,8 @@ UNARY_FLOAT = [
     ("log", np.log, "p"), ("log1p", np.log1p, "p"), ("expm1", np.expm1, "f"),
     ("sqrt", np.sqrt, "p"), ("rsqrt", lambda x: 1 / np.sqrt(x), "p"),
     ("sin", np.sin, "f"), ("cos", np.cos, "f"), ("tan", np.tan, "u"), ("tanh", np.tanh, "f"),
+    ("asin", np.arcsin, "u"), ("acos", np.arccos, "u"), ("atan", np.arctan, "f"),
+    ("asinh", np.arcsinh, "f"), ("atanh", np.arctanh, "u"),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), "f"), ("erf", _erf, "f"),
     ("reciprocal", lambda x: 1 / x, "p")]
 for _name, _ref, _kind in UNARY_FLOAT:
@@ -45,6 +47,10 @@ for _name, _ref in [("sign", np.sign), ("floor", np.floor), ("ceil", np.ceil),
     # on bool these are identities, as in PyTorch (NumPy has no bool sign/floor/...)
     case(_name + ":bool", _function(_name), lambda x: x, Input(S, "b"), dtypes=("bool",),
          grad=False)
+# acosh's domain is x >= 1: the positive inputs (0.5, 2) shifted past it
+case("acosh", lambda E, x: (x + 1.0).acosh(), lambda x: np.arccosh(x + 1.0), Input(M, "p"),
+     dtypes=ALL_FLOATS)
+case("acosh:special", _function("acosh"), np.arccosh, SPECIAL_IN, grad=False, layouts=False)
 case("round:halves", lambda E, x: x.round(), np.round,
      Input((8,), "f", (0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 1e30)), grad=False)
 case("abs:int", lambda E, x: x.abs(), np.abs, Input(S, "i"), dtypes=INTS, grad=False)
@@ -200,3 +206,32 @@ case("cast:half_floats", lambda E, x: (x.half().float(), x.bfloat16().float()),
 def _bf16():
     import ml_dtypes
     return ml_dtypes.bfloat16
+
+
+# --- sign bits, infinities, powers of two, integer divisors (torch.* composites) ----------
+case("copysign", lambda E, x, y: (E.copysign(x, y), x.copysign(-1.0)),
+     lambda np, x, y: (np.copysign(x, y), np.copysign(x, -1.0)), Input(S), Input(S))
+case("signbit", lambda E, x: x.signbit(), np.signbit, SPECIAL_IN, grad=False, layouts=False,
+     out_dtype="bool")
+case("ldexp", lambda E, x, e: E.ldexp(x, e), lambda np, x, e: np.ldexp(x, e.astype(int)),
+     Input(S), Input(S, "e"), grad=False)
+case("logaddexp2", lambda E, x, y: E.logaddexp2(x, y), np.logaddexp2, Input(S), Input(S))
+case("isposinf", lambda E, x: (E.isposinf(x), E.isneginf(x), E.isreal(x)),
+     lambda np, x: (np.isposinf(x), np.isneginf(x), np.isreal(x)), SPECIAL_IN, grad=False,
+     layouts=False, ops=("isposinf", "isneginf", "isreal"), out_dtype="bool")
+case("angle", lambda E, x: E.angle(x),
+     lambda np, x: np.where(np.isnan(x), np.nan, np.where(x < 0, np.pi, 0.0)),
+     SPECIAL_IN, grad=False, layouts=False)
+case("rsub", lambda E, x, y: E.rsub(x, y, alpha=2), lambda np, x, y: y - 2 * x, Input(S),
+     Input(S))
+case("fill", lambda E, x: E.fill(x, 1.5), lambda np, x: np.full_like(x, 1.5), Input(S),
+     grad=False)
+case("real", lambda E, x: (E.real(x), E.conj(x), E.resolve_conj(x), E.resolve_neg(x),
+                           E.conj_physical(x)),
+     lambda np, x: (x, x, x, x, x), Input(S),
+     ops=("real", "conj", "resolve_conj", "resolve_neg", "conj_physical"))
+case("gcd", lambda E, a, b: (E.gcd(a, b), E.lcm(a, b)),
+     lambda np, a, b: (np.gcd(a, b), np.lcm(a, b)), Input(S, "i"), Input(S, "z"),
+     dtypes=("int64", "int32"), grad=False, ops=("gcd", "lcm"))
+case("frexp", lambda E, x: (E.frexp(x)[0], E.frexp(x).exponent.to(x.dtype)),
+     lambda np, x: (np.frexp(x)[0], np.frexp(x)[1].astype(x.dtype)), Input(S), grad=False)

@@ -49,9 +49,60 @@ case("pad:value", lambda E, x: E.pad(x, (1, 1), value=-1.0),
 case("pad:int", lambda E, x: E.pad(x, (2, 0, 1, 1), value=7),
      lambda np, x: np.pad(x, ((1, 1), (2, 0)), constant_values=7), Input(S, "i"),
      dtypes=("int64", "uint8"), grad=False)
-case("slice_scatter", lambda E, x, s: E.slice_scatter(
+case("slice_scatter", lambda E, x, s: E.ops.movement.slice_scatter(
     x, s, (slice(0, 2), slice(None, None, -2), slice(1, 3))),
      lambda np, x, s: _slice_scatter_ref(x, s), Input(M), Input((2, 2, 2)))
+case("slice_scatter:torch", lambda E, x, s: E.slice_scatter(x, s, 1, 0, 3, 2),
+     lambda np, x, s: _put(x, (slice(None), slice(0, 3, 2)), s), Input(M),
+     Input((2, 2, 4)))
+case("select_scatter", lambda E, x, s: E.select_scatter(x, s, 1, -1),
+     lambda np, x, s: _put(x, (slice(None), -1), s), Input(M), Input((2, 4)))
+case("diagonal_scatter", lambda E, x, s: E.diagonal_scatter(x, s, 1),
+     lambda np, x, s: _put(x, (np.arange(3), np.arange(1, 4)), s), Input((3, 4)),
+     Input((3,)))
+case("as_strided", lambda E, x: (E.as_strided(x, (3, 2), (2, 3), 1),
+                                 E.as_strided_scatter(x, x[:, :2] * 0 + 1, (3, 2), (1, 3))),
+     lambda np, x: (np.lib.stride_tricks.as_strided(x.reshape(-1)[1:], (3, 2),
+                                                    (2 * x.itemsize, 3 * x.itemsize)),
+                    _strided_put(x)), Input(S), ops=("as_strided", "as_strided_scatter"),
+     layouts=False)     # positions over a contiguous tensor's memory (others are refused)
+case("fliplr", lambda E, x: (E.fliplr(x), E.flipud(x)),
+     lambda np, x: (np.fliplr(x), np.flipud(x)), Input(M), ops=("fliplr", "flipud"))
+case("hsplit", lambda E, x: (*E.hsplit(x, 3), *E.vsplit(x, [1]), *E.dsplit(x, 2)),
+     lambda np, x: (*np.hsplit(x, 3), *np.vsplit(x, [1]), *np.dsplit(x, 2)), Input(M),
+     ops=("hsplit", "vsplit", "dsplit"))
+case("atleast_3d", lambda E, x: (E.atleast_3d(x), *E.atleast_3d([x[0], x[0, 0]])),
+     lambda np, x: (np.atleast_3d(x), *np.atleast_3d(x[0], x[0, 0])), Input(S))
+case("split_with_sizes", lambda E, x: (*E.split_with_sizes(x, [1, 3], 1),
+                                       *E.unsafe_split(x, 2, 1), *E.unsafe_chunk(x, 2)),
+     lambda np, x: (x[:, :1], x[:, 1:], x[:, :2], x[:, 2:], x[:2], x[2:]), Input(S),
+     ops=("split_with_sizes", "unsafe_split", "unsafe_chunk"))
+case("copies", lambda E, x: (E.expand_copy(x[:, :1], (3, 5)), E.diagonal_copy(x),
+                             E.alias_copy(x), E.narrow_copy(x, 1, 1, 2), E.view_copy(x, (4, 3)),
+                             E.permute_copy(x, (1, 0)), E.t_copy(x),
+                             *E.split_with_sizes_copy(x, [2, 2], 1), *E.unbind_copy(x),
+                             E.unfold_copy(x, 1, 2, 2), E.squeeze_copy(x[:1]),
+                             E.unsqueeze_copy(x, 0), E.transpose_copy(x, 0, 1)),
+     lambda np, x: (np.broadcast_to(x[:, :1], (3, 5)), np.diagonal(x), x, x[:, 1:3],
+                    x.reshape(4, 3), x.T, x.T, x[:, :2], x[:, 2:], *x,
+                    np.stack([x[:, 0:2], x[:, 2:4]], 1), x[0], x[None], x.T), Input(S),
+     ops=("expand_copy", "diagonal_copy", "alias_copy", "narrow_copy", "view_copy",
+          "permute_copy", "t_copy", "split_with_sizes_copy", "unbind_copy", "unfold_copy",
+          "squeeze_copy", "unsqueeze_copy", "transpose_copy"))
+
+
+def _put(x, index, s):
+    out = x.copy()
+    out[index] = s
+    return out
+
+
+def _strided_put(x):
+    out = x.copy().reshape(-1)
+    for i in range(3):
+        for j in range(2):
+            out[i + 3 * j] = 1.0
+    return out.reshape(x.shape)
 
 
 def _slice_scatter_ref(x, s):

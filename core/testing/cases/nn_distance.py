@@ -19,3 +19,12 @@ case("pairwise_distance", lambda E, a, b: (F(E).pairwise_distance(a, b),
                                            F(E).pairwise_distance(a, b, p=3.0)),
      lambda np, a, b: (_dist(a, b), _dist(a, b, 1.0)[:, None], _dist(a, b, 3.0)),
      Input((3, 4)), Input((3, 4)), atol=1e-4)
+
+case("pdist", lambda E, x: (F(E).pdist(x), F(E).pdist(x, 1.0)),
+     lambda np, x: (_pairs(np, x, 2), _pairs(np, x, 1)), Input((4, 3)))
+
+
+def _pairs(np, x, p):
+    n = x.shape[0]
+    return np.array([np.sum(np.abs(x[i] - x[j]) ** p) ** (1 / p) for i in range(n)
+                     for j in range(i + 1, n)], dtype=x.dtype)

@@ -12,3 +12,6 @@ case("dropout:eval", lambda E, x: (F(E).dropout(x, 0.4, training=False),
 case("dropout:eval_nd", lambda E, x: (F(E).dropout1d(x[0], 0.3, False),
                                       F(E).dropout3d(x[None], 0.3, False)),
      lambda np, x: (x[0], x[None]), Input((2, 3, 4, 2)), ops=("dropout1d", "dropout3d"))
+case("alpha_dropout:eval", lambda E, x: (F(E).alpha_dropout(x, 0.4),
+                                         F(E).feature_alpha_dropout(x, 0.3, training=False)),
+     lambda np, x: (x, x), Input((2, 3, 4)), ops=("alpha_dropout", "feature_alpha_dropout"))

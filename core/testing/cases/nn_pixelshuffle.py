@@ -22,3 +22,7 @@ def _pixel_unshuffle(x, r):
 case("pixel_shuffle", lambda E, x: (F(E).pixel_shuffle(x, 2), F(E).pixel_unshuffle(x, 2)),
      lambda np, x: (_pixel_shuffle(x, 2), _pixel_unshuffle(x, 2)), Input((2, 8, 2, 4)),
      ops=("pixel_shuffle", "pixel_unshuffle"))
+
+case("channel_shuffle", lambda E, x: F(E).channel_shuffle(x, 2),
+     lambda np, x: x.reshape(2, 2, 3, 5).transpose(0, 2, 1, 3).reshape(2, 6, 5),
+     Input((2, 6, 5)))

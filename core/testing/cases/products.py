@@ -28,3 +28,7 @@ case("diagonal", lambda E, x: (E.diagonal(x, 1), E.diag(x[0, :, 0]), E.trace(x[0
      ops=("diagonal", "diag", "trace", "diag_embed"))
 case("cross", lambda E, x, y: E.cross(x, y, dim=1), lambda np, x, y: np.cross(x, y, axis=1),
      Input((2, 3)), Input((2, 3)), ops=("cross",))
+
+case("addr", lambda E, m, a, b: E.addr(m, a, b, beta=0.5, alpha=2.0),
+     lambda np, m, a, b: 0.5 * m + 2.0 * np.outer(a, b), Input((3, 4)), Input((3,)),
+     Input((4,)))

@@ -90,3 +90,46 @@ case("softmax:extremes", lambda E, x: x.softmax(1), lambda np, x: _softmax(x, 1)
      Input((2, 3), "f", (1000.0, 0.0, -1000.0, -np.inf, 0.0, 1.0)), grad=False)
 case("log_softmax", lambda E, x: x.log_softmax(1), lambda np, x: np.log(_softmax(x, 1)),
      Input(M), dtypes=ALL_FLOATS)
+
+# --- nan-skipping reductions, covariance, trapezoidal integrals, renorm ------------------
+case("nansum", lambda E, x: (E.nansum(x, 1), x.nanmean(), E.nanmedian(x, 1)[0]),
+     lambda np, x: (np.nansum(x, 1), np.nanmean(x), _lower_nanmedian(np, x)),
+     Input(S, "f", (1.0, np.nan, 3.0, -2.0, 5.0, 6.0, np.nan, 0.5, np.nan, np.nan, np.nan,
+                    np.nan)), ops=("nansum", "nanmean", "nanmedian"), layouts=False,
+     grad=False)
+case("cov", lambda E, x: (E.cov(x), E.cov(x, correction=0), E.corrcoef(x)),
+     lambda np, x: (np.cov(x), np.cov(x, ddof=0), np.corrcoef(x)), Input((3, 6)),
+     ops=("cov", "corrcoef"))
+case("trapezoid", lambda E, y, x: (E.trapezoid(y), E.trapezoid(y, x[0]), E.trapz(y, dx=0.5),
+                                   E.cumulative_trapezoid(y, dim=0)),
+     lambda np, y, x: (np.trapezoid(y), np.trapezoid(y, x[0]), np.trapezoid(y, dx=0.5),
+                       np.cumsum((y[1:] + y[:-1]) / 2, 0)), Input(S), Input(S),
+     ops=("trapezoid", "trapz", "cumulative_trapezoid"))
+case("renorm", lambda E, x: E.renorm(x, 2, 0, 1.0),
+     lambda np, x: x * np.where(np.linalg.norm(x, axis=1, keepdims=True) > 1.0,
+                                1.0 / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-7), 1.0),
+     Input(S))
+
+
+def _lower_nanmedian(np, x):
+    out = []
+    for row in x:
+        v = np.sort(row[~np.isnan(row)])
+        out.append(v[(len(v) - 1) // 2] if len(v) else np.nan)
+    return np.array(out, dtype=x.dtype)
+
+# ember.masked (torch.masked): the identity in place of the masked-out elements
+case("masked", lambda E, x: (E.masked.sum(x, 1, mask=x > 0), E.masked.amax(x, mask=x < 0.5),
+                             E.masked.mean(x, 0, mask=x > -0.5),
+                             E.masked.softmax(x, 1, mask=x > -1.0),
+                             E.masked.cumsum(x, 1, mask=x > 0)),
+     lambda np, x: (np.where(x > 0, x, 0).sum(1), np.where(x < 0.5, x, -np.inf).max(),
+                    np.where(x > -0.5, x, 0).sum(0) / (x > -0.5).sum(0),
+                    _masked_softmax(np, x, x > -1.0), np.where(x > 0, x, 0).cumsum(1)),
+     Input(S), grad=False,
+     ops=("masked.sum", "masked.amax", "masked.mean", "masked.softmax", "masked.cumsum"))
+
+
+def _masked_softmax(np, x, m):
+    e = np.where(m, np.exp(x - np.where(m, x, -np.inf).max(1, keepdims=True)), 0)
+    return e / e.sum(1, keepdims=True)

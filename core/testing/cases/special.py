@@ -42,3 +42,26 @@ case("digamma", lambda E, x: E.digamma(x + 0.5), lambda np, x: _digamma(x + 0.5)
      Input(S, "p"), ops=("digamma",), atol=1e-4, rtol=1e-4)
 case("erfinv", lambda E, x: E.erfinv(x), lambda np, x: _erfinv(x), Input(S, "u"),
      ops=("erfinv",))
+
+case("i0", lambda E, x: (E.i0(x), E.special.i0e(x)),
+     lambda np, x: (np.i0(x), np.i0(x) * np.exp(-np.abs(x))), Input(S, "f"),
+     ops=("i0", "special.i0e"))
+
+# torch.special's orthogonal polynomials against NumPy's (degree 4, x inside (-0.9, 0.9))
+case("chebyshev_polynomial_t", lambda E, x: (
+    E.special.chebyshev_polynomial_t(x, 4), E.special.chebyshev_polynomial_u(x, 3),
+    E.special.hermite_polynomial_h(x, 4), E.special.hermite_polynomial_he(x, 3),
+    E.special.laguerre_polynomial_l(x, 3), E.special.legendre_polynomial_p(x, 4),
+    E.special.shifted_chebyshev_polynomial_t(x, 3)),
+     lambda np, x: (np.polynomial.chebyshev.chebval(x, [0, 0, 0, 0, 1]),
+                    8 * x ** 3 - 4 * x,
+                    np.polynomial.hermite.hermval(x, [0, 0, 0, 0, 1]),
+                    np.polynomial.hermite_e.hermeval(x, [0, 0, 0, 1]),
+                    np.polynomial.laguerre.lagval(x, [0, 0, 0, 1]),
+                    np.polynomial.legendre.legval(x, [0, 0, 0, 0, 1]),
+                    np.polynomial.chebyshev.chebval(2 * x - 1, [0, 0, 0, 1])),
+     Input(S, "u"), grad=False,
+     ops=("special.chebyshev_polynomial_t", "special.chebyshev_polynomial_u",
+          "special.hermite_polynomial_h", "special.hermite_polynomial_he",
+          "special.laguerre_polynomial_l", "special.legendre_polynomial_p",
+          "special.shifted_chebyshev_polynomial_t"))
