@@ -38,17 +38,32 @@ i0 = _F.i0
 
 
 def i0e(input: Tensor) -> Tensor:
-    """exp(-|x|) i0(x): the exponentially scaled modified Bessel function, order 0."""
+    """exp(-|x|) i0(x): the exponentially scaled modified Bessel function, order 0.
+
+    PyTorch
+    -------
+    ``torch.special.i0e``
+    """
     return _F.special.bessel_i(input, 0, True)
 
 
 def i1(input: Tensor) -> Tensor:
-    """The modified Bessel function of the first kind, order 1."""
+    """The modified Bessel function of the first kind, order 1.
+
+    PyTorch
+    -------
+    ``torch.special.i1``
+    """
     return _F.special.bessel_i(input, 1, False)
 
 
 def i1e(input: Tensor) -> Tensor:
-    """exp(-|x|) i1(x)."""
+    """exp(-|x|) i1(x).
+
+    PyTorch
+    -------
+    ``torch.special.i1e``
+    """
     return _F.special.bessel_i(input, 1, True)
 
 
@@ -253,49 +268,89 @@ def _chebyshev(name, x, n, kind, shifted):
 
 
 def chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
-    """T_n(input), the Chebyshev polynomial of the first kind."""
+    """T_n(input), the Chebyshev polynomial of the first kind.
+
+    PyTorch
+    -------
+    ``torch.special.chebyshev_polynomial_t``
+    """
     return _no_out("chebyshev_polynomial_t", out, _chebyshev("chebyshev_polynomial_t", input,
                                                              n, "t", False))
 
 
 def chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
-    """U_n(input), the Chebyshev polynomial of the second kind."""
+    """U_n(input), the Chebyshev polynomial of the second kind.
+
+    PyTorch
+    -------
+    ``torch.special.chebyshev_polynomial_u``
+    """
     return _no_out("chebyshev_polynomial_u", out, _chebyshev("chebyshev_polynomial_u", input,
                                                              n, "u", False))
 
 
 def chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
-    """V_n(input), the Chebyshev polynomial of the third kind."""
+    """V_n(input), the Chebyshev polynomial of the third kind.
+
+    PyTorch
+    -------
+    ``torch.special.chebyshev_polynomial_v``
+    """
     return _no_out("chebyshev_polynomial_v", out, _chebyshev("chebyshev_polynomial_v", input,
                                                              n, "v", False))
 
 
 def chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
-    """W_n(input), the Chebyshev polynomial of the fourth kind."""
+    """W_n(input), the Chebyshev polynomial of the fourth kind.
+
+    PyTorch
+    -------
+    ``torch.special.chebyshev_polynomial_w``
+    """
     return _no_out("chebyshev_polynomial_w", out, _chebyshev("chebyshev_polynomial_w", input,
                                                              n, "w", False))
 
 
 def shifted_chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
-    """T*_n(input) = T_n(2 input - 1)."""
+    """T*_n(input) = T_n(2 input - 1).
+
+    PyTorch
+    -------
+    ``torch.special.shifted_chebyshev_polynomial_t``
+    """
     return _no_out("shifted_chebyshev_polynomial_t", out, _chebyshev(
         "shifted_chebyshev_polynomial_t", input, n, "t", True))
 
 
 def shifted_chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
-    """U*_n(input) = U_n(2 input - 1)."""
+    """U*_n(input) = U_n(2 input - 1).
+
+    PyTorch
+    -------
+    ``torch.special.shifted_chebyshev_polynomial_u``
+    """
     return _no_out("shifted_chebyshev_polynomial_u", out, _chebyshev(
         "shifted_chebyshev_polynomial_u", input, n, "u", True))
 
 
 def shifted_chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
-    """V*_n(input) = V_n(2 input - 1)."""
+    """V*_n(input) = V_n(2 input - 1).
+
+    PyTorch
+    -------
+    ``torch.special.shifted_chebyshev_polynomial_v``
+    """
     return _no_out("shifted_chebyshev_polynomial_v", out, _chebyshev(
         "shifted_chebyshev_polynomial_v", input, n, "v", True))
 
 
 def shifted_chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
-    """W*_n(input) = W_n(2 input - 1)."""
+    """W*_n(input) = W_n(2 input - 1).
+
+    PyTorch
+    -------
+    ``torch.special.shifted_chebyshev_polynomial_w``
+    """
     return _no_out("shifted_chebyshev_polynomial_w", out, _chebyshev(
         "shifted_chebyshev_polynomial_w", input, n, "w", True))
 
@@ -311,19 +366,34 @@ def _hermite(name, input, n, physicists):
 
 
 def hermite_polynomial_h(input, n, *, out=None) -> Tensor:
-    """H_n(input), the physicists' Hermite polynomial (nan past n = 128 in float32)."""
+    """H_n(input), the physicists' Hermite polynomial (nan past n = 128 in float32).
+
+    PyTorch
+    -------
+    ``torch.special.hermite_polynomial_h``
+    """
     return _no_out("hermite_polynomial_h", out,
                    _hermite("hermite_polynomial_h", input, n, True))
 
 
 def hermite_polynomial_he(input, n, *, out=None) -> Tensor:
-    """He_n(input), the probabilists' Hermite polynomial."""
+    """He_n(input), the probabilists' Hermite polynomial.
+
+    PyTorch
+    -------
+    ``torch.special.hermite_polynomial_he``
+    """
     return _no_out("hermite_polynomial_he", out,
                    _hermite("hermite_polynomial_he", input, n, False))
 
 
 def laguerre_polynomial_l(input, n, *, out=None) -> Tensor:
-    """L_n(input), the Laguerre polynomial (1 at 0)."""
+    """L_n(input), the Laguerre polynomial (1 at 0).
+
+    PyTorch
+    -------
+    ``torch.special.laguerre_polynomial_l``
+    """
     x, k = _degree_pair("laguerre_polynomial_l", input, n)
     one = x * 0.0 + 1.0
     res = _recurrence(x, k, one, 1.0 - x,
@@ -333,7 +403,12 @@ def laguerre_polynomial_l(input, n, *, out=None) -> Tensor:
 
 
 def legendre_polynomial_p(input, n, *, out=None) -> Tensor:
-    """P_n(input), the Legendre polynomial."""
+    """P_n(input), the Legendre polynomial.
+
+    PyTorch
+    -------
+    ``torch.special.legendre_polynomial_p``
+    """
     x, k = _degree_pair("legendre_polynomial_p", input, n)
     one = x * 0.0 + 1.0
     res = _recurrence(x, k, one, x,

@@ -64,7 +64,12 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False,
                   layout=None, pin_memory: bool = False) -> Tensor:
-    """A 0-d tensor holding the number s (the default float dtype unless dtype is given)."""
+    """A 0-d tensor holding the number s (the default float dtype unless dtype is given).
+
+    PyTorch
+    -------
+    ``torch.scalar_tensor``
+    """
     only_default("scalar_tensor", "layout", layout, ("strided",))
     if pin_memory:
         only_default("scalar_tensor", "pin_memory", pin_memory)

@@ -683,7 +683,12 @@ logical_xor = _strict("logical_xor", ops.logical_xor, True)
 # --- sign bits, infinities, powers of two --------------------------------------------------
 
 def signbit(input: Tensor) -> Tensor:
-    """True where the sign bit is set: negative numbers and -0.0 (torch.signbit)."""
+    """True where the sign bit is set: negative numbers and -0.0 (torch.signbit).
+
+    PyTorch
+    -------
+    ``torch.signbit``
+    """
     _need_tensors("signbit", input, both=False)
     if input._dtype.category != D.FLOAT:
         return input < 0 if input._dtype.is_signed else ops.zeros_like(input, dtype=D.bool_)
@@ -693,7 +698,12 @@ def signbit(input: Tensor) -> Tensor:
 
 
 def copysign(input, other) -> Tensor:
-    """|input| with the sign of other (-0.0 counts as negative), as a float."""
+    """|input| with the sign of other (-0.0 counts as negative), as a float.
+
+    PyTorch
+    -------
+    ``torch.copysign``
+    """
     _need_tensors("copysign", input, both=False)
     x = _float(input)
     neg = signbit(other) if type(other) is Tensor else math.copysign(1.0, other) < 0
@@ -703,13 +713,23 @@ def copysign(input, other) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
-    """input * 2 ** other."""
+    """input * 2 ** other.
+
+    PyTorch
+    -------
+    ``torch.ldexp``
+    """
     _need_tensors("ldexp", input, other)
     return _float(input) * ops.pow(2.0, _float(other))
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
-    """log2(2 ** input + 2 ** other) without overflow."""
+    """log2(2 ** input + 2 ** other) without overflow.
+
+    PyTorch
+    -------
+    ``torch.logaddexp2``
+    """
     _need_tensors("logaddexp2", input, other)
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
@@ -717,6 +737,12 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 
 def isposinf(input: Tensor) -> Tensor:
+    """Whether each element is +inf.
+
+    PyTorch
+    -------
+    ``torch.isposinf``
+    """
     _need_tensors("isposinf", input, both=False)
     if input._dtype.category != D.FLOAT:
         return ops.zeros_like(input, dtype=D.bool_)
@@ -724,6 +750,12 @@ def isposinf(input: Tensor) -> Tensor:
 
 
 def isneginf(input: Tensor) -> Tensor:
+    """Whether each element is -inf.
+
+    PyTorch
+    -------
+    ``torch.isneginf``
+    """
     _need_tensors("isneginf", input, both=False)
     if input._dtype.category != D.FLOAT:
         return ops.zeros_like(input, dtype=D.bool_)
@@ -731,28 +763,48 @@ def isneginf(input: Tensor) -> Tensor:
 
 
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere for a real tensor (ember's tensors are real)."""
+    """True everywhere for a real tensor (ember's tensors are real).
+
+    PyTorch
+    -------
+    ``torch.isreal``
+    """
     _need_tensors("isreal", input, both=False)
     return ops.ones_like(input, dtype=D.bool_)
 
 
 def angle(input: Tensor) -> Tensor:
     """The argument of a real number: pi for negatives, 0 otherwise, nan stays nan (a float
-    result; its gradient is zero, as torch's)."""
+    result; its gradient is zero, as torch's).
+
+    PyTorch
+    -------
+    ``torch.angle``
+    """
     _need_tensors("angle", input, both=False)
     x = _float(input)
     return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
 
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
-    """other - alpha * input (torch.rsub)."""
+    """other - alpha * input (torch.rsub).
+
+    PyTorch
+    -------
+    ``torch.rsub``
+    """
     _need_tensors("rsub", input, both=False)
     return ops.sub(other, input if alpha == 1 else input * alpha)
 
 
 def fill(input: Tensor, value) -> Tensor:
     """A tensor of input's shape and dtype filled with value (a number or a 0-d tensor,
-    whose gradient is the sum of the result's)."""
+    whose gradient is the sum of the result's).
+
+    PyTorch
+    -------
+    ``torch.fill``
+    """
     _need_tensors("fill", input, both=False)
     if type(value) is Tensor:
         if value.ndim != 0:
@@ -764,24 +816,52 @@ def fill(input: Tensor, value) -> Tensor:
 
 
 def real(input: Tensor) -> Tensor:
-    """The real part: the tensor itself for a real tensor."""
+    """The real part: the tensor itself for a real tensor.
+
+    PyTorch
+    -------
+    ``torch.real``
+    """
     return _real_only("real", input)
 
 
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: the tensor itself for a real tensor."""
+    """The complex conjugate: the tensor itself for a real tensor.
+
+    PyTorch
+    -------
+    ``torch.conj``
+    """
     return _real_only("conj", input)
 
 
 def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate; ember's tensors are real, so a copy of ``input``.
+
+    PyTorch
+    -------
+    ``torch.conj_physical``
+    """
     return _real_only("conj_physical", input)
 
 
 def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` with a lazy conjugation applied; ember has none (real tensors): ``input``.
+
+    PyTorch
+    -------
+    ``torch.resolve_conj``
+    """
     return _real_only("resolve_conj", input)
 
 
 def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` with a lazy negation applied; ember has none: ``input``.
+
+    PyTorch
+    -------
+    ``torch.resolve_neg``
+    """
     return _real_only("resolve_neg", input)
 
 
@@ -794,7 +874,12 @@ def _real_only(name, input):
 
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:
-    """Greatest common divisor of integers (non-negative; gcd(0, 0) = 0)."""
+    """Greatest common divisor of integers (non-negative; gcd(0, 0) = 0).
+
+    PyTorch
+    -------
+    ``torch.gcd``
+    """
     a, b = _integer_pair("gcd", input, other)
     while True:
         more = b != 0
@@ -805,7 +890,12 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """Least common multiple of integers (non-negative; 0 where either is 0)."""
+    """Least common multiple of integers (non-negative; 0 where either is 0).
+
+    PyTorch
+    -------
+    ``torch.lcm``
+    """
     a, b = _integer_pair("lcm", input, other)
     g = gcd(a, b)
     return ops.where(g == 0, 0, ops.floor_divide(a, ops.where(g == 0, 1, g)) * b)
@@ -836,7 +926,12 @@ class frexp_result(tuple):
 
 def frexp(input: Tensor) -> frexp_result:
     """input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0, inf and nan: the
-    input itself and exponent 0)."""
+    input itself and exponent 0).
+
+    PyTorch
+    -------
+    ``torch.frexp``
+    """
     _need_tensors("frexp", input, both=False)
     if input._dtype.category != D.FLOAT:
         raise DtypeNotSupportedError(f"frexp(): expected a floating point input, got "

@@ -416,7 +416,12 @@ def fill_diagonal(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
 
 def isin(elements, test_elements, *, assume_unique: bool = False,
          invert: bool = False) -> Tensor:
-    """Whether each element of `elements` is in test_elements (either may be a number)."""
+    """Whether each element of `elements` is in test_elements (either may be a number).
+
+    PyTorch
+    -------
+    ``torch.isin``
+    """
     del assume_unique                # a hint for torch's sort-based path: same answer
     if type(elements) is not Tensor and type(test_elements) is not Tensor:
         raise EmberTypeError("isin(): expected a Tensor for elements or test_elements, got "
@@ -434,7 +439,12 @@ def isin(elements, test_elements, *, assume_unique: bool = False,
 
 
 def unravel_index(indices: Tensor, shape) -> tuple:
-    """The coordinates in a tensor of `shape` of each flat index (one tensor per dim)."""
+    """The coordinates in a tensor of `shape` of each flat index (one tensor per dim).
+
+    PyTorch
+    -------
+    ``torch.unravel_index``
+    """
     if type(indices) is not Tensor:
         indices = ops.tensor(indices)
     if indices._dtype.category != D.INT:

@@ -136,7 +136,12 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """The inverse of A from its Cholesky factor: A = L L^H (or U^H U with upper)."""
+    """The inverse of A from its Cholesky factor: A = L L^H (or U^H U with upper).
+
+    PyTorch
+    -------
+    ``torch.cholesky_inverse``
+    """
     if out is not None:
         raise gap("cholesky_inverse(out=)", "assign the result instead")
     A = L.mT @ L if upper else L @ L.mT
@@ -144,7 +149,12 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with A X = B, A given by its Cholesky factor (A = L L^H, or U^H U with upper)."""
+    """X with A X = B, A given by its Cholesky factor (A = L L^H, or U^H U with upper).
+
+    PyTorch
+    -------
+    ``torch.cholesky_solve``
+    """
     if out is not None:
         raise gap("cholesky_solve(out=)", "assign the result instead")
     A = L.mT @ L if upper else L @ L.mT
@@ -157,7 +167,12 @@ TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coef
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out=None) -> TriangularSolveResult:
     """X with op(T) X = b for T A's upper (or lower) triangle, op the transpose when asked,
-    and a copy of A (torch's legacy pair)."""
+    and a copy of A (torch's legacy pair).
+
+    PyTorch
+    -------
+    ``torch.triangular_solve``
+    """
     if out is not None:
         raise gap("triangular_solve(out=)", "assign the result instead")
     T = A.mT if transpose else A

@@ -612,7 +612,12 @@ def unfold_windows(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
 # --- flips and splits along named axes ----------------------------------------------------
 
 def fliplr(input: Tensor) -> Tensor:
-    """input reversed along dim 1 (at least 2 dims)."""
+    """input reversed along dim 1 (at least 2 dims).
+
+    PyTorch
+    -------
+    ``torch.fliplr``
+    """
     _need("fliplr", input)
     if input.ndim < 2:
         raise ShapeError(f"fliplr: input must be >= 2-d, got shape {tuple(input.shape)}")
@@ -620,7 +625,12 @@ def fliplr(input: Tensor) -> Tensor:
 
 
 def flipud(input: Tensor) -> Tensor:
-    """input reversed along dim 0 (at least 1 dim)."""
+    """input reversed along dim 0 (at least 1 dim).
+
+    PyTorch
+    -------
+    ``torch.flipud``
+    """
     _need("flipud", input)
     if input.ndim < 1:
         raise ShapeError("flipud: input must be >= 1-d, got a 0-d tensor")
@@ -642,31 +652,64 @@ def _split_along(name, input, indices_or_sections, dim, min_ndim):
 
 
 def hsplit(input: Tensor, indices_or_sections) -> tuple:
-    """Split along dim 1 (dim 0 of a 1-d tensor): sections must divide it evenly."""
+    """Split along dim 1 (dim 0 of a 1-d tensor): sections must divide it evenly.
+
+    PyTorch
+    -------
+    ``torch.hsplit``
+    """
     _need("hsplit", input)
     return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
 
 
 def vsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``input`` split along dim 0 (rows) into sections or at indices (at least 2-D).
+
+    PyTorch
+    -------
+    ``torch.vsplit``
+    """
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``input`` split along dim 2 (depth) into sections or at indices (at least 3-D).
+
+    PyTorch
+    -------
+    ``torch.dsplit``
+    """
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
-    """Pieces of the given sizes along dim (they must add up to its size)."""
+    """Pieces of the given sizes along dim (they must add up to its size).
+
+    PyTorch
+    -------
+    ``torch.split_with_sizes``
+    """
     _need("split_with_sizes", input)
     return tuple(ops.split(input, [int(s) for s in split_sizes], dim))
 
 
 def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
-    """split (torch's unsafe_ form skips a view check ember has no need of)."""
+    """split (torch's unsafe_ form skips a view check ember has no need of).
+
+    PyTorch
+    -------
+    ``torch.unsafe_split``
+    """
     return tuple(ops.split(input, split_size, dim))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """chunk() (ember's chunks are never aliased in an unsafe way: the same result).
+
+    PyTorch
+    -------
+    ``torch.unsafe_chunk``
+    """
     return tuple(ops.chunk(input, chunks, dim))
 
 
@@ -690,7 +733,12 @@ def _scatter_into_view(name, input, src, view):
 
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
                   step: int = 1) -> Tensor:
-    """A copy of input with input[..., start:end:step, ...] (along dim) set to src."""
+    """A copy of input with input[..., start:end:step, ...] (along dim) set to src.
+
+    PyTorch
+    -------
+    ``torch.slice_scatter``
+    """
     _need("slice_scatter", input)
     axis = norm_dim(dim, input.ndim, "slice_scatter")
     n = input._data.shape[axis]
@@ -707,14 +755,24 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
-    """A copy of input with input.select(dim, index) set to src."""
+    """A copy of input with input.select(dim, index) set to src.
+
+    PyTorch
+    -------
+    ``torch.select_scatter``
+    """
     return _scatter_into_view("select_scatter", input, src,
                               lambda x: select(x, dim, index))
 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
-    """A copy of input with input.diagonal(offset, dim1, dim2) set to src."""
+    """A copy of input with input.diagonal(offset, dim1, dim2) set to src.
+
+    PyTorch
+    -------
+    ``torch.diagonal_scatter``
+    """
     return _scatter_into_view("diagonal_scatter", input, src,
                               lambda x: x.diagonal(offset, dim1, dim2))
 
@@ -749,18 +807,34 @@ def _strided_positions(name, input, size, stride, storage_offset):
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """The elements at offset + sum(i_k * stride_k) of a contiguous input's memory, in the
-    given size (a copy in ember: its tensors share no storage by strides)."""
+    given size (a copy in ember: its tensors share no storage by strides).
+
+    PyTorch
+    -------
+    ``torch.as_strided``
+    """
     pos = _strided_positions("as_strided", input, size, stride, storage_offset)
     return ops.take(input, pos)
 
 
 def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """as_strided()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.as_strided_copy``
+    """
     return as_strided(input, size, stride, storage_offset)
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
                        storage_offset=None) -> Tensor:
-    """A copy of input with as_strided(input, size, stride, storage_offset) set to src."""
+    """A copy of input with as_strided(input, size, stride, storage_offset) set to src.
+
+    PyTorch
+    -------
+    ``torch.as_strided_scatter``
+    """
     pos = _strided_positions("as_strided_scatter", input, size, stride, storage_offset)
     _need("as_strided_scatter", src)
     if tuple(src.shape) != tuple(pos.shape):
@@ -773,53 +847,131 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
 # --- torch's *_copy functions: the view op's result in memory of its own -----------------
 
 def expand_copy(input: Tensor, size, *, implicit: bool = False) -> Tensor:
+    """expand()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.expand_copy``
+    """
     del implicit                  # torch's tracing flag: no effect on the result
     return ops.expand(input, *size if isinstance(size, (list, tuple)) else (size,)).clone()
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """diagonal()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.diagonal_copy``
+    """
     return input.diagonal(offset, dim1, dim2).clone()
 
 
 def alias_copy(input: Tensor) -> Tensor:
+    """A copy of ``input`` (torch.alias's result in memory of its own).
+
+    PyTorch
+    -------
+    ``torch.alias_copy``
+    """
     return clone(input)
 
 
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
+    """narrow()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.narrow_copy``
+    """
     return narrow(input, dim, start, length).clone()
 
 
 def view_copy(input: Tensor, size) -> Tensor:
+    """view()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.view_copy``
+    """
     return input.view(size).clone()
 
 
 def permute_copy(input: Tensor, dims) -> Tensor:
+    """permute()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.permute_copy``
+    """
     return ops.permute(input, dims).clone()
 
 
 def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """split_with_sizes()'s pieces, each in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.split_with_sizes_copy``
+    """
     return tuple(p.clone() for p in split_with_sizes(input, split_sizes, dim))
 
 
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple:
+    """unbind()'s pieces, each in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.unbind_copy``
+    """
     return tuple(p.clone() for p in unbind(input, dim))
 
 
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.unfold_copy``
+    """
     return unfold_windows(input, dimension, size, step).clone()
 
 
 def squeeze_copy(input: Tensor, dim=None) -> Tensor:
+    """squeeze()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.squeeze_copy``
+    """
     return ops.squeeze(input, dim).clone()
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
+    """unsqueeze()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.unsqueeze_copy``
+    """
     return ops.unsqueeze(input, dim).clone()
 
 
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """transpose()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.transpose_copy``
+    """
     return ops.transpose(input, dim0, dim1).clone()
 
 
 def t_copy(input: Tensor) -> Tensor:
+    """t()'s result in memory of its own.
+
+    PyTorch
+    -------
+    ``torch.t_copy``
+    """
     return t(input).clone()

@@ -531,7 +531,12 @@ def _prod(values) -> int:
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2) (for bool tensors: input or (vec1 and
-    vec2), as torch's)."""
+    vec2), as torch's).
+
+    PyTorch
+    -------
+    ``torch.addr``
+    """
     for x in (input, vec1, vec2):
         if type(x) is not Tensor:
             raise EmberTypeError(f"addr(): expected Tensors, got {type(x).__name__}")

@@ -568,7 +568,12 @@ def sum_to_size(self, *size) -> Tensor:
 # --- reductions that skip nan -------------------------------------------------------------
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """sum with nan counted as zero."""
+    """sum with nan counted as zero.
+
+    PyTorch
+    -------
+    ``torch.nansum``
+    """
     _need("nansum", input)
     if input._dtype.category == D.FLOAT:
         input = ops.where(input.isnan(), 0.0, input)
@@ -576,7 +581,12 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
 
 
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """mean of the elements that are not nan (nan where there are none)."""
+    """mean of the elements that are not nan (nan where there are none).
+
+    PyTorch
+    -------
+    ``torch.nanmean``
+    """
     _need("nanmean", input)
     if dtype is not None:
         input = input.to(dtype)
@@ -587,7 +597,12 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
 
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median of the elements that are not nan (nan where all are): of every
-    element, or (values, indices) along dim."""
+    element, or (values, indices) along dim.
+
+    PyTorch
+    -------
+    ``torch.nanmedian``
+    """
     _need("nanmedian", input)
     if dim is None:
         if input.numel() == 0:
@@ -614,7 +629,12 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
 
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """Covariance of the variables in input's rows (observations in columns), with integer
-    frequency weights and observation weights, as numpy.cov and torch.cov."""
+    frequency weights and observation weights, as numpy.cov and torch.cov.
+
+    PyTorch
+    -------
+    ``torch.cov``
+    """
     _need("cov", input)
     if input.ndim > 2:
         raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
@@ -665,7 +685,12 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
 
 
 def corrcoef(input: Tensor) -> Tensor:
-    """Pearson correlation coefficients of input's rows, clipped to [-1, 1]."""
+    """Pearson correlation coefficients of input's rows, clipped to [-1, 1].
+
+    PyTorch
+    -------
+    ``torch.corrcoef``
+    """
     c = cov(input)
     if c.ndim == 0:
         return c / c
@@ -707,25 +732,46 @@ def _trapezoid(name, y, x, dx, dim, cumulative):
 
 
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
-    """The trapezoidal-rule integral of y along dim (spacing x, or dx, default 1)."""
+    """The trapezoidal-rule integral of y along dim (spacing x, or dx, default 1).
+
+    PyTorch
+    -------
+    ``torch.trapezoid``
+    """
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         x, dx = None, x
     return _trapezoid("trapezoid", y, x, dx, dim, False)
 
 
 def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim`` (trapezoid()'s older name).
+
+    PyTorch
+    -------
+    ``torch.trapz``
+    """
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
-    """The running trapezoidal-rule integral of y along dim (one element fewer)."""
+    """The running trapezoidal-rule integral of y along dim (one element fewer).
+
+    PyTorch
+    -------
+    ``torch.cumulative_trapezoid``
+    """
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         x, dx = None, x
     return _trapezoid("cumulative_trapezoid", y, x, dx, dim, True)
 
 
 def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
-    """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm.
+
+    PyTorch
+    -------
+    ``torch.renorm``
+    """
     _need("renorm", input)
     _need_float("renorm", input)
     if p <= 0:

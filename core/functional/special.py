@@ -45,7 +45,12 @@ def erfinv(input: Tensor) -> Tensor:
 
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0 (power series for
-    |x| <= 20, the asymptotic series beyond)."""
+    |x| <= 20, the asymptotic series beyond).
+
+    PyTorch
+    -------
+    ``torch.i0``
+    """
     return bessel_i(input, 0, False)
 
 
@@ -84,7 +89,12 @@ def bessel_i(input: Tensor, order: int, scaled: bool) -> Tensor:
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma of dimension p: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi);
-    every element must exceed (p - 1) / 2."""
+    every element must exceed (p - 1) / 2.
+
+    PyTorch
+    -------
+    ``torch.mvlgamma``
+    """
     x = _float(_tensor("mvlgamma", input))
     if p < 1:
         raise EmberValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")

@@ -389,7 +389,12 @@ SolveExResult = namedtuple("solve_ex", ["result", "info"])
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
              out=None) -> SolveExResult:
     """solve with torch's info tensor (0: solved; a singular A raises, as ember's solve
-    does, whether or not check_errors asks for it)."""
+    does, whether or not check_errors asks for it).
+
+    PyTorch
+    -------
+    ``torch.linalg.solve_ex``
+    """
     _out(out, "solve_ex")
     del check_errors          # ember's solve always checks: info is 0 when it returns
     x = solve(A, B, left=left)
@@ -400,7 +405,12 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False, out=None) -> Tensor:
     """X with T X = B (X T = B with left=False) for T the upper or lower triangle of A (its
-    diagonal taken as ones with unitriangular): the other triangle is never read."""
+    diagonal taken as ones with unitriangular): the other triangle is never read.
+
+    PyTorch
+    -------
+    ``torch.linalg.solve_triangular``
+    """
     _out(out, "solve_triangular")
     T = A.triu() if upper else A.tril()
     if unitriangular:
@@ -413,7 +423,12 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 
 
 def vander(x: Tensor, *, N=None) -> Tensor:
-    """The Vandermonde matrix: x's powers 0 .. N-1 along a new last dim (increasing)."""
+    """The Vandermonde matrix: x's powers 0 .. N-1 along a new last dim (increasing).
+
+    PyTorch
+    -------
+    ``torch.linalg.vander``
+    """
     if x.ndim == 0:                 # torch: a 0-d x is one point
         x = x.reshape(1)
     n = x.shape[-1] if N is None else int(N)
@@ -426,7 +441,12 @@ def vander(x: Tensor, *, N=None) -> Tensor:
 
 
 def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
-    """The inverse of A for tensordot over its first `ind` dims."""
+    """The inverse of A for tensordot over its first `ind` dims.
+
+    PyTorch
+    -------
+    ``torch.linalg.tensorinv``
+    """
     _out(out, "tensorinv")
     if ind <= 0:
         raise EmberValueError(f"linalg.tensorinv: expected a strictly positive integer for "
@@ -440,7 +460,12 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
 
 
 def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
-    """X with tensordot(A, X, X.ndim) = B."""
+    """X with tensordot(A, X, X.ndim) = B.
+
+    PyTorch
+    -------
+    ``torch.linalg.tensorsolve``
+    """
     _out(out, "tensorsolve")
     if dims is not None:
         nd = A.ndim
@@ -457,7 +482,12 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
                 out=None) -> Tensor:
     """The number of singular values (|eigenvalues| with hermitian) above
-    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) when neither is given."""
+    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) when neither is given.
+
+    PyTorch
+    -------
+    ``torch.linalg.matrix_rank``
+    """
     _out(out, "matrix_rank")
     A = _float("matrix_rank", A)
     if hermitian:

@@ -117,7 +117,12 @@ class PairwiseDistance(Module):
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The p-norm distance between every pair of rows i < j of an (N, M) input, in row-major
-    order of the pairs (N (N - 1) / 2 values)."""
+    order of the pairs (N (N - 1) / 2 values).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.pdist``
+    """
     if type(input) is not Tensor or input.ndim != 2:
         raise ShapeError(f"pdist only supports 2D tensors, got: "
                          f"{input.ndim if type(input) is Tensor else type(input).__name__}D")

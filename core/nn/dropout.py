@@ -205,11 +205,21 @@ def _alpha_dropout(name, input, p, training, inplace, feature):
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                   inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's self-normalization: dropped elements take SELU's negative
-    saturation value and the result is rescaled to the input's mean and variance."""
+    saturation value and the result is rescaled to the input's mean and variance.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.alpha_dropout``
+    """
     return _alpha_dropout("alpha_dropout", input, p, training, inplace, False)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                           inplace: bool = False) -> Tensor:
-    """alpha_dropout of whole channels of (N, C, ...)."""
+    """alpha_dropout of whole channels of (N, C, ...).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.feature_alpha_dropout``
+    """
     return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, True)

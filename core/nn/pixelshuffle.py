@@ -95,7 +95,12 @@ class PixelUnshuffle(Module):
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """The channels of (N, C, *) regrouped: C split into `groups` groups, interleaved."""
+    """The channels of (N, C, *) regrouped: C split into `groups` groups, interleaved.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.channel_shuffle``
+    """
     if type(input) is not Tensor or input.ndim < 3:
         raise ShapeError("channel_shuffle expects input to have at least 3 dimensions, but "
                          f"got input with {input.ndim if type(input) is Tensor else 0} "
