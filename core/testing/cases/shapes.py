@@ -7,7 +7,7 @@ ROWS = Rows("shapes")
 case = ROWS.case
 
 case("add:zero_dim", lambda E, x, y: (x + y, (x * y).exp(), x.reshape(1), x.sum(), x[None],
-                                      x.flip(0), x.softmax(0), E.maximum(x, 0.5)),
+                                      x.flip(0), x.softmax(0), E.maximum(x, E.full_like(x, 0.5))),
      lambda np, x, y: (x + y, np.exp(x * y), x.reshape(1), x, x[None], x, np.ones_like(x),
                        np.maximum(x, 0.5)), Input(()), Input(()),
      ops=("add", "mul", "exp", "reshape", "sum", "flip", "softmax", "maximum"))
