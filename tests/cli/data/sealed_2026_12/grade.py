@@ -10,14 +10,15 @@ HERE = pathlib.Path(__file__).parent
 MATRIX, _ = compat_eval.load_matrix()
 
 
-def _load(name: str) -> dict:
-    with open(HERE / name, "rb") as f:
+def _load(here: pathlib.Path, name: str) -> dict:
+    with open(here / name, "rb") as f:
         return tomllib.load(f)
 
 
-def main() -> None:
-    labels = _load("labels.toml")["label"]
-    files = {f: _load(f) for f in ("gpu_sealed.toml", "other_sealed.toml")}
+def main(here: pathlib.Path = HERE) -> None:
+    """Grade the held-out set in `here` (this folder's by default; later sets reuse this)."""
+    labels = _load(here, "labels.toml")["label"]
+    files = {f: _load(here, f) for f in ("gpu_sealed.toml", "other_sealed.toml")}
     total = matched = right = 0
     families = collections.defaultdict(lambda: [0, 0, 0])
     misses = []
