@@ -816,7 +816,7 @@ def fill(input: Tensor, value) -> Tensor:
 
 
 def real(input: Tensor) -> Tensor:
-    """The real part: the tensor itself for a real tensor.
+    """The real part, which is the tensor itself for a real tensor.
 
     PyTorch
     -------

@@ -97,7 +97,9 @@ def python_int_out_of_range_raises(device):
             continue
         x = tensor([1, 2], device, dt)
         import ember
-        fn = getattr(ember, op)
+        # torch.maximum refuses a Python number (so does ember.maximum): the rule is about
+        # the primitive, which ember's own code calls with numbers
+        fn = getattr(ember.ops if op == "maximum" else ember, op)
         raises(OverflowError, functools.partial(fn, x, value),
                f"{op}({dt} tensor, {value}) on {device}", "")
     x = tensor([0, 250], device, "uint8")

@@ -166,7 +166,8 @@ def _values(rng, v):
 
 def _every_op(x, y, n):
     """A program whose trees hold every kind of node the fusion takes."""
-    a = ember.maximum(x, y * 0.5) - ember.minimum(x, 1.5)
+    # ops.minimum: the primitive with a number (torch.minimum, and ember.minimum, refuse one)
+    a = ember.maximum(x, y * 0.5) - ember.ops.minimum(x, 1.5)
     b = ember.sigmoid(a).sqrt() + (x.abs() + 1).log1p()
     c = ember.where(ember.logical_and(x > y, n > 2), b, -a.expm1())
     d = (c.sin() * c.cos() + (y * 0.1).tan()) * (x * x + 1).rsqrt() + y.reciprocal()
