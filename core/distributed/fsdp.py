@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from .. import autograd
 from ..errors import NotInEmberError
 from ..nn.module import Module
+from ..nn.parallel.distributed import _tensors
 from ..tensor import Tensor
 from . import collectives as C
 from .errors import DistributedError
@@ -202,17 +203,6 @@ def _nested_units(module: Module) -> list:
                 walk(child, False)
     walk(module, True)
     return out
-
-
-def _tensors(x):
-    if type(x) is Tensor:
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _tensors(y)
-    elif isinstance(x, dict):
-        for y in x.values():
-            yield from _tensors(y)
 
 
 def _uses(outputs, stop: set) -> dict:

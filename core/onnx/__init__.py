@@ -12,6 +12,7 @@ imported only here, when used: `pip install onnx onnxruntime`.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 
@@ -165,14 +166,8 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         dynamic_shapes, output_axes = _dynamic(dynamic_axes or {}, tensor_names,
                                                output_names, args, kwargs)
     mode = TrainingMode(training)
-    was_training = getattr(model, "training", None)
-    if was_training is not None and mode is not TrainingMode.PRESERVE:
-        model.train(mode is TrainingMode.TRAINING)
-    try:
+    with _in_mode(model, mode):
         program = ember_export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
-    finally:
-        if was_training is not None:
-            model.train(was_training)
     weights = {name: t.numpy() for name, t in program.state_dict.items()}
     model_proto = to_model(program.spec, weights, opset=17 if opset_version is None
                            else int(opset_version), input_names=tensor_names,
@@ -190,15 +185,23 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
             with open(os.fspath(f), "wb") as fh:
                 fh.write(data)
     if verify:
-        was = getattr(model, "training", None)
-        if was is not None and mode is not TrainingMode.PRESERVE:
-            model.train(mode is TrainingMode.TRAINING)
-        try:
+        with _in_mode(model, mode):
             _compare(model, args, model_proto, kwargs=kwargs)
-        finally:
-            if was is not None:
-                model.train(was)
     return model_proto
+
+
+@contextlib.contextmanager
+def _in_mode(model, mode: TrainingMode):
+    """The model in export()'s training mode (a function, or PRESERVE: as it is), and back
+    in its own mode after."""
+    was_training = getattr(model, "training", None)
+    if was_training is not None and mode is not TrainingMode.PRESERVE:
+        model.train(mode is TrainingMode.TRAINING)
+    try:
+        yield
+    finally:
+        if was_training is not None:
+            model.train(was_training)
 
 
 def _initializers_as_inputs(model_proto) -> None:
