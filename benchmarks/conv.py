@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
-import sys
 
 import ember
 import numpy as np
-from train_step import median_ms  # round-robin medians, shared with train_step.py
+
+# round-robin medians and the BLAS thread pinning, shared with train_step.py
+from train_step import median_ms, pin_blas_threads
 
 # name: (N, C, H, W, O, k, stride, padding, groups, transposed)
 ROWS = {
@@ -72,11 +72,7 @@ def main() -> None:
     parser.add_argument("--profile", default=None, help="profile ember's steps of this row")
     parser.add_argument("--rows", default=None, help="comma-separated row names (default all)")
     args = parser.parse_args()
-    if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
-        # BLAS reads its thread count once, when NumPy loads it: start again with it set
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = str(args.threads)
-        os.execv(sys.executable, [sys.executable, *sys.argv])
+    pin_blas_threads(args.threads)
     import torch
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
-import sys
 
 import ember
 import ember.nn as nn
 import numpy as np
-from train_step import median_ms  # round-robin medians, shared with train_step.py
+
+# round-robin medians and the BLAS thread pinning, shared with train_step.py
+from train_step import median_ms, pin_blas_threads
 
 
 def build(kind: str, torch, args, rng):
@@ -61,11 +61,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--profile", action="store_true", help="profile ember's LSTM")
     args = parser.parse_args()
-    if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
-        # BLAS reads its thread count once, when NumPy loads it: start again with it set
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = str(args.threads)
-        os.execv(sys.executable, [sys.executable, *sys.argv])
+    pin_blas_threads(args.threads)
     import torch
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)

@@ -41,6 +41,15 @@ from numpy.lib.stride_tricks import sliding_window_view
 LR, MOMENTUM = 0.01, 0.9
 
 
+def pin_blas_threads(threads: int) -> None:
+    """Run this benchmark with `threads` BLAS/OpenMP threads: BLAS reads its thread count
+    once, when NumPy loads it, so the process starts again with the variables set."""
+    if os.environ.get("OPENBLAS_NUM_THREADS") != str(threads):
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(threads)
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
 def median_ms(steps: dict, count: int) -> dict:
     """Median ms per step of each implementation, timed in turn (round robin) so that a
     change in machine load hits all of them alike."""
@@ -325,11 +334,7 @@ def main() -> None:
     parser.add_argument("--torch-compile", action="store_true",
                         help="also time torch.compile's step")
     args = parser.parse_args()
-    if os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
-        # BLAS reads its thread count once, when NumPy loads it: start again with it set
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = str(args.threads)
-        os.execv(sys.executable, [sys.executable, *sys.argv])
+    pin_blas_threads(args.threads)
     try:
         import torch
         torch.set_num_threads(args.threads)
