@@ -391,6 +391,9 @@ def child(lib: str, program: Path, record: Path, out: Path) -> None:
     else:
         import torch
         torch.set_num_threads(1)
+        # the recorded run draws the same numbers every time (a program that seeds itself
+        # seeds again): its data, and so the losses compared, do not change between runs
+        torch.manual_seed(0)
         _LIBRARY_PATHS.append(str(Path(torch.__file__).parent))
         _hooks_torch(torch, rec)
     _LIBRARY_PATHS.append(str(Path(__file__).resolve()))
