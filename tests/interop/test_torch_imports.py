@@ -4,7 +4,8 @@ print the same: torch.backends.cudnn (its flags: state a CPU-only machine does n
 in both), torch.nn.modules.* (batchnorm, conv, utils, pooling, flatten, ...),
 torch.distributions.* as packages, torch.autograd.Variable, torch.nn.parallel's
 data_parallel module and function, torch.utils.model_zoo.load_url, and
-torch.utils.tensorboard (its SummaryWriter with the tensorboard package, ModuleNotFoundError
+torch.distributed.fsdp's submodules (wrap, api,
+fully_sharded_data_parallel), torch.utils.tensorboard (its SummaryWriter with the tensorboard package, ModuleNotFoundError
 naming the package without it, in both)."""
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ SCRIPT = textwrap.dedent('''
     from torch.nn.parallel.data_parallel import DataParallel as DataParallel2
     import torch.utils.model_zoo as model_zoo
     import torch.cuda.amp
+    import torch.distributed.fsdp as fsdp
+    from torch.distributed.fsdp.wrap import (transformer_auto_wrap_policy,
+                                             size_based_auto_wrap_policy, ModuleWrapPolicy)
+    from torch.distributed.fsdp.api import ShardingStrategy, MixedPrecision, StateDictType
+    from torch.distributed.fsdp.fully_sharded_data_parallel import (
+        FullyShardedDataParallel as FSDP2, CPUOffload, BackwardPrefetch)
 
     out = {}
     out["cudnn"] = [cudnn is cudnn2, cudnn.is_available(), cudnn.version(), cudnn.enabled,
@@ -83,6 +90,13 @@ SCRIPT = textwrap.dedent('''
     except ImportError as exc:
         out["tensorboard"] = [isinstance(exc, ModuleNotFoundError), exc.name,
                               "tensorboard" in str(exc)]
+    out["fsdp"] = [FSDP2 is fsdp.FullyShardedDataParallel, ShardingStrategy is fsdp.ShardingStrategy,
+                   MixedPrecision is fsdp.MixedPrecision, CPUOffload is fsdp.CPUOffload,
+                   BackwardPrefetch is fsdp.BackwardPrefetch, StateDictType.FULL_STATE_DICT.name,
+                   ModuleWrapPolicy({nn.Linear})(module=nn.Linear(2, 2), recurse=False,
+                                                  nonwrapped_numel=6),
+                   transformer_auto_wrap_policy(nn.Linear(2, 2), False, 6, {nn.Linear}),
+                   size_based_auto_wrap_policy(nn.Linear(2, 2), False, 6, min_num_params=5)]
     print(json.dumps(out))
 ''')
 
