@@ -70,9 +70,19 @@ class Accelerator:
         self._require()
 
     def set_device(self, device) -> None:
-        """Make `device` the one 'cuda' means (ember's default device, within this type)."""
-        from .device import set_default_device
-        set_default_device(f"{self._kind}:{self._index(device)}")
+        """Make `device` the one a bare 'cuda' means on this thread (`.cuda()`,
+        ``device="cuda"``), as torch.cuda.set_device: tensors created without a device still
+        go to the default device (cpu unless ember.set_default_device chose another).  A
+        negative index does nothing, as in torch."""
+        if isinstance(device, int) and not isinstance(device, bool) and device < 0:
+            return
+        from .device import set_current_index
+        set_current_index(self._require().name, self._index(device))
+
+    def device(self, device):
+        """Context manager: a bare 'cuda' means `device` inside the block, the previous one
+        after (torch.cuda.device). None or a negative index changes nothing."""
+        return _CurrentDevice(self, device)
 
     def is_bf16_supported(self, including_emulation: bool = True) -> bool:
         return self.is_available()
@@ -146,14 +156,13 @@ class Accelerator:
 
     # -- questions about a device: these need one ---------------------------------------------
     def current_device(self) -> int:
-        """The index 'cuda' means now: the default device's, if it is of this type, else 0.
+        """The index a bare 'cuda' means now on this thread (0 unless set_device chose another).
 
         Raises DeviceUnavailableError (with the reason) when there is no such device.
         """
-        self._require()
-        from .device import default_device
-        dev = default_device()
-        return dev.index if self._serves(dev.type) and dev.index is not None else 0
+        backend = self._require()
+        from .device import current_index
+        return current_index(backend.name)
 
     def get_device_name(self, device=None) -> str:
         """The GPU's name, e.g. 'NVIDIA H100 80GB HBM3'."""
@@ -194,6 +203,31 @@ class Accelerator:
                 f"({', '.join(f'{self._kind}:{i}' for i in range(count)) or 'none'}); use an "
                 f"index below {count}")
         return index
+
+
+class _CurrentDevice:
+    """torch.cuda.device(i): set the current device of a GPU type for a block."""
+
+    def __init__(self, accel: Accelerator, device):
+        self._accel, self._device, self._previous = accel, device, None
+
+    def __enter__(self):
+        device = self._device
+        if device is None or (isinstance(device, int) and not isinstance(device, bool)
+                              and device < 0):
+            return self
+        from .device import current_index, set_current_index
+        kind = self._accel._require().name
+        self._previous = (kind, current_index(kind))
+        set_current_index(kind, self._accel._index(device))
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._previous is not None:
+            from .device import set_current_index
+            set_current_index(*self._previous)
+            self._previous = None
+        return False
 
 
 class _DeviceAmp:

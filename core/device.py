@@ -110,10 +110,8 @@ class Device:
         if self.type == "auto":
             return resolve_auto()
         if self.index is None and self.type != "cpu":
-            backend = self.backend
-            if self.type != backend.name:      # an alias, e.g. 'cuda' on a ROCm build
-                return Device(backend.name, 0)
-            return Device(self.type, 0)
+            backend = self.backend              # an alias, e.g. 'cuda' on a ROCm build,
+            return Device(backend.name, current_index(backend.name))   # is the backend's
         if self.type != "cpu":
             backend = self.backend
             if self.type != backend.name:
@@ -188,14 +186,28 @@ def _parse(spec, index):
 
 class _State(threading.local):
     """The default device and the `with ember.device(...)` stack, per thread (PyTorch's
-    default device is per thread too)."""
+    default device is per thread too), and each GPU type's current index (what a bare
+    'cuda' means: torch.cuda.set_device's, also per thread in PyTorch)."""
 
     def __init__(self):
         self.default = None
         self.stack = []
+        self.current = {}
 
 
 _state = _State()
+
+
+def current_index(kind: str) -> int:
+    """The index a bare device type means on this thread (0 unless set_current_index or
+    ``ember.cuda.set_device`` chose another)."""
+    return _state.current.get(kind, 0)
+
+
+def set_current_index(kind: str, index: int) -> None:
+    """Make a bare `kind` (e.g. 'cuda') mean `kind:index` on this thread; factories keep
+    creating on the default device (torch.cuda.set_device does not move them either)."""
+    _state.current[kind] = index
 
 
 def default_device() -> Device:
