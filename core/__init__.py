@@ -111,15 +111,15 @@ def __getattr__(name):
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
             "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
-            "masked": ".masked",
+            "masked": ".masked", "jit": ".jit", "version": ".version",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         if name in ("cuda", "rocm", "mps", "xpu", "accelerator"):
             return getattr(mod, name)
         return mod
-    if name == "autocast":
-        return importlib.import_module(".amp", __name__).autocast
+    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
+        return getattr(importlib.import_module(".amp", __name__), name)
     if name in ("save", "load"):
         return getattr(importlib.import_module(".io", __name__), name)
     if name == "from_dlpack":

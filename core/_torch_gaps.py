@@ -144,7 +144,6 @@ HINTS = {
     "torch.sparse_coo_tensor": "ember tensors are dense; build the dense matrix",
     "torch.spmm": "ember tensors are dense: use torch.mm",
     "Tensor.to_sparse": "ember tensors are dense: drop .to_sparse()",
-    "torch.jit": "ember.compile captures and replays a function (a different API)",
     "torch.fft": "no FFT primitive yet",
     "torch.complex64": "ember has no complex dtypes",
     "torch.cfloat": "ember has no complex dtypes",

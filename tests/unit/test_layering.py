@@ -69,7 +69,7 @@ CORE_LAYERS = {
     6: ["methods/", "legacy", "settings", "sparse"],
     7: ["nn/", "optim/", "amp", "func/", "distributions/", "utils/", "distributed/",
         "multiprocessing"],
-    8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub",
+    8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub", "jit", "version",
         "torch_alias", "testing/", "_torch_zip", "_safetensors", "data/", "utils/model_zoo",
         "profiler/", "distributed/checkpoint/"],
     9: ["__init__", "__main__"],  # the facade imports anything; nothing in core imports it
