@@ -1,4 +1,5 @@
-"""ember.distributions (torch.distributions): Categorical, Bernoulli and Normal, with
+"""ember.distributions (torch.distributions): Categorical, Bernoulli, Normal and
+MultivariateNormal, with
 sample / rsample, log_prob, entropy and their moments, written with ember ops.
 
 Samples come from ember's host stream like every random number (multinomial, randn);
@@ -10,14 +11,15 @@ torch.distributions.normal import Normal` works under ember.torch_alias).
 """
 from __future__ import annotations
 
-from . import bernoulli, categorical, distribution, normal
+from . import bernoulli, categorical, distribution, multivariate_normal, normal
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 
-__all__ = ["Distribution", "Categorical", "Bernoulli", "Normal", "bernoulli", "categorical",
-           "distribution", "normal"]
+__all__ = ["Distribution", "Categorical", "Bernoulli", "Normal", "MultivariateNormal",
+           "bernoulli", "categorical", "distribution", "multivariate_normal", "normal"]
 
 
 def __getattr__(name: str):
