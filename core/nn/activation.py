@@ -28,7 +28,7 @@ __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh",
     "Sigmoid", "LogSigmoid", "Softmax", "Softmin", "LogSoftmax", "GLU", "Hardswish", "Hardsigmoid",
     "SELU", "CELU", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold",
-    "Softmax2d", "PReLU",
+    "Softmax2d", "PReLU", "RReLU",
 ]
 
 
@@ -146,6 +146,37 @@ def _inplace(input: Tensor, fn, inplace: bool) -> Tensor:
         return fn(input)
     recording = is_grad_enabled() and input.requires_grad
     return input.copy_(fn(input.clone() if recording else input))
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``input`` where non-negative, else ``a * input`` with ``a``
+    drawn uniformly from [``lower``, ``upper``] per element while training, and
+    ``(lower + upper) / 2`` in eval mode (the gradient uses the same ``a``).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.rrelu``
+    """
+    if not 0 <= lower <= upper:
+        raise EmberValueError(f"rrelu: expected 0 <= lower <= upper, got lower={lower}, "
+                              f"upper={upper}")
+    if not training or lower == upper:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    with no_grad():
+        slope = ops.empty(tuple(input.shape), dtype=input.dtype, device=input.device)
+        from ..ops.sampling import uniform_
+        uniform_(slope, lower, upper)
+    return _inplace(input, lambda v: ops.where(v >= 0, v, v * slope), inplace)
+
+
+def _inplace_form(fn, name: str):
+    def form(input: Tensor, *args, **kwargs) -> Tensor:
+        return fn(input, *args, **kwargs, inplace=True)
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = (f"``{fn.__name__}`` written into ``input`` (returned).\n\nPyTorch\n"
+                    f"-------\n``torch.nn.functional.{name}``\n")
+    return form
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -743,6 +774,28 @@ class Softshrink(Module):
         return f"{self.lambd}"
 
 
+class RReLU(Module):
+    """Randomized leaky ReLU (:func:`rrelu`): random negative slopes in training, their
+    mean in eval mode.
+
+    PyTorch
+    -------
+    ``torch.nn.RReLU``
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                             else "")
+
+
 class Threshold(Module):
     """x where x > threshold, value elsewhere.
 
@@ -802,3 +855,13 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+relu_ = _inplace_form(relu, "relu_")
+elu_ = _inplace_form(elu, "elu_")
+leaky_relu_ = _inplace_form(leaky_relu, "leaky_relu_")
+hardtanh_ = _inplace_form(hardtanh, "hardtanh_")
+selu_ = _inplace_form(selu, "selu_")
+celu_ = _inplace_form(celu, "celu_")
+threshold_ = _inplace_form(threshold, "threshold_")
+rrelu_ = _inplace_form(rrelu, "rrelu_")

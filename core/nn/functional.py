@@ -46,26 +46,35 @@ from . import pooling as _pooling
 from . import sparse as _sparse
 from .activation import (
     celu,
+    celu_,
     elu,
+    elu_,
     glu,
     gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
+    hardtanh_,
     leaky_relu,
+    leaky_relu_,
     logsigmoid,
     mish,
     prelu,
     relu,
     relu6,
+    relu_,
+    rrelu,
+    rrelu_,
     selu,
+    selu_,
     silu,
     softmin,
     softshrink,
     softsign,
     tanhshrink,
     threshold,
+    threshold_,
 )
 from .attention import scaled_dot_product_attention
 from .conv import conv1d, conv2d, conv3d, conv_transpose2d
@@ -130,7 +139,8 @@ __all__ = [
     # activation
     "relu6", "elu", "mish", "logsigmoid", "hardtanh", "softmin", "glu", "hardswish",
     "hardsigmoid", "selu", "celu", "softsign", "tanhshrink", "hardshrink", "softshrink",
-    "threshold", "prelu",
+    "threshold", "prelu", "rrelu",
+    "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_",
     "gumbel_softmax",
     # attention
     "scaled_dot_product_attention",

@@ -174,3 +174,55 @@ def test_errors_name_the_function():
         nn.PReLU(3)(ember.ones(2, 4))
     with pytest.raises(ember.ShapeError, match="Softmax2d: expected a 3-D or 4-D"):
         nn.Softmax2d()(ember.ones(2, 2))
+
+
+UNDERSCORED = [("relu_", {}), ("elu_", dict(alpha=0.5)), ("leaky_relu_", dict(negative_slope=0.2)),
+               ("hardtanh_", dict(min_val=-0.5, max_val=2.0)), ("selu_", {}),
+               ("celu_", dict(alpha=0.7)), ("threshold_", dict(threshold=0.3, value=-2.0)),
+               ("rrelu_", dict(lower=0.1, upper=0.3))]
+
+
+@pytest.mark.parametrize("fn,kwargs", UNDERSCORED, ids=[u[0] for u in UNDERSCORED])
+def test_underscored_functional_forms(torch, fn, kwargs):
+    """F.relu_ & co. (torch's in-place functional names): write into the input, return
+    it, values and gradients of a non-leaf as torch's; on a leaf that requires grad both
+    refuse (rrelu_ in eval form: torch's default training=False)."""
+    x = randn(4, 6) * 3
+    up = randn(4, 6)
+    got = {}
+    for lib in (torch, ember):
+        leaf = lib.tensor(x, requires_grad=True)
+        y = leaf * 1.0
+        out = getattr(lib.nn.functional, fn)(y, **kwargs)
+        assert out is y
+        (out * lib.tensor(up)).sum().backward()
+        got[lib.__name__] = (to_numpy(y), to_numpy(leaf.grad))
+        with pytest.raises((RuntimeError, ember.EmberError)):
+            getattr(lib.nn.functional, fn)(lib.tensor(x, requires_grad=True), **kwargs)
+    for a, b in zip(got["ember"], got["torch"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rrelu_training_draws_slopes_in_range(torch, device):
+    """rrelu in training: each negative element scaled by its own slope in [lower, upper],
+    positives untouched, the gradient the same slope; eval mode the mean slope (torch's)."""
+    ember.manual_seed(0)
+    x = ember.tensor(-np.abs(randn(200, 50)) - 0.1, device=device, requires_grad=True)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    slope = (y / x).detach().numpy()
+    assert slope.min() >= 0.1 - 1e-6 and slope.max() <= 0.3 + 1e-6
+    assert slope.std() > 0.04                              # really drawn per element
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-5)
+    pos = ember.tensor(np.abs(randn(3, 4)), device=device)
+    np.testing.assert_array_equal(F.rrelu(pos, training=True).numpy(), pos.numpy())
+    m = nn.RReLU(0.1, 0.3)
+    m.eval()
+    xe = randn(3, 4)
+    tm = torch.nn.RReLU(0.1, 0.3).eval()
+    np.testing.assert_allclose(m(ember.tensor(xe, device=device)).numpy(),
+                               tm(torch.tensor(xe)).numpy(), rtol=1e-6)
+    assert repr(m) == repr(tm)
+    with pytest.raises(ember.EmberError, match="lower <= upper"):
+        F.rrelu(pos, 0.5, 0.2)
