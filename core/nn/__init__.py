@@ -8,6 +8,7 @@ from . import (
     conv,
     distance,
     dropout,
+    fold,
     functional,
     init,
     linear,
@@ -19,6 +20,7 @@ from . import (
     parameter,
     pixelshuffle,
     pooling,
+    pooling_extra,
     rnn,
     sparse,
     transformer,
@@ -31,6 +33,7 @@ from .containers import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
+from .fold import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .margin_loss import *  # noqa: F403
@@ -40,6 +43,7 @@ from .padding import *  # noqa: F403
 from .parameter import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .pooling_extra import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
@@ -47,9 +51,10 @@ from .upsampling import *  # noqa: F403
 
 # every family module names its public classes in a written-out __all__; ember.nn is them
 __all__ = [*activation.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
-           *distance.__all__, *dropout.__all__, *linear.__all__, *loss.__all__,
+           *distance.__all__, *dropout.__all__, *fold.__all__, *linear.__all__, *loss.__all__,
            *margin_loss.__all__, *module.__all__, *normalization.__all__, *padding.__all__,
-           *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__, *rnn.__all__,
+           *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__, *pooling_extra.__all__,
+           *rnn.__all__,
            *sparse.__all__, *transformer.__all__, *upsampling.__all__, "functional", "init",
            "utils"]
 

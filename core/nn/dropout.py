@@ -19,7 +19,8 @@ from .module import Module
 F = None
 
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -139,6 +140,31 @@ class Dropout(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout for SELU networks (:func:`alpha_dropout`): dropped elements take SELU's
+    negative saturation value and the output keeps the input's mean and variance.
+
+    PyTorch
+    -------
+    ``torch.nn.AlphaDropout``
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """:class:`AlphaDropout` of whole channels of (N, C, ...).
+
+    PyTorch
+    -------
+    ``torch.nn.FeatureAlphaDropout``
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):

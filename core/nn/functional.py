@@ -43,6 +43,7 @@ from . import conv as _conv
 from . import dropout as _dropout
 from . import normalization as _normalization
 from . import pooling as _pooling
+from . import pooling_extra as _pooling_extra
 from . import sparse as _sparse
 from .activation import (
     celu,
@@ -106,9 +107,11 @@ from .margin_loss import (
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from .normalization import (
     batch_norm,
@@ -128,6 +131,19 @@ from .pooling import (
     avg_pool2d,
     max_pool1d,
     max_pool2d,
+)
+from .pooling_extra import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool3d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from .sparse import embedding, one_hot
 from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
@@ -159,6 +175,7 @@ __all__ = [
     # margin_loss
     "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
     "cosine_embedding_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
+    "multilabel_margin_loss", "triplet_margin_with_distance_loss",
     # normalization
     "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
     "local_response_norm", "normalize",
@@ -166,7 +183,9 @@ __all__ = [
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     # pooling
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d", "adaptive_max_pool2d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool3d", "avg_pool3d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     # sparse
     "embedding", "one_hot",
     # upsampling
@@ -175,7 +194,8 @@ __all__ = [
 
 
 # the families' Modules call their forms through this module: hand it down to them
-for _family in (_activation, _attention, _conv, _dropout, _normalization, _pooling, _sparse):
+for _family in (_activation, _attention, _conv, _dropout, _normalization, _pooling,
+                _pooling_extra, _sparse):
     _family.F = sys.modules[__name__]
 
 

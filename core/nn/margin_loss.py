@@ -18,6 +18,7 @@ from .loss import _Loss, _reduce, _reduction, _WeightedLoss
 __all__ = [
     "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
     "CosineEmbeddingLoss", "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+    "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -60,6 +61,34 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(_relu(d_pos - d_neg + margin), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) for any distance ``d`` (a callable of two
+    tensors; default :func:`pairwise_distance`); ``swap`` also tries d(p, n).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.triplet_margin_with_distance_loss``
+    """
+    name = "triplet_margin_with_distance_loss"
+    reduction = _reduction(name, reduction, None, None)
+    if margin <= 0:
+        raise EmberValueError(f"{name}: margin must be greater than 0, got {margin}")
+    for what, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _tensor(name, t, what)
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise ShapeError(f"{name}: the anchor, positive, and negative inputs are expected to "
+                         f"have the same number of dimensions, but got: anchor {dims[0]}D, "
+                         f"positive {dims[1]}D, and negative {dims[2]}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = ops.minimum(d_neg, dist(positive, negative))
     return _reduce(_relu(d_pos - d_neg + margin), reduction)
 
 
@@ -210,6 +239,50 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         h = h * ops.take_along(weight, t, 0)
     loss = ops.sum(h, 1) / classes
     return _reduce(loss.reshape(target._data.shape), reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss: ``target`` (same shape as ``input``) lists each sample's
+    classes, ended by the first -1; the loss sums max(0, 1 - (x[y] - x[i])) over its
+    classes y and the classes i it does not have, over C.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.multilabel_margin_loss``
+    """
+    name = "multilabel_margin_loss"
+    reduction = _reduction(name, reduction, size_average, reduce)
+    _need_float(name, input)
+    _tensor(name, target, "target")
+    if target._dtype.category != D.INT:
+        raise EmberTypeError(f"{name}: expected an integer (int64) target of class indices "
+                             f"ended by -1, got {target._dtype.name}")
+    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
+        raise ShapeError(f"{name}: expected input of shape (C,) or (N, C) and a target of the "
+                         f"same shape, got input {tuple(input.shape)} and target "
+                         f"{tuple(target.shape)}")
+    classes = input._data.shape[-1] if input.ndim else 1
+    rows = input._data.shape[0] if input.ndim == 2 else 1
+    if input.numel() == 0:
+        return _reduce(ops.sum(input.reshape(rows, classes), 1), reduction)
+    x = input.reshape(rows, classes)
+    t = target.reshape(rows, classes)
+    with no_grad():
+        valid = ops.cumprod((t != -1).to(D.int64), 1) > 0            # before the first -1
+        bad = ((t < -1) | (t >= classes)).any().item()
+    if bad:
+        raise EmberValueError(f"{name}: target holds a value outside [-1, {classes - 1}] "
+                              "(class indices, ended by -1; torch checks every entry)")
+    idx = ops.where(valid, t, ops.zeros_like(t))
+    cls = ops.arange(classes, device=input.device)
+    member = ((idx.unsqueeze(2) == cls.reshape(1, 1, classes)) & valid.unsqueeze(2)).any(1)
+    x_y = ops.gather(x, 1, idx)                                      # (rows, targets)
+    z = 1.0 - x_y.unsqueeze(2) + x.unsqueeze(1)                       # (rows, targets, C)
+    keep = valid.unsqueeze(2) & member.logical_not().unsqueeze(1)
+    h = ops.where(keep.logical_and(z > 0), z, 0.0)
+    loss = ops.sum(ops.sum(h, 2), 1) / classes
+    return _reduce(loss.reshape(tuple(input.shape[:-1]) if input.ndim else ()), reduction)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -364,3 +437,39 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return multilabel_soft_margin_loss(input, target, self.weight,
                                            reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss over class-index targets ended by -1
+    (:func:`multilabel_margin_loss`).
+
+    PyTorch
+    -------
+    ``torch.nn.MultiLabelMarginLoss``
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance function (:func:`triplet_margin_with_distance_loss`).
+
+    PyTorch
+    -------
+    ``torch.nn.TripletMarginWithDistanceLoss``
+    """
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise EmberValueError(f"TripletMarginWithDistanceLoss: margin must be greater "
+                                  f"than 0, got {margin}")
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)

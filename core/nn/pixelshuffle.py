@@ -5,7 +5,7 @@ from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 def _check(name: str, input: Tensor, factor: int, what: str) -> None:
@@ -115,3 +115,23 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     rest = tuple(input.shape[2:])
     return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(
         (n, c) + rest)
+
+
+class ChannelShuffle(Module):
+    """Regroup the channels of (N, C, *): C split into ``groups`` groups, interleaved
+    (:func:`channel_shuffle`).
+
+    PyTorch
+    -------
+    ``torch.nn.ChannelShuffle``
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

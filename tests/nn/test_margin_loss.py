@@ -98,3 +98,46 @@ def test_errors():
         F.multi_margin_loss(x, ember.zeros(4))
     with pytest.raises(ember.ShapeError, match="1-D target expects 2-D inputs"):
         F.cosine_embedding_loss(x[0], x[0], ember.ones(4))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_margin_loss_matches_torch(torch, reduction):
+    """Targets list each row's classes up to the first -1 (later entries ignored), values
+    and gradients as torch's, 1-D and 2-D; an index out of range is an ember error."""
+    r = np.random.default_rng(3)
+    x = r.standard_normal((4, 5))
+    t = np.array([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 2, 3, 4], [4, -1, 2, 0, 1]])
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    le = ember.nn.MultiLabelMarginLoss(reduction=reduction)(xe, ember.tensor(t))
+    lt = torch.nn.MultiLabelMarginLoss(reduction=reduction)(xt, torch.tensor(t))
+    up = r.standard_normal(tuple(lt.shape))
+    (le * ember.tensor(up)).sum().backward()
+    (lt * torch.tensor(up)).sum().backward()
+    np.testing.assert_allclose(le.detach().numpy(), lt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-15)
+    one = ember.nn.functional.multilabel_margin_loss(ember.tensor(x[0]), ember.tensor(t[0]))
+    ref = torch.nn.functional.multilabel_margin_loss(torch.tensor(x[0]), torch.tensor(t[0]))
+    assert abs(one.item() - ref.item()) < 1e-12
+    for bad in ([[7, -1, 0, 0, 0]], [[1, -1, 9, 0, 0]]):         # torch checks every entry
+        with pytest.raises(ember.EmberError, match="outside"):
+            ember.nn.functional.multilabel_margin_loss(ember.tensor(x[:1]), ember.tensor(bad))
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.multilabel_margin_loss(torch.tensor(x[:1]), torch.tensor(bad))
+
+
+def test_triplet_margin_with_distance_loss_matches_torch(torch):
+    r = np.random.default_rng(4)
+    a, p, n = (r.standard_normal((6, 3)) for _ in range(3))
+    got = {}
+    for lib in (torch, ember):
+        ts = [lib.tensor(v, requires_grad=True) for v in (a, p, n)]
+        l1 = lib.nn.functional.triplet_margin_with_distance_loss(
+            *ts, distance_function=lambda u, v: (u - v).abs().sum(-1), margin=0.5, swap=True)
+        l2 = lib.nn.TripletMarginWithDistanceLoss(reduction="sum")(*ts)
+        (l1 + l2).backward()
+        got[lib.__name__] = [l1.item(), l2.item()] + [t.grad.numpy() for t in ts]
+    for x, y in zip(got["ember"], got["torch"]):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ember.EmberError, match="same number of dimensions"):
+        ember.nn.functional.triplet_margin_with_distance_loss(ember.ones(3), ember.ones(2, 3),
+                                                              ember.ones(3))
