@@ -7,6 +7,9 @@ vmap traces one sample into ember's primitives and runs them batched (vmap.py,
 batching.py).  Forward mode (jvp, jacfwd) is derived by transposition: the double-vjp
 trick, J v = d/du (v . (u^T J))... = the VJP of the VJP, so it needs no JVP rule per
 primitive and costs about two reverse passes; jacfwd batches it over the basis with vmap.
+ember.autograd.forward_ad (dual tensors) derives each op's JVP the same way, from the same
+declared VJPs, as the op runs; jvp transposes the whole function at once, which composes
+with vmap and ember.compile as plain reverse mode does.
 """
 from __future__ import annotations
 
