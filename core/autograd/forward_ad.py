@@ -235,6 +235,14 @@ def _propagate(op, device, kernel, natives, attrs, inputs, result):
                 tangents[i] = t
     if tangents is None:
         return
+    if Tensor._capture is not None:
+        # a graph capture (vmap tracing its sample, ember.compile) records kernels, but a
+        # tangent made here hangs off the tensor, out of the graph: the capture gives the
+        # graph up (vmap then runs per sample, compile eagerly), and the tangents stay right
+        tracer = Tensor._capture.tracer()
+        if tracer is not None:
+            tracer.unsupported.append("forward_ad dual tensors carry tangents outside the "
+                                      "recorded graph (use ember.func.jvp there)")
     if result is None:
         return _inplace(op, inputs, tangents, level)
     if result._dtype.category != FLOAT:

@@ -202,3 +202,20 @@ def test_torch_code_runs_unchanged_under_torch_alias(tmp_path):
     assert mod.startswith("ember")
     np.testing.assert_allclose([float(v) for v in vals], 2 * x / np.cosh(x ** 2) ** 2,
                                rtol=1e-5)
+
+
+def test_dual_tensors_inside_vmap_and_compile_run_eagerly_and_stay_right():
+    from ember import func
+    x = ember.tensor([[0.5, 1.0], [2.0, -1.0], [0.0, 3.0]])
+
+    def tangent_of_sin(a):
+        return fwAD.unpack_dual(fwAD.make_dual(a, ember.ones_like(a)).sin()).tangent
+
+    with fwAD.dual_level():
+        with pytest.warns(func.VmapLoopWarning, match="forward_ad"):
+            out = func.vmap(tangent_of_sin)(x)
+        compiled = ember.compile(tangent_of_sin)
+        twice = [compiled(x).numpy() for _ in range(3)]
+    np.testing.assert_allclose(out.numpy(), np.cos(x.numpy()), rtol=1e-6)
+    for t in twice:
+        np.testing.assert_allclose(t, np.cos(x.numpy()), rtol=1e-6)
