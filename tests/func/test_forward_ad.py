@@ -95,10 +95,21 @@ def _cnn(lib):
 def _cnn_loss(lib, m, x):
     F = lib.nn.functional
     h = F.max_pool2d(F.relu(m[2](m[0](x))), 2)
-    return F.cross_entropy(m[1](F.gelu(h.flatten(1))), lib.tensor([1, 3]))
+    return F.cross_entropy(m[1](F.gelu(h.flatten(1))), lib.tensor([1, 3], device=x.device))
 
 
-def test_a_cnn_loss_tangent_matches_torch():
+def _opencl_available() -> bool:
+    try:
+        ember.Device("opencl").concrete()
+    except ember.EmberError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("opencl:0", marks=pytest.mark.slow)])
+def test_a_cnn_loss_tangent_matches_torch(device):
+    if device != "cpu" and not _opencl_available():
+        pytest.skip("no OpenCL device")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 1, 8, 8)).astype(np.float32)
     v = rng.standard_normal((2, 1, 8, 8)).astype(np.float32)
@@ -106,15 +117,18 @@ def test_a_cnn_loss_tangent_matches_torch():
     for t, e in zip(tm, em):
         e.load_state_dict({k: ember.tensor(p.detach().numpy())
                            for k, p in t.state_dict().items()})
+        e.to(device)
     with fwAD.dual_level():
-        out = _cnn_loss(ember, em, fwAD.make_dual(ember.tensor(x), ember.tensor(v)))
+        out = _cnn_loss(ember, em, fwAD.make_dual(ember.tensor(x, device=device),
+                                                  ember.tensor(v, device=device)))
         got = fwAD.unpack_dual(out)
     with tfw.dual_level():
         want = tfw.unpack_dual(_cnn_loss(torch, tm, tfw.make_dual(torch.tensor(x),
                                                                    torch.tensor(v))))
-    np.testing.assert_allclose(got.primal.detach().numpy(), want.primal.detach().numpy(),
-                               rtol=1e-5)
-    np.testing.assert_allclose(got.tangent.detach().numpy(), want.tangent.detach().numpy(),
+    assert str(got.tangent.device) == device
+    np.testing.assert_allclose(got.primal.detach().cpu().numpy(),
+                               want.primal.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(got.tangent.detach().cpu().numpy(), want.tangent.detach().numpy(),
                                rtol=1e-4, atol=1e-6)
 
 
