@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (ember.autograd.engine, ...)
     engine,
+    forward_ad,
     function,
     functional,
     node,
@@ -22,5 +23,5 @@ from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "Node",
-           "Function", "FunctionCtx", "once_differentiable", "function", "functional", "Variable",
-           "variable"]
+           "Function", "FunctionCtx", "once_differentiable", "function", "functional",
+           "forward_ad", "Variable", "variable"]

@@ -88,8 +88,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     Reverse mode: one backward per output element, or with ``vectorize=True`` one batched
     backward per output (the output's standard basis under ``ember.func.vmap``, as torch).
     ``strategy="forward-mode"`` needs ``vectorize=True`` (as torch): J v for the inputs'
-    standard basis in one batched pass (ember computes J v by the double-backward trick,
-    ember.func.jvp's way, since it has no dual numbers); its result has the outputs' dtype.
+    standard basis in one batched pass (ember computes J v by transposing the VJP, the
+    double-backward trick, as ember.func.jvp does); its result has the outputs' dtype.
     """
     if strategy not in ("reverse-mode", "forward-mode"):
         raise AutogradError(f"jacobian: expected strategy 'reverse-mode' or 'forward-mode', "

@@ -7,6 +7,9 @@ vmap traces one sample into ember's primitives and runs them batched (vmap.py,
 batching.py).  Forward mode (jvp, jacfwd) is derived by transposition: the double-vjp
 trick, J v = d/du (v . (u^T J))... = the VJP of the VJP, so it needs no JVP rule per
 primitive and costs about two reverse passes; jacfwd batches it over the basis with vmap.
+ember.autograd.forward_ad (dual tensors) derives each op's JVP the same way, from the same
+declared VJPs, as the op runs; jvp transposes the whole function at once, which composes
+with vmap and ember.compile as plain reverse mode does.
 """
 from __future__ import annotations
 
@@ -108,6 +111,13 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
         given = list(args)
+        # the gradient needs a graph of its own only where something differentiates it
+        # again: an enclosing transform, or an input that requires grad (its result stays
+        # connected, see _outer_results); else the backward pass runs without one, with the
+        # backends' fused gradient kernels (a vmap of it batches those: max_pool2d's
+        # backward as one kernel, not its decomposition)
+        keep = bool(_level.depth) or any(type(x) is Tensor and x.requires_grad
+                                         for x in _leaves(given))
         with enable_grad(), _transform():
             args = list(args)
             for i in nums:
@@ -126,7 +136,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                     + (f"shape {tuple(out.shape)}" if type(out) is Tensor else
                        type(out).__name__) + "; use func.vjp or func.jacrev for other outputs")
             xs = [x for i in nums for x in _leaves(args[i])]
-            gs = iter(_grads([out], xs, None))
+            gs = iter(_grads([out], xs, None) if keep else _grad(
+                [out], xs, None, allow_unused=True, materialize_grads=True))
             g = tuple(_unflatten(args[i], gs) for i in nums)
         g = g[0] if single else g
         return _outer_results((g, (out, aux)) if has_aux else (g, out), given)

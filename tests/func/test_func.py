@@ -234,3 +234,50 @@ def test_unbatched_in_place_write_happens_once():
     out = func.vmap(f)(ember.ones(4, 3))
     np.testing.assert_array_equal(out.numpy(), np.full((4, 3), 2.0))
     np.testing.assert_array_equal(counter.numpy(), np.ones(3))
+
+
+def _ops_run(fn):
+    """The names of the kernels fn runs (a dispatch hook, as graph capture's); a matmul as
+    (matmul, its inner dim k, its first input's rank)."""
+    from ember import dispatch
+    names = []
+    dispatch.add_hook("test_ops_run", lambda op, device, kernel, natives, *a: names.append(
+        (op.name, natives[0].shape[-1], natives[0].ndim) if op.name == "matmul" else op.name))
+    try:
+        out = fn()
+    finally:
+        dispatch.remove_hook("test_ops_run")
+    return out, names
+
+
+def test_per_sample_grads_batch_the_fused_backward_kernels():
+    # an outermost grad needs no graph of its gradient: vmap then batches the backends'
+    # fused backward kernels (max_pool2d's as one kernel, not argmax + scatter_add + fold),
+    # and each per-sample weight gradient g^T x of one row is one broadcast multiply
+    F = ember.nn.functional
+    conv, fc = ember.nn.Conv2d(1, 3, 3), ember.nn.Linear(12, 4)
+    params = {**{f"conv.{k}": v.detach() for k, v in conv.named_parameters()},
+              **{f"fc.{k}": v.detach() for k, v in fc.named_parameters()}}
+
+    def loss(p, x, y):
+        h = F.conv2d(x.unsqueeze(0), p["conv.weight"], p["conv.bias"])
+        h = F.max_pool2d(F.relu(h), 2).flatten(1)
+        return F.cross_entropy(F.linear(h, p["fc.weight"], p["fc.bias"]), y.unsqueeze(0))
+    x, y = ember.randn(5, 1, 6, 6), ember.tensor([0, 1, 2, 3, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, names = _ops_run(lambda: func.vmap(func.grad(loss), in_dims=(None, 0, 0))(
+            params, x, y))
+    assert "max_pool2d_backward" in names, names
+    assert "argmax" not in names and "fold" not in names, names
+    # k = 1 on the batch (the sample's trace has its own (4, 1) @ (1, 12)): a multiply
+    assert not [n for n in names if n[:2] == ("matmul", 1) and n[2] > 2], names
+    for i in range(5):
+        g = func.grad(loss)(params, x[i], y[i])
+        for k in g:
+            np.testing.assert_allclose(got[k][i].numpy(), g[k].numpy(), rtol=1e-4,
+                                       atol=1e-6)
+    # a gradient that is differentiated again keeps its graph (grad of grad)
+    h = func.grad(lambda a: func.grad(lambda b: (b.sin() ** 2).sum())(a).sum())(x[0, 0, 0])
+    a = x[0, 0, 0].numpy()
+    np.testing.assert_allclose(h.numpy(), 2 * np.cos(2 * a), rtol=1e-5, atol=1e-6)
