@@ -23,7 +23,7 @@ from .parameter import Parameter
 F = None
 
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -227,6 +227,37 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return out.squeeze(0) if unbatched else out
 
 
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 1-D convolution of (N, C_in, L), weight (C_in, C_out/groups, k):
+    conv_transpose2d over a 1-high image.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv_transpose1d``
+    """
+    name = "conv_transpose1d"
+    if type(input) is not Tensor or input.ndim not in (2, 3):
+        raise ShapeError(f"{name}: expected a 2-D (C, L) or 3-D (N, C, L) input, got "
+                         f"{getattr(input, 'ndim', type(input).__name__)}-D")
+    if type(weight) is not Tensor or weight.ndim != 3:
+        raise ShapeError(f"{name}: expected a 3-D weight (in_channels, out_channels/groups, "
+                         f"k), got shape {tuple(getattr(weight, 'shape', ()))}")
+
+    def one(v, what):
+        if isinstance(v, int):
+            return v
+        v = tuple(v)
+        if len(v) != 1:
+            raise ShapeError(f"{name}: {what} must be an int or 1 int, got {v}")
+        return v[0]
+    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias,
+                           (1, one(stride, "stride")), (0, one(padding, "padding")),
+                           (0, one(output_padding, "output_padding")), groups,
+                           (1, one(dilation, "dilation")))
+    return out.squeeze(-2)
+
+
 # -- modules ------------------------------------------------------------------------------
 
 
@@ -382,8 +413,8 @@ class ConvTranspose2d(_ConvNd):
                  padding=0, output_padding=0, groups: int = 1, bias: bool = True,
                  dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
         if isinstance(padding, str):
-            raise EmberValueError("ConvTranspose2d: padding must be an int or a pair, not "
-                                  f"{padding!r}")
+            raise EmberValueError(f"{type(self).__name__}: padding must be an int or a tuple, "
+                                  f"not {padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype, output_padding)
 
@@ -396,13 +427,33 @@ class ConvTranspose2d(_ConvNd):
 
     def _output_padding(self, input: Tensor, size: tuple) -> tuple:
         out = []
+        n = self._dims
         for i, want in enumerate(size):
-            least = ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+            least = ((input.shape[-n + i] - 1) * self.stride[i] - 2 * self.padding[i]
                      + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
             extra = want - least
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):
                 raise EmberValueError(
-                    f"ConvTranspose2d: requested an output size of {size}, but valid sizes "
-                    f"for this input are {least} to {least + self.stride[i] - 1} in dim {i}")
+                    f"{type(self).__name__}: requested an output size of {size}, but valid "
+                    f"sizes for this input are {least} to {least + self.stride[i] - 1} in "
+                    f"dim {i}")
             out.append(extra)
         return tuple(out)
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """Transposed 1-D convolution (the gradient of Conv1d with respect to its input).
+
+    PyTorch
+    -------
+    ``torch.nn.ConvTranspose1d``
+    """
+
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        output_padding = self.output_padding
+        if output_size is not None:
+            output_padding = self._output_padding(input, tuple(output_size)[-1:])
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)

@@ -23,6 +23,19 @@ CONV2D = [
 
 
 # torch warns that it copies the input for even 'same' kernels; that is torch's business
+@pytest.mark.parametrize("cfg", [dict(kernel_size=3), dict(kernel_size=3, stride=2, padding=1,
+                                                              output_padding=1),
+                                 dict(kernel_size=2, stride=3, dilation=2),
+                                 dict(kernel_size=3, groups=2, stride=2, bias=False)])
+def test_conv_transpose1d(torch, cfg):
+    t, e = twin(torch, "ConvTranspose1d", 4, 6, **cfg)
+    check_layer(torch, t, e, randn(2, 4, 7))
+    check_layer(torch, t, e, randn(4, 7))                       # unbatched
+    assert repr(e) == repr(t)
+    t2, e2 = twin(torch, "ConvTranspose1d", 2, 3, 3, stride=2, padding=1)
+    check_layer(torch, t2, e2, randn(1, 2, 4), kwargs=dict(output_size=(8,)))
+
+
 @pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")
 @pytest.mark.parametrize("cfg", CONV2D, ids=lambda c: ",".join(f"{k}={v}"
                                                                for k, v in c.items()))
