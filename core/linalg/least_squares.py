@@ -1,0 +1,65 @@
+"""torch.linalg.lstsq: least-squares solutions of A X = B through the SVD."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .. import dtypes as D
+from .. import ops
+from ..dtypes import finfo
+from ..errors import EmberValueError, ShapeError
+from ..tensor import Tensor
+from .decompositions import _float, svd
+
+__all__ = ["lstsq"]
+
+LstsqResult = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None):
+    """The least-squares (for a rank-deficient A, minimum-norm) solution X of A X = B, A of
+    shape (*, m, n), B (*, m, k) or a batch of vectors (*, m), batch dimensions broadcast.
+    Computed from A's SVD for every driver; what is filled in follows the driver as in
+    torch on the CPU (default 'gelsy'): ``rank`` (singular values above ``rcond`` times the
+    largest; rcond defaults to eps * max(m, n)) for gelsy/gelsd/gelss, ``singular_values``
+    for gelsd/gelss, ``residuals`` (squared, per column) for m > n and a full-rank A with
+    any driver but gelsy; the rest are empty tensors.
+
+    PyTorch
+    -------
+    ``torch.linalg.lstsq``
+    """
+    name = "linalg.lstsq"
+    drv = "gelsy" if driver is None else driver
+    if drv not in _DRIVERS:
+        raise EmberValueError(f"{name}: parameter `driver` should be one of (gels, gelsy, "
+                              f"gelsd, gelss), got {driver!r}")
+    A, B = _float(name, A), _float(name, B)
+    if A.ndim < 2:
+        raise ShapeError(f"{name}: input must have at least 2 dimensions, got shape "
+                         f"{tuple(A.shape)}")
+    if A.dtype is not B.dtype:
+        raise EmberValueError(f"{name}: expected A and B to have the same dtype, got "
+                              f"{A.dtype.name} and {B.dtype.name}")
+    vector = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2], A.shape[-1]
+    if Bm.ndim < 2 or Bm.shape[-2] != m:
+        raise ShapeError(f"{name}: A of shape {tuple(A.shape)} needs B of shape (*, {m}, k) "
+                         f"or (*, {m}), got {tuple(B.shape)}")
+    if rcond is None:
+        rcond = finfo(A.dtype).eps * max(m, n)
+    U, S, Vh = svd(A, full_matrices=False)
+    largest = S.detach().amax(-1, keepdim=True) if S.shape[-1] else S.detach()
+    keep = S > largest * rcond
+    inverse = ops.where(keep, 1.0 / ops.where(keep, S, 1.0), 0.0)
+    X = Vh.mT @ (inverse[..., :, None] * (U.mT @ Bm))
+    rank = keep.sum(-1).to(D.int64)
+    empty = ops.zeros(0, dtype=A.dtype, device=A.device)
+    residuals = empty
+    if m > n and drv != "gelsy" and bool((rank == n).all().item()):
+        r = A @ X - Bm
+        residuals = (r * r).sum(-2)           # (*, k); a vector B keeps k = 1, as torch
+    return LstsqResult(X.squeeze(-1) if vector else X, residuals,
+                       rank if drv != "gels" else ops.zeros(0, dtype=D.int64, device=A.device),
+                       S if drv in ("gelsd", "gelss") else empty)
