@@ -14,11 +14,13 @@ import warnings
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
+from ..autograd import grad
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..dispatch import run
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear
-from ..ops.rnn import gru_cell_op, lstm_cell_op
+from ..ops.rnn import gru_cell_backward_op, gru_cell_op, lstm_cell_backward_op, lstm_cell_op
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -102,10 +104,115 @@ class _Columns(Function):
         return ops.cat([gh, gc, rest], 1), None, None
 
 
-def _direction(step, gi, sizes, h, c, w_hh_t, b_hh, w_hr, reverse):
+class _Recurrence(Function):
+    """One direction of one LSTM or GRU layer over a whole sequence of equal-length steps,
+    with its own backward: the steps run as eager's (the declared cell kernels, ops/rnn.py),
+    and backward runs the cells' gradient kernels step by step but takes the recurrent
+    weight's (and GRU's b_hh's) gradient in ONE matmul (sum) over all steps after the
+    loop, where step-by-step autograd would make a (H, G*H) product and add it up once per
+    step.  Written with ember ops, so it runs on every device and differentiates again."""
+
+    @staticmethod
+    def forward(ctx, gi, h, c, w_hh_t, b_hh, lstm, steps, reverse):
+        rows = gi._data.shape[0] // steps
+        n = h._data.shape[-1]
+        h_in, c_in = h, c
+        chunks = ops.split(gi, rows, 0) if steps > 1 else (gi,)
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        outs, saved, prev = [None] * steps, [None] * steps, [None] * steps
+        for t in order:
+            prev[t] = (h, c)
+            gh = h @ w_hh_t
+            if lstm:
+                gates = chunks[t] + gh
+                cell = run(lstm_cell_op, gates, c)
+                saved[t] = (cell, gates)
+                h, c = cell[:, :n], cell[:, n:2 * n]
+            else:
+                if b_hh is not None:
+                    gh = gh + b_hh
+                saved[t] = (gh,)
+                h = run(gru_cell_op, chunks[t], gh, h)
+            outs[t] = h
+        ctx.state = (chunks, saved, prev, w_hh_t, b_hh is not None, lstm, reverse, n)
+        ctx.inputs = (gi, h_in, c_in, w_hh_t, b_hh)
+        out = ops.cat(outs) if steps > 1 else outs[0]
+        return (out, h, c) if lstm else (out, h)
+
+    @staticmethod
+    def backward(ctx, g_out, g_h, g_c=None):
+        chunks, saved, prev, w_hh_t, has_b_hh, lstm, reverse, n = ctx.state
+        if is_grad_enabled():
+            # create_graph: the saved activations carry no history, so differentiate the
+            # steps themselves, run again with grad mode on (double backward is rare)
+            return _Recurrence._differentiable_backward(ctx, g_out, g_h, g_c)
+        steps = len(saved)
+        like = saved[0][0]
+        rows = chunks[0]._data.shape[0]
+        zero = ops.zeros((rows, n), dtype=like.dtype, device=like.device)
+        dh = zero if g_h is None else g_h
+        dc = zero if g_c is None else g_c
+        g_steps = (ops.split(g_out, rows, 0) if steps > 1 else (g_out,)) \
+            if g_out is not None else None
+        w_hh = w_hh_t.mT.contiguous()            # d h_prev = d gates @ W_hh: row-major W_hh
+        rest = ops.zeros((rows, 5 * n), dtype=like.dtype, device=like.device) if lstm \
+            else None
+        d_gi, d_gh = [None] * steps, [None] * steps
+        order = range(steps) if reverse else range(steps - 1, -1, -1)
+        for t in order:
+            gh_t = dh if g_steps is None else g_steps[t] + dh
+            h_prev, c_prev = prev[t]
+            if lstm:
+                cell, gates = saved[t]
+                d = run(lstm_cell_backward_op, ops.cat([gh_t, dc, rest], 1), cell, gates,
+                        c_prev)
+                d_gates, dc = d[:, :4 * n], d[:, 4 * n:]
+                d_gi[t] = d_gh[t] = d_gates
+                dh = d_gates @ w_hh
+            else:
+                d = run(gru_cell_backward_op, gh_t, chunks[t], saved[t][0], h_prev)
+                d_gi[t], d_gh[t] = d[:, :3 * n], d[:, 3 * n:6 * n]
+                dh = d[:, 6 * n:] + d_gh[t] @ w_hh
+        # the weight's gradient over all steps at once: h_prev of every step as rows
+        cat = (lambda xs: ops.cat(xs)) if steps > 1 else (lambda xs: xs[0])
+        all_gh = cat(d_gh)
+        d_w = cat([p[0] for p in prev]).mT @ all_gh
+        d_b = ops.sum(all_gh, 0) if has_b_hh else None
+        d_gi = all_gh if lstm else cat(d_gi)
+        return d_gi, dh, (dc if lstm else None), d_w, d_b, None, None, None
+
+
+    @staticmethod
+    def _differentiable_backward(ctx, g_out, g_h, g_c):
+        gi, h, c, w_hh_t, b_hh = ctx.inputs
+        lstm, steps = ctx.state[5], len(ctx.state[1])
+        reverse = ctx.state[6]
+        step = _lstm_step if lstm else _gru_step
+        rows = gi._data.shape[0] // steps
+        outs = _direction(step, gi, [rows] * steps, h, c, w_hh_t, b_hh, None, reverse,
+                          whole=False)
+        pairs = [(o, g) for o, g in zip(outs, (g_out, g_h, g_c)) if o is not None and
+                 g is not None]
+        inputs = (gi, h, c, w_hh_t, b_hh)
+        wrt = [k for k, t in enumerate(inputs) if type(t) is Tensor and t.requires_grad]
+        grads = grad([o for o, _ in pairs], [inputs[k] for k in wrt], [g for _, g in pairs],
+                     create_graph=True, allow_unused=True)
+        out = [None] * 8
+        for k, g in zip(wrt, grads):
+            out[k] = g
+        return tuple(out)
+
+
+def _direction(step, gi, sizes, h, c, w_hh_t, b_hh, w_hr, reverse, whole=True):
     """Run one direction of one layer over the steps of gi (rows of step t follow those of
     step t-1; sizes[t] rows each, non-increasing as in a PackedSequence).  Returns the
-    outputs of every step stacked as rows, and the final h and c of every sequence."""
+    outputs of every step stacked as rows, and the final h and c of every sequence.
+    whole=False: step by step (autograd records each step), never as one _Recurrence."""
+    if whole and step in (_lstm_step, _gru_step) and w_hr is None and len(set(sizes)) == 1:
+        # equal lengths: the whole sequence as one autograd node (_Recurrence)
+        lstm = step is _lstm_step
+        outs = _Recurrence.apply(gi, h, c, w_hh_t, b_hh, lstm, len(sizes), reverse)
+        return outs if lstm else (*outs, None)
     outs = [None] * len(sizes)
     steps = _SplitRows.apply(gi, sizes) if len(sizes) > 1 else (gi,)
     if not reverse:

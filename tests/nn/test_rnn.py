@@ -351,3 +351,45 @@ def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
     np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-5,
                                atol=1e-6)
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_the_recurrent_weight_gradient_is_one_matmul_over_all_steps(kind):
+    """Backward through a layer of equal-length sequences takes d W_hh in one product
+    after the loop (per step only d h_prev = d gates @ W_hh remains), and still
+    differentiates again (create_graph) as torch does."""
+    from ember import dispatch
+    torch = pytest.importorskip("torch")
+    t_layer = getattr(torch.nn, kind)(3, 4, 2)
+    layer = getattr(nn, kind)(3, 4, 2)
+    layer.load_state_dict({k: ember.tensor(v.detach().numpy())
+                           for k, v in t_layer.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal((6, 2, 3)).astype(np.float32)
+    ex = ember.tensor(x, requires_grad=True)
+    out, _ = layer(ex)
+    names = []
+    dispatch.add_hook("count-matmuls", lambda op, *rest: names.append(op.name))
+    try:
+        out.sum().backward()
+    finally:
+        dispatch.remove_hook("count-matmuls")
+    # 6 steps x 2 layers of d h_prev, one d W_hh per layer, one d W_ih and d x per layer
+    # (linear's): 12 + 2 + 4 (per step and per-step weight products would be 24 + 4)
+    assert names.count("matmul") + names.count("linear") <= 18, names.count("matmul")
+    tx = torch.tensor(x, requires_grad=True)
+    t_out, _ = t_layer(tx)
+    t_out.sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    for (name, p), q in zip(layer.named_parameters(), t_layer.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+    # double backward: the gradient of sum(d out / d x ^ 2) with respect to W_hh
+    ex2, tx2 = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    layer.zero_grad()
+    (g,) = ember.autograd.grad(layer(ex2)[0].sum(), [ex2], create_graph=True)
+    (g * g).sum().backward()
+    t_layer.zero_grad()
+    (tg,) = torch.autograd.grad(t_layer(tx2)[0].sum(), [tx2], create_graph=True)
+    (tg * tg).sum().backward()
+    np.testing.assert_allclose(layer.weight_hh_l0.grad.numpy(),
+                               t_layer.weight_hh_l0.grad.numpy(), rtol=1e-3, atol=1e-5)
