@@ -259,6 +259,7 @@ for _name, _fn in {
     "cumsum": ops.cumsum, "cumprod": ops.cumprod, "logcumsumexp": ops.logcumsumexp,
     "cummax": F.cummax, "cummin": F.cummin, "sort": ops.sort, "argsort": ops.argsort,
     "topk": ops.topk, "kthvalue": ops.kthvalue, "msort": ops.msort, "unique": ops.unique,
+    "unique_consecutive": ops.unique_consecutive,
     # activations
     "softmax": F.softmax, "log_softmax": F.log_softmax, "relu": ops.relu,
     # elementwise composites

@@ -20,7 +20,8 @@ from .creation import arange, full, zeros
 from .index import scatter_add
 from .movement import cat
 
-__all__ = ["argsort", "sort", "topk", "kthvalue", "median", "msort", "unique"]
+__all__ = ["argsort", "sort", "topk", "kthvalue", "median", "msort", "unique",
+           "unique_consecutive"]
 
 
 argsort_op = declare("argsort", "index", rule_fixed(D.int64),
@@ -271,6 +272,44 @@ def _unique_dim(input: Tensor, dim, return_inverse: bool, return_counts: bool):
         out.append(inverse)
     if return_counts:
         starts = first.nonzero().reshape(-1)
+        ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False,
+                       return_counts: bool = False, dim=None):
+    """Each run of equal consecutive elements (slices along ``dim`` when given) kept
+    once, in order; with return_inverse the run each element belongs to, with return_counts
+    each run's length.  The number of runs is read back (as PyTorch's does).
+
+    PyTorch
+    -------
+    ``torch.unique_consecutive``
+    """
+    from .index import index_select
+    from .movement import movedim
+    _need_tensor("unique_consecutive", input)
+    if dim is None:
+        moved, axis, shape = input.reshape(-1).detach(), 0, input._data.shape
+    else:
+        axis = norm_dim(dim, input.ndim, "unique_consecutive")
+        moved, shape = movedim(input.detach(), axis, 0), (input._data.shape[axis],)
+    n = moved._data.shape[0]
+    rest = moved._data.shape[1:]
+    rows = moved.reshape(n, -1) if n else moved.reshape(0, max(1, moved.numel()))
+    if n > 1:
+        differs = (rows[1:] != rows[:-1]).any(1) if rows._data.shape[1] else \
+            zeros(n - 1, dtype=D.bool_, device=input._device)
+    else:
+        differs = zeros(0, dtype=D.bool_, device=input._device)
+    first = cat([full((min(n, 1),), True, device=input._device), differs])
+    starts = first.nonzero().reshape(-1)
+    values = index_select(moved, 0, starts).reshape(-1, *rest)
+    out = [values if dim is None else movedim(values, 0, axis)]
+    if return_inverse:
+        out.append((first.cumsum(0) - 1).reshape(shape))
+    if return_counts:
         ends = cat([starts[1:], full((min(n, 1),), n, device=input._device)])
         out.append(ends - starts)
     return out[0] if len(out) == 1 else tuple(out)
