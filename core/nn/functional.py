@@ -145,7 +145,7 @@ from .pooling_extra import (
     max_unpool2d,
     max_unpool3d,
 )
-from .sparse import embedding, one_hot
+from .sparse import embedding, embedding_bag, one_hot
 from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
@@ -187,7 +187,7 @@ __all__ = [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     # sparse
-    "embedding", "one_hot",
+    "embedding", "embedding_bag", "one_hot",
     # upsampling
     "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
 ]

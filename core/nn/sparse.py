@@ -65,6 +65,102 @@ def _renorm_rows(weight, input, max_norm, norm_type):
         weight[rows] = picked * scale
 
 
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2.0,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxes of bags of ``weight``'s rows: a 2-D input is one bag per row; a
+    1-D input is cut into bags at ``offsets``.  ``per_sample_weights`` scale each entry
+    (mode='sum'); entries equal to ``padding_idx`` are left out of their bag (an empty bag
+    gives zeros).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.embedding_bag``
+    """
+    name = "embedding_bag"
+    if mode not in ("sum", "mean", "max"):
+        raise EmberValueError(f"{name}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if type(weight) is not Tensor or weight.ndim != 2:
+        raise ShapeError(f"{name}: 'weight' must be 2-D (num_embeddings, embedding_dim), "
+                         f"got {tuple(weight.shape) if type(weight) is Tensor else weight!r}")
+    if type(input) is not Tensor:
+        raise EmberTypeError(f"{name}: expected an integer index tensor, got "
+                             f"{type(input).__name__}")
+    if padding_idx is not None:
+        num = weight._data.shape[0]
+        if not -num <= padding_idx < num:
+            raise EmberValueError(f"{name}: padding_idx {padding_idx} must be within "
+                                  f"num_embeddings ({num})")
+        padding_idx %= num
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise EmberValueError(f"{name}: per_sample_weights is only supported for "
+                                  f"mode='sum', got mode={mode!r}")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ShapeError(f"{name}: per_sample_weights of shape "
+                             f"{tuple(per_sample_weights.shape)} must match the input's "
+                             f"shape {tuple(input.shape)}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise EmberValueError(f"{name}: offsets has to be None if input is 2-D (each row "
+                                  "is a bag)")
+        index, valid, weights = input, None, per_sample_weights
+    elif input.ndim == 1:
+        if offsets is None or offsets.ndim != 1:
+            raise EmberValueError(f"{name}: a 1-D input needs 1-D offsets (where each bag "
+                                  "starts)")
+        index, valid, weights = _bags(input, offsets, per_sample_weights, include_last_offset)
+    else:
+        raise ShapeError(f"{name}: expected a 1-D (with offsets) or 2-D input, got shape "
+                         f"{tuple(input.shape)}")
+    emb = embedding(index, weight, None, max_norm, norm_type, scale_grad_by_freq,
+                    sparse)                                              # (B, L, D)
+    if padding_idx is not None:
+        keep = index != padding_idx
+        valid = keep if valid is None else valid & keep
+    if mode == "max":
+        if valid is None:
+            return ops.amax(emb, 1)
+        out = ops.amax(ops.where(valid.unsqueeze(-1), emb, -float("inf")), 1)
+        return ops.where(ops.sum(valid.to(D.int64), 1, keepdim=True) > 0, out, 0.0)
+    scale = None if valid is None else valid.to(emb._dtype)
+    if weights is not None:
+        scale = weights if scale is None else scale * weights
+    total = ops.sum(emb if scale is None else emb * scale.unsqueeze(-1), 1)
+    if mode == "sum":
+        return total
+    count = index._data.shape[1] if valid is None else \
+        ops.maximum(ops.sum(valid.to(emb._dtype), 1, keepdim=True), 1.0)
+    return total / count
+
+
+def _bags(input, offsets, weights, include_last_offset: bool):
+    """The 1-D input as a padded (bags, longest) index, with a mask of real entries."""
+    import numpy as np
+    starts = offsets.detach().numpy().astype(np.int64)    # bag bounds are host data
+    n = input._data.shape[0]
+    if starts.size and starts[0] != 0:
+        raise EmberValueError(f"embedding_bag: offsets[0] has to be 0, i.e., the first "
+                              f"sequence in the mini-batch has to start from position 0; "
+                              f"got {int(starts[0])}")
+    if np.any(np.diff(starts) < 0) or (starts.size and starts[-1] > n):
+        raise EmberValueError(f"embedding_bag: offsets must be non-decreasing and at most "
+                              f"the input length {n}, got {starts.tolist()}")
+    ends = np.append(starts[1:], n)
+    if include_last_offset:
+        starts, ends = starts[:-1], ends[:-1]
+    longest = max(int((ends - starts).max()) if starts.size else 0, 1)
+    pos = starts[:, None] + np.arange(longest)[None, :]
+    mask = pos < ends[:, None]
+    pos = ops.from_host(np.where(mask, pos, 0), input.device)
+    index = ops.take_along(input, pos, 0)
+    if weights is not None:
+        weights = ops.take_along(weights, pos, 0)
+    return index, ops.from_host(mask, input.device), weights
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """An int64 tensor with a trailing dim of ``num_classes`` (-1: the largest label + 1)
     holding 1 at each label.
@@ -202,73 +298,9 @@ class EmbeddingBag(Module):
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
-        if per_sample_weights is not None:
-            if self.mode != "sum":
-                raise EmberValueError(f"EmbeddingBag: per_sample_weights is only supported "
-                                      f"for mode='sum', got mode={self.mode!r}")
-            if tuple(per_sample_weights.shape) != tuple(input.shape):
-                raise ShapeError(f"EmbeddingBag: per_sample_weights of shape "
-                                 f"{tuple(per_sample_weights.shape)} must match the input's "
-                                 f"shape {tuple(input.shape)}")
-        if input.ndim == 2:
-            if offsets is not None:
-                raise EmberValueError("EmbeddingBag: offsets has to be None if input is 2-D "
-                                      "(each row is a bag)")
-            index, valid, weights = input, None, per_sample_weights
-        elif input.ndim == 1:
-            if offsets is None or offsets.ndim != 1:
-                raise EmberValueError("EmbeddingBag: a 1-D input needs 1-D offsets (where "
-                                      "each bag starts)")
-            index, valid, weights = self._bags(input, offsets, per_sample_weights)
-        else:
-            raise ShapeError(f"EmbeddingBag: expected a 1-D (with offsets) or 2-D input, got "
-                             f"shape {tuple(input.shape)}")
-        return self._reduce(index, valid, weights)
-
-    def _bags(self, input, offsets, weights):
-        """The 1-D input as a padded (bags, longest) index, with a mask of real entries."""
-        import numpy as np
-        starts = offsets.detach().numpy().astype(np.int64)    # bag bounds are host data
-        n = input._data.shape[0]
-        if starts.size and starts[0] != 0:
-            raise EmberValueError(f"EmbeddingBag: offsets[0] has to be 0, i.e., the first "
-                                  f"sequence in the mini-batch has to start from position 0; "
-                                  f"got {int(starts[0])}")
-        if np.any(np.diff(starts) < 0) or (starts.size and starts[-1] > n):
-            raise EmberValueError(f"EmbeddingBag: offsets must be non-decreasing and at most "
-                                  f"the input length {n}, got {starts.tolist()}")
-        ends = np.append(starts[1:], n)
-        if self.include_last_offset:
-            starts, ends = starts[:-1], ends[:-1]
-        longest = max(int((ends - starts).max()) if starts.size else 0, 1)
-        pos = starts[:, None] + np.arange(longest)[None, :]
-        mask = pos < ends[:, None]
-        pos = ops.from_host(np.where(mask, pos, 0), input.device)
-        index = ops.take_along(input, pos, 0)
-        if weights is not None:
-            weights = ops.take_along(weights, pos, 0)
-        return index, ops.from_host(mask, input.device), weights
-
-    def _reduce(self, index, valid, weights):
-        emb = F.embedding(index, self.weight, None, self.max_norm, self.norm_type,
-                          self.scale_grad_by_freq, self.sparse)           # (B, L, D)
-        if self.padding_idx is not None:
-            keep = index != self.padding_idx
-            valid = keep if valid is None else valid & keep
-        if self.mode == "max":
-            if valid is None:
-                return ops.amax(emb, 1)
-            out = ops.amax(ops.where(valid.unsqueeze(-1), emb, -float("inf")), 1)
-            return ops.where(ops.sum(valid.to(D.int64), 1, keepdim=True) > 0, out, 0.0)
-        scale = None if valid is None else valid.to(emb._dtype)
-        if weights is not None:
-            scale = weights if scale is None else scale * weights
-        total = ops.sum(emb if scale is None else emb * scale.unsqueeze(-1), 1)
-        if self.mode == "sum":
-            return total
-        count = index._data.shape[1] if valid is None else \
-            ops.maximum(ops.sum(valid.to(emb._dtype), 1, keepdim=True), 1.0)
-        return total / count
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -96,3 +96,30 @@ def test_embedding_bag_errors():
 def test_errors_name_the_layer():
     with pytest.raises(TypeError, match="embedding: expected an integer index"):
         nn.Embedding(3, 2)(ember.randn(2))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_functional_embedding_bag_matches_torch(torch, mode):
+    """F.embedding_bag (torch's functional form; EmbeddingBag calls it): 1-D input with
+    offsets (include_last_offset too), 2-D input, padding_idx, per_sample_weights;
+    values and the weight's gradient for a random upstream gradient."""
+    r = np.random.default_rng(5)
+    w = r.standard_normal((7, 3))
+    flat, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 6]), np.array([0, 3, 3, 6])
+    calls = [dict(input=flat, offsets=offsets), dict(input=flat, offsets=np.append(offsets, 8),
+                                                     include_last_offset=True),
+             dict(input=flat.reshape(2, 4), padding_idx=4)]
+    if mode == "sum":
+        calls.append(dict(input=flat, offsets=offsets, per_sample_weights=r.random(8)))
+    for call in calls:
+        got = {}
+        for lib in (torch, ember):
+            weight = lib.tensor(w, requires_grad=True)
+            kwargs = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v
+                      for k, v in call.items()}
+            out = lib.nn.functional.embedding_bag(weight=weight, mode=mode, **kwargs)
+            up = lib.tensor(np.random.default_rng(6).standard_normal(tuple(out.shape)))
+            (out * up).sum().backward()
+            got[lib.__name__] = (out.detach().numpy(), weight.grad.numpy())
+        for a, b in zip(got["ember"], got["torch"]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=str(call))
