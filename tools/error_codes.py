@@ -162,7 +162,7 @@ MESSAGE_AFTER = (
                        re.I)),
     # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
     ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
-    ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,120})"
+    ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,300})"
                         r"|\bncclInternalError\b|\b(remote process exited or there was a "
                         r"network error)", re.I)),
     ("mpi", re.compile(r"(?:Fatal error in P?MPI_\w+|MPI_\w+\(\d*\)[^\n]*?|"
@@ -172,7 +172,7 @@ MESSAGE_AFTER = (
 
 # a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
-OPENCL_BARE = re.compile(r"(?:\berr(?:or)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed)"
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
 OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"
                          r"\bnumber of platforms\b", re.I)
