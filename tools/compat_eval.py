@@ -237,6 +237,55 @@ def reader_of(text: str) -> str:
     return next((who for who, sign in _READER_SIGNS if sign.search(text)), "")
 
 
+# Words that say a line reports a failure (clinfo's "Error Correction support" does not);
+# a family's generic entry matches a line that names the family's stack (its `signs`: API
+# calls, libraries, tools) next to one of these, so a message of that stack gets the
+# family's ordered checks even when it names no known code.  Log lines of INFO level are
+# not failures (NCCL INFO says "cannot open shared object file" of its optional plugins),
+# nor are warnings (MIOpen's "Unable to read system database file"; NCCL's WARN lines are
+# its errors and stay).
+ERROR_WORDS = re.compile(
+    r"\b(?:error(?!\s+correction)|errors|failed|failure|fatal|exception|abort(?:ed|ing)?"
+    r"|assert(?:ion)?|cannot|can't|could not|couldn't|no such file|not found"
+    r"|segmentation fault|core dumped|terminate called|refused|denied|timed out|panic"
+    r"|traceback)\b", re.I)
+INFO_LINE = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\s*[IDW]\d{4} |^\s*\[?(?:info|debug)\b"
+                       r"|^\s*\[[IW][ \d]|: [IWD] [\w/.-]+\.(?:cc|cpp|h):\d+\]|(?i:warning)", re.M)
+_WINDOW = 300           # characters around an error word that may hold the sign
+
+
+@functools.lru_cache(maxsize=64)
+def _error_lines(text: str) -> tuple:
+    """(start, end) of the text's lines that hold an error word (at most _WINDOW
+    characters each side of it), INFO lines left out."""
+    out, last = [], -1
+    for m in ERROR_WORDS.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start <= last:
+            continue
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        last = end
+        if not INFO_LINE.search(text, start, min(end, start + 80)):
+            out.append((max(start, m.start() - _WINDOW), min(end, m.end() + _WINDOW)))
+    return tuple(out)
+
+
+def sign_at(text: str, signs) -> int | None:
+    """Where a sign (a TextPattern) first stands within reach of an error word; None when
+    none does."""
+    best = None
+    for start, end in _error_lines(text):
+        if best is not None and start > best:
+            break
+        piece = text[start:end]
+        for sign in signs:
+            at = sign.position(piece)
+            if at is not None and (best is None or start + at < best):
+                best = start + at
+    return best
+
+
 @dataclass(frozen=True)
 class KnownError:
     """A cryptic error, or a category of error codes, what it means and the fix.  `seen`
@@ -266,6 +315,7 @@ class KnownError:
     fix_for: tuple = ()          # ((reader, fix), ...)
     generic: bool = False
     code_keys: tuple = ((), ())  # _code_matcher(codes)
+    signs: tuple = ()            # names of the family's stack (a generic entry's): see sign_at
 
     @classmethod
     def parse(cls, raw: dict, lazy: bool = False) -> KnownError:
@@ -275,8 +325,10 @@ class KnownError:
         if extra:
             raise MatrixError(f"{where}: unknown keys {extra}")
         try:
-            if not raw.get("patterns") and not raw.get("codes"):
+            if not raw.get("patterns") and not raw.get("codes") and not raw.get("signs"):
                 raise KeyError("patterns or codes")
+            if raw.get("signs") and not raw.get("generic"):
+                raise KeyError("signs (only a generic entry may have them)")
             patterns = tuple(TextPattern(p, lazy) for p in raw.get("patterns", ()))
             unless = tuple(TextPattern(p, lazy) for p in raw.get("unless", ()))
             fix_for = dict(raw.get("fix_for", {}))
@@ -288,7 +340,8 @@ class KnownError:
                        _commands(where, raw.get("commands", ())),
                        tuple(raw.get("codes", ())), unless, tuple(raw.get("causes", ())),
                        tuple(raw.get("checks", ())), tuple(fix_for.items()),
-                       bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())))
+                       bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())),
+                       tuple(TextPattern(p, lazy) for p in raw.get("signs", ())))
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{where}: {exc}") from None
 
@@ -302,7 +355,9 @@ class KnownError:
             return False
         if any(p.search(text) for p in self.patterns):
             return True
-        return bool(hits) and bool(self.codes_in(hits))
+        if hits and self.codes_in(hits):
+            return True
+        return bool(self.signs) and sign_at(text, self.signs) is not None
 
     def position(self, text: str, hits=()) -> int:
         """Where the first evidence for this entry stands in the text (a pattern's match
@@ -310,6 +365,8 @@ class KnownError:
         root one, later lines are its consequences."""
         found = [p.position(text) for p in self.patterns]
         found += [h.pos for h in self.codes_in(hits)]
+        if self.signs:
+            found.append(sign_at(text, self.signs))
         found = [f for f in found if f is not None]
         return min(found) if found else len(text)
 
