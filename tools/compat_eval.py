@@ -37,10 +37,14 @@ def satisfies(version_text: str, spec: str) -> bool | None:
     return SpecifierSet(spec).contains(version, prereleases=True)
 
 
-def _check_specs(where: str, specs) -> dict:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+def _check_specs(where: str, specs, lazy: bool = False) -> dict:
+    """The specs, each checked to be a PEP 440 specifier set (not when `lazy`: the shipped
+    files, which the tests check, read by `ember compat explain`, which needs no rule)."""
     if not isinstance(specs, dict):
         raise MatrixError(f"{where}: expected a table of component = specifier, got {specs!r}")
+    if lazy:
+        return dict(specs)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     for component, spec in specs.items():
         if spec == ANY:
             continue
@@ -69,15 +73,15 @@ class Rule:
     commands: tuple = ()     # the fix as shell commands, written for the package index
 
     @classmethod
-    def parse(cls, raw: dict) -> Rule:
+    def parse(cls, raw: dict, lazy: bool = False) -> Rule:
         where = f"rule {raw.get('id', '?')!r}"
         try:
             rule = cls(**{k: v for k, v in raw.items()})
         except TypeError as exc:
             raise MatrixError(f"{where}: {exc}") from None
         object.__setattr__(rule, "commands", _commands(where, rule.commands))
-        _check_specs(where + " when", rule.when)
-        if not _check_specs(where + " require", rule.require):
+        _check_specs(where + " when", rule.when, lazy)
+        if not _check_specs(where + " require", rule.require, lazy):
             raise MatrixError(f"{where}: require is empty")
         if rule.severity not in ("warning", "problem"):
             raise MatrixError(f"{where}: severity must be warning or problem")
@@ -271,6 +275,15 @@ def _error_lines(text: str) -> tuple:
     return tuple(out)
 
 
+def _signs(signs, lazy: bool) -> tuple:
+    """An entry's signs as one pattern (one compiled expression, one search a line)."""
+    if not signs:
+        return ()
+    for sign in () if lazy else signs:
+        re.compile(sign)                # name the sign that does not compile
+    return (TextPattern("|".join(f"(?:{s})" for s in signs), lazy),)
+
+
 def sign_at(text: str, signs) -> int | None:
     """Where a sign (a TextPattern) first stands within reach of an error word; None when
     none does."""
@@ -341,7 +354,7 @@ class KnownError:
                        tuple(raw.get("codes", ())), unless, tuple(raw.get("causes", ())),
                        tuple(raw.get("checks", ())), tuple(fix_for.items()),
                        bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())),
-                       tuple(TextPattern(p, lazy) for p in raw.get("signs", ())))
+                       _signs(raw.get("signs", ()), lazy))
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{where}: {exc}") from None
 
@@ -410,7 +423,7 @@ class Matrix:
 
     @classmethod
     def from_data(cls, data: dict, lazy: bool = False) -> Matrix:
-        matrix = cls([Rule.parse(r) for r in data.get("rule", ())],
+        matrix = cls([Rule.parse(r, lazy) for r in data.get("rule", ())],
                      [dict(p) for p in data.get("plugin", ())],
                      [dict(a) for a in data.get("plugin_api", ())],
                      [KnownError.parse(e, lazy) for e in data.get("error", ())])
