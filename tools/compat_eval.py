@@ -249,7 +249,8 @@ def reader_of(text: str) -> str:
 # nor are warnings (MIOpen's "Unable to read system database file"; NCCL's WARN lines are
 # its errors and stay).
 ERROR_WORDS = re.compile(
-    r"\b(?:error(?!\s+correction)|errors|failed|failure|fatal|exception|abort(?:ed|ing)?"
+    r"(?:\b|(?<=[a-z]))(?:error(?!\s+correction)|errors|exception)\b"       # RuntimeError too
+    r"|\b(?:failed|failure|fatal|abort(?:ed|ing)?"
     r"|assert(?:ion)?|cannot|can't|could not|couldn't|no such file|not found"
     r"|segmentation fault|core dumped|terminate called|refused|denied|timed out|panic"
     r"|traceback)\b", re.I)
@@ -261,7 +262,8 @@ _WINDOW = 300           # characters around an error word that may hold the sign
 @functools.lru_cache(maxsize=64)
 def _error_lines(text: str) -> tuple:
     """(start, end) of the text's lines that hold an error word (at most _WINDOW
-    characters each side of it), INFO lines left out."""
+    characters each side of it) with the line before it (a traceback's call above its
+    exception), INFO lines and warnings left out."""
     out, last = [], -1
     for m in ERROR_WORDS.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
@@ -270,8 +272,12 @@ def _error_lines(text: str) -> tuple:
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
         last = end
-        if not INFO_LINE.search(text, start, min(end, start + 80)):
-            out.append((max(start, m.start() - _WINDOW), min(end, m.end() + _WINDOW)))
+        if INFO_LINE.search(text, start, min(end, start + 80)):
+            continue
+        before = text.rfind("\n", 0, start - 1) + 1 if start else 0
+        if before < start and INFO_LINE.search(text, before, min(start, before + 80)):
+            before = start
+        out.append((max(before, m.start() - _WINDOW), min(end, m.end() + _WINDOW)))
     return tuple(out)
 
 
@@ -362,15 +368,22 @@ class KnownError:
         return any(p.search(text) for p in self.unless)
 
     def matches(self, text: str, hits=None) -> bool:
-        """The text is this error: a pattern occurs in it, or (with `hits`, the codes
-        error_codes.recognize found) it names one of this entry's codes."""
+        """The text is this error: a pattern occurs in it, (with `hits`, the codes
+        error_codes.recognize found) it names one of this entry's codes, or (a generic
+        entry) a line with an error word names the family's stack."""
+        return self.evidence(text, hits) is not None
+
+    def evidence(self, text: str, hits=None) -> str | None:
+        """What says the text is this error: "pattern", "code", "sign", or None."""
         if self.excluded(text):
-            return False
+            return None
         if any(p.search(text) for p in self.patterns):
-            return True
+            return "pattern"
         if hits and self.codes_in(hits):
-            return True
-        return bool(self.signs) and sign_at(text, self.signs) is not None
+            return "code"
+        if self.signs and sign_at(text, self.signs) is not None:
+            return "sign"
+        return None
 
     def position(self, text: str, hits=()) -> int:
         """Where the first evidence for this entry stands in the text (a pattern's match
@@ -678,11 +691,16 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
     specific entry matched."""
     from .error_codes import recognize
     hits = recognize(text)
-    found = [e for e in matrix.errors if e.matches(text, hits)]
+    evidence = {e.id: e.evidence(text, hits) for e in matrix.errors}
+    found = [e for e in matrix.errors if evidence[e.id]]
     hidden = {s for e in found for s in e.supersedes}
     found = [e for e in found if e.id not in hidden]
     if any(not e.generic for e in found):
         found = [e for e in found if not e.generic]
+    elif any(evidence[e.id] != "sign" for e in found):
+        # a catch-all that a code or pattern names before one that only the stack's names
+        # (next to an error word) suggest
+        found = [e for e in found if evidence[e.id] != "sign"]
     if len(found) > 1:
         # the first cause in the text first (a log's first WARN, a chained traceback's
         # first exception); a category that names a code the text spells out by name
