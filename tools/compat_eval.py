@@ -246,16 +246,23 @@ def reader_of(text: str) -> str:
 # calls, libraries, tools) next to one of these, so a message of that stack gets the
 # family's ordered checks even when it names no known code.  Log lines of INFO level are
 # not failures (NCCL INFO says "cannot open shared object file" of its optional plugins),
-# nor are warnings (MIOpen's "Unable to read system database file"; NCCL's WARN lines are
-# its errors and stay).
+# nor are warnings (MIOpen's "Unable to read system database file").
 ERROR_WORDS = re.compile(
     r"(?:\b|(?<=[a-z]))(?:error(?!\s+correction)|errors|exception)\b"       # RuntimeError too
     r"|\b(?:failed|failure|fatal|abort(?:ed|ing)?"
     r"|assert(?:ion)?|cannot|can't|could not|couldn't|no such file|not found"
     r"|segmentation fault|core dumped|terminate called|refused|denied|timed out|panic"
+    r"|fault|killed|unsupported|not supported|incompatible|not compatible|mismatch(?:ed)?"
+    r"|rejects|illegal|corrupt(?:ed)?"
     r"|traceback)\b", re.I)
 INFO_LINE = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\s*[IDW]\d{4} |^\s*\[?(?:info|debug)\b"
                        r"|^\s*\[[IW][ \d]|: [IWD] [\w/.-]+\.(?:cc|cpp|h):\d+\]|(?i:warning)", re.M)
+# NCCL's WARN lines (and other WARN-level logs) report its errors, but also conditions a
+# healthy run meets ("NCCL WARN Could not find real path of ..." in a VM): they count with
+# the words of a failure only
+WARN_LINE = re.compile(r"\bWARN\b")
+STRONG_WORDS = re.compile(r"\b(?:failed|failure|\w*error|abort\w*|timed out|timeout|fatal)\b",
+                          re.I)
 _WINDOW = 300           # characters around an error word that may hold the sign
 
 
@@ -273,6 +280,8 @@ def _error_lines(text: str) -> tuple:
         end = len(text) if end < 0 else end
         last = end
         if INFO_LINE.search(text, start, min(end, start + 80)):
+            continue
+        if WARN_LINE.search(text, start, end) and not STRONG_WORDS.search(text, start, end):
             continue
         before = text.rfind("\n", 0, start - 1) + 1 if start else 0
         if before < start and INFO_LINE.search(text, before, min(start, before + 80)):
