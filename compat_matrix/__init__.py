@@ -49,6 +49,12 @@ def _cache_path(entries) -> str | None:
 
 @functools.cache
 def _files() -> tuple:
+    return _read_files()
+
+
+def _read_files() -> tuple:
+    """((file name, its data), ...) of the shipped TOML files, from the JSON cache when it
+    is there and readable, otherwise parsed (and the cache written)."""
     import os
     entries = sorted((e for e in resources.files(__name__).iterdir()
                       if e.name.endswith(".toml")), key=lambda e: e.name)

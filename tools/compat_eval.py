@@ -279,12 +279,12 @@ def _error_lines(text: str) -> tuple:
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
         last = end
-        if INFO_LINE.search(text, start, min(end, start + 80)):
+        if INFO_LINE.search(text, start, min(end, start + 200)):
             continue
         if WARN_LINE.search(text, start, end) and not STRONG_WORDS.search(text, start, end):
             continue
         before = text.rfind("\n", 0, start - 1) + 1 if start else 0
-        if before < start and INFO_LINE.search(text, before, min(start, before + 80)):
+        if before < start and INFO_LINE.search(text, before, min(start, before + 200)):
             before = start
         out.append((max(before, m.start() - _WINDOW), min(end, m.end() + _WINDOW)))
     return tuple(out)
