@@ -111,7 +111,7 @@ NUMBERS = (
                         # Numba's "[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
                         # "cudaMalloc failed: 2", "cudaMemcpy returned error code 700"
                         r"|\[(\d{1,4})\] Call to cu\w+ results in"
-                        r"|\bcuda[A-Z]\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
+                        r"|\b(?-i:cu(?:da)?[A-Z])\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
                         r"(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",

@@ -33,7 +33,7 @@ FAMILY_FAILURES = [
     ("ERROR: Invalid requirement: 'torch==2.0.0+cu118,'", "pip-error"),
     ("  File \"train.py\", line 88, in resume\n    model.load_state_dict(ckpt['model'])\n"
      "KeyError: 'model'", "checkpoint-error"),
-    ("cuCtxCreate failed: 201", "cuda-error"),
+    ("RuntimeError: cuLaunchKernel failed (in function launch)", "cuda-error"),
     ("...cubin.cu(6): error: identifier \"None\" is undefined", "nvrtc-compile-error"),
     ("  File \"cupy/fft/_callback.pyx\", line 35, in init cupy.fft._callback\n"
      "AttributeError: 'NoneType' object has no attribute 'split'", "cupy-install-broken"),
@@ -83,6 +83,12 @@ def test_a_code_or_pattern_ranks_a_catch_all_before_the_names_of_a_stack():
     # pyopencl names OpenCL (opencl-error's sign) before the code opencl-invalid-call covers
     assert ids("pyopencl._cl.LogicError: clSetKernelArg failed: INVALID_ARG_SIZE") == [
         "opencl-invalid-call"]
+
+
+def test_a_driver_api_call_with_its_number_is_read_as_that_code():
+    # CUresult 201 is CUDA_ERROR_INVALID_CONTEXT; "currently failed 2 times" is no CUDA call
+    assert ids("cuCtxCreate failed: 201") == ["cuda-init-failed"]
+    assert ids("Currently failed 2 times") == []
 
 
 def test_signs_belong_to_catch_alls_only():
