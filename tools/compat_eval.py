@@ -264,6 +264,7 @@ WARN_LINE = re.compile(r"\bWARN\b")
 STRONG_WORDS = re.compile(r"\b(?:failed|failure|\w*error|abort\w*|timed out|timeout|fatal)\b",
                           re.I)
 _WINDOW = 300           # characters around an error word that may hold the sign
+_MAX_LINES = 200        # a long log's first failure lines: the root cause is among them
 
 
 @functools.lru_cache(maxsize=64)
@@ -273,6 +274,8 @@ def _error_lines(text: str) -> tuple:
     exception), INFO lines and warnings left out."""
     out, last = [], -1
     for m in ERROR_WORDS.finditer(text):
+        if len(out) >= _MAX_LINES:
+            break
         start = text.rfind("\n", 0, m.start()) + 1
         if start <= last:
             continue
@@ -302,6 +305,11 @@ def _signs(signs, lazy: bool) -> tuple:
 def sign_at(text: str, signs) -> int | None:
     """Where a sign (a TextPattern) first stands within reach of an error word; None when
     none does."""
+    return _sign_at(text, tuple(signs))
+
+
+@functools.lru_cache(maxsize=256)
+def _sign_at(text: str, signs: tuple) -> int | None:
     best = None
     for start, end in _error_lines(text):
         if best is not None and start > best:
