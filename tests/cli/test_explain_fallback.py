@@ -27,7 +27,7 @@ FAMILY_FAILURES = [
      "rocm-error"),
     ("amdgpu: failed to load firmware", "rocm-error"),
     ("NCCL WARN Error : ring 0 does not loop back to start (1 != 0)", "nccl-error"),
-    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl-error"),
+    ("RuntimeError: ncclCommInitRank failed", "nccl-error"),
     ("[mpiexec@node1] HYD_pmcd_pmiserv_send_signal: unable to write data to proxy\n"
      "[mpiexec@node1] Error: HYDT_bscu_wait_for_completion failed", "mpi-error"),
     ("ERROR: Invalid requirement: 'torch==2.0.0+cu118,'", "pip-error"),
@@ -89,6 +89,13 @@ def test_a_driver_api_call_with_its_number_is_read_as_that_code():
     # CUresult 201 is CUDA_ERROR_INVALID_CONTEXT; "currently failed 2 times" is no CUDA call
     assert ids("cuCtxCreate failed: 201") == ["cuda-init-failed"]
     assert ids("Currently failed 2 times") == []
+
+
+def test_wordings_of_a_missing_nccl_or_opencl_platform():
+    assert ids("RuntimeError: Distributed package doesn't have NCCL built in") == [
+        "nccl-not-built"]
+    assert ids("RuntimeError: Could not find any OpenCL platforms") == ["opencl-no-platform"]
+    assert ids("ERROR: No OpenCL GPU devices found") == ["opencl-device-not-found"]
 
 
 def test_signs_belong_to_catch_alls_only():
