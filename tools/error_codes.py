@@ -86,6 +86,9 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
     for c in codes():
         if _is_error(c) and c.message and c.message != c.name:
             text = re.sub(r"\s*\(run with NCCL_DEBUG=\w+ for details\)", "", c.message)
+            # NCCL's strings begin with their words ("internal error - please report this
+            # issue to the NCCL developers"); ncclGetErrorString of some releases stops there
+            text = re.sub(r"\s+-\s+please report this issue.*", "", text)
             out.setdefault(c.family, []).append((text.lower().strip(), c))
     for items in out.values():
         items.sort(key=lambda kv: -len(kv[0]))
