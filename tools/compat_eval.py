@@ -1,6 +1,7 @@
 """The evaluator: facts of a machine (collected, assumed or from a report) + matrix -> findings."""
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ class TextPattern:
     the matrix would be most of its time), at once otherwise (a plugin's bad pattern is
     refused when its data loads)."""
 
-    __slots__ = ("source", "_regex", "_phrase", "needs")
+    __slots__ = ("source", "_regex", "_phrase", "needs", "flat")
 
     def __init__(self, source: str, lazy: bool = False):
         self.source = source
@@ -128,6 +129,11 @@ class TextPattern:
         # a regex matches only texts holding one of these words (lower case): the others
         # are passed over without compiling it; () when it has no such word
         self.needs = () if self._phrase is not None else required_words(source)
+        # a pattern that says nothing of lines also matches the text with its line breaks
+        # undone (a terminal or an issue form wrapped "conflicting\n   dependencies")
+        self.flat = self._phrase is not None or not (
+            "\\n" in source or "\\s\\S" in source
+            or _LINE_SYNTAX.search(_CLASSES.sub("", source)))
         if self._phrase is None and not lazy:
             self.regex()
 
@@ -136,23 +142,53 @@ class TextPattern:
             self._regex = re.compile(self.source, re.IGNORECASE)
         return self._regex
 
-    def search(self, text: str):
-        if self._phrase is not None:
-            return self._phrase in _lower(text)
-        if self.needs and not any(w in _lower(text) for w in self.needs):
-            return None
-        return self.regex().search(text)
-
-    def position(self, text: str) -> int | None:
-        """Where the pattern first occurs in the text; None when it does not."""
+    def _find(self, text: str) -> int | None:
         if self._phrase is not None:
             at = _lower(text).find(self._phrase)
             return at if at >= 0 else None
-        match = self.search(text)
+        if self.needs and not any(w in _lower(text) for w in self.needs):
+            return None
+        match = self.regex().search(text)
         return match.start() if match else None
+
+    def search(self, text: str):
+        return self.position(text) is not None
+
+    def position(self, text: str) -> int | None:
+        """Where the pattern first occurs in the text (or in it unwrapped: the place in
+        the text it comes from); None when it does not."""
+        at = self._find(text)
+        if at is None and self.flat and "\n" in text:
+            flat, marks = _unwrapped(text)
+            if flat != text:
+                at = self._find(flat)
+                if at is not None:
+                    k = bisect.bisect_right(marks, (at, float("inf"))) - 1
+                    at += marks[k][1] if k >= 0 else 0
+        return at
 
     def finditer(self, text: str):
         return self.regex().finditer(text)
+
+
+_LINE_SYNTAX = re.compile(r"(?<!\\)[$^]|\(\?m|\\A|\\Z")   # outside classes
+_CLASSES = re.compile(r"\[\^?\]?(?:\\.|[^\]\\])*\]")
+_WRAP = re.compile(r"[ \t]*\r?\n[ \t]*")
+
+
+@functools.lru_cache(maxsize=8)
+def _unwrapped(text: str) -> tuple:
+    """(the text with each line break and the blanks around it made one space, marks):
+    marks are (position in the unwrapped text, characters removed before it), sorted."""
+    parts, marks, removed, last = [], [], 0, 0
+    for m in _WRAP.finditer(text):
+        parts.append(text[last:m.start()])
+        parts.append(" ")
+        removed += len(m.group(0)) - 1
+        last = m.end()
+        marks.append((m.start() - (removed - (len(m.group(0)) - 1)) + 1, removed))
+    parts.append(text[last:])
+    return "".join(parts), marks
 
 
 def required_words(pattern: str) -> tuple:
@@ -282,9 +318,10 @@ def _error_lines(text: str) -> tuple:
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
         last = end
-        if INFO_LINE.search(text, start, min(end, start + 200)):
+        head = _head_of(text, start)        # a wrapped line's first line says its level
+        if INFO_LINE.search(text, head, min(end, head + 200)):
             continue
-        if WARN_LINE.search(text, start, end) and not STRONG_WORDS.search(text, start, end):
+        if WARN_LINE.search(text, head, end) and not STRONG_WORDS.search(text, start, end):
             continue
         before = text.rfind("\n", 0, start - 1) + 1 if start else 0
         if before < start and INFO_LINE.search(text, before, min(start, before + 200)):
@@ -300,6 +337,18 @@ def _signs(signs, lazy: bool) -> tuple:
     for sign in () if lazy else signs:
         re.compile(sign)                # name the sign that does not compile
     return (TextPattern("|".join(f"(?:{s})" for s in signs), lazy),)
+
+
+def _head_of(text: str, start: int, reach: int = 6) -> int:
+    """The start of the line that a line beginning with blanks continues (a log line
+    wrapped by a terminal or an issue form), up to `reach` lines back; `start` itself
+    for a line that begins with a word."""
+    at = start
+    for _ in range(reach):
+        if at == 0 or text[at:at + 1] not in (" ", "\t"):
+            return at
+        at = text.rfind("\n", 0, at - 1) + 1
+    return start
 
 
 def sign_at(text: str, signs) -> int | None:
@@ -706,8 +755,7 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
     """The known errors whose patterns occur in the text or whose codes it names, less
     those a more specific match supersedes, and less the families' catch-alls when a
     specific entry matched."""
-    from .error_codes import recognize
-    hits = recognize(text)
+    hits = _hits(text)
     evidence = {e.id: e.evidence(text, hits) for e in matrix.errors}
     found = [e for e in matrix.errors if evidence[e.id]]
     hidden = {s for e in found for s in e.supersedes}
@@ -730,5 +778,23 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
 
 def explain_codes(text: str, known: KnownError) -> list:
     """The codes (error_codes.Hit) of the text that `known` covers."""
+    return known.codes_in(_hits(text))
+
+
+def _hits(text: str) -> tuple:
+    """The codes the text names (error_codes.recognize), and those its unwrapped lines
+    name ("NCCL error:\n  internal error"), at their places in the text."""
+    import dataclasses
+
     from .error_codes import recognize
-    return known.codes_in(recognize(text))
+    hits = list(recognize(text))
+    if "\n" in text:
+        flat, marks = _unwrapped(text)
+        if flat != text:
+            keys = {h.code.key for h in hits}
+            for h in recognize(flat):
+                if h.code.key not in keys:
+                    k = bisect.bisect_right(marks, (h.pos, float("inf"))) - 1
+                    hits.append(dataclasses.replace(
+                        h, pos=h.pos + (marks[k][1] if k >= 0 else 0)))
+    return tuple(hits)

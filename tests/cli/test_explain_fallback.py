@@ -98,6 +98,29 @@ def test_wordings_of_a_missing_nccl_or_opencl_platform():
     assert ids("ERROR: No OpenCL GPU devices found") == ["opencl-device-not-found"]
 
 
+WRAPPED = [   # messages as terminals and issue forms wrap them (real texts, wrapped at 60)
+    ("ERROR: Cannot install torch==2.0.0, torchvision==0.15.2 because these package\n"
+     "    versions have conflicting\n    dependencies.", "pip-dependency-conflict"),
+    ("ImportError: ./smtl_cuda.so: undefined symbol:\n  THPVariableClass", "undefined-symbol"),
+    ("ncclCommInitRank failed with error: NCCL error:\n  internal error", "nccl-internal-error"),
+    (">>> import cv2\nRuntimeError: module compiled against API version 9 but this version"
+     " of numpy is\n 7\nImportError: numpy.core.multiarray failed to import",
+     "numpy-too-old-abi"),
+]
+
+
+@pytest.mark.parametrize("text, expect", WRAPPED)
+def test_a_message_wrapped_over_lines_is_read_as_on_one(text, expect):
+    assert ids(text)[:1] == [expect]
+
+
+def test_wrapped_info_lines_stay_info_lines():
+    text = ("node2:14159:14159 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so)\n"
+            "  returned 2 : libnccl-net.so: cannot open shared object\n"
+            "  file: No such file or directory")
+    assert ids(text) == []
+
+
 def test_signs_belong_to_catch_alls_only():
     raw = {"id": "x", "signs": ["foo"], "example": "foo failed", "meaning": "m", "fix": "f",
            "source": "s"}
