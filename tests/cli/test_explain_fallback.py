@@ -68,6 +68,7 @@ HEALTHY = [
     "(errno: 99 - Cannot assign requested address).",
     "PMIx was unable to find a usable compression library\non the system. We will therefore "
     "be unable to compress",
+    "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\nROCk module is loaded",
     "Requirement already satisfied: torch in ./.venv/lib/python3.11/site-packages (2.3.0)\n"
     "WARNING: Running pip as the 'root' user can result in broken permissions and conflicting "
     "behaviour with the system package manager.",
