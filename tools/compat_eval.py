@@ -755,6 +755,7 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
     """The known errors whose patterns occur in the text or whose codes it names, less
     those a more specific match supersedes, and less the families' catch-alls when a
     specific entry matched."""
+    text = plain_text(text)
     hits = _hits(text)
     evidence = {e.id: e.evidence(text, hits) for e in matrix.errors}
     found = [e for e in matrix.errors if evidence[e.id]]
@@ -778,7 +779,23 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
 
 def explain_codes(text: str, known: KnownError) -> list:
     """The codes (error_codes.Hit) of the text that `known` covers."""
-    return known.codes_in(_hits(text))
+    return known.codes_in(_hits(plain_text(text)))
+
+
+# typography a forum, blog or word processor puts into a pasted message ("can’t", a
+# non-breaking hyphen in a wheel's name, a non-breaking space), as the tools print it
+_TYPOGRAPHY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                             "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-",
+                             "\u2212": "-", "\u00a0": " ", "\u202f": " ", "\u200b": ""})
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def plain_text(text: str) -> str:
+    """The message as the tool printed it: terminal colours removed, typographic quotes,
+    dashes and spaces made plain."""
+    if text.isascii() and "\x1b" not in text:
+        return text
+    return _ANSI.sub("", text).translate(_TYPOGRAPHY)
 
 
 def _hits(text: str) -> tuple:

@@ -115,6 +115,14 @@ def test_a_message_wrapped_over_lines_is_read_as_on_one(text, expect):
     assert ids(text)[:1] == [expect]
 
 
+def test_typography_and_terminal_colours_of_a_pasted_message():
+    # a curly apostrophe from a forum, a colour code from a terminal, a non-breaking space
+    assert ids("error: can\u2019t find Rust compiler") == ["pip-build-failed"]
+    assert ids("RuntimeError: CUDA error: \x1b[1mout of memory\x1b[0m") == [
+        "cuda-out-of-memory"]
+    assert ids("OSError: [Errno 28] No\u00a0space left on device") == ["disk-full"]
+
+
 def test_wrapped_info_lines_stay_info_lines():
     text = ("node2:14159:14159 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so)\n"
             "  returned 2 : libnccl-net.so: cannot open shared object\n"
