@@ -130,6 +130,14 @@ def test_wrapped_info_lines_stay_info_lines():
     assert ids(text) == []
 
 
+def test_a_library_refused_for_its_executable_stack():
+    # glibc 2.41 no longer makes the stack executable for a dlopen'ed library
+    text = ("ImportError: libtorch_cpu.so: cannot enable executable stack as shared object "
+            "requires: Invalid argument")
+    assert ids(text) == ["library-executable-stack"]
+    assert ids("zsh: illegal hardware instruction  python") == ["cpu-instruction-unsupported"]
+
+
 def test_signs_belong_to_catch_alls_only():
     raw = {"id": "x", "signs": ["foo"], "example": "foo failed", "meaning": "m", "fix": "f",
            "source": "s"}
