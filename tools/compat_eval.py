@@ -297,6 +297,9 @@ INFO_LINE = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\s*[IDW]\d{4} |^\s*\[?(?:info
 # healthy run meets ("NCCL WARN Could not find real path of ..." in a VM): they count with
 # the words of a failure only
 WARN_LINE = re.compile(r"\bWARN\b")
+# NCCL's WARNs about optional parts it goes on without (InfiniBand verbs, a net plugin)
+BENIGN_WARN = re.compile(r"Failed to open libibverbs|NET/Plugin|[Pp]lugin load|No plugin found"
+                         r"|Could not find real path")
 STRONG_WORDS = re.compile(r"\b(?:failed|failure|\w*error|abort\w*|timed out|timeout|fatal)\b",
                           re.I)
 _WINDOW = 300           # characters around an error word that may hold the sign
@@ -321,7 +324,8 @@ def _error_lines(text: str) -> tuple:
         head = _head_of(text, start)        # a wrapped line's first line says its level
         if INFO_LINE.search(text, head, min(end, head + 200)):
             continue
-        if WARN_LINE.search(text, head, end) and not STRONG_WORDS.search(text, start, end):
+        if WARN_LINE.search(text, head, end) and (
+                not STRONG_WORDS.search(text, start, end) or BENIGN_WARN.search(text, head, end)):
             continue
         before = text.rfind("\n", 0, start - 1) + 1 if start else 0
         if before < start and INFO_LINE.search(text, before, min(start, before + 200)):

@@ -166,6 +166,8 @@ MESSAGE_AFTER = (
     # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
     ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
     ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,300})"
+                        # "ncclCommInitRank failed: unhandled system error"
+                        r"|\b(?-i:nccl[A-Z]\w*)(?:\(\))? failed(?: with error)?:\s*([^\n]{3,300})"
                         r"|\bncclInternalError\b|\b(remote process exited or there was a "
                         r"network error)", re.I)),
     ("mpi", re.compile(r"(?:Fatal error in P?MPI_\w+|MPI_\w+\(\d*\)[^\n]*?|"

@@ -69,6 +69,7 @@ HEALTHY = [
     "PMIx was unable to find a usable compression library\non the system. We will therefore "
     "be unable to compress",
     "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\nROCk module is loaded",
+    "host:2340:2384 [4] NCCL WARN Failed to open libibverbs.so[.1]",
     "Requirement already satisfied: torch in ./.venv/lib/python3.11/site-packages (2.3.0)\n"
     "WARNING: Running pip as the 'root' user can result in broken permissions and conflicting "
     "behaviour with the system package manager.",
@@ -128,6 +129,10 @@ def test_wrapped_info_lines_stay_info_lines():
             "  returned 2 : libnccl-net.so: cannot open shared object\n"
             "  file: No such file or directory")
     assert ids(text) == []
+
+
+def test_an_nccl_call_that_failed_with_its_result_string():
+    assert ids("ncclCommInitRank failed: unhandled system error") == ["nccl-system-error"]
 
 
 def test_a_library_refused_for_its_executable_stack():
