@@ -22,7 +22,8 @@ def ids(text: str) -> list[str]:
 FAMILY_FAILURES = [
     ("terminate called after throwing an instance of 'cl::Error'\n  what():  clCreateBuffer",
      "opencl-error"),
-    ("ocl-icd: Failed to load ICD", "opencl-error"),
+    ("*** pocl error: encountered unimplemented part of the OpenCL specs in "
+     "clGetKernelWorkGroupInfo.c:100", "opencl-error"),
     ("cd /opt/rocm/hsa/sample\n ./vector_copy\n\nInitializing the hsa runtime failed.",
      "rocm-error"),
     ("amdgpu: failed to load firmware", "rocm-error"),
