@@ -288,7 +288,8 @@ ERROR_WORDS = re.compile(
     r"|\b(?:failed|failure|fatal|abort(?:ed|ing)?"
     r"|assert(?:ion)?|cannot|can't|could not|couldn't|no such file|not found"
     r"|segmentation fault|core dumped|terminate called|refused|denied|timed out|panic"
-    r"|fault|killed|unsupported|not supported|incompatible|not compatible|mismatch(?:ed)?"
+    r"|(?:memory access|page|bus|protection) fault|killed|unsupported|not supported|incompatible"
+    r"|not compatible|mismatch(?:ed)?"
     r"|rejects|illegal|corrupt(?:ed)?|not loaded"
     r"|traceback)\b", re.I)
 INFO_LINE = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\s*[IDW]\d{4} |^\s*\[?(?:info|debug)\b"
