@@ -1,6 +1,7 @@
 """The evaluator: facts of a machine (collected, assumed or from a report) + matrix -> findings."""
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -37,10 +38,14 @@ def satisfies(version_text: str, spec: str) -> bool | None:
     return SpecifierSet(spec).contains(version, prereleases=True)
 
 
-def _check_specs(where: str, specs) -> dict:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+def _check_specs(where: str, specs, lazy: bool = False) -> dict:
+    """The specs, each checked to be a PEP 440 specifier set (not when `lazy`: the shipped
+    files, which the tests check, read by `ember compat explain`, which needs no rule)."""
     if not isinstance(specs, dict):
         raise MatrixError(f"{where}: expected a table of component = specifier, got {specs!r}")
+    if lazy:
+        return dict(specs)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     for component, spec in specs.items():
         if spec == ANY:
             continue
@@ -69,15 +74,15 @@ class Rule:
     commands: tuple = ()     # the fix as shell commands, written for the package index
 
     @classmethod
-    def parse(cls, raw: dict) -> Rule:
+    def parse(cls, raw: dict, lazy: bool = False) -> Rule:
         where = f"rule {raw.get('id', '?')!r}"
         try:
             rule = cls(**{k: v for k, v in raw.items()})
         except TypeError as exc:
             raise MatrixError(f"{where}: {exc}") from None
         object.__setattr__(rule, "commands", _commands(where, rule.commands))
-        _check_specs(where + " when", rule.when)
-        if not _check_specs(where + " require", rule.require):
+        _check_specs(where + " when", rule.when, lazy)
+        if not _check_specs(where + " require", rule.require, lazy):
             raise MatrixError(f"{where}: require is empty")
         if rule.severity not in ("warning", "problem"):
             raise MatrixError(f"{where}: severity must be warning or problem")
@@ -115,7 +120,7 @@ class TextPattern:
     the matrix would be most of its time), at once otherwise (a plugin's bad pattern is
     refused when its data loads)."""
 
-    __slots__ = ("source", "_regex", "_phrase", "needs")
+    __slots__ = ("source", "_regex", "_phrase", "needs", "flat")
 
     def __init__(self, source: str, lazy: bool = False):
         self.source = source
@@ -124,6 +129,11 @@ class TextPattern:
         # a regex matches only texts holding one of these words (lower case): the others
         # are passed over without compiling it; () when it has no such word
         self.needs = () if self._phrase is not None else required_words(source)
+        # a pattern that says nothing of lines also matches the text with its line breaks
+        # undone (a terminal or an issue form wrapped "conflicting\n   dependencies")
+        self.flat = self._phrase is not None or not (
+            "\\n" in source or "\\s\\S" in source
+            or _LINE_SYNTAX.search(_CLASSES.sub("", source)))
         if self._phrase is None and not lazy:
             self.regex()
 
@@ -132,23 +142,53 @@ class TextPattern:
             self._regex = re.compile(self.source, re.IGNORECASE)
         return self._regex
 
-    def search(self, text: str):
-        if self._phrase is not None:
-            return self._phrase in _lower(text)
-        if self.needs and not any(w in _lower(text) for w in self.needs):
-            return None
-        return self.regex().search(text)
-
-    def position(self, text: str) -> int | None:
-        """Where the pattern first occurs in the text; None when it does not."""
+    def _find(self, text: str) -> int | None:
         if self._phrase is not None:
             at = _lower(text).find(self._phrase)
             return at if at >= 0 else None
-        match = self.search(text)
+        if self.needs and not any(w in _lower(text) for w in self.needs):
+            return None
+        match = self.regex().search(text)
         return match.start() if match else None
+
+    def search(self, text: str):
+        return self.position(text) is not None
+
+    def position(self, text: str) -> int | None:
+        """Where the pattern first occurs in the text (or in it unwrapped: the place in
+        the text it comes from); None when it does not."""
+        at = self._find(text)
+        if at is None and self.flat and "\n" in text:
+            flat, marks = _unwrapped(text)
+            if flat != text:
+                at = self._find(flat)
+                if at is not None:
+                    k = bisect.bisect_right(marks, (at, float("inf"))) - 1
+                    at += marks[k][1] if k >= 0 else 0
+        return at
 
     def finditer(self, text: str):
         return self.regex().finditer(text)
+
+
+_LINE_SYNTAX = re.compile(r"(?<!\\)[$^]|\(\?m|\\A|\\Z")   # outside classes
+_CLASSES = re.compile(r"\[\^?\]?(?:\\.|[^\]\\])*\]")
+_WRAP = re.compile(r"[ \t]*\r?\n[ \t]*")
+
+
+@functools.lru_cache(maxsize=8)
+def _unwrapped(text: str) -> tuple:
+    """(the text with each line break and the blanks around it made one space, marks):
+    marks are (position in the unwrapped text, characters removed before it), sorted."""
+    parts, marks, removed, last = [], [], 0, 0
+    for m in _WRAP.finditer(text):
+        parts.append(text[last:m.start()])
+        parts.append(" ")
+        removed += len(m.group(0)) - 1
+        last = m.end()
+        marks.append((m.start() - (removed - (len(m.group(0)) - 1)) + 1, removed))
+    parts.append(text[last:])
+    return "".join(parts), marks
 
 
 def required_words(pattern: str) -> tuple:
@@ -237,6 +277,105 @@ def reader_of(text: str) -> str:
     return next((who for who, sign in _READER_SIGNS if sign.search(text)), "")
 
 
+# Words that say a line reports a failure (clinfo's "Error Correction support" does not);
+# a family's generic entry matches a line that names the family's stack (its `signs`: API
+# calls, libraries, tools) next to one of these, so a message of that stack gets the
+# family's ordered checks even when it names no known code.  Log lines of INFO level are
+# not failures (NCCL INFO says "cannot open shared object file" of its optional plugins),
+# nor are warnings (MIOpen's "Unable to read system database file").
+ERROR_WORDS = re.compile(
+    r"(?:\b|(?<=[a-z]))(?:error(?!\s+correction)|errors|exception)\b"       # RuntimeError too
+    r"|\b(?:failed|failure|fatal|abort(?:ed|ing)?"
+    r"|assert(?:ion)?|cannot|can't|could not|couldn't|no such file|not found"
+    r"|segmentation fault|core dumped|terminate called|refused|denied|timed out|panic"
+    r"|(?:memory access|page|bus|protection) fault|killed|unsupported|not supported|incompatible"
+    r"|not compatible|mismatch(?:ed)?"
+    r"|rejects|illegal|corrupt(?:ed)?|not loaded"
+    r"|traceback)\b", re.I)
+INFO_LINE = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b|^\s*[IDW]\d{4} |^\s*\[?(?:info|debug)\b"
+                       r"|^\s*\[[IW][ \d]|: [IWD] [\w/.-]+\.(?:cc|cpp|h):\d+\]|(?i:warning)", re.M)
+# NCCL's WARN lines (and other WARN-level logs) report its errors, but also conditions a
+# healthy run meets ("NCCL WARN Could not find real path of ..." in a VM): they count with
+# the words of a failure only
+WARN_LINE = re.compile(r"\bWARN\b")
+# NCCL's WARNs about optional parts it goes on without (InfiniBand verbs, a net plugin)
+BENIGN_WARN = re.compile(r"Failed to open libibverbs|NET/Plugin|[Pp]lugin load|No plugin found"
+                         r"|Could not find real path")
+STRONG_WORDS = re.compile(r"\b(?:failed|failure|\w*error|abort\w*|timed out|timeout|fatal)\b",
+                          re.I)
+_WINDOW = 300           # characters around an error word that may hold the sign
+_MAX_LINES = 200        # a long log's first failure lines: the root cause is among them
+
+
+@functools.lru_cache(maxsize=64)
+def _error_lines(text: str) -> tuple:
+    """(start, end) of the text's lines that hold an error word (at most _WINDOW
+    characters each side of it) with the line before it (a traceback's call above its
+    exception), INFO lines and warnings left out."""
+    out, last = [], -1
+    for m in ERROR_WORDS.finditer(text):
+        if len(out) >= _MAX_LINES:
+            break
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start <= last:
+            continue
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        last = end
+        head = _head_of(text, start)        # a wrapped line's first line says its level
+        if INFO_LINE.search(text, head, min(end, head + 200)):
+            continue
+        if WARN_LINE.search(text, head, end) and (
+                not STRONG_WORDS.search(text, start, end) or BENIGN_WARN.search(text, head, end)):
+            continue
+        before = text.rfind("\n", 0, start - 1) + 1 if start else 0
+        if before < start and INFO_LINE.search(text, before, min(start, before + 200)):
+            before = start
+        out.append((max(before, m.start() - _WINDOW), min(end, m.end() + _WINDOW)))
+    return tuple(out)
+
+
+def _signs(signs, lazy: bool) -> tuple:
+    """An entry's signs as one pattern (one compiled expression, one search a line)."""
+    if not signs:
+        return ()
+    for sign in () if lazy else signs:
+        re.compile(sign)                # name the sign that does not compile
+    return (TextPattern("|".join(f"(?:{s})" for s in signs), lazy),)
+
+
+def _head_of(text: str, start: int, reach: int = 6) -> int:
+    """The start of the line that a line beginning with blanks continues (a log line
+    wrapped by a terminal or an issue form), up to `reach` lines back; `start` itself
+    for a line that begins with a word."""
+    at = start
+    for _ in range(reach):
+        if at == 0 or text[at:at + 1] not in (" ", "\t"):
+            return at
+        at = text.rfind("\n", 0, at - 1) + 1
+    return start
+
+
+def sign_at(text: str, signs) -> int | None:
+    """Where a sign (a TextPattern) first stands within reach of an error word; None when
+    none does."""
+    return _sign_at(text, tuple(signs))
+
+
+@functools.lru_cache(maxsize=256)
+def _sign_at(text: str, signs: tuple) -> int | None:
+    best = None
+    for start, end in _error_lines(text):
+        if best is not None and start > best:
+            break
+        piece = text[start:end]
+        for sign in signs:
+            at = sign.position(piece)
+            if at is not None and (best is None or start + at < best):
+                best = start + at
+    return best
+
+
 @dataclass(frozen=True)
 class KnownError:
     """A cryptic error, or a category of error codes, what it means and the fix.  `seen`
@@ -266,6 +405,7 @@ class KnownError:
     fix_for: tuple = ()          # ((reader, fix), ...)
     generic: bool = False
     code_keys: tuple = ((), ())  # _code_matcher(codes)
+    signs: tuple = ()            # names of the family's stack (a generic entry's): see sign_at
 
     @classmethod
     def parse(cls, raw: dict, lazy: bool = False) -> KnownError:
@@ -275,8 +415,10 @@ class KnownError:
         if extra:
             raise MatrixError(f"{where}: unknown keys {extra}")
         try:
-            if not raw.get("patterns") and not raw.get("codes"):
+            if not raw.get("patterns") and not raw.get("codes") and not raw.get("signs"):
                 raise KeyError("patterns or codes")
+            if raw.get("signs") and not raw.get("generic"):
+                raise KeyError("signs (only a generic entry may have them)")
             patterns = tuple(TextPattern(p, lazy) for p in raw.get("patterns", ()))
             unless = tuple(TextPattern(p, lazy) for p in raw.get("unless", ()))
             fix_for = dict(raw.get("fix_for", {}))
@@ -288,7 +430,8 @@ class KnownError:
                        _commands(where, raw.get("commands", ())),
                        tuple(raw.get("codes", ())), unless, tuple(raw.get("causes", ())),
                        tuple(raw.get("checks", ())), tuple(fix_for.items()),
-                       bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())))
+                       bool(raw.get("generic", False)), _code_matcher(raw.get("codes", ())),
+                       _signs(raw.get("signs", ()), lazy))
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{where}: {exc}") from None
 
@@ -296,13 +439,22 @@ class KnownError:
         return any(p.search(text) for p in self.unless)
 
     def matches(self, text: str, hits=None) -> bool:
-        """The text is this error: a pattern occurs in it, or (with `hits`, the codes
-        error_codes.recognize found) it names one of this entry's codes."""
+        """The text is this error: a pattern occurs in it, (with `hits`, the codes
+        error_codes.recognize found) it names one of this entry's codes, or (a generic
+        entry) a line with an error word names the family's stack."""
+        return self.evidence(text, hits) is not None
+
+    def evidence(self, text: str, hits=None) -> str | None:
+        """What says the text is this error: "pattern", "code", "sign", or None."""
         if self.excluded(text):
-            return False
+            return None
         if any(p.search(text) for p in self.patterns):
-            return True
-        return bool(hits) and bool(self.codes_in(hits))
+            return "pattern"
+        if hits and self.codes_in(hits):
+            return "code"
+        if self.signs and sign_at(text, self.signs) is not None:
+            return "sign"
+        return None
 
     def position(self, text: str, hits=()) -> int:
         """Where the first evidence for this entry stands in the text (a pattern's match
@@ -310,6 +462,8 @@ class KnownError:
         root one, later lines are its consequences."""
         found = [p.position(text) for p in self.patterns]
         found += [h.pos for h in self.codes_in(hits)]
+        if self.signs:
+            found.append(sign_at(text, self.signs))
         found = [f for f in found if f is not None]
         return min(found) if found else len(text)
 
@@ -353,7 +507,7 @@ class Matrix:
 
     @classmethod
     def from_data(cls, data: dict, lazy: bool = False) -> Matrix:
-        matrix = cls([Rule.parse(r) for r in data.get("rule", ())],
+        matrix = cls([Rule.parse(r, lazy) for r in data.get("rule", ())],
                      [dict(p) for p in data.get("plugin", ())],
                      [dict(a) for a in data.get("plugin_api", ())],
                      [KnownError.parse(e, lazy) for e in data.get("error", ())])
@@ -606,13 +760,18 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
     """The known errors whose patterns occur in the text or whose codes it names, less
     those a more specific match supersedes, and less the families' catch-alls when a
     specific entry matched."""
-    from .error_codes import recognize
-    hits = recognize(text)
-    found = [e for e in matrix.errors if e.matches(text, hits)]
+    text = plain_text(text)
+    hits = _hits(text)
+    evidence = {e.id: e.evidence(text, hits) for e in matrix.errors}
+    found = [e for e in matrix.errors if evidence[e.id]]
     hidden = {s for e in found for s in e.supersedes}
     found = [e for e in found if e.id not in hidden]
     if any(not e.generic for e in found):
         found = [e for e in found if not e.generic]
+    elif any(evidence[e.id] != "sign" for e in found):
+        # a catch-all that a code or pattern names before one that only the stack's names
+        # (next to an error word) suggest
+        found = [e for e in found if evidence[e.id] != "sign"]
     if len(found) > 1:
         # the first cause in the text first (a log's first WARN, a chained traceback's
         # first exception); a category that names a code the text spells out by name
@@ -625,5 +784,39 @@ def explain(text: str, matrix: Matrix) -> list[KnownError]:
 
 def explain_codes(text: str, known: KnownError) -> list:
     """The codes (error_codes.Hit) of the text that `known` covers."""
+    return known.codes_in(_hits(plain_text(text)))
+
+
+# typography a forum, blog or word processor puts into a pasted message ("can’t", a
+# non-breaking hyphen in a wheel's name, a non-breaking space), as the tools print it
+_TYPOGRAPHY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                             "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-",
+                             "\u2212": "-", "\u00a0": " ", "\u202f": " ", "\u200b": ""})
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def plain_text(text: str) -> str:
+    """The message as the tool printed it: terminal colours removed, typographic quotes,
+    dashes and spaces made plain."""
+    if text.isascii() and "\x1b" not in text:
+        return text
+    return _ANSI.sub("", text).translate(_TYPOGRAPHY)
+
+
+def _hits(text: str) -> tuple:
+    """The codes the text names (error_codes.recognize), and those its unwrapped lines
+    name ("NCCL error:\n  internal error"), at their places in the text."""
+    import dataclasses
+
     from .error_codes import recognize
-    return known.codes_in(recognize(text))
+    hits = list(recognize(text))
+    if "\n" in text:
+        flat, marks = _unwrapped(text)
+        if flat != text:
+            keys = {h.code.key for h in hits}
+            for h in recognize(flat):
+                if h.code.key not in keys:
+                    k = bisect.bisect_right(marks, (h.pos, float("inf"))) - 1
+                    hits.append(dataclasses.replace(
+                        h, pos=h.pos + (marks[k][1] if k >= 0 else 0)))
+    return tuple(hits)

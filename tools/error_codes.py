@@ -86,6 +86,9 @@ def _by_message() -> dict[str, list[tuple[str, Code]]]:
     for c in codes():
         if _is_error(c) and c.message and c.message != c.name:
             text = re.sub(r"\s*\(run with NCCL_DEBUG=\w+ for details\)", "", c.message)
+            # NCCL's strings begin with their words ("internal error - please report this
+            # issue to the NCCL developers"); ncclGetErrorString of some releases stops there
+            text = re.sub(r"\s+-\s+please report this issue.*", "", text)
             out.setdefault(c.family, []).append((text.lower().strip(), c))
     for items in out.values():
         items.sort(key=lambda kv: -len(kv[0]))
@@ -111,7 +114,7 @@ NUMBERS = (
                         # Numba's "[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
                         # "cudaMalloc failed: 2", "cudaMemcpy returned error code 700"
                         r"|\[(\d{1,4})\] Call to cu\w+ results in"
-                        r"|\bcuda[A-Z]\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
+                        r"|\b(?-i:cu(?:da)?[A-Z])\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
                         r"(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",
@@ -162,7 +165,9 @@ MESSAGE_AFTER = (
                        re.I)),
     # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
     ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
-    ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,120})"
+    ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,300})"
+                        # "ncclCommInitRank failed: unhandled system error"
+                        r"|\b(?-i:nccl[A-Z]\w*)(?:\(\))? failed(?: with error)?:\s*([^\n]{3,300})"
                         r"|\bncclInternalError\b|\b(remote process exited or there was a "
                         r"network error)", re.I)),
     ("mpi", re.compile(r"(?:Fatal error in P?MPI_\w+|MPI_\w+\(\d*\)[^\n]*?|"
@@ -172,7 +177,8 @@ MESSAGE_AFTER = (
 
 # a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
-OPENCL_BARE = re.compile(r"(?:\berr(?:or)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed)"
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed"
+                         r"|\bcreate (?:an? )?(?:OpenCL )?(?:context|command queue|buffer|kernel)s?)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
 OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"
                          r"\bnumber of platforms\b", re.I)

@@ -28,7 +28,9 @@ FAMILIES = {
 }
 # categories whose family word says less than their id (shared-memory-too-small is not a
 # shared library)
-BY_ID = {"shared-memory-too-small": ("shm",), "checkpoint-write-failed": ("disk",)}
+BY_ID = {"shared-memory-too-small": ("shm",), "checkpoint-write-failed": ("disk",),
+         "python-module-missing": ("python", "packages"), "nccl-not-built": ("packages",),
+         "library-executable-stack": ("python", "packages")}
 CPU_FLAGS = ("avx", "avx2", "avx512f", "fma", "sse4_2")
 WATCHED = ("torch", "cupy", "numpy", "pyopencl", "pocl-binary-distribution", "mpi4py",
            "tensorflow", "jax", "jaxlib")

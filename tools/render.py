@@ -248,8 +248,9 @@ def explain(matches, matrix, file=None, text: str = "") -> None:
     import shutil
     import textwrap
 
-    from .compat_eval import explain_codes, reader_of
+    from .compat_eval import explain_codes, plain_text, reader_of
 
+    text = plain_text(text)
     file = file or sys.stdout
     tty = file.isatty()
     width = (shutil.get_terminal_size((80, 24)).columns if tty

@@ -314,7 +314,7 @@ def test_explain_prints_no_path_of_this_machine(capsys):
 # 2026-12-02; ember's own plugins are not on it and are named as plugins, not installed.
 ON_THE_INDEX = {"cupy-cuda12x", "cupy-cuda13x", "pocl-binary-distribution", "pyopencl",
                 "numpy", "torch", "mpi4py", "nvidia-cublas-cu12", "safetensors",
-                "torchvision", "torchaudio", "mpich", "jax"}   # pip index versions
+                "torchvision", "torchaudio", "mpich", "jax", "pip"}   # pip index versions
 def pip_installs(text: str) -> set:
     """The distributions named by each `pip install ...` in prose: its words up to the first
     that is not an option or a requirement (a word, a quoted requirement, a name with an
