@@ -34,17 +34,22 @@ def _plain(value):
 def _cache_path(entries) -> str | None:
     """Where the parsed files are kept as JSON, named by the files' sizes and times (a
     changed file is parsed again): reading TOML is most of `ember compat explain`'s time,
-    JSON a tenth of it.  None when there is no cache folder (EMBER_NO_CACHE set)."""
+    JSON a tenth of it.  In ember's cache folder ($EMBER_CACHE_DIR, else
+    $XDG_CACHE_HOME/ember, else ~/.cache/ember, as the OpenCL caches); None when there is
+    none (EMBER_CACHE_DIR=off, or EMBER_NO_CACHE set)."""
     import hashlib
     import os
-    if os.environ.get("EMBER_NO_CACHE"):
+    configured = os.environ.get("EMBER_CACHE_DIR", "").strip()
+    if os.environ.get("EMBER_NO_CACHE") or configured.lower() == "off":
         return None
     stamp = hashlib.sha1()
     for entry in entries:
         st = os.stat(entry)
         stamp.update(f"{entry}:{st.st_size}:{st.st_mtime_ns};".encode())
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "ember", f"compat-matrix-{stamp.hexdigest()[:20]}.json")
+    root = configured or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "ember")
+    return os.path.join(root, f"compat-matrix-{stamp.hexdigest()[:20]}.json")
 
 
 @functools.cache

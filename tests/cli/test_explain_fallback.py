@@ -157,6 +157,7 @@ def test_signs_belong_to_catch_alls_only():
 
 def test_the_matrix_is_read_back_from_its_json_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("EMBER_CACHE_DIR", raising=False)        # ember's own folder rule
     monkeypatch.delenv("EMBER_NO_CACHE", raising=False)
     parsed = compat_matrix._read_files()
     cached = list((tmp_path / "ember").glob("compat-matrix-*.json"))
@@ -172,3 +173,9 @@ def test_the_matrix_is_read_back_from_its_json_cache(tmp_path, monkeypatch):
     assert json.loads(cached[0].read_text())[0][1] == parsed[0][1]
     monkeypatch.setenv("EMBER_NO_CACHE", "1")
     assert compat_matrix._read_files() == parsed
+    monkeypatch.delenv("EMBER_NO_CACHE")
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path / "mine"))   # as the OpenCL caches
+    compat_matrix._read_files()
+    assert len(list((tmp_path / "mine").glob("compat-matrix-*.json"))) == 1
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
+    assert compat_matrix._cache_path([]) is None
