@@ -88,6 +88,7 @@ from .dropout import (
     dropout3d,
     feature_alpha_dropout,
 )
+from .grid_sample import affine_grid, grid_sample
 from .linear import bilinear
 from .loss import (
     binary_cross_entropy,
@@ -188,6 +189,8 @@ __all__ = [
     "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     # sparse
     "embedding", "embedding_bag", "one_hot",
+    # grid_sample
+    "affine_grid", "grid_sample",
     # upsampling
     "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
