@@ -775,8 +775,8 @@ class Softshrink(Module):
 
 
 class RReLU(Module):
-    """Randomized leaky ReLU (:func:`rrelu`): random negative slopes in training, their
-    mean in eval mode.
+    """Randomized leaky ReLU (:func:`ember.nn.functional.rrelu`): random negative slopes
+    in training, their mean in eval mode.
 
     PyTorch
     -------

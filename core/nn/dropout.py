@@ -143,8 +143,9 @@ class Dropout(_DropoutNd):
 
 
 class AlphaDropout(_DropoutNd):
-    """Dropout for SELU networks (:func:`alpha_dropout`): dropped elements take SELU's
-    negative saturation value and the output keeps the input's mean and variance.
+    """Dropout for SELU networks (:func:`ember.nn.functional.alpha_dropout`): dropped
+    elements take SELU's negative saturation value and the output keeps the input's mean
+    and variance.
 
     PyTorch
     -------

@@ -441,7 +441,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss over class-index targets ended by -1
-    (:func:`multilabel_margin_loss`).
+    (:func:`ember.nn.functional.multilabel_margin_loss`).
 
     PyTorch
     -------
@@ -453,7 +453,8 @@ class MultiLabelMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """Triplet loss with any distance function (:func:`triplet_margin_with_distance_loss`).
+    """Triplet loss with any distance function
+    (:func:`ember.nn.functional.triplet_margin_with_distance_loss`).
 
     PyTorch
     -------

@@ -119,7 +119,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 class ChannelShuffle(Module):
     """Regroup the channels of (N, C, *): C split into ``groups`` groups, interleaved
-    (:func:`channel_shuffle`).
+    (:func:`ember.nn.functional.channel_shuffle`).
 
     PyTorch
     -------
