@@ -6,6 +6,8 @@ elementwise.py (the ops): runtime -> launch -> fusion -> elementwise.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from ember import dtypes as D
 from ember import ops as _ops
@@ -24,7 +26,7 @@ NT_BYTES = 4 << 20
 
 
 def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(),
-            generic_only: bool = False) -> str:
+            generic_only: bool = False, cases=None) -> str:
     """Kernels computing out = expr(x0, x1, ...) after `stmts`, for each signature in sigs.
 
     Per signature: `flat_` (dense operands, bounds-checked), `whole_` (the same for whole
@@ -32,11 +34,17 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
     codegen.grid_unravel) and `vec_`/`vecnt_` (dense operands at offsets that are multiples
     of VEC: each work-item loads VEC-wide vectors, runs the scalar code per component and
     stores one vector; `vecnt_` stores it non-temporally, for outputs larger than the cache).
+    `cases` (generic kernels only): expressions chosen by a last `int op` argument, case k
+    computing cases[k] (one kernel for several ops: see _family_groups).
     Measured on PoCL (1 thread, a*b+c on 4M float32): one element per work-item ran at NumPy's
     speed, the vector form with the non-temporal store at 0.6-0.7x NumPy's time."""
     r = CTYPE[out_dtype]
     parts = [extra] if generic_only else [extra, _NT_STORE]
     body_code = list(stmts) + [f"res_ = ({r})({expr});"]
+    if cases is not None:
+        body_code = ["switch (op) {"] + [f"case {k}: res_ = ({r})({e}); break;"
+                                         for k, e in enumerate(cases)] + [
+            f"default: res_ = ({r})0;", "}"]
     for sig in sigs:
         for strided in (False, "3") if generic_only else (False, True, "3"):
             head = ["long n"]
@@ -57,6 +65,8 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
                     loads.append(f"{c} x{j} = ({c})p{j}[q{j}];")
                 else:
                     loads.append(f"{c} x{j} = ({c})p{j}[f{j} + i];")
+            if cases is not None:
+                head.append("int op")
             if strided:
                 body = ["long o_ = fo; " + " ".join(
                     f"long {q} = f{q[1:]};" for q, _ in targets[1:]),
@@ -163,27 +173,67 @@ def _family_of(full_key):
     return found
 
 
+# Cold ops of one signature share one kernel: PoCL compiles each kernel at its first launch
+# (~0.1 s of CPU, nearly all of it fixed: a kernel switching over 40 ops cost 0.107 s
+# against 0.096 s for one op, and ran as fast), so the ops of one (input dtypes, output
+# dtype, signatures) group are the cases of one kernel `g<k>__<variant>_<sig>` taking the
+# op's number as a last `int op` argument. Ops calling long library code (trigonometry,
+# pow, ...) keep a kernel of their own (`<op>__<variant>_<sig>`): in a group each would
+# make every first compile of it pay for its code.
+_OWN_KERNEL = frozenset({
+    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf", "tanh",
+    "expm1", "log1p", "pow", "atan2", "remainder", "floor_divide"})
+
+
+@functools.lru_cache(maxsize=None)
+def _family_groups(dt: str):
+    """({full key: (kernel prefix, op number or None)}, [(prefix, in_dtypes, out, sigs,
+    [expressions])]) of dtype dt's elementwise program."""
+    where, groups, by_sig = {}, [], {}
+    for full_key, (expr, sigs) in _family_members(dt).items():
+        op, in_dtypes, out = full_key
+        if op in _OWN_KERNEL:
+            where[full_key] = (op, None)
+            groups.append((op, in_dtypes, out, sigs, None, expr))
+            continue
+        g = by_sig.get((in_dtypes, out, sigs))
+        if g is None:
+            g = by_sig[(in_dtypes, out, sigs)] = (f"g{len(by_sig)}", in_dtypes, out, sigs, [])
+            groups.append(g + (None,))
+        where[full_key] = (g[0], len(g[4]))
+        g[4].append(expr)
+    return where, groups
+
+
 def _family_source(dt: str) -> str:
     parts = [codegen.helpers(dt)]
-    for (op, in_dtypes, out), (expr, sigs) in _family_members(dt).items():
-        body = _source(expr, in_dtypes, out, sigs, generic_only=True)
-        parts.append(body.replace("__kernel void ", f"__kernel void {op}__"))
+    for prefix, in_dtypes, out, sigs, cases, expr in _family_groups(dt)[1]:
+        body = _source(expr or "0", in_dtypes, out, sigs, generic_only=True, cases=cases)
+        parts.append(body.replace("__kernel void ", f"__kernel void {prefix}__"))
     return "\n".join(parts)
 
 
 def generic_kernel(runtime, full_key, make, variant: str, sig: str):
-    """The generic kernel `variant`_`sig` (flat, strided, strided3) of the op `full_key`:
-    from its dtype's elementwise program where it has one, else from the op's own."""
+    """(kernel, extra arguments): the generic kernel `variant`_`sig` (flat, strided,
+    strided3) of the op `full_key`, from its dtype's elementwise program where it has one
+    (then maybe a kernel of several ops, the op's number its last argument), else from the
+    op's own program (no extra argument)."""
     dt = _family_of(full_key) if variant != "strided" else None
     if dt is not None and sig in _family_members_sigs(full_key, dt):
         fkey = ("elementwise", dt)
         if fkey not in runtime.failed_families:
+            prefix, number = _family_groups(dt)[0][full_key]
             try:
-                return runtime.kernel(fkey, lambda: _family_source(dt),
-                                      f"{full_key[0]}__{variant}_{sig}")
+                kernel = runtime.kernel(fkey, lambda: _family_source(dt),
+                                        f"{prefix}__{variant}_{sig}")
             except KernelBuildError:
                 runtime.failed_families.add(fkey)    # the per-op programs still build
-    return runtime.kernel(full_key, make, f"{variant}_{sig}")
+            else:
+                return kernel, (() if number is None else (_OP_NUMBER[number],))
+    return runtime.kernel(full_key, make, f"{variant}_{sig}"), ()
+
+
+_OP_NUMBER = [np.int32(k) for k in range(256)]
 
 
 _SIGS: dict = {}
@@ -247,7 +297,7 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
     # strided3_: the strided kernel without the unravel loop (PoCL vectorised neither the
     # loop nor the branch around it: 6 ns an element for a bias add and relu)
     variant = "flat" if flat else "strided3" if len(shape) <= 3 else "strided"
-    kernel = generic_kernel(runtime, full_key, make, variant, sig)
+    kernel, op_arg = generic_kernel(runtime, full_key, make, variant, sig)
     args = [np.int64(n)]
     if not flat:
         args += [np.int32(len(shape)), codegen.long8(shape)]
@@ -268,7 +318,7 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
         seen = runtime.dense_elements.get((full_key, sig), 0)
         if seen < runtime.hot_elements:      # cold: the generic kernel, nothing more built
             runtime.dense_elements[(full_key, sig)] = seen + n
-            runtime.launch(kernel, n, *args)
+            runtime.launch(kernel, n, *args, *op_arg)
             return out
         # whole work-groups run a kernel without the bounds check (the check keeps PoCL
         # from vectorising: measured 2x slower), the guarded kernel takes the rest
@@ -284,11 +334,11 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
             whole = n // size * size
             runtime.launch(runtime.kernel(full_key, make, f"whole_{sig}"), whole, *args)
         if whole < n:
-            runtime.launch(kernel, n - whole, *args, offset=whole)
+            runtime.launch(kernel, n - whole, *args, *op_arg, offset=whole)
     elif flat:
-        runtime.launch(kernel, n, *args)
+        runtime.launch(kernel, n, *args, *op_arg)
     else:
-        launch_grid(runtime, kernel, shape, args)
+        launch_grid(runtime, kernel, shape, [*args, *op_arg])
     return out
 
 
