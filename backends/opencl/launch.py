@@ -154,7 +154,17 @@ def _family_members(dt: str) -> dict:
             continue
     members[("where", ("bool", dt, dt), dt)] = ("x0 ? x1 : x2", _FAMILY_SIGS[3])
     members[("copy", (dt,), dt)] = (_cast_expr(dt, dt), ("A", "S"))
+    # conversions into dt from the common dtypes (a cast of a comparison's result, an
+    # assignment across dtypes): in dt's program, not one program per pair. Not from
+    # float16/float64, whose pragmas a device without them would refuse for the program.
+    for src in _CAST_FROM:
+        if src != dt:
+            members[("cast", (src,), dt)] = (_cast_expr(src, dt), ("A",))
+            members[("copy", (src,), dt)] = (_cast_expr(src, dt), ("A", "S"))
     return members
+
+
+_CAST_FROM = ("bool", "uint8", "int32", "int64", "float32")
 
 
 _FAMILY: dict = {}          # full key -> its dtype's family, for every dtype met so far
@@ -164,11 +174,12 @@ def _family_of(full_key):
     found = _FAMILY.get(full_key)
     if found is None and full_key not in _FAMILY:
         in_dtypes = full_key[1] if len(full_key) == 3 else ()
-        dt = in_dtypes[-1] if in_dtypes else None
-        if dt in CTYPE and ("elementwise", dt) not in _FAMILY:
-            _FAMILY[("elementwise", dt)] = None           # this dtype's members listed
-            for member in _family_members(dt):
-                _FAMILY[member] = dt
+        # an op's family is its last input's dtype; a conversion's, its output's
+        for dt in (in_dtypes[-1] if in_dtypes else None, full_key[-1]):
+            if dt in CTYPE and ("elementwise", dt) not in _FAMILY:
+                _FAMILY[("elementwise", dt)] = None           # this dtype's members listed
+                for member in _family_members(dt):
+                    _FAMILY[member] = dt
         found = _FAMILY.setdefault(full_key, None)
     return found
 

@@ -161,22 +161,37 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
   long base = xo;
   {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
-  {c} accs[{UNROLL}];
-  accs[0] = cold_init_{c}(op);
-  for (int u = 1; u < {UNROLL}; u++) accs[u] = accs[0];
-  /* along one reduced dim element j0 + k goes to accumulator k % UNROLL (the tail past
-     the last whole UNROLL to the first), as in reduce_<op>; else all to the first */
-  long full = ndr <= 1 ? (j1 - j0) / {UNROLL} * {UNROLL} : 0;
+  {c} acc = cold_init_{c}(op);
+  if (ndr <= 1) {{
+    /* reduce_<op>'s order: element j0 + k goes to accumulator k % UNROLL (the tail past
+       the last whole UNROLL to the first), and the accumulators combine in order; here
+       accumulator u is one pass over its elements, combined as soon as it is complete */
+    long s = rst.s7, full = j0 + (j1 - j0) / {UNROLL} * {UNROLL};
+    for (int u = 0; u < {UNROLL}; u++) {{
+      {c} a = u ? cold_init_{c}(op) : acc;
+      for (long j = j0 + u; j < full; j += {UNROLL})
+        a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+      if (u == 0)
+        for (long j = full; j < j1; j++) a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+      acc = u ? cold_comb_{c}(op, acc, a) : a;
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
+  if (ndr == 2) {{         /* the flat loop's order, without a division per element */
+    long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
+    for (long j = j0; j < j1; i++, k = 0) {{
+      long p0 = base + i * rst.s6, kend = min(n1, k + (j1 - j));
+      for (; k < kend; k++, j++) acc = cold_comb_{c}(op, acc, ({c})x[p0 + k * rst.s7]);
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
   for (long j = j0; j < j1; j++) {{
     long p = base;
-    if (ndr <= 1) p += j * rst.s7;
-    else {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
-    int lane = j - j0 < full ? (int)((j - j0) % {UNROLL}) : 0;
-    accs[lane] = cold_comb_{c}(op, accs[lane], ({c})x[p]);
+    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+    acc = cold_comb_{c}(op, acc, ({c})x[p]);
   }}
-  {c} acc = accs[0];
-  if (ndr <= 1)
-    for (int u = 1; u < {UNROLL}; u++) acc = cold_comb_{c}(op, acc, accs[u]);
   out[g] = ({r})acc;
 }}
 """
