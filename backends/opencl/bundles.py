@@ -4,7 +4,7 @@ A PoCL build (clBuildProgram) costs ~0.2 s of CPU whatever the program's size (m
 1 kernel 0.16-0.23 s, 100 kernels 0.40 s), and each kernel is compiled only at its first
 launch, so the families a training step meets for a dtype are one build instead of one
 each: the first time any of them is needed, all are built, and each keeps its own key
-(the demo's first epoch built 18 programs; the bundles make that 4). A bundle costs a run
+(the demo's first epoch built 18 programs; the bundles make that 2). A bundle costs a run
 that needs one family of it ~0.2 s more; one that does not build (a compiler that refuses
 a member) leaves each to build alone. Bundles hold float32 (everything a small network's
 training step meets) and int64 (labels, indices, counts); other dtypes build per family.
@@ -27,6 +27,9 @@ def _members(dt: str) -> list:
                 (("matmul-naive", dt), lambda: linalg._naive_source(dt))]
         out += [((key, dt), lambda name=name: nn._SOURCES[name](dt))
                 for key, name in (("unfold-rows", "unfold_rows"), ("fold-rows", "fold_rows"))]
+        # the packed product an untuned CPU device runs (linalg.DEFAULT_CPU)
+        rm, rn = (int(v) for v in linalg.DEFAULT_CPU.removeprefix("packed").split("x"))
+        out.append((("matmul-packed", rm, rn), lambda: linalg._packed_source(rm, rn)))
         out += [(("max_pool", dt), lambda: nn._max_pool_source(dt)),
                 (("max_pool_windows", dt), lambda: nn._max_pool_windows_source(dt)),
                 (("max_pool_backward", dt), lambda: nn._max_pool_backward_source(dt))]
