@@ -11,6 +11,12 @@ once, the behaviour before them; the test suite can keep the defaults to compile
   EMBER_OPENCL_TUNE_AFTER    float32 matmul multiply-adds before the structures are timed
                              (linalg.py; read at the first product)
 `ember warmup` builds, times and stores everything ahead of time instead.
+Two more things keep a cold start short: the families a training step meets for float32
+and int64 build as one program each (bundles.py, Runtime._build_bundle), and while cold
+the ops of a family share kernels, the op an argument (launch._family_groups: one kernel
+per output dtype for the plain elementwise ops; reduce._cold_source: one per dtype pair for
+the reductions), since PoCL's compile at a kernel's first launch (~0.1 s) is nearly all
+fixed. Measured on the demo's first epoch: 18 builds and 47 kernels before, 2 and 25 now.
 """
 from __future__ import annotations
 
