@@ -21,6 +21,7 @@ BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32")
 
 
 def _table(backend, index):
+    from . import bundles  # noqa: F401  (which programs build as one: Runtime.bundle_of)
     from . import elementwise, host_linalg, linalg, movement, nn, reduce, scan, sort
     from . import index as index_ops
     table = {}

@@ -6,6 +6,8 @@ elementwise.py (the ops): runtime -> launch -> fusion -> elementwise.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from ember import dtypes as D
 from ember import ops as _ops
@@ -144,7 +146,17 @@ def _family_members(dt: str) -> dict:
             continue
     members[("where", ("bool", dt, dt), dt)] = ("x0 ? x1 : x2", _FAMILY_SIGS[3])
     members[("copy", (dt,), dt)] = (_cast_expr(dt, dt), ("A", "S"))
+    # conversions into dt from the common dtypes (a cast of a comparison's result, an
+    # assignment across dtypes): in dt's program, not one program per pair. Not from
+    # float16/float64, whose pragmas a device without them would refuse for the program.
+    for src in _CAST_FROM:
+        if src != dt:
+            members[("cast", (src,), dt)] = (_cast_expr(src, dt), ("A",))
+            members[("copy", (src,), dt)] = (_cast_expr(src, dt), ("A", "S"))
     return members
+
+
+_CAST_FROM = ("bool", "uint8", "int32", "int64", "float32")
 
 
 _FAMILY: dict = {}          # full key -> its dtype's family, for every dtype met so far
@@ -154,36 +166,148 @@ def _family_of(full_key):
     found = _FAMILY.get(full_key)
     if found is None and full_key not in _FAMILY:
         in_dtypes = full_key[1] if len(full_key) == 3 else ()
-        dt = in_dtypes[-1] if in_dtypes else None
-        if dt in CTYPE and ("elementwise", dt) not in _FAMILY:
-            _FAMILY[("elementwise", dt)] = None           # this dtype's members listed
-            for member in _family_members(dt):
-                _FAMILY[member] = dt
+        # an op's family is its last input's dtype; a conversion's, its output's
+        for dt in (in_dtypes[-1] if in_dtypes else None, full_key[-1]):
+            if dt in CTYPE and ("elementwise", dt) not in _FAMILY:
+                _FAMILY[("elementwise", dt)] = None           # this dtype's members listed
+                for member in _family_members(dt):
+                    _FAMILY[member] = dt
         found = _FAMILY.setdefault(full_key, None)
     return found
 
 
+# Cold ops share kernels: PoCL compiles each kernel at its first launch (~0.1 s of CPU,
+# nearly all of it fixed: a kernel switching over 40 ops cost 0.107 s against 0.096 s for
+# one op, and ran as fast). So the ops of a dtype's program with the same output dtype
+# (unary and binary ops, the same-dtype copy; comparisons and tests; where; the conversions
+# from one dtype) are the cases of one kernel `u<k>__flat` / `u<k>__strided3` for every
+# signature: each operand slot takes a pointer, an offset (strides) and a scalar, a bit of
+# `sm` says which one holds (a missing operand is a scalar), and `op` picks the case. Ops
+# calling long library code (trigonometry, pow, ...) keep kernels of their own
+# (`<op>__<variant>_<sig>`, the signature compiled in): in a group each would make every
+# first compile of it pay for its code.
+_OWN_KERNEL = frozenset({
+    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf", "tanh",
+    "expm1", "log1p", "pow", "atan2", "remainder", "floor_divide"})
+
+
+@functools.lru_cache(maxsize=None)
+def _family_groups(dt: str):
+    """({full key: (kernel prefix, op number or None, slot dtypes or None)},
+    [(prefix, in_dtypes, out, sigs, [expressions] or None, expression)]) of dtype dt's
+    elementwise program: a group's in_dtypes are its operand slots (every member's
+    operands fill the first slots); an op of its own has no op number."""
+    where, groups, by_slots = {}, [], {}
+    for full_key, (expr, sigs) in _family_members(dt).items():
+        op, in_dtypes, out = full_key
+        if op in _OWN_KERNEL:
+            where[full_key] = (op, None, None)
+            groups.append((op, in_dtypes, out, sigs, None, expr))
+            continue
+        slots = in_dtypes if len(in_dtypes) != 1 or in_dtypes[0] != dt else (dt, dt)
+        g = by_slots.get((slots, out))
+        if g is None:
+            g = by_slots[(slots, out)] = (f"u{len(by_slots)}", slots, out, None, [])
+            groups.append(g + (None,))
+        where[full_key] = (g[0], len(g[4]), slots)
+        g[4].append(expr)
+    return where, groups
+
+
+def _group_source(prefix: str, slots, out_dtype: str, cases) -> str:
+    """A group's kernels `<prefix>__flat` and `<prefix>__strided3` (see _OWN_KERNEL)."""
+    r = CTYPE[out_dtype]
+    switch = ["switch (op) {"] + [f"case {k}: res_ = ({r})({e}); break;"
+                                  for k, e in enumerate(cases)] + [
+        f"default: res_ = ({r})0;", "}"]
+    parts = []
+    for strided in (False, True):
+        head = ["long n"] + (["int nd", "long8 shape"] if strided else [])
+        head += [f"__global {r}* out", "long fo"] + (["long8 so"] if strided else [])
+        loads, targets = [], [("o_", "so")]
+        for j, dt in enumerate(slots):
+            c = COMPUTE[dt]
+            head += [f"__global const {CTYPE[dt]}* p{j}", f"long f{j}"]
+            if strided:
+                head.append(f"long8 s{j}")
+                targets.append((f"q{j}", f"s{j}"))
+            head.append(f"{c} v{j}")
+            at = f"q{j}" if strided else f"f{j} + i"
+            loads.append(f"{c} x{j} = (sm & {1 << j}) ? v{j} : ({c})p{j}[{at}];")
+        head += ["int sm", "int op"]
+        if strided:
+            body = ["long o_ = fo; " + " ".join(f"long {q} = f{q[1:]};"
+                                                for q, _ in targets[1:]),
+                    codegen.grid_unravel("shape", "nd", targets, most3=True)]
+            store, name = "out[o_]", "strided3"
+        else:
+            body = ["long i = get_global_id(0);", "if (i >= n) return;"]
+            store, name = "out[fo + i]", "flat"
+        body += [f"{r} res_;", "{"] + loads + switch + ["}", f"{store} = res_;"]
+        parts.append(f"__kernel void {prefix}__{name}({', '.join(head)}) {{\n  "
+                     + "\n  ".join(body) + "\n}")
+    return "\n".join(parts)
+
+
 def _family_source(dt: str) -> str:
     parts = [codegen.helpers(dt)]
-    for (op, in_dtypes, out), (expr, sigs) in _family_members(dt).items():
+    for prefix, in_dtypes, out, sigs, cases, expr in _family_groups(dt)[1]:
+        if cases is not None:
+            parts.append(_group_source(prefix, in_dtypes, out, cases))
+            continue
         body = _source(expr, in_dtypes, out, sigs, generic_only=True)
-        parts.append(body.replace("__kernel void ", f"__kernel void {op}__"))
+        parts.append(body.replace("__kernel void ", f"__kernel void {prefix}__"))
     return "\n".join(parts)
 
 
 def generic_kernel(runtime, full_key, make, variant: str, sig: str):
-    """The generic kernel `variant`_`sig` (flat, strided, strided3) of the op `full_key`:
-    from its dtype's elementwise program where it has one, else from the op's own."""
+    """(kernel, group): the generic kernel `variant`_`sig` (flat, strided, strided3) of
+    the op `full_key`, from its dtype's elementwise program where it has one, else from
+    the op's own program. `group` is None for a kernel taking the op's own arguments, else
+    (op number, slot dtypes) for a group's kernel (group_args)."""
     dt = _family_of(full_key) if variant != "strided" else None
     if dt is not None and sig in _family_members_sigs(full_key, dt):
         fkey = ("elementwise", dt)
         if fkey not in runtime.failed_families:
+            prefix, number, slots = _family_groups(dt)[0][full_key]
+            name = f"{prefix}__{variant}" if number is not None else f"{prefix}__{variant}_{sig}"
             try:
-                return runtime.kernel(fkey, lambda: _family_source(dt),
-                                      f"{full_key[0]}__{variant}_{sig}")
+                kernel = runtime.kernel(fkey, lambda: _family_source(dt), name)
             except KernelBuildError:
                 runtime.failed_families.add(fkey)    # the per-op programs still build
-    return runtime.kernel(full_key, make, f"{variant}_{sig}")
+            else:
+                return kernel, (None if number is None else (_INT32[number], slots))
+    return runtime.kernel(full_key, make, f"{variant}_{sig}"), None
+
+
+def group_args(group, out: CLArray, operands, strides, flat: bool, head: list) -> list:
+    """A group kernel's arguments: `head` (n, [nd, shape,] out, offset[, its strides]),
+    then per slot a pointer, offset, [strides,] scalar (a scalar's or a missing operand's
+    pointer is `out`'s buffer, never read), then the scalar mask and the op number."""
+    number, slots = group
+    args, mask, k = list(head), 0, 0
+    for j, dt in enumerate(slots):
+        v = operands[j] if j < len(operands) else 0
+        if isinstance(v, CLArray):
+            args += [v.buffer, np.int64(v.offset)]
+            if not flat:
+                args.append(strides[k])
+            args.append(_ZERO[COMPUTE[dt]])
+            k += 1
+        else:
+            args += [out.buffer, _ZERO_LONG]
+            if not flat:
+                args.append(codegen.strides8(()))      # cached: zeros
+            args.append(_scalar(v, dt))
+            mask |= 1 << j
+    args += [_INT32[mask], number]
+    return args
+
+
+_INT32 = [np.int32(k) for k in range(256)]
+_ZERO_LONG = np.int64(0)
+_ZERO = {"uchar": np.uint8(0), "char": np.int8(0), "short": np.int16(0), "int": np.int32(0),
+         "long": np.int64(0), "float": np.float32(0), "double": np.float64(0)}
 
 
 _SIGS: dict = {}
@@ -247,13 +371,17 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
     # strided3_: the strided kernel without the unravel loop (PoCL vectorised neither the
     # loop nor the branch around it: 6 ns an element for a bias add and relu)
     variant = "flat" if flat else "strided3" if len(shape) <= 3 else "strided"
-    kernel = generic_kernel(runtime, full_key, make, variant, sig)
+    kernel, group = generic_kernel(runtime, full_key, make, variant, sig)
     args = [np.int64(n)]
     if not flat:
         args += [np.int32(len(shape)), codegen.long8(shape)]
     args += [out.buffer, np.int64(out.offset)]
     if not flat:
         args.append(codegen.strides8(collapsed[0]))
+    if group is not None:
+        gargs = group_args(group, out, operands,
+                           None if flat else [codegen.strides8(s) for s in collapsed[1:]],
+                           flat, args)
     k = 1
     for v, dt in zip(operands, in_dtypes):
         if isinstance(v, CLArray):
@@ -263,12 +391,14 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
             k += 1
         else:
             args.append(_scalar(v, dt))
+    if group is None:
+        gargs = args
     size = runtime.local_size
     if flat and n >= size:
         seen = runtime.dense_elements.get((full_key, sig), 0)
         if seen < runtime.hot_elements:      # cold: the generic kernel, nothing more built
             runtime.dense_elements[(full_key, sig)] = seen + n
-            runtime.launch(kernel, n, *args)
+            runtime.launch(kernel, n, *gargs)
             return out
         # whole work-groups run a kernel without the bounds check (the check keeps PoCL
         # from vectorising: measured 2x slower), the guarded kernel takes the rest
@@ -284,11 +414,11 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
             whole = n // size * size
             runtime.launch(runtime.kernel(full_key, make, f"whole_{sig}"), whole, *args)
         if whole < n:
-            runtime.launch(kernel, n - whole, *args, offset=whole)
+            runtime.launch(kernel, n - whole, *gargs, offset=whole)
     elif flat:
-        runtime.launch(kernel, n, *args)
+        runtime.launch(kernel, n, *gargs)
     else:
-        launch_grid(runtime, kernel, shape, args)
+        launch_grid(runtime, kernel, shape, gargs)
     return out
 
 

@@ -126,15 +126,85 @@ __kernel void reduce(long n, long nred, long chunk, long nchunk,
 
 
 OPS = ("sum", "prod", "max", "min", "any", "all")
+_OP_NUMBER = {op: np.int32(k) for k, op in enumerate(OPS)}
+
+
+def _cold_source(dt: str, out_dt: str) -> str:
+    """`reduce_cold`: every op of OPS in one kernel, the op's number its last argument, and
+    the UNROLL accumulators an array indexed in one loop instead of UNROLL copies of the
+    code. PoCL compiles a
+    kernel at its first launch, and an unrolled reduce_<op> cost it 0.3-0.9 s of CPU each
+    (the demo met five); this one kernel, one loop over the reduced elements, cost
+    0.3-0.4 s (measured with every op's code in it). It adds the elements in
+    reduce_<op>'s order (the same accumulators, combined in the same order), so the
+    results are the same bit for bit; a reduction runs it until it is hot
+    (runtime.hot_elements elements reduced), then its unrolled kernel."""
+    t, c, r = CTYPE[dt], COMPUTE[dt], CTYPE[out_dt]
+    inits, combines = [], []
+    for op in OPS:
+        init, combine = _rules(op, dt)
+        if op in ("any", "all"):       # in the compute type: 0/1 as the uchar would hold
+            combine = ("acc = (acc != 0 || v != 0);" if op == "any"
+                       else "acc = (acc != 0 && v != 0);")
+        inits.append(f"case {len(inits)}: return ({c})({init});")
+        combines.append(f"case {len(combines)}: {{ {combine} return acc; }}")
+    return f"""
+inline {c} cold_init_{c}(int op) {{ switch (op) {{ {" ".join(inits)} }} return 0; }}
+inline {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
+  switch (op) {{ {" ".join(combines)} }} return acc; }}
+__kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
+                          int ndk, long8 kshape, long8 kst, int ndr, long8 rshape, long8 rst,
+                          __global const {t}* x, long xo, __global {r}* out, int op) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long o = g / nchunk, c = g - o * nchunk;
+  long base = xo;
+  {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
+  long j0 = c * chunk, j1 = min(nred, j0 + chunk);
+  {c} acc = cold_init_{c}(op);
+  if (ndr <= 1) {{
+    /* reduce_<op>'s order: element j0 + k goes to accumulator k % UNROLL (the tail past
+       the last whole UNROLL to the first), and the accumulators combine in order; here
+       accumulator u is one pass over its elements, combined as soon as it is complete */
+    long s = rst.s7, full = j0 + (j1 - j0) / {UNROLL} * {UNROLL};
+    for (int u = 0; u < {UNROLL}; u++) {{
+      {c} a = u ? cold_init_{c}(op) : acc;
+      for (long j = j0 + u; j < full; j += {UNROLL})
+        a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+      if (u == 0)
+        for (long j = full; j < j1; j++) a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+      acc = u ? cold_comb_{c}(op, acc, a) : a;
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
+  if (ndr == 2) {{         /* the flat loop's order, without a division per element */
+    long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
+    for (long j = j0; j < j1; i++, k = 0) {{
+      long p0 = base + i * rst.s6, kend = min(n1, k + (j1 - j));
+      for (; k < kend; k++, j++) acc = cold_comb_{c}(op, acc, ({c})x[p0 + k * rst.s7]);
+    }}
+    out[g] = ({r})acc;
+    return;
+  }}
+  for (long j = j0; j < j1; j++) {{
+    long p = base;
+    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+    acc = cold_comb_{c}(op, acc, ({c})x[p]);
+  }}
+  out[g] = ({r})acc;
+}}
+"""
 
 
 def _family(dt: str, out_dt: str) -> str:
-    """One program holding every reduction of one input and output dtype, `reduce_<op>`:
-    a build costs PoCL ~0.16 s of CPU whatever its size (6 kernels cost what 1 does), and
-    only the kernels launched are compiled further."""
-    return "\n".join(_source(op, dt, out_dt).replace("__kernel void reduce(",
-                                                     f"__kernel void reduce_{op}(")
-                     for op in OPS)
+    """One program holding every reduction of one input and output dtype, `reduce_<op>`
+    and `reduce_cold` (every op; see _cold_source): a build costs PoCL ~0.16 s of CPU
+    whatever its size (6 kernels cost what 1 does), and only the kernels launched are
+    compiled further."""
+    return "\n".join([_cold_source(dt, out_dt)] + [
+        _source(op, dt, out_dt).replace("__kernel void reduce(", f"__kernel void reduce_{op}(")
+        for op in OPS])
 
 
 def _arg_family(dt: str) -> str:
@@ -353,10 +423,16 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
             kshape, kst, rshape, rst = _split(x, axes)
     if fused is None:
         out_dt = target.dtype.name
-        kernel = rt.kernel(("reduce", dt, out_dt), lambda: _family(dt, out_dt), f"reduce_{op}")
+        pkey = ("reduce", dt, out_dt)
+        seen = rt.dense_elements.get((pkey, op), 0)
+        cold = seen < rt.hot_elements       # the one generic kernel until hot (launch.py)
+        if cold:
+            rt.dense_elements[(pkey, op)] = seen + nout * nred
+        kernel = rt.kernel(pkey, lambda: _family(dt, out_dt),
+                           "reduce_cold" if cold else f"reduce_{op}")
         rt.launch(kernel, nout * nchunk, *head(), codegen.strides8(kst), np.int32(len(rshape)),
                   codegen.long8(rshape), codegen.strides8(rst), x.buffer, np.int64(x.offset),
-                  target.buffer, local=64, fresh=True)
+                  target.buffer, *((_OP_NUMBER[op],) if cold else ()), local=64, fresh=True)
     if nchunk > 1:
         # the partials reduce with the same op (a sum of sums, a max of maxes, ...)
         final = _reduce(op, target, (1,), (nout,), out_dtype)

@@ -166,8 +166,11 @@ def test_warmup_builds_ahead_and_stores_every_program(opencl_device, tmp_path, m
                             "first"), rt.local_size, x.buffer)
         return rt.to_host(x)
     monkeypatch.setattr(warmup, "_families", lambda: {"scan": ("two kernels", family)})
-    # the device probe (ember.zeros) builds a program too (float32's elementwise one in a
-    # new process): it must already run with storing on, or that program goes unstored
+    # the device probe (ember.zeros) builds a program too (float32's bundle in a new
+    # process, bundles.py): it must already run with storing on, or that program goes
+    # unstored. Built here first (not stored), so the probe does not compile the bundle's
+    # hundred kernels for its binary in this test (its setting is checked below)
+    ember.zeros(1, device=opencl_device).numpy()
     probed, real_zeros = [], ember.zeros
 
     def zeros(*args, **kwargs):

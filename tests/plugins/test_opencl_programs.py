@@ -24,7 +24,38 @@ def test_the_reductions_of_one_dtype_share_one_program(opencl_device):
     assert rt.builds - before <= 2
     kernels = {name for key, name in rt._kernels if key in (("reduce", "int32", "int32"),
                                                             ("arg", "int32"))}
-    assert {"reduce_max", "reduce_min", "arg_argmax", "arg_argmin"} <= kernels
+    # max and min run one kernel while cold (reduce_cold, the op its argument)
+    assert {"reduce_cold", "arg_argmax", "arg_argmin"} <= kernels
+
+
+def test_a_cold_reduction_runs_one_kernel_for_every_op_and_matches_the_hot_bit_for_bit(
+        opencl_device):
+    """Every reduction of a dtype pair runs one kernel (`reduce_cold`, compiled once) until
+    it has reduced rt.hot_elements elements, then its unrolled reduce_<op>: the same
+    accumulators in the same order, so the same bits, along one dim (with a tail past the
+    unrolled part), two dims and three."""
+    from ember import dtypes as D
+    from ember.backends.opencl import reduce as R
+    rt = _fresh(opencl_device)
+    rng = np.random.default_rng(3)
+    cases = [((7, 1003), (1,)), ((1003, 7), (0,)), ((4, 5, 6, 7), (0, 2)),
+             ((3, 4, 5, 6), (1, 2, 3)), ((50000,), (0,))]
+    for dt in ("float32", "int64"):
+        for shape, axes in cases:
+            a = (rng.standard_normal(shape) * 100).astype(dt)
+            x = rt.from_host(a, D.get_dtype(dt))
+            for op, ref in (("sum", np.sum), ("max", np.max), ("min", np.min),
+                            ("prod", None)):
+                got = []
+                for hot in (1 << 62, 0):
+                    rt.hot_elements, rt.dense_elements = hot, {}
+                    got.append(rt.to_host(R.reduction(op)(x, axes=axes, keepdims=False)))
+                assert got[0].tobytes() == got[1].tobytes(), (dt, shape, axes, op)
+                if ref is not None:
+                    np.testing.assert_allclose(got[0], ref(a, axis=axes), rtol=1e-5)
+    launched = {name for key, name in rt._kernels if key[0] == "reduce"}
+    assert launched == {"reduce_cold", "reduce_sum", "reduce_max", "reduce_min",
+                        "reduce_prod"}
 
 
 def _fresh(opencl_device):
@@ -40,6 +71,7 @@ def _fresh(opencl_device):
 def test_the_elementwise_ops_of_one_dtype_share_one_program(opencl_device):
     from ember import dtypes as D
     from ember.backends.opencl import elementwise as ew
+    from ember.backends.opencl import launch
     rt = _fresh(opencl_device)
     a = np.arange(-6, 6, dtype=np.int16).reshape(3, 4)
     b = a[::-1].copy()
@@ -50,8 +82,46 @@ def test_the_elementwise_ops_of_one_dtype_share_one_program(opencl_device):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(rt.to_host(g), w)
     assert list(rt._programs) == [("elementwise", "int16")] and rt.builds == 1
+    group = launch._family_groups("int16")[0]
+
+    def name(op, ins, out):
+        return f"{group[(op, ins, out)][0]}__flat"
+    i16, b = ("int16", "int16"), "bool"
+    # add, mul (array and scalar) and neg: one kernel; lt another; where a third
+    assert name("add", i16, "int16") == name("neg", ("int16",), "int16")
     assert {name for _, name in rt._kernels} == {
-        "add__flat_AA", "mul__flat_AS", "lt__flat_AA", "neg__flat_A", "where__flat_AAA"}
+        name("add", i16, "int16"), name("lt", i16, b), name("where", (b, *i16), "int16")}
+
+
+def test_cold_elementwise_ops_of_one_output_dtype_share_one_kernel(opencl_device):
+    """PoCL compiles each kernel at its first launch (~0.1 s of CPU, whatever the kernel's
+    size): add, sub, mul and maximum of one dtype run one kernel, the op and which
+    operands are scalars its arguments; comparisons (bool result) another; pow (long
+    library code) its own."""
+    from ember import dtypes as D
+    from ember.backends.opencl import elementwise as ew
+    rt = _fresh(opencl_device)
+    a = np.linspace(-3, 3, 300, dtype=np.float32)
+    b = np.linspace(2, -1, 300, dtype=np.float32)
+    x, y = rt.from_host(a, D.float32), rt.from_host(b, D.float32)
+    ops = {"add": a + b, "sub": a - b, "mul": a * b, "maximum": np.maximum(a, b),
+           "lt": a < b, "eq": a == b}
+    for op, want in ops.items():
+        np.testing.assert_array_equal(rt.to_host(ew.binary(op)(x, y)), want)
+    np.testing.assert_array_equal(rt.to_host(ew.binary("sub")(x, 2.5)), a - np.float32(2.5))
+    np.testing.assert_array_equal(rt.to_host(ew.binary("sub")(2.5, y)), np.float32(2.5) - b)
+    np.testing.assert_array_equal(rt.to_host(ew.unary("neg")(x)), -a)
+    np.testing.assert_array_equal(rt.to_host(ew.binary("lt")(x, 0.5)), a < 0.5)
+    xs = rt.from_host(np.arange(24, dtype=np.float32).reshape(4, 6), D.float32)
+    ys = rt.from_host(np.ones((6, 4), np.float32), D.float32)
+    t = xs.view((6, 4), (1, 6), 0)                       # a transposed (strided) operand
+    np.testing.assert_array_equal(rt.to_host(ew.binary("mul")(t, ys)),
+                                  np.arange(24, dtype=np.float32).reshape(4, 6).T)
+    z = rt.from_host(np.abs(a), D.float32)
+    np.testing.assert_allclose(rt.to_host(ew.binary("pow")(z, y)), np.abs(a) ** b,
+                               rtol=1e-6)
+    names = sorted(name for _, name in rt._kernels)
+    assert len(names) == 4 and "pow__flat_AA" in names, names   # and u<k>__strided3
 
 
 def test_a_dtype_program_the_compiler_rejects_falls_back_to_the_ops_own(opencl_device,
