@@ -46,6 +46,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     shape = (c,) + (1,) * (input.ndim - 2)
     dims = (0,) + tuple(range(2, input.ndim))
     if training:
+        if input.numel() == 0:
+            # torch: an empty batch normalises to an empty output (in the graph, zero
+            # gradient for weight and bias) and leaves the running statistics as they are
+            out = input * 0
+            if weight is not None:
+                out = out * weight.reshape(shape)
+            return out if bias is None else out + bias.reshape(shape)
         count = input.numel() // c
         if count <= 1:
             raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
@@ -491,14 +498,15 @@ class _InstanceNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None) -> None:
+                 dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        _affine(self, affine, True, num_features, dtype, device)
+        _affine(self, affine, bias, num_features, dtype, device)
         if affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
         _running_stats(self, track_running_stats, num_features, dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:

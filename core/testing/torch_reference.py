@@ -223,9 +223,16 @@ class _Converter:
             return tuple(obj)
         if isinstance(obj, torch.memory_format):
             return getattr(ember, str(obj).replace("torch.", ""))
-        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith(
-                "torch.nn.functional"):     # an activation= passed to a module
-            return getattr(ember.nn.functional, obj.__name__)
+        if isinstance(obj, torch.nn.Module):        # a submodule given to a constructor
+            return self._module(obj)
+        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith("torch"):
+            # a torch function given as an argument (activation=F.gelu; a builtin such as
+            # F.gelu's module is torch._C._nn): ember's function of the same name, as a
+            # program run under ember.torch_alias passes it
+            fname = getattr(obj, "__name__", "")
+            for ns, ens in ((torch.nn.functional, ember.nn.functional), (torch, ember)):
+                if getattr(ns, fname, None) is obj and getattr(ens, fname, None) is not None:
+                    return getattr(ens, fname)
         if isinstance(obj, torch.Generator):
             raise TypeError("the sample passes a torch.Generator")
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
@@ -237,6 +244,53 @@ class _Converter:
         if isinstance(obj, str) and obj.startswith("cpu"):
             return self.device
         return obj
+
+
+    def _module(self, tm):
+        """ember's module for a torch module built while torch generated the inputs: the
+        ember class of the same name from the recorded constructor arguments, holding
+        torch's parameters and buffers."""
+        import ember
+        ctor = _CONSTRUCTED.get(id(tm))
+        ecls = getattr(ember.nn, type(tm).__name__, None)
+        if ctor is None or ctor[0] is not tm or ecls is None:
+            raise TypeError(f"the sample passes a torch {type(tm).__name__} module ember "
+                            f"cannot rebuild")
+        em = ecls(*self(list(ctor[1])), **self(dict(ctor[2])))
+        em.load_state_dict({k: ember.tensor(v.detach().numpy(), device=self.device)
+                            for k, v in tm.state_dict().items()})
+        return em.to(self.device).train(tm.training)
+
+
+# torch modules constructed while a ModuleInfo's inputs are generated (a
+# TransformerEncoderLayer handed to TransformerEncoder): id -> (module, args, kwargs)
+_CONSTRUCTED: dict[int, tuple] = {}
+
+
+class _RecordConstructors:
+    """While active, every torch.nn.Module constructed records its constructor arguments
+    in _CONSTRUCTED (torch.nn.Module.__new__ sees them), so the converter can build ember's
+    equivalent of a module passed as an argument."""
+
+    def __enter__(self):
+        import torch
+
+        def __new__(cls, *args, **kwargs):
+            obj = object.__new__(cls)
+            _CONSTRUCTED[id(obj)] = (obj, args, kwargs)
+            return obj
+        self._had = "__new__" in torch.nn.Module.__dict__
+        self._old = torch.nn.Module.__dict__.get("__new__")
+        torch.nn.Module.__new__ = __new__
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+        if self._had:
+            torch.nn.Module.__new__ = self._old
+        else:
+            del torch.nn.Module.__new__
+        return False
 
 
 def _leaves(obj):
@@ -607,8 +661,9 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
     if ecls is None:
         return result
     torch.manual_seed(_seed(name))
+    _CONSTRUCTED.clear()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _RecordConstructors():
             warnings.simplefilter("ignore")
             inputs = list(info.module_inputs_func(info, device="cpu", dtype=torch.float32,
                                                   requires_grad=True, training=True))

@@ -1,0 +1,99 @@
+"""Regression tests for the third round of OpInfo/ModuleInfo fixes (issue 26): the
+ModuleInfos that differed from torch and the CPU failure groups left after round two.
+Each against torch on the CPU (the device-independent parts of the ops)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ember  # noqa: E402
+from ember.errors import EmberTypeError  # noqa: E402
+
+RNG = np.random.default_rng(2603)
+
+
+def _close(t, e, tol=1e-5):
+    assert tuple(t.shape) == tuple(e.shape), (tuple(t.shape), tuple(e.shape))
+    np.testing.assert_allclose(e.detach().cpu().numpy(), t.detach().numpy(), rtol=tol,
+                               atol=tol, equal_nan=True)
+
+
+def _pair(shape, requires_grad=True):
+    a = RNG.standard_normal(shape).astype(np.float32)
+    return (torch.tensor(a, requires_grad=requires_grad),
+            ember.tensor(a, requires_grad=requires_grad))
+
+
+# -- modules ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", ["InstanceNorm1d", "InstanceNorm2d"])
+def test_instance_norm_affine_without_bias(cls):
+    tm = getattr(torch.nn, cls)(3, affine=True, bias=False)
+    em = getattr(ember.nn, cls)(3, affine=True, bias=False)
+    assert set(tm.state_dict()) == set(em.state_dict()) == {"weight"}
+    assert em.bias is None
+    shape = (2, 3, 5) if cls.endswith("1d") else (2, 3, 4, 4)
+    t, e = _pair(shape)
+    _close(tm(t), em(e))
+
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (0, 5, 9)),
+                                       ("BatchNorm2d", (0, 5, 2, 2))])
+def test_batch_norm_empty_batch(cls, shape):
+    tm, em = getattr(torch.nn, cls)(5), getattr(ember.nn, cls)(5)
+    for m in (tm, em):
+        m.running_mean.fill_(2.0)
+        m.running_var.fill_(3.0)
+    t, e = _pair(shape)
+    to, eo = tm(t), em(e)
+    _close(to, eo)
+    # the running statistics stay as they were (torch's), the counter counts the batch
+    _close(tm.running_mean, em.running_mean)
+    _close(tm.running_var, em.running_var)
+    assert int(em.num_batches_tracked.item()) == int(tm.num_batches_tracked.item())
+    to.sum().backward()
+    eo.sum().backward()
+    _close(tm.weight.grad, em.weight.grad)
+    _close(tm.bias.grad, em.bias.grad)
+
+
+def test_kl_div_target_gradient_is_torchs():
+    """torch's kl_div is xlogy(target, target) - target * input: the target's gradient
+    is nan where the target is 0, negative or nan."""
+    a = np.array([[-1.0, 0.0, 2.0, math.nan, 0.5]], np.float32)
+    b = RNG.standard_normal((1, 5)).astype(np.float32)
+    tt, et = torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+    ti, ei = torch.tensor(b, requires_grad=True), ember.tensor(b, requires_grad=True)
+    for reduction in ("none", "sum", "batchmean"):
+        to = torch.nn.functional.kl_div(ti, tt, reduction=reduction)
+        eo = ember.nn.functional.kl_div(ei, et, reduction=reduction)
+        _close(to, eo)
+        up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+        tg = torch.autograd.grad(to, [ti, tt], torch.tensor(up))
+        eg = ember.autograd.grad(eo, [ei, et], ember.tensor(up))
+        _close(tg[0], eg[0])
+        _close(tg[1], eg[1])
+
+
+def test_transformer_layer_takes_torchs_functional_activation():
+    """A program that passes PyTorch's F.gelu (a builtin of torch._C._nn) gets ember's
+    gelu; a PyTorch module instance is refused with the fix."""
+    layer = ember.nn.TransformerEncoderLayer(4, 2, 8, 0.0, torch.nn.functional.gelu)
+    assert layer.activation is ember.nn.functional.gelu
+    layer(ember.randn(2, 3, 4))
+    with pytest.raises(EmberTypeError, match="ember.nn.GELU"):
+        ember.nn.TransformerEncoderLayer(4, 2, 8, 0.0, torch.nn.GELU())
+
+
+def test_reference_harness_rebuilds_torch_submodules():
+    """TransformerEncoder's ModuleInfo passes a torch TransformerEncoderLayer: the harness
+    builds ember's from the recorded constructor arguments, with torch's weights."""
+    from ember.testing import torch_reference as ref
+    info = next(m for m in ref.module_db() if m.module_cls.__name__ == "TransformerEncoder")
+    result = ref.run_module(info, "cpu", 2)
+    assert result.samples and all(s.ok for s in result.samples), \
+        [s.message for s in result.samples]
