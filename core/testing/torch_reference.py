@@ -452,7 +452,9 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     import numpy as np
     name = full_name(op)
     rng = np.random.default_rng(_seed(name) + index)
-    random = op.name in NONDETERMINISTIC
+    # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
+    # from torch's generator: its values are random, as a dropout op's are
+    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p"))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -97,3 +97,57 @@ def test_reference_harness_rebuilds_torch_submodules():
     result = ref.run_module(info, "cpu", 2)
     assert result.samples and all(s.ok for s in result.samples), \
         [s.message for s in result.samples]
+
+
+# -- ops ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("wdtype", ["int64", "bool", "float32"])
+def test_bincount_weight_dtype(wdtype):
+    x = np.array([0, 1, 1, 3, 5])
+    w = np.array([1, 0, 1, 1, 1]).astype(wdtype)
+    to = torch.bincount(torch.tensor(x), torch.tensor(w))
+    eo = ember.bincount(ember.tensor(x), ember.tensor(w))
+    assert str(to.dtype)[6:] == eo.dtype.name
+    _close(to, eo)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "midpoint", "lower"])
+def test_quantile_gradient_wrt_q(name, interpolation):
+    t, e = _pair((3, 7))
+    q = np.array([0.3, 0.77], np.float32)
+    tq, eq = torch.tensor(q, requires_grad=True), ember.tensor(q, requires_grad=True)
+    to = getattr(torch, name)(t, tq, dim=1, interpolation=interpolation)
+    eo = getattr(ember, name)(e, eq, dim=1, interpolation=interpolation)
+    _close(to, eo)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    tg = torch.autograd.grad(to, [t, tq], torch.tensor(up), allow_unused=True)
+    eg = ember.autograd.grad(eo, [e, eq], ember.tensor(up), allow_unused=True)
+    _close(tg[0], eg[0], 1e-4)
+    # linear: d/dq = (upper - lower) * (n - 1); the others do not depend on q's value
+    _close(tg[1] if tg[1] is not None else torch.zeros(2),
+           eg[1] if eg[1] is not None else ember.zeros(2), 1e-4)
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 3.5, -0.5, -1, -2])
+def test_vector_norm_subgradients_at_zero(p):
+    """torch's p-norm gradient is 0 at a zero vector and at a zero element, not nan."""
+    for a in (np.zeros((2, 5), np.float32),
+              np.array([[0.0, 1.5, -2.0, 0.0, 0.3], [0.0] * 5], np.float32)):
+        t, e = torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+        to, eo = torch.linalg.norm(t, p, dim=1), ember.linalg.norm(e, p, dim=1)
+        _close(to, eo)
+        up = np.array([1.3, -0.7], np.float32)
+        _close(torch.autograd.grad(to, t, torch.tensor(up))[0],
+               ember.autograd.grad(eo, e, ember.tensor(up))[0], 1e-5)
+
+
+def test_reference_attention_dropout_samples_compare_shapes():
+    """scaled_dot_product_attention with dropout_p > 0 draws random masks: the harness
+    compares shape and dtype, as for dropout itself."""
+    from ember.testing import torch_reference as ref
+    op = next(o for o in ref.op_db() if o.name == "nn.functional.scaled_dot_product_attention")
+    samples = ref.samples_of(op, True)
+    index = next(i for i, s in enumerate(samples) if s.kwargs.get("dropout_p"))
+    r = ref.run_sample(op, ref.resolve(op), samples[index], "cpu", 1e-5, 1e-5, True, index)
+    assert r.ok, r.message
