@@ -151,3 +151,42 @@ def test_reference_attention_dropout_samples_compare_shapes():
     index = next(i for i, s in enumerate(samples) if s.kwargs.get("dropout_p"))
     r = ref.run_sample(op, ref.resolve(op), samples[index], "cpu", 1e-5, 1e-5, True, index)
     assert r.ok, r.message
+
+
+def test_pinv_singular_samples_of_torchs_database():
+    """torch's own singular samples (rank-deficient, batched): where the SVD's gradient
+    was off or nan, pinv_backward's is torch's."""
+    from ember.testing import torch_reference as ref
+    op = next(o for o in ref.op_db() if ref.full_name(o) == "linalg.pinv.singular")
+    result = ref.run_op(op, "cpu", 9, errors=False)
+    assert len(result.samples) == 9
+    assert all(s.ok for s in result.samples), [s.message for s in result.samples if not s.ok]
+
+
+def test_pinv_hermitian_reads_the_lower_triangle():
+    """hermitian=True: torch's eigh of the lower triangle (the upper one is not read)."""
+    t, e = _pair((2, 4, 4))
+    to, eo = torch.linalg.pinv(t, hermitian=True), ember.linalg.pinv(e, hermitian=True)
+    _close(to, eo, 1e-4)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    _close(torch.autograd.grad(to, t, torch.tensor(up))[0],
+           ember.autograd.grad(eo, e, ember.tensor(up))[0], 1e-3)
+
+
+_OPENCL = [t.device for t in __import__("ember.testing", fromlist=["targets"]).targets()
+           if not t.problem and t.device.startswith("opencl")]
+
+
+@pytest.mark.parametrize("device", _OPENCL)
+@pytest.mark.parametrize("other", [(5,), (3,), (2, 4)])
+def test_opencl_binary_ops_refuse_shapes_that_do_not_broadcast(device, other):
+    """(5, 4) - (5,) answered a (5, 5) on OpenCL (the CPU raises): now a ShapeError."""
+    a = ember.randn(5, 4, device=device)
+    b = ember.randn(*other, device=device)
+    with pytest.raises(ember.errors.ShapeError, match="do not broadcast"):
+        (a - b).cpu()
+    with pytest.raises(ember.errors.ShapeError, match="do not broadcast"):
+        ember.where(a > 0, a, b).cpu()
+    with pytest.raises(ember.errors.ShapeError), pytest.warns(UserWarning, match="size"):
+        ember.nn.functional.l1_loss(a, b).cpu()
+    assert tuple((a - ember.randn(5, 1, device=device)).shape) == (5, 4)
