@@ -208,6 +208,14 @@ class _Converter:
                 out = self(base.clone()).expand(tuple(obj.shape))
                 self.memo[key] = out
                 return out
+            if obj.layout != torch.strided:
+                if obj.layout != torch.sparse_coo:
+                    raise ember.errors.NotInEmberError(
+                        f"the sample passes a {str(obj.layout)[6:]} tensor: ember has the "
+                        f"sparse COO layout only")
+                out = self(obj.to_dense()).to_sparse()
+                self.memo[key] = out
+                return out
             arr = obj.detach().resolve_conj().resolve_neg()
             arr = arr.float().numpy() if arr.dtype == torch.bfloat16 else arr.numpy()
             grad = bool(obj.requires_grad) and (obj.is_floating_point() or obj.is_complex())
@@ -310,11 +318,15 @@ def _as_numpy(x):
     import numpy as np
     import torch
     if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:       # a sparse answer: compared as its dense values
+            x = x.to_dense()
         x = x.detach().resolve_conj().resolve_neg().cpu()
         name = str(x.dtype)[6:]
         return (x.float() if name == "bfloat16" else x).numpy(), name
     if isinstance(x, ember.Tensor):
         return x.detach().cpu().numpy(), x.dtype.name
+    if isinstance(x, ember.sparse.SparseTensor):
+        return x.to_dense().detach().cpu().numpy(), x.dtype.name
     if isinstance(x, (bool, int, float, complex, np.generic)):
         return np.asarray(x), None
     return None, None

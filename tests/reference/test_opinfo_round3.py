@@ -190,3 +190,28 @@ def test_opencl_binary_ops_refuse_shapes_that_do_not_broadcast(device, other):
     with pytest.raises(ember.errors.ShapeError), pytest.warns(UserWarning, match="size"):
         ember.nn.functional.l1_loss(a, b).cpu()
     assert tuple((a - ember.randn(5, 1, device=device)).shape) == (5, 4)
+
+
+def test_sparse_mm_reduce_is_refused_with_the_reason():
+    """torch.sparse.mm(reduce=) exists for CSR tensors only; ember (COO only) refuses it
+    instead of accepting and ignoring it."""
+    s = ember.eye(3).to_sparse()
+    d = ember.randn(3, 2)
+    _close(torch.sparse.mm(torch.eye(3).to_sparse(), torch.tensor(d.numpy())),
+           ember.sparse.mm(s, d))
+    with pytest.raises(ember.errors.NotInEmberError, match="CSR"):
+        ember.sparse.mm(s, d, "sum")
+
+
+def test_as_strided_scatter_input_gradient_is_the_unwritten_positions():
+    """ember's gradient w.r.t. input is the upstream gradient where src did not write
+    (torch's own is marked wrong in its OpInfo, which is why skips.toml lists the op)."""
+    x = ember.randn(3, 3, requires_grad=True)
+    src = ember.randn(2, 2, requires_grad=True)
+    g = ember.arange(9.0).reshape(3, 3)
+    gx, gs = ember.autograd.grad(ember.as_strided_scatter(x, src, (2, 2), (1, 2), 1),
+                                 [x, src], g)
+    written = {1, 3, 2, 4}                      # offset 1 + {0, 2, 1, 3}
+    expect = np.array([0.0 if i in written else float(i) for i in range(9)]).reshape(3, 3)
+    np.testing.assert_array_equal(gx.numpy(), expect)
+    np.testing.assert_array_equal(gs.numpy(), [[1.0, 3.0], [2.0, 4.0]])
