@@ -278,14 +278,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     dims = list(range(nd - 2))
     for d, src in sorted([(a, nd - 2), (b, nd - 1)]):
         dims.insert(d, src)
-    return out.permute(_inverse_order(dims))
-
-
-def _inverse_order(dims):
-    inv = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return inv
+    return out.permute(dims)         # output dim i is out's dim dims[i]
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:

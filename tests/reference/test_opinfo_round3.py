@@ -215,3 +215,47 @@ def test_as_strided_scatter_input_gradient_is_the_unwritten_positions():
     expect = np.array([0.0 if i in written else float(i) for i in range(9)]).reshape(3, 3)
     np.testing.assert_array_equal(gx.numpy(), expect)
     np.testing.assert_array_equal(gs.numpy(), [[1.0, 3.0], [2.0, 4.0]])
+
+
+def test_nonzero_as_tuple_of_a_zero_dim_tensor():
+    for v in (0.5, 0.0):
+        t = torch.nonzero(torch.tensor(v), as_tuple=True)
+        e = ember.nonzero(ember.tensor(v), as_tuple=True)
+        assert len(t) == len(e) == 1
+        np.testing.assert_array_equal(e[0].numpy(), t[0].numpy())
+        assert e[0].dtype == ember.int64
+
+
+@pytest.mark.parametrize("shape,dim", [((0,), None), ((3, 0), 1), ((0,), 0)])
+def test_prod_gradient_of_an_empty_reduction(shape, dim):
+    t, e = _pair(shape)
+    to = torch.prod(t) if dim is None else torch.prod(t, dim)
+    eo = ember.prod(e) if dim is None else ember.prod(e, dim)
+    _close(to, eo)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    _close(torch.autograd.grad(to, t, torch.tensor(up))[0],
+           ember.autograd.grad(eo, e, ember.tensor(up))[0])
+
+
+def test_combinations_without_rows_stay_in_the_graph():
+    t, e = _pair((1,))
+    to, eo = torch.combinations(t, 2), ember.combinations(e, 2)
+    assert tuple(eo.shape) == tuple(to.shape) == (0, 2)
+    assert eo.requires_grad == to.requires_grad is True
+    assert ember.combinations(e, 0).requires_grad is torch.combinations(t, 0).requires_grad
+
+
+@pytest.mark.parametrize("offset,dim1,dim2", [(1, 1, 2), (0, 0, 3), (-1, 3, 1), (2, -1, 0)])
+def test_diag_embed_places_the_diagonal_dims(offset, dim1, dim2):
+    t, e = _pair((2, 3, 4), requires_grad=False)
+    _close(torch.diag_embed(t, offset, dim1, dim2), ember.diag_embed(e, offset, dim1, dim2))
+
+
+def test_masked_scatter_broadcasts_input_and_mask():
+    mask = RNG.random((4, 4)) > 0.5
+    t, e = _pair((4,))
+    ts, es = _pair((4, 4))
+    _close(torch.masked_scatter(t, torch.tensor(mask), ts),
+           ember.masked_scatter(e, ember.tensor(mask), es))
+    with pytest.raises(ember.errors.EmberError):
+        e.detach().clone().masked_scatter_(ember.tensor(mask), es.detach())
