@@ -320,6 +320,8 @@ def _as_numpy(x):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:       # a sparse answer: compared as its dense values
             x = x.to_dense()
+        if x._is_zerotensor():              # torch's lazy all-zero gradient (sgn's)
+            x = torch.zeros(x.shape, dtype=x.dtype)
         x = x.detach().resolve_conj().resolve_neg().cpu()
         name = str(x.dtype)[6:]
         return (x.float() if name == "bfloat16" else x).numpy(), name

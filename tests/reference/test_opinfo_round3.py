@@ -259,3 +259,38 @@ def test_masked_scatter_broadcasts_input_and_mask():
            ember.masked_scatter(e, ember.tensor(mask), es))
     with pytest.raises(ember.errors.EmberError):
         e.detach().clone().masked_scatter_(ember.tensor(mask), es.detach())
+
+
+def test_norms_of_empty_batches():
+    t, e = _pair((0, 2, 3))
+    _close(torch.nn.functional.group_norm(t, 1), ember.nn.functional.group_norm(e, 1))
+    t, e = _pair((0, 2))
+    _close(torch.nn.functional.group_norm(t, 2), ember.nn.functional.group_norm(e, 2))
+    t, e = _pair((0,))
+    z = torch.zeros(0), ember.zeros(0)
+    _close(torch.nn.functional.batch_norm(t, z[0], z[0], training=True),
+           ember.nn.functional.batch_norm(e, z[1], z[1], training=True))
+
+
+def test_multi_margin_loss_of_a_zero_dim_input():
+    for p in (1, 2):
+        t, e = _pair(())
+        to = torch.nn.functional.multi_margin_loss(t, torch.tensor(0), p=p, margin=1.5)
+        eo = ember.nn.functional.multi_margin_loss(e, ember.tensor(0), p=p, margin=1.5)
+        _close(to, eo)
+        _close(torch.autograd.grad(to, t)[0], ember.autograd.grad(eo, e)[0])
+
+
+def test_tensordot_broadcasts_contracted_dims_of_size_one():
+    t1, e1 = _pair((1, 1, 1))
+    t2, e2 = _pair((2, 1, 2))
+    to = torch.tensordot(t1, t2, dims=([0, 1], [2, 0]))
+    eo = ember.tensordot(e1, e2, dims=([0, 1], [2, 0]))
+    _close(to, eo)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    tg = torch.autograd.grad(to, [t1, t2], torch.tensor(up))
+    eg = ember.autograd.grad(eo, [e1, e2], ember.tensor(up))
+    _close(tg[0], eg[0])
+    _close(tg[1], eg[1])
+    with pytest.raises(ember.errors.ShapeError, match="contracted"):
+        ember.tensordot(ember.randn(2, 3), ember.randn(4, 5), dims=([1], [0]))
