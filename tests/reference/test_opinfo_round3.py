@@ -294,3 +294,21 @@ def test_tensordot_broadcasts_contracted_dims_of_size_one():
     _close(tg[1], eg[1])
     with pytest.raises(ember.errors.ShapeError, match="contracted"):
         ember.tensordot(ember.randn(2, 3), ember.randn(4, 5), dims=([1], [0]))
+
+
+@pytest.mark.parametrize("stride,padding,opad,dilation,groups", [
+    ((3, 2), (1, 2), (2, 3), (4, 4), 2), ((2, 2), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 3), (0, 2), (1, 2), (1, 1), 1)])
+def test_conv_transpose2d_output_padding(stride, padding, opad, dilation, groups):
+    t, e = _pair((2, 2, 4, 4))
+    tw, ew = _pair((2, 4 // groups, 4, 5))
+    kw = dict(stride=stride, padding=padding, output_padding=opad, dilation=dilation,
+              groups=groups)
+    to = torch.nn.functional.conv_transpose2d(t, tw, **kw)
+    eo = ember.nn.functional.conv_transpose2d(e, ew, **kw)
+    _close(to, eo, 1e-4)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    tg = torch.autograd.grad(to, [t, tw], torch.tensor(up))
+    eg = ember.autograd.grad(eo, [e, ew], ember.tensor(up))
+    _close(tg[0], eg[0], 1e-3)
+    _close(tg[1], eg[1], 1e-3)
