@@ -8,7 +8,7 @@ from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
 from ..dtypes import finfo
-from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from ..errors import DtypeNotSupportedError, EmberValueError, NotInEmberError, ShapeError
 from ..ops import decompositions as P
 from ..tensor import Tensor
 
@@ -327,6 +327,12 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
                          f"{tuple(A.shape)}")
     if 0 in A._data.shape[-2:]:
         return A.mT * 0.0                   # the pseudo-inverse of an empty matrix is empty
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if type(value) is Tensor and value.numel() != 1:
+            raise NotInEmberError(f"linalg.pinv: {name} as a tensor of one tolerance per "
+                                  f"matrix (shape {tuple(value.shape)}) is not supported; "
+                                  f"pass one number (or pinv each matrix)")
+    atol = None if atol is None else float(atol)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else \
             finfo(A.dtype).eps * max(A.shape[-2:])
