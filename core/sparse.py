@@ -306,7 +306,21 @@ def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     return _mm(input, mat2)
 
 
-mm = spmm
+def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
+    """sparse @ dense (a dense mat1 too, as torch.mm); torch's `reduce` (sum, mean, amax,
+    amin over each row's entries) exists only for sparse CSR tensors, which ember does not
+    have: it raises NotInEmberError.
+
+    PyTorch
+    -------
+    ``torch.sparse.mm``
+    """
+    if reduce is not None:
+        raise NotInEmberError(f"sparse.mm(reduce={reduce!r}): torch takes reduce= only for a "
+                              "sparse CSR mat1, and ember has the sparse COO layout only (no "
+                              "CSR); drop reduce= (the product sums, as reduce='sum') or "
+                              "compute the reduction on the dense product")
+    return spmm(mat1, mat2)
 
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:       # noqa: A001  (torch.sparse.sum)

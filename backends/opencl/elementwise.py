@@ -17,7 +17,6 @@ from . import codegen
 from .codegen import BINARY, CTYPE, UNARY  # the op names: codegen's table keys
 from .copies import assign, cast, contiguous
 from .fusion import defer
-from .launch import broadcast_shape
 from .reduce import reduction
 from .runtime import CLArray
 
@@ -88,6 +87,23 @@ def _compare_out_of_range(op: str, x, y, dtype, shape):
     value = {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above,
              "ge": not above}[name]
     return full(array.runtime, shape=shape, value=value, dtype=D.bool_)
+
+
+def broadcast_shape(arrays) -> tuple:
+    """The broadcast of the arrays' shapes; a ValueError where two sizes of one dim differ
+    and neither is 1 (the dispatcher turns it into the op's ShapeError, as NumPy's refusal
+    is on the CPU): a (5, 4) - (5,) must not answer with a (5, 5)."""
+    nd = max((a.ndim for a in arrays), default=0)
+    out = [1] * nd
+    for a in arrays:
+        for i, n in enumerate(a.shape, nd - a.ndim):
+            if n != 1:
+                m = out[i]
+                if m != 1 and m != n:
+                    raise ValueError(f"shapes {' and '.join(str(tuple(x.shape)) for x in arrays)}"
+                                     f" do not broadcast")
+                out[i] = n
+    return tuple(out)
 
 
 def binary(op: str):

@@ -24,15 +24,18 @@ __all__ = ["export", "load", "save", "Dim", "Expr", "ExportedProgram", "ExportEr
 
 
 def export(model, args=(), kwargs: dict | None = None, *, dynamic_shapes=None,
-           strict: bool = True) -> ExportedProgram:
+           strict: bool = False) -> ExportedProgram:
     """Capture model(*args, **kwargs) (a Module or a function) as an ExportedProgram.
 
     args: the example inputs (a tuple; a single tensor is taken as one argument).
     dynamic_shapes: per argument (a dict by parameter name, or a tuple by position) a dict
     {axis: Dim or name} of the axes whose size may change between calls (torch.export's
     form).  The module runs in its current mode (call model.eval() first: dropout in
-    training mode is refused, as the program must be deterministic).  `strict` is accepted
-    for torch's signature; ember's capture is always whole-graph.
+    training mode is refused, as the program must be deterministic).
+    strict: torch's strict=True traces the bytecode with TorchDynamo (refusing Python it
+    cannot trace soundly); ember's capture runs the Python code and records the ember ops
+    it calls, which is torch's non-strict mode, strict=False (torch's default since 2.9).
+    strict=True raises NotInEmberError rather than being accepted and ignored.
 
     PyTorch
     -------
@@ -41,7 +44,13 @@ def export(model, args=(), kwargs: dict | None = None, *, dynamic_shapes=None,
     from ..graph.ir import flatten
     from ..tensor import Tensor
     from .trace import build, input_names
-    del strict
+    if strict:
+        from ..errors import NotInEmberError
+        raise NotInEmberError(
+            "export(strict=True): torch's strict mode traces the forward's bytecode with "
+            "TorchDynamo; ember has no bytecode tracer, and its capture runs the Python code "
+            "recording the ember ops it calls, as torch's non-strict mode does. Pass "
+            "strict=False (torch's default)")
     if not callable(model):
         raise ExportError(f"export: expected a Module or a function, got "
                           f"{type(model).__name__}")

@@ -335,10 +335,11 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     _need("masked_scatter", source)
     if mask._dtype is not D.bool_:
         raise EmberTypeError(f"masked_scatter: expected a bool mask, got {mask._dtype.name}")
+    # torch's out-of-place form broadcasts input and mask together (the in-place
+    # masked_scatter_ writes back into input's shape, which refuses a larger result)
     shape = _broadcast("masked_scatter", tuple(input.shape), tuple(mask.shape))
     if shape != tuple(input.shape):
-        raise ShapeError(f"masked_scatter: mask of shape {tuple(mask.shape)} does not "
-                         f"broadcast to the input's shape {tuple(input.shape)}")
+        input = input.expand(*shape)
     flat_mask = mask.expand(*shape).reshape(-1)
     position = ops.cumsum(flat_mask.to(D.int64), 0) - 1
     count = int(position[-1].item()) + 1 if position.numel() else 0

@@ -585,7 +585,11 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         else itertools.combinations
     rows = list(make(range(n), r))
     if r == 0 or not rows:
-        return ops.empty((0,) if r == 0 else (0, r), dtype=x._dtype, device=x._device)
+        # torch: r == 0 gives a new empty tensor; no rows, an empty selection of x (in
+        # the graph when x is, as torch's stack of nothing)
+        if r == 0:
+            return ops.empty((0,), dtype=x._dtype, device=x._device)
+        return x[:0].reshape(0, r)
     idx = ops.tensor([i for row in rows for i in row], dtype=D.int64, device=x._device)
     return x[idx].reshape(len(rows), r)
 

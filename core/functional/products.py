@@ -278,14 +278,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     dims = list(range(nd - 2))
     for d, src in sorted([(a, nd - 2), (b, nd - 1)]):
         dims.insert(d, src)
-    return out.permute(_inverse_order(dims))
-
-
-def _inverse_order(dims):
-    inv = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return inv
+    return out.permute(dims)         # output dim i is out's dim dims[i]
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -363,6 +356,21 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
     da = [norm_dim(d, a.ndim, "tensordot") for d in da]
     db = [norm_dim(d, b.ndim, "tensordot") for d in db]
+    if len(da) != len(db):
+        raise ShapeError(f"tensordot: both sides need as many contracted dims, got {da} and "
+                         f"{db}")
+    for i, j in zip(da, db):
+        # torch broadcasts a contracted dim of size 1 against the other side's: the
+        # product then sums the other side over that dim
+        m, n = a._data.shape[i], b._data.shape[j]
+        if m != n:
+            if m == 1:
+                b = ops.sum(b, j, keepdim=True)
+            elif n == 1:
+                a = ops.sum(a, i, keepdim=True)
+            else:
+                raise ShapeError(f"tensordot: contracted dims {i} of a and {j} of b have sizes "
+                                 f"{m} and {n}; expected equal sizes (or 1)")
     ra = [d for d in range(a.ndim) if d not in da]
     rb = [d for d in range(b.ndim) if d not in db]
     k = 1

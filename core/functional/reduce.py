@@ -289,6 +289,9 @@ def bincount(input: Tensor, weights=None, minlength: int = 0) -> Tensor:
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
     if input.numel() and int(input.min().item()) < 0:
         raise EmberValueError("bincount: the input must be non-negative")
+    if weights is not None and weights._dtype.category != D.FLOAT:
+        # torch: integer or bool weights count in float64 (float weights keep their dtype)
+        weights = weights.to(D.float64)
     src = weights if weights is not None else ops.ones(input._data.shape, dtype=D.int64,
                                                        device=input._device)
     base = ops.zeros(n, dtype=src._dtype, device=input._device)
@@ -440,8 +443,10 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         if q.ndim > 1:
             raise ShapeError(f"{name}(): q must be a scalar or 1-D tensor, got shape "
                              f"{tuple(q.shape)}")
-        qv = q.detach().to(x._dtype).to(x._device).reshape(-1)
-        qs = [float(v) for v in qv.tolist()]
+        # q stays in the graph: torch's linear interpolation differentiates w.r.t. q
+        # (d/dq = (upper - lower) * (count - 1))
+        qv = q.to(x._dtype).to(x._device).reshape(-1)
+        qs = [float(v) for v in qv.detach().tolist()]
     else:
         qs = [float(q)]
         qv = ops.tensor(qs, dtype=x._dtype, device=x._device)

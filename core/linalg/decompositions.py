@@ -8,7 +8,7 @@ from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
 from ..dtypes import finfo
-from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
+from ..errors import DtypeNotSupportedError, EmberValueError, NotInEmberError, ShapeError
 from ..ops import decompositions as P
 from ..tensor import Tensor
 
@@ -327,16 +327,18 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
                          f"{tuple(A.shape)}")
     if 0 in A._data.shape[-2:]:
         return A.mT * 0.0                   # the pseudo-inverse of an empty matrix is empty
-    U, S, Vh = svd(A, full_matrices=False)
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if type(value) is Tensor and value.numel() != 1:
+            raise NotInEmberError(f"linalg.pinv: {name} as a tensor of one tolerance per "
+                                  f"matrix (shape {tuple(value.shape)}) is not supported; "
+                                  f"pass one number (or pinv each matrix)")
+    atol = None if atol is None else float(atol)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else \
             finfo(A.dtype).eps * max(A.shape[-2:])
-    limit = S.detach().amax(-1, keepdim=True) * rtol
-    if atol is not None:
-        limit = ops.where(limit > atol, limit, atol)
-    keep = S > limit
-    inverse = ops.where(keep, 1.0 / ops.where(keep, S, 1.0), 0.0)
-    return (Vh.mT * inverse[..., None, :]) @ U.mT
+    # hermitian: torch's eigh of the lower triangle (|eigenvalues| as singular values);
+    # the gradient is torch's pinv_backward either way
+    return P.run_pinv(A, float(0.0 if atol is None else atol), float(rtol), bool(hermitian))
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:

@@ -68,7 +68,20 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         return ops.where(s != s, 1.0, s).sum(dims, keepdim)
     if ord == 1:
         return a.sum(dims, keepdim)
-    return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)
+    return _p_norm(a, ord, dims, keepdim)
+
+
+def _p_norm(a: Tensor, p: float, dims, keepdim: bool) -> Tensor:
+    """(sum |x|^p)^(1/p) of a = |x| with torch's subgradients where x or the norm is 0:
+    a zero element contributes 0 (p > 0) or inf (p < 0) without its nan derivative, and a
+    zero norm (p > 1) has gradient 0 (torch's norm_backward masks both)."""
+    zero = a == 0
+    term = ops.where(zero, _INF if p < 0 else 0.0, ops.where(zero, 1.0, a) ** p)
+    total = term.sum(dims, keepdim)
+    if p > 1:
+        empty = total == 0
+        return ops.where(empty, 0.0, ops.where(empty, 1.0, total) ** (1.0 / p))
+    return total ** (1.0 / p)
 
 
 def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,

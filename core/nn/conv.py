@@ -220,8 +220,19 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     else:
         cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(
             n, groups, c // groups, h * w)
-    out = fold(cols.reshape(n, o * kh * kw, h * w), (oh, ow), (kh, kw), dilation, padding,
-               stride)
+    cols = cols.reshape(n, o * kh * kw, h * w)
+    if opad == (0, 0):
+        out = fold(cols, (oh, ow), (kh, kw), dilation, padding, stride)
+    else:
+        # output_padding: fold the whole uncropped output, add the extra rows/columns at
+        # the end, then crop `padding` from each side (the extra rows can lie in the
+        # cropped border, which holds contributions; folding straight to (oh, ow) would
+        # also count one block too many where output_padding >= stride)
+        fh = (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1
+        fw = (w - 1) * stride[1] + dilation[1] * (kw - 1) + 1
+        out = fold(cols, (fh, fw), (kh, kw), dilation, (0, 0), stride)
+        out = ops.pad(out, (0, opad[1], 0, opad[0]))
+        out = out[..., padding[0]:padding[0] + oh, padding[1]:padding[1] + ow]
     if bias is not None:
         out = out + bias.reshape(o, 1, 1)
     return out.squeeze(0) if unbatched else out

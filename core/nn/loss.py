@@ -16,7 +16,7 @@ from .. import dtypes as D
 from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
-from ..functional import log_softmax
+from ..functional import log_softmax, xlogy
 from ..tensor import Tensor
 from ._util import _need_float, _tensor
 from .module import Module
@@ -369,11 +369,9 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        # torch's xlogy(target, target): 0 * log 0 is 0, a negative target's log is nan;
-        # the log only ever sees positive arguments (no warning)
-        positive = target > 0
-        loss = ops.where(positive, target * ops.log(ops.where(positive, target, 1.0)),
-                         ops.where(target == 0, 0.0, math.nan)) - target * input
+        # torch's xlogy(target, target): 0 * log 0 is 0, a negative target's log is nan,
+        # and its gradient (nan at a target <= 0, as torch's xlogy backward gives)
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return ops.sum(loss) / (input._data.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

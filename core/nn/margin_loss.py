@@ -212,6 +212,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None and weight.ndim != 1:
         raise EmberValueError(f"{name}: weight must be one-dimensional, got shape "
                               f"{tuple(weight.shape)}")
+    if input.ndim == 0:
+        input = input.reshape(1)     # torch: a 0-d input is one sample of one class
     if input.ndim not in (1, 2) or input.numel() == 0:
         raise ShapeError(f"{name}: expected a non-empty 1-D (C,) or 2-D (N, C) input, got "
                          f"shape {tuple(input.shape)}")

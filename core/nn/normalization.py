@@ -4,6 +4,8 @@ BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, RMSNorm, LocalRespon
 batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm, normalize."""
 from __future__ import annotations
 
+import math
+
 from .. import amp_policy, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
@@ -39,6 +41,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     -------
     ``torch.nn.functional.batch_norm``
     """
+    if input.ndim == 1 and input._data.size == 0:
+        return input * 0             # torch answers an empty 1-D input with an empty output
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
@@ -46,6 +50,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     shape = (c,) + (1,) * (input.ndim - 2)
     dims = (0,) + tuple(range(2, input.ndim))
     if training:
+        if input.numel() == 0:
+            # torch: an empty batch normalises to an empty output (in the graph, zero
+            # gradient for weight and bias) and leaves the running statistics as they are
+            out = input * 0
+            if weight is not None:
+                out = out * weight.reshape(shape)
+            return out if bias is None else out + bias.reshape(shape)
         count = input.numel() // c
         if count <= 1:
             raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
@@ -136,8 +147,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if num_groups <= 0 or c % num_groups:
         raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
                               f"divisible by num_groups ({num_groups})")
-    x = input.reshape(n, num_groups, -1)
-    count = x._data.shape[2]
+    count = (c // num_groups) * math.prod(input._data.shape[2:])     # explicit: n may be 0
+    x = input.reshape(n, num_groups, count)
     centered = x - ops.sum(x, 2, keepdim=True) / count
     var = ops.sum(centered * centered, 2, keepdim=True) / count
     out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
@@ -491,14 +502,15 @@ class _InstanceNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None) -> None:
+                 dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        _affine(self, affine, True, num_features, dtype, device)
+        _affine(self, affine, bias, num_features, dtype, device)
         if affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
         _running_stats(self, track_running_stats, num_features, dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from .. import dtypes as D
 from .. import ops
-from ..errors import EmberValueError, ShapeError
+from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -42,6 +42,16 @@ def _activation(activation) -> Callable:
     if not callable(activation):
         raise EmberValueError(f"activation should be 'relu', 'gelu' or a callable, got "
                               f"{type(activation).__name__}")
+    module = getattr(activation, "__module__", None) or type(activation).__module__ or ""
+    if module == "torch" or module.startswith("torch."):
+        # PyTorch's own function (F.gelu is torch._C._nn.gelu) or module: it cannot take
+        # ember tensors; its ember namesake is the same function
+        name = getattr(activation, "__name__", None)
+        if name and callable(getattr(F, name, None)):
+            return getattr(F, name)
+        raise EmberTypeError(f"activation: {activation!r} is PyTorch's, which cannot take "
+                             f"ember tensors; pass ember's (e.g. ember.nn.GELU() or "
+                             f"ember.nn.functional.gelu)")
     return activation
 
 

@@ -320,3 +320,47 @@ def run_qr_q(a: Tensor, mode: str) -> Tensor:
 
 def run_qr_r(a: Tensor, mode: str) -> Tensor:
     return run(qr_r_op, a, mode=mode)
+
+
+# --- the pseudo-inverse: forward through the SVD (eigh for hermitian=True), PyTorch's
+# analytic gradient (its derivative for a constant rank, FunctionsManual's pinv_backward)
+# rather than the SVD's, which is nan or off at repeated or truncated singular values
+def _pinv_forward(a, *, atol, rtol, hermitian):
+    if hermitian:
+        w, v = eigvalsh_op_run(a, "L"), eigh_op_run(a, "L")
+        size = w.abs()
+        limit = size.amax(-1, keepdim=True) * rtol
+        limit = where(limit > atol, limit, atol)
+        inverse = where(size > limit, 1.0 / where(size > limit, w, 1.0), 0.0)
+        return (v * inverse[..., None, :]) @ v.mT
+    u, s, vh = run_svd_u(a, False), run_svdvals(a), run_svd_vh(a, False)
+    limit = s[..., :1] * rtol
+    limit = where(limit > atol, limit, atol)
+    keep = s > limit
+    inverse = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
+    return (vh.mT * inverse[..., None, :]) @ u.mT
+
+
+def _pinv_vjp(g, out, a, *, atol, rtol, hermitian):
+    m, n = a._data.shape[-2:]
+    p, ph, gh = out, out.mT, g.mT
+    if m <= n:
+        k = gh @ p
+        kph = k @ ph
+        return (-(p @ k).mT + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a),)
+    k = p @ gh
+    phk = ph @ k
+    return (-(k @ p).mT + (gh - a @ k) @ p @ ph + phk - phk @ p @ a,)
+
+
+pinv_op = declare("pinv", "linalg", rule_same, sig="a, *, atol: float, rtol: float, "
+                  "hermitian: bool", check=_float_matrix("pinv"), decompose=_pinv_forward,
+                  opaque=True, vjp=_pinv_vjp, save_out=True,
+                  shape=lambda i, a: i[0]._data.shape[:-2] + i[0]._data.shape[-2:][::-1],
+                  doc="the pseudo-inverse of each matrix: singular values (|eigenvalues| "
+                      "with hermitian, lower triangle) at or below max(atol, rtol * largest) "
+                      "count as zero")
+
+
+def run_pinv(a: Tensor, atol: float, rtol: float, hermitian: bool) -> Tensor:
+    return run(pinv_op, a, atol=atol, rtol=rtol, hermitian=hermitian)

@@ -361,9 +361,12 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     -------
     ``torch.nonzero``
     """
+    if as_tuple and x.ndim == 0:
+        # torch treats a 0-d input as 1-D here: (tensor([0]),) when nonzero, else empty
+        x = x.reshape(1)
     out = run(nonzero_op, x)
     if as_tuple:
-        return tuple(out[:, i] for i in range(max(x.ndim, 1)))
+        return tuple(out[:, i] for i in range(x.ndim))
     return out
 
 

@@ -44,6 +44,8 @@ def _prod_vjp(g, out, x, *, axes, keepdims):
     from the left and from the right (log-step scans of multiplications), never by division,
     so zeros anywhere are exact and the rule differentiates again (second derivatives with
     zeros too)."""
+    if x._data.size == 0:               # nothing to differentiate: an empty gradient
+        return (x * 0,)
     g = _spread(g, x, axes, keepdims)
     return (g * _others_product(x, axes),)
 

@@ -5,14 +5,16 @@ from collections.abc import Iterable
 
 from .. import ops
 from ..errors import EmberValueError
+from .adam_family import _advance, _new_step, refuse_flags
 from .optimizer import Optimizer
 
 
 class Adadelta(Optimizer):
     """Scale each step by the ratio of running RMS of past updates to that of gradients.
 
-    foreach and capturable are accepted for torch's signature and change nothing here;
-    differentiable=True (a graph through the update) is not supported.
+    foreach=True (torch's multi-tensor update) and differentiable=True (a graph through
+    the update) raise NotInEmberError; capturable=True keeps the step count as a tensor on
+    the parameter's device (torch's), so a captured step replays with the right count.
 
     PyTorch
     -------
@@ -23,9 +25,7 @@ class Adadelta(Optimizer):
                  eps: float = 1e-6, weight_decay: float = 0.0, foreach: bool | None = None,
                  *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if differentiable:
-            raise EmberValueError("Adadelta: differentiable=True is not supported by ember "
-                                  "(updates run without a graph); leave it False")
+        refuse_flags("Adadelta", dict(foreach=foreach, differentiable=differentiable))
         for key, value in (("learning rate", lr), ("epsilon value", eps),
                            ("weight_decay value", weight_decay)):
             if value < 0.0:
@@ -38,11 +38,13 @@ class Adadelta(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        weight_decay = group["weight_decay"]
+        weight_decay, capturable = group["weight_decay"], group.get("capturable", False)
+        refuse_flags("Adadelta", group)
         for p, g, state in self._grads(group):
             if not state:
-                state.update(step=0, square_avg=ops.zeros_like(p), acc_delta=ops.zeros_like(p))
-            state["step"] += 1
+                state.update(step=_new_step(p, capturable), square_avg=ops.zeros_like(p),
+                             acc_delta=ops.zeros_like(p))
+            _advance(state, p, capturable)
             if weight_decay:
                 g = g + p * weight_decay
             square_avg, acc_delta = state["square_avg"], state["acc_delta"]

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import ops
+from ..errors import EmberValueError, NotInEmberError
 from ..tensor import Tensor
 from .adam import _check
 from .optimizer import Optimizer
@@ -31,11 +32,34 @@ def _new_step(p: Tensor, capturable: bool):
     return ops.zeros((), device=p.device) if capturable else 0
 
 
-def _flags(foreach, maximize, capturable, differentiable) -> dict:
-    # foreach and differentiable are accepted (and kept in the group, as torch's) so torch
-    # programs and state dicts load; every update here is one in-place op per tensor
-    return dict(foreach=foreach, maximize=maximize, capturable=capturable,
-                differentiable=differentiable)
+def _flags(name: str, foreach, maximize, capturable, differentiable) -> dict:
+    """torch's flags, kept in the group (state dicts carry them); the ones ember cannot
+    honour are refused here and again at each step (a group loaded from a state dict or
+    added later may carry them)."""
+    flags = dict(foreach=foreach, maximize=maximize, capturable=capturable,
+                 differentiable=differentiable)
+    refuse_flags(name, flags)
+    return flags
+
+
+def refuse_flags(name: str, group: dict) -> None:
+    """foreach=True (torch's multi-tensor update) and differentiable=True (a graph through
+    the update) for an optimizer that has neither: NotInEmberError naming the flag.
+    foreach=None picks the per-parameter loop (torch's None lets the implementation
+    choose), foreach=False asks for it."""
+    foreach = group.get("foreach")
+    if foreach not in (None, True, False):
+        raise EmberValueError(f"{name}: foreach must be None, True or False, got {foreach!r}")
+    if foreach:
+        raise NotInEmberError(
+            f"{name}(foreach=True): ember has no multi-tensor path for {name} (SGD, Adam and "
+            f"AdamW have one, ember.optim._foreach); its update runs per parameter, as "
+            f"foreach=False. Leave foreach at None or False")
+    if group.get("differentiable"):
+        raise NotInEmberError(
+            f"{name}(differentiable=True): ember's optimizer steps update the parameters in "
+            f"place without an autograd graph, so the update cannot be differentiated "
+            f"through; leave differentiable=False")
 
 
 class Adamax(Optimizer):
@@ -53,9 +77,11 @@ class Adamax(Optimizer):
         _check("Adamax", lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
-                                      **_flags(foreach, maximize, capturable, differentiable)))
+                                      **_flags(type(self).__name__, foreach, maximize, capturable,
+                                               differentiable)))
 
     def _step_group(self, group: dict) -> None:
+        refuse_flags(type(self).__name__, group)
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, capturable = group["weight_decay"], group.get("capturable", False)
         for p, g, state in self._grads(group):
@@ -89,16 +115,17 @@ class NAdam(Optimizer):
                  differentiable: bool = False) -> None:
         _check("NAdam", lr, betas, eps, weight_decay)
         if momentum_decay < 0.0:
-            from ..errors import EmberValueError
             raise EmberValueError(f"NAdam: invalid momentum_decay value {momentum_decay}; "
                                   "expected >= 0")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
                                       momentum_decay=momentum_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
-                                      **_flags(foreach, maximize, capturable, differentiable)))
+                                      **_flags(type(self).__name__, foreach, maximize, capturable,
+                                               differentiable)))
 
     def _step_group(self, group: dict) -> None:
+        refuse_flags(type(self).__name__, group)
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
         decoupled = group.get("decoupled_weight_decay", False)
@@ -163,9 +190,11 @@ class RAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
-                                      **_flags(foreach, maximize, capturable, differentiable)))
+                                      **_flags(type(self).__name__, foreach, maximize, capturable,
+                                               differentiable)))
 
     def _step_group(self, group: dict) -> None:
+        refuse_flags(type(self).__name__, group)
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay = group["weight_decay"]
         decoupled = group.get("decoupled_weight_decay", False)

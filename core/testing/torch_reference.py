@@ -208,6 +208,14 @@ class _Converter:
                 out = self(base.clone()).expand(tuple(obj.shape))
                 self.memo[key] = out
                 return out
+            if obj.layout != torch.strided:
+                if obj.layout != torch.sparse_coo:
+                    raise ember.errors.NotInEmberError(
+                        f"the sample passes a {str(obj.layout)[6:]} tensor: ember has the "
+                        f"sparse COO layout only")
+                out = self(obj.to_dense()).to_sparse()
+                self.memo[key] = out
+                return out
             arr = obj.detach().resolve_conj().resolve_neg()
             arr = arr.float().numpy() if arr.dtype == torch.bfloat16 else arr.numpy()
             grad = bool(obj.requires_grad) and (obj.is_floating_point() or obj.is_complex())
@@ -223,9 +231,16 @@ class _Converter:
             return tuple(obj)
         if isinstance(obj, torch.memory_format):
             return getattr(ember, str(obj).replace("torch.", ""))
-        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith(
-                "torch.nn.functional"):     # an activation= passed to a module
-            return getattr(ember.nn.functional, obj.__name__)
+        if isinstance(obj, torch.nn.Module):        # a submodule given to a constructor
+            return self._module(obj)
+        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith("torch"):
+            # a torch function given as an argument (activation=F.gelu; a builtin such as
+            # F.gelu's module is torch._C._nn): ember's function of the same name, as a
+            # program run under ember.torch_alias passes it
+            fname = getattr(obj, "__name__", "")
+            for ns, ens in ((torch.nn.functional, ember.nn.functional), (torch, ember)):
+                if getattr(ns, fname, None) is obj and getattr(ens, fname, None) is not None:
+                    return getattr(ens, fname)
         if isinstance(obj, torch.Generator):
             raise TypeError("the sample passes a torch.Generator")
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
@@ -237,6 +252,53 @@ class _Converter:
         if isinstance(obj, str) and obj.startswith("cpu"):
             return self.device
         return obj
+
+
+    def _module(self, tm):
+        """ember's module for a torch module built while torch generated the inputs: the
+        ember class of the same name from the recorded constructor arguments, holding
+        torch's parameters and buffers."""
+        import ember
+        ctor = _CONSTRUCTED.get(id(tm))
+        ecls = getattr(ember.nn, type(tm).__name__, None)
+        if ctor is None or ctor[0] is not tm or ecls is None:
+            raise TypeError(f"the sample passes a torch {type(tm).__name__} module ember "
+                            f"cannot rebuild")
+        em = ecls(*self(list(ctor[1])), **self(dict(ctor[2])))
+        em.load_state_dict({k: ember.tensor(v.detach().numpy(), device=self.device)
+                            for k, v in tm.state_dict().items()})
+        return em.to(self.device).train(tm.training)
+
+
+# torch modules constructed while a ModuleInfo's inputs are generated (a
+# TransformerEncoderLayer handed to TransformerEncoder): id -> (module, args, kwargs)
+_CONSTRUCTED: dict[int, tuple] = {}
+
+
+class _RecordConstructors:
+    """While active, every torch.nn.Module constructed records its constructor arguments
+    in _CONSTRUCTED (torch.nn.Module.__new__ sees them), so the converter can build ember's
+    equivalent of a module passed as an argument."""
+
+    def __enter__(self):
+        import torch
+
+        def __new__(cls, *args, **kwargs):
+            obj = object.__new__(cls)
+            _CONSTRUCTED[id(obj)] = (obj, args, kwargs)
+            return obj
+        self._had = "__new__" in torch.nn.Module.__dict__
+        self._old = torch.nn.Module.__dict__.get("__new__")
+        torch.nn.Module.__new__ = __new__
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+        if self._had:
+            torch.nn.Module.__new__ = self._old
+        else:
+            del torch.nn.Module.__new__
+        return False
 
 
 def _leaves(obj):
@@ -256,11 +318,17 @@ def _as_numpy(x):
     import numpy as np
     import torch
     if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:       # a sparse answer: compared as its dense values
+            x = x.to_dense()
+        if x._is_zerotensor():              # torch's lazy all-zero gradient (sgn's)
+            x = torch.zeros(x.shape, dtype=x.dtype)
         x = x.detach().resolve_conj().resolve_neg().cpu()
         name = str(x.dtype)[6:]
         return (x.float() if name == "bfloat16" else x).numpy(), name
     if isinstance(x, ember.Tensor):
         return x.detach().cpu().numpy(), x.dtype.name
+    if isinstance(x, ember.sparse.SparseTensor):
+        return x.to_dense().detach().cpu().numpy(), x.dtype.name
     if isinstance(x, (bool, int, float, complex, np.generic)):
         return np.asarray(x), None
     return None, None
@@ -398,7 +466,9 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     import numpy as np
     name = full_name(op)
     rng = np.random.default_rng(_seed(name) + index)
-    random = op.name in NONDETERMINISTIC
+    # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
+    # from torch's generator: its values are random, as a dropout op's are
+    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p"))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -607,8 +677,9 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
     if ecls is None:
         return result
     torch.manual_seed(_seed(name))
+    _CONSTRUCTED.clear()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _RecordConstructors():
             warnings.simplefilter("ignore")
             inputs = list(info.module_inputs_func(info, device="cpu", dtype=torch.float32,
                                                   requires_grad=True, training=True))

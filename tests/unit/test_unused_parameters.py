@@ -48,9 +48,14 @@ ALLOWED = {
                                     "only); the decomposition is the same (core/linalg's "
                                     "owners may refuse it off CUDA, as torch does)",
     ("ember.linalg.svdvals", "driver"): "as linalg.svd",
-    ("ember.linalg.pinv", "hermitian"): "lets torch use an eigendecomposition; the SVD that "
-                                        "ember uses gives the same pseudo-inverse of a "
-                                        "Hermitian matrix",
+    ("ember.expand_copy", "implicit"): "torch's tracing flag (whether the expand was "
+                                       "implicit); it never changes the result",
+    ("ember.isin", "assume_unique"): "a promise that lets torch take a faster sort-based "
+                                     "path; the answer is the same either way",
+    ("ember.linalg.solve_ex", "check_errors"): "ember's solve refuses a singular A in both "
+                                               "modes (a loud error, never a silent answer), "
+                                               "where torch's check_errors=False returns an "
+                                               "unspecified result with info > 0",
     ("Tensor.type", "non_blocking"): "allows an asynchronous copy; ember's copy is complete "
                                      "when type() returns, which that allows",
     ("Tensor.to_dense", "masked_grad"): "concerns sparse inputs only; every ember tensor is "
@@ -63,7 +68,7 @@ ALLOWED = {
 }
 
 _LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
-          "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST", "LOAD_FAST_BORROW",
+          "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_FAST_BORROW",
           "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}
 
 
@@ -88,6 +93,7 @@ def _public_functions():
             else:
                 yield from add(f"{prefix}.{name}", obj)
     yield from add("ember.compile", ember.compile)
+    yield from add("ember.export", ember.export.export)
     for name, obj in vars(ember.Tensor).items():
         yield from add(f"Tensor.{name}", obj.fget if isinstance(obj, property) else obj)
     for name in ember.nn.__all__:
@@ -240,3 +246,96 @@ def test_what_torch_checks_with_a_parameter_ember_checks_too():
                 np.testing.assert_array_equal(got, want)       # the same arithmetic
     with pytest.raises(ember.EmberError, match="bogus is not a valid value for compute_mode"):
         ember.cdist(ember.ones(2, 3), ember.ones(2, 3), compute_mode="bogus")
+
+
+# --- optimizers: a flag stored in the parameter group must be read by the step ---------------
+# The scan above sees a constructor "read" every flag, because it passes them all into the
+# group dict (defaults); that is how Adadelta/Adamax/NAdam/RAdam held foreach= and
+# differentiable= without acting on them.  Here each key an optimizer stores must appear in
+# the code its step runs (step and the methods and module functions it reaches).
+
+# (optimizer, group key) -> why the step does not need to read it
+GROUP_ALLOWED = {
+
+}
+
+
+def _step_constants(cls) -> set:
+    """String constants in the code reachable from cls.step: the class's methods other
+    than __init__ (its bases' too) and the module functions they name, transitively."""
+    seen, found, todo = set(), set(), []
+    for klass in cls.__mro__:
+        for name, member in vars(klass).items():
+            if name != "__init__" and isinstance(member, types.FunctionType):
+                todo.append(member)
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        codes = [fn.__code__]
+        while codes:
+            code = codes.pop()
+            for const in code.co_consts:
+                if isinstance(const, str):
+                    found.add(const)
+                elif isinstance(const, types.CodeType):
+                    codes.append(const)
+            for name in code.co_names:
+                target = fn.__globals__.get(name)
+                if isinstance(target, types.FunctionType) and \
+                        target.__module__.startswith("ember.optim"):
+                    todo.append(target)
+                elif isinstance(target, types.ModuleType) and \
+                        target.__name__.startswith("ember.optim"):
+                    todo.extend(v for v in vars(target).values()
+                                if isinstance(v, types.FunctionType))
+    return found
+
+
+def test_every_optimizer_group_flag_is_read_by_the_step():
+    unread = []
+    for name in ember.optim.__all__:
+        cls = getattr(ember.optim, name)
+        if not isinstance(cls, type) or cls is ember.optim.Optimizer:
+            continue
+        opt = cls([ember.nn.Parameter(ember.zeros(2))])
+        read = _step_constants(cls)
+        unread += [(name, key) for key in opt.defaults
+                   if key not in read and (name, key) not in GROUP_ALLOWED]
+    assert unread == [], f"group flags no step reads (act on them or refuse them): {unread}"
+
+
+def test_optimizer_flags_ember_cannot_honour_are_refused():
+    import pytest
+    for name in ("Adadelta", "Adamax", "NAdam", "RAdam"):
+        cls = getattr(ember.optim, name)
+        p = ember.nn.Parameter(ember.ones(3))
+        for flags in ({"foreach": True}, {"differentiable": True}):
+            with pytest.raises(ember.errors.NotInEmberError, match=name):
+                cls([p], **flags)
+        # a group carrying the flag (a loaded state dict, add_param_group) is refused at step
+        opt = cls([p], foreach=False)
+        opt.param_groups[0]["foreach"] = True
+        p.grad = ember.ones(3)
+        with pytest.raises(ember.errors.NotInEmberError, match="foreach"):
+            opt.step()
+    # capturable keeps Adadelta's step count as a tensor (torch's), not a number
+    p = ember.nn.Parameter(ember.ones(3))
+    opt = ember.optim.Adadelta([p], capturable=True)
+    p.grad = ember.ones(3)
+    opt.step()
+    assert isinstance(opt.state[p]["step"], ember.Tensor)
+
+
+def test_export_strict_true_is_refused_and_false_is_the_default():
+    import inspect as _inspect
+
+    import pytest
+    assert _inspect.signature(ember.export.export).parameters["strict"].default is False
+    model = ember.nn.Linear(3, 2).eval()
+    with pytest.raises(ember.errors.NotInEmberError, match="strict"):
+        ember.export(model, (ember.randn(1, 3),), strict=True)
+    program = ember.export(model, (ember.randn(1, 3),), strict=False)
+    x = ember.randn(1, 3)
+    assert ember.allclose(program(x), model(x))

@@ -101,6 +101,11 @@ case("svd_u", lambda E, x: _svd_e(E, x, False), lambda np, x: _svd_np(np, x, Fal
      Input((2, 4, 3)), ops=("svd_u", "svd_vh", "svdvals"), atol=1e-4)
 case("svd_u:full_wide", lambda E, x: _svd_e(E, x, True), lambda np, x: _svd_np(np, x, True),
      Input((3, 4)), ops=("svd_u", "svd_vh", "svdvals"), atol=1e-4)
+case("pinv", lambda E, x: E.linalg.pinv(x), lambda np, x: np.linalg.pinv(x),
+     Input((2, 4, 3)), atol=1e-4)
+case("pinv:hermitian", lambda E, x: E.linalg.pinv(x + x.mT, hermitian=True),
+     lambda np, x: np.linalg.pinv(x + np.swapaxes(x, -1, -2), hermitian=True),
+     Input((2, 3, 3)), atol=1e-4)
 case("qr_q", lambda E, x: tuple(E.linalg.qr(x)), lambda np, x: tuple(np.linalg.qr(x)),
      Input((2, 4, 3)), ops=("qr_q", "qr_r"), atol=1e-4)
 case("qr_q:wide_complete", lambda E, x: tuple(E.linalg.qr(x, "complete")),
