@@ -57,6 +57,8 @@ class Rprop(Optimizer):
                                       capturable=capturable, differentiable=differentiable))
 
     def _step_group(self, group: dict) -> None:
+        # a group loaded from a state dict (or added later) may carry what ember refuses
+        _only_defaults("Rprop", group["foreach"], group["capturable"], group["differentiable"])
         etaminus, etaplus = group["etas"]
         lo, hi = group["step_sizes"]
         for p, g, state in self._grads(group):
@@ -101,6 +103,7 @@ class ASGD(Optimizer):
                                       capturable=capturable))
 
     def _step_group(self, group: dict) -> None:
+        _only_defaults("ASGD", group["foreach"], group["capturable"], group["differentiable"])
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
         weight_decay = group["weight_decay"]
         for p, g, state in self._grads(group):

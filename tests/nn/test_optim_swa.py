@@ -51,7 +51,11 @@ def test_flags_ember_does_not_honour_are_refused(name):
     for flag in ("foreach", "capturable", "differentiable"):
         with pytest.raises(ember.errors.NotInEmberError, match=flag):
             getattr(optim, name)(p, **{flag: True})
-    getattr(optim, name)(p, foreach=False)              # the defaults are fine
+    opt = getattr(optim, name)(p, foreach=False)        # the defaults are fine
+    opt.param_groups[0]["differentiable"] = True         # e.g. from a loaded state dict
+    p[0].grad = ember.ones(2)
+    with pytest.raises(ember.errors.NotInEmberError, match="differentiable"):
+        opt.step()
     with pytest.raises(ember.EmberError):
         getattr(optim, name)(p, lr=-1)
 
