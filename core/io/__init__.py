@@ -646,7 +646,7 @@ class _Placer:
             placed = self._placed.get(key[:2])
             if placed is None:   # one buffer saved once loads as one shared buffer
                 placed = self._placed[key[:2]] = self._place(saved)
-            if saved.requires_grad and placed.dtype.category != D.FLOAT:
+            if saved.requires_grad and placed.dtype.category < D.FLOAT:
                 raise _bad(self.name, f"tensor {brief(saved.key, 100)} of {placed.dtype.name} is "
                                       "marked requires_grad, which only floating tensors "
                                       "can be")
