@@ -32,6 +32,7 @@ from ..ops.bitwise import (
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _need_tensors, _tensor
+from .complexes import complex as _complex
 
 __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
@@ -242,6 +243,9 @@ def sinh(input: Tensor) -> Tensor:
     -------
     ``torch.sinh``
     """
+    if input._dtype.category == D.COMPLEX:    # sinh(x) cos(y) + i cosh(x) sin(y)
+        x, y = input.real, input.imag
+        return _complex(sinh(x) * ops.cos(y), cosh(x) * ops.sin(y))
     x = _float(input)
     a = ops.abs(x)
     e = ops.expm1(ops.minimum(a, 1.0))
@@ -259,6 +263,9 @@ def cosh(input: Tensor) -> Tensor:
     -------
     ``torch.cosh``
     """
+    if input._dtype.category == D.COMPLEX:    # cosh(x) cos(y) + i sinh(x) sin(y)
+        x, y = input.real, input.imag
+        return _complex(cosh(x) * ops.cos(y), sinh(x) * ops.sin(y))
     big = _half_exp(ops.abs(_float(input)))
     return big + 0.25 / big
 
@@ -276,6 +283,7 @@ def trunc(input: Tensor) -> Tensor:
     -------
     ``torch.trunc``, ``torch.fix``
     """
+    _no_complex("trunc", input)
     if input._dtype.category != D.FLOAT:
         return input.clone()
     return ops.where(input < 0, ops.ceil(input), ops.floor(input))
@@ -351,6 +359,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     -------
     ``torch.logit``
     """
+    _no_complex("logit", input)
     x = input if eps is None else input.clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
@@ -401,7 +410,18 @@ def sgn(input: Tensor) -> Tensor:
     -------
     ``torch.sgn``
     """
+    if type(input) is Tensor and input._dtype.category == D.COMPLEX:
+        a = ops.abs(input)                  # z / |z|, 0 at 0 (a zero gradient there)
+        zero = a == 0
+        return ops.where(zero, 0, input / ops.where(zero, 1.0, a))
     return ops.sign(input)
+
+
+def _no_complex(name, x):
+    """torch refuses these on complex tensors; so does ember."""
+    if type(x) is Tensor and x._dtype.category == D.COMPLEX:
+        raise EmberTypeError(f"{name}: not defined on complex numbers (torch refuses it too), "
+                             f"got {x._dtype.name}; work on .real, .imag or .abs() instead")
 
 
 def positive(input: Tensor) -> Tensor:
