@@ -155,7 +155,7 @@ def _isclose(input: Tensor, other, rtol, atol, equal_nan) -> Tensor:
                               f"zero, got rtol={rtol}, atol={atol}")
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
-    if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
+    if input._dtype.category < D.FLOAT and other._dtype.category < D.FLOAT:
         return input == other
     close = (input - other).abs() <= atol + rtol * other.abs()
     close = close.logical_or(input == other)
@@ -171,6 +171,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
     -------
     ``torch.nan_to_num``
     """
+    if input._dtype.category == D.COMPLEX:      # each part on its own, as torch
+        return _complex(nan_to_num(input.real, nan, posinf, neginf),
+                        nan_to_num(input.imag, nan, posinf, neginf))
     if input._dtype.category != D.FLOAT:
         return input.clone()
     info = np.finfo(input._dtype.np) if input._dtype is not D.bfloat16 else None
@@ -325,6 +328,11 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     ``torch.logaddexp``
     """
     _need_tensors("logaddexp", input, other)
+    if input._dtype.category == D.COMPLEX or other._dtype.category == D.COMPLEX:
+        # shifted by the larger real part (complex numbers have no maximum), as torch
+        m = ops.maximum(input.real, other.real).detach()
+        m = ops.where(m.isfinite(), m, 0.0)
+        return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
@@ -443,8 +451,11 @@ def float_power(input, exponent) -> Tensor:
     """
     if type(input) is not Tensor and type(exponent) is not Tensor:
         _need_tensors("float_power", exponent, both=False)
-    base = input.to(D.float64) if type(input) is Tensor else input
-    exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
+    # float64, or complex128 where either side is complex (torch)
+    wide = D.complex128 if any((type(v) is Tensor and v._dtype.category == D.COMPLEX) or
+                               type(v) is complex for v in (input, exponent)) else D.float64
+    base = input.to(wide) if type(input) is Tensor else input
+    exp = exponent.to(wide) if type(exponent) is Tensor else exponent
     return base ** exp
 
 

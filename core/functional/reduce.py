@@ -648,7 +648,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
         raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")
     x = input.reshape(1, -1) if input.ndim < 2 else input
-    x = x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+    x = x if x._dtype.category >= D.FLOAT else x.to(D.get_default_dtype())
     n = x._data.shape[1]
     w = None
     for name, wt in (("fweights", fweights), ("aweights", aweights)):

@@ -32,7 +32,8 @@ def _need_float(name: str, x: Tensor, what: str = "input") -> None:
 
 
 # the nn functions torch computes on complex tensors too (the others refuse them, as torch)
-COMPLEX_OK = frozenset({"l1_loss", "linear", "tanhshrink", "silu", "bilinear"})
+COMPLEX_OK = frozenset({"l1_loss", "linear", "tanhshrink", "silu", "bilinear",
+                        "pairwise_distance", "triplet_margin_loss"})
 
 
 def _floats(name: str, **tensors: Tensor) -> None:

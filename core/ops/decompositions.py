@@ -118,7 +118,7 @@ def _eigh_vjp(g, out, a, *, UPLO):
 
 def _eigvalsh_vjp(g, out, a, *, UPLO):
     v = eigh_op_run(a, UPLO)
-    return ((v * g[..., None, :]) @ v.mT,)
+    return ((v * g[..., None, :]) @ v.mH,)          # V diag(g) V^H (Hermitian: complex)
 
 
 def _batch(inputs, attrs):

@@ -383,9 +383,9 @@ def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
     if not t_outs:
         return
     # a complex output's upstream gradient is complex (both parts random)
-    upstream = [(rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(
-        tuple(t.shape))).astype(np.complex64) if t.is_complex() else
-        rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
+    upstream = [np.asarray((rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(
+        tuple(t.shape))).astype(np.complex64)) if t.is_complex() else
+        np.asarray(rng.standard_normal(tuple(t.shape)).astype(np.float32)) for t in t_outs]
     # each output's upstream gradient in its own dtype (torch rounds a bfloat16 output's)
     t_grads = torch.autograd.grad(t_outs, [p[0] for p in pairs],
                                   [torch.from_numpy(u).to(t.dtype)
