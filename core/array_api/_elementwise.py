@@ -254,12 +254,18 @@ def _int_identity(op):
 
 
 abs = _unary("abs", "numeric", ops.abs, "|x| (the magnitude, real, of complex x)")
-acos = _unary("acos", "floating-point", _complex_too(_acos, ops.acos), "inverse cosine, in [0, pi]")
-acosh = _unary("acosh", "floating-point", _complex_too(_acosh, ops.acosh), "inverse hyperbolic cosine")
-asin = _unary("asin", "floating-point", _complex_too(_asin, ops.asin), "inverse sine, in [-pi/2, pi/2]")
-asinh = _unary("asinh", "floating-point", _complex_too(_asinh, ops.asinh), "inverse hyperbolic sine")
-atan = _unary("atan", "floating-point", _complex_too(_atan, ops.atan), "inverse tangent, in [-pi/2, pi/2]")
-atanh = _unary("atanh", "floating-point", _complex_too(_atanh, ops.atanh), "inverse hyperbolic tangent")
+acos = _unary("acos", "floating-point", _complex_too(_acos, ops.acos),
+              "inverse cosine, in [0, pi]")
+acosh = _unary("acosh", "floating-point", _complex_too(_acosh, ops.acosh),
+               "inverse hyperbolic cosine")
+asin = _unary("asin", "floating-point", _complex_too(_asin, ops.asin),
+              "inverse sine, in [-pi/2, pi/2]")
+asinh = _unary("asinh", "floating-point", _complex_too(_asinh, ops.asinh),
+               "inverse hyperbolic sine")
+atan = _unary("atan", "floating-point", _complex_too(_atan, ops.atan),
+              "inverse tangent, in [-pi/2, pi/2]")
+atanh = _unary("atanh", "floating-point", _complex_too(_atanh, ops.atanh),
+               "inverse hyperbolic tangent")
 ceil = _unary("ceil", "real numeric", _int_identity(ops.ceil), "smallest integer >= x")
 conj = _unary("conj", "numeric", _conj, "complex conjugate (x itself for real x)")
 cos = _unary("cos", "floating-point", ops.cos, "cosine")

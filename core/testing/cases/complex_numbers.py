@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import COMPLEX, Input, M, Rows, S, _function, _method
+from ._table import COMPLEX, Input, M, Rows, _function, _method
 
 ROWS = Rows("complex")
 case = ROWS.case
@@ -80,7 +80,8 @@ case("complex:cumsum", lambda E, x: (x.cumsum(1), x.cumprod(2)),
      lambda np, x: (np.cumsum(x, 1), np.cumprod(x, 2)), C, dtypes=COMPLEX, grad=False,
      ops=("cumsum", "cumprod"), rtol=1e-4)
 case("complex:any", lambda E, x: (x.any(), x.all(1)), lambda np, x: (x.any(), x.all(1)),
-     Input((3, 6), "cs"), dtypes=COMPLEX, grad=False, layouts=False, out_dtype="bool", ops=("any", "all"))
+     Input((3, 6), "cs"), dtypes=COMPLEX, grad=False, layouts=False, out_dtype="bool",
+     ops=("any", "all"))
 case("complex:matmul", lambda E, x, y: (x @ y, x.mT.conj() @ x),
      lambda np, x, y: (x @ y, np.swapaxes(x, -1, -2).conj() @ x), C, Input((4, 5), "c"),
      dtypes=COMPLEX, grad=False, ops=("matmul",), rtol=1e-4, atol=1e-4)
