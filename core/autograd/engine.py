@@ -168,8 +168,8 @@ def _to_input_dtype(g: Tensor, dtype) -> Tensor:
     """A gradient in its input's dtype; a complex gradient of a real input is its real part
     (torch's handle_r_to_c: the input entered the complex computation through a cast)."""
     if g._dtype.category == 3 and dtype.category != 3:
-        from ..ops.complex import real_op_run
-        g = real_op_run(g)
+        from .node import COMPLEX_PARTS
+        g = COMPLEX_PARTS["real"](g)
     return g.to(dtype)
 
 

@@ -130,12 +130,17 @@ class Node:
 # ops whose VJP is written for complex gradients itself (the others' real formulas are
 # conjugated around, see _conjugated)
 OWN_COMPLEX_RULE = {"complex"}
+# the conj and real primitives, handed down by ops/complex.py (a layer above autograd)
+COMPLEX_PARTS: dict = {}
+
+
+def use_complex_parts(conj, real) -> None:
+    COMPLEX_PARTS.update(conj=conj, real=real)
 
 
 def _conj(t):
     if type(t) is Tensor and t._dtype.category == 3:
-        from ..ops.complex import conj_op_run
-        return conj_op_run(t)
+        return COMPLEX_PARTS["conj"](t)
     if callable(t) and type(t) is not Tensor:
         return lambda: _conj(t())
     return t

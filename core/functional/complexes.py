@@ -14,7 +14,9 @@ import math
 from .. import dtypes as D
 from .. import ops
 from ..errors import EmberTypeError, ShapeError
+from ..dispatch import run
 from ..ops.complex import complex_op_run, conj_op_run, imag_op_run, real_op_run
+from ..ops.special import atan2_op
 from ..tensor import Tensor
 
 __all__ = ["real", "imag", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj",
@@ -147,8 +149,7 @@ def angle(input: Tensor) -> Tensor:
     """
     _need("angle", input)
     if input._dtype.category == D.COMPLEX:
-        from .elementwise import atan2
-        return atan2(imag_op_run(input), real_op_run(input))
+        return run(atan2_op, imag_op_run(input), real_op_run(input))
     x = input if input._dtype.category == D.FLOAT else input.to(D.get_default_dtype())
     return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
 

@@ -192,3 +192,11 @@ def install_refusals(registry) -> None:
         op = registry.get(name)
         if op is not None and op.vjp is not None:
             op.vjp = _no_complex_grad(name, op.vjp)
+
+
+def _hand_down() -> None:
+    from ..autograd.node import use_complex_parts
+    use_complex_parts(conj_op_run, real_op_run)
+
+
+_hand_down()          # autograd (a layer below) conjugates complex gradients with these
