@@ -231,6 +231,26 @@ def _same(x):
     return x
 
 
+def _complex_expm1(z):
+    """expm1 of complex z with the standard's special values: (expm1(x) cos y - 2 sin^2(y/2))
+    + i e^x sin y, exact for y = 0, -1 + 0j for x = -inf, inf + nan j for x = +inf with a
+    non-finite y."""
+    x, y = F.real(z), F.imag(z)
+    h = ops.sin(y * 0.5)
+    re = ops.expm1(x) * ops.cos(y) - h * h * 2.0
+    im = ops.exp(x) * ops.sin(y)
+    zero = y == 0
+    re = ops.where(zero, ops.expm1(x), re)
+    im = ops.where(zero, y, im)
+    neg_inf = ops.isinf(x).logical_and(x < 0)
+    re = ops.where(neg_inf, -1.0, re)
+    im = ops.where(neg_inf, 0.0, im)
+    pos_inf = ops.isinf(x).logical_and(x > 0).logical_and(ops.isfinite(y).logical_not())
+    re = ops.where(pos_inf, x, re)
+    im = ops.where(pos_inf, math.nan, im)
+    return F.complex(re, im)
+
+
 def _imag(x):
     if x._dtype.category == D.COMPLEX:
         return F.imag(x)
@@ -271,7 +291,8 @@ conj = _unary("conj", "numeric", _conj, "complex conjugate (x itself for real x)
 cos = _unary("cos", "floating-point", ops.cos, "cosine")
 cosh = _unary("cosh", "floating-point", _complex_too(_cosh, F.cosh), "hyperbolic cosine")
 exp = _unary("exp", "floating-point", ops.exp, "e ** x")
-expm1 = _unary("expm1", "floating-point", ops.expm1, "exp(x) - 1, exact near 0")
+expm1 = _unary("expm1", "floating-point", _complex_too(ops.expm1, _complex_expm1),
+                "exp(x) - 1, exact near 0")
 floor = _unary("floor", "real numeric", _int_identity(ops.floor), "largest integer <= x")
 imag = _unary("imag", "numeric", _imag, "imaginary part (zeros for real x)")
 isfinite = _unary("isfinite", "numeric", ops.isfinite, "x is neither infinite nor nan")

@@ -219,7 +219,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if x1._data.shape[axis] != x2._data.shape[axis]:
         raise ShapeError(f"ember.array_api.vecdot: axis {axis} has size "
                          f"{x1._data.shape[axis]} in x1 and {x2._data.shape[axis]} in x2")
-    prod = x1 * x2
+    prod = (x1.conj() if x1._dtype.category == D.COMPLEX else x1) * x2   # conj(x1) . x2
     return ops.sum(prod, norm_dim(axis, prod.ndim, "vecdot")).to(x1._dtype)
 
 

@@ -248,7 +248,11 @@ def sinh(input: Tensor) -> Tensor:
     """
     if input._dtype.category == D.COMPLEX:    # sinh(x) cos(y) + i cosh(x) sin(y)
         x, y = input.real, input.imag
-        return _complex(sinh(x) * ops.cos(y), cosh(x) * ops.sin(y))
+        # C99's special values: a zero part stays exact, inf with a non-finite y is inf
+        re = ops.where(y == 0, sinh(x), ops.where(x == 0, x, ops.where(
+            ops.isinf(x).logical_and(ops.isfinite(y).logical_not()), x,
+            sinh(x) * ops.cos(y))))
+        return _complex(re, ops.where(y == 0, y, cosh(x) * ops.sin(y)))
     x = _float(input)
     a = ops.abs(x)
     e = ops.expm1(ops.minimum(a, 1.0))
@@ -268,7 +272,11 @@ def cosh(input: Tensor) -> Tensor:
     """
     if input._dtype.category == D.COMPLEX:    # cosh(x) cos(y) + i sinh(x) sin(y)
         x, y = input.real, input.imag
-        return _complex(cosh(x) * ops.cos(y), sinh(x) * ops.sin(y))
+        # C99's special values (as for sinh above)
+        re = ops.where(ops.isinf(x).logical_and(ops.isfinite(y).logical_not()), ops.abs(x),
+                       cosh(x) * ops.cos(y))
+        im = ops.where(y == 0, y, ops.where(x == 0, x, sinh(x) * ops.sin(y)))
+        return _complex(re, im)
     big = _half_exp(ops.abs(_float(input)))
     return big + 0.25 / big
 
