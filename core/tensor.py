@@ -309,6 +309,9 @@ class Tensor(_Methods):
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
         if self._dtype.category != 1 or self.numel() != 1:
             raise EmberTypeError("only integer tensors of a single element can be an index")

@@ -53,7 +53,7 @@ class SVDResult(NamedTuple):
 
 
 def _matrices(name: str, x: Tensor, square: bool = False) -> Tensor:
-    need(name, x, "real floating-point")
+    need(name, x, "floating-point")
     if x.ndim < 2 or (square and x._data.shape[-1] != x._data.shape[-2]):
         raise ShapeError(f"ember.array_api.linalg.{name}: expected a stack of "
                          f"{'square ' if square else ''}matrices (..., M, "
@@ -64,18 +64,26 @@ def _matrices(name: str, x: Tensor, square: bool = False) -> Tensor:
 def _lapack(name: str, fn, x: Tensor, *more, square: bool = True):
     """fn(host arrays...) -> one array or a tuple, each back on x's device (see _host.py)."""
     _matrices(name, x, square)
-    if x._dtype not in (D.float32, D.float64):
+    if x._dtype not in (D.float32, D.float64, D.complex64, D.complex128):
         raise DtypeNotSupportedError(
-            f"ember.array_api.linalg.{name}: expected float32 or float64 (LAPACK has no "
-            f"{x._dtype.name}), got {x._dtype.name}; cast with astype first")
+            f"ember.array_api.linalg.{name}: expected float32, float64, complex64 or "
+            f"complex128 (LAPACK has no {x._dtype.name}), got {x._dtype.name}; cast with "
+            "astype first")
     try:
         out = fn(to_host(x, f"linalg.{name}"), *(to_host(m, f"linalg.{name}") for m in more))
     except np.linalg.LinAlgError as exc:
         raise EmberValueError(f"ember.array_api.linalg.{name}: {exc} (input shape "
                               f"{tuple(x.shape)})") from None
+    def back(o):
+        o = np.asarray(o)
+        # a complex matrix's real results (singular values, eigenvalues of a Hermitian
+        # one, log |det|) stay real: its parts' dtype
+        dt = x._dtype if o.dtype.kind == "c" or x._dtype.category != D.COMPLEX else \
+            x._dtype.to_real()
+        return to_device(o.astype(dt.np, copy=False), x)
     if isinstance(out, tuple):
-        return tuple(to_device(np.asarray(o).astype(x._dtype.np, copy=False), x) for o in out)
-    return to_device(np.asarray(out).astype(x._dtype.np, copy=False), x)
+        return tuple(back(o) for o in out)
+    return back(out)
 
 
 # -- through the host (not on-device yet) --------------------------------------------------
@@ -140,7 +148,7 @@ def pinv(x: Tensor, /, *, rtol=None) -> Tensor:
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     """The solution of x1 @ result = x2 (x2 a vector when it is 1-D)."""
-    x1, x2 = promote("solve", x1, x2, "real floating-point")
+    x1, x2 = promote("solve", x1, x2, "floating-point")
     return _lapack("solve", np.linalg.solve, x1, x2)
 
 
@@ -219,7 +227,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if x1._data.shape[axis] != x2._data.shape[axis]:
         raise ShapeError(f"ember.array_api.vecdot: axis {axis} has size "
                          f"{x1._data.shape[axis]} in x1 and {x2._data.shape[axis]} in x2")
-    prod = x1 * x2
+    prod = (x1.conj() if x1._dtype.category == D.COMPLEX else x1) * x2   # conj(x1) . x2
     return ops.sum(prod, norm_dim(axis, prod.ndim, "vecdot")).to(x1._dtype)
 
 
@@ -267,7 +275,7 @@ def trace(x: Tensor, /, *, offset: int = 0, dtype=None) -> Tensor:
 
 def vector_norm(x: Tensor, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """The ord-norm of vectors over axis (None: all elements): 2, 1, inf, -inf, 0, p."""
-    need("vector_norm", x, "real floating-point")
+    need("vector_norm", x, "floating-point")
     axes = tuple(range(x.ndim)) if axis is None else norm_axes("vector_norm", axis, x.ndim)
     a = ops.abs(x)
     if ord == math.inf:

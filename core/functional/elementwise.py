@@ -32,6 +32,7 @@ from ..ops.bitwise import (
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _need_tensors, _tensor
+from .complexes import complex as _complex
 
 __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
@@ -43,8 +44,7 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
            "logical_xor", "copysign", "signbit", "ldexp", "logaddexp2", "isposinf",
-           "isneginf", "isreal", "angle", "rsub", "fill", "real", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "gcd", "lcm", "frexp"]
+           "isneginf", "rsub", "fill", "gcd", "lcm", "frexp"]
 
 
 def add(x, y, *, alpha=1) -> Tensor:
@@ -155,7 +155,7 @@ def _isclose(input: Tensor, other, rtol, atol, equal_nan) -> Tensor:
                               f"zero, got rtol={rtol}, atol={atol}")
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
-    if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
+    if input._dtype.category < D.FLOAT and other._dtype.category < D.FLOAT:
         return input == other
     close = (input - other).abs() <= atol + rtol * other.abs()
     close = close.logical_or(input == other)
@@ -171,6 +171,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
     -------
     ``torch.nan_to_num``
     """
+    if input._dtype.category == D.COMPLEX:      # each part on its own, as torch
+        return _complex(nan_to_num(input.real, nan, posinf, neginf),
+                        nan_to_num(input.imag, nan, posinf, neginf))
     if input._dtype.category != D.FLOAT:
         return input.clone()
     info = np.finfo(input._dtype.np) if input._dtype is not D.bfloat16 else None
@@ -243,6 +246,13 @@ def sinh(input: Tensor) -> Tensor:
     -------
     ``torch.sinh``
     """
+    if input._dtype.category == D.COMPLEX:    # sinh(x) cos(y) + i cosh(x) sin(y)
+        x, y = input.real, input.imag
+        # C99's special values: a zero part stays exact, inf with a non-finite y is inf
+        re = ops.where(y == 0, sinh(x), ops.where(x == 0, x, ops.where(
+            ops.isinf(x).logical_and(ops.isfinite(y).logical_not()), x,
+            sinh(x) * ops.cos(y))))
+        return _complex(re, ops.where(y == 0, y, cosh(x) * ops.sin(y)))
     x = _float(input)
     a = ops.abs(x)
     e = ops.expm1(ops.minimum(a, 1.0))
@@ -260,6 +270,13 @@ def cosh(input: Tensor) -> Tensor:
     -------
     ``torch.cosh``
     """
+    if input._dtype.category == D.COMPLEX:    # cosh(x) cos(y) + i sinh(x) sin(y)
+        x, y = input.real, input.imag
+        # C99's special values (as for sinh above)
+        re = ops.where(ops.isinf(x).logical_and(ops.isfinite(y).logical_not()), ops.abs(x),
+                       cosh(x) * ops.cos(y))
+        im = ops.where(y == 0, y, ops.where(x == 0, x, sinh(x) * ops.sin(y)))
+        return _complex(re, im)
     big = _half_exp(ops.abs(_float(input)))
     return big + 0.25 / big
 
@@ -277,6 +294,7 @@ def trunc(input: Tensor) -> Tensor:
     -------
     ``torch.trunc``, ``torch.fix``
     """
+    _no_complex("trunc", input)
     if input._dtype.category != D.FLOAT:
         return input.clone()
     return ops.where(input < 0, ops.ceil(input), ops.floor(input))
@@ -318,6 +336,11 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     ``torch.logaddexp``
     """
     _need_tensors("logaddexp", input, other)
+    if input._dtype.category == D.COMPLEX or other._dtype.category == D.COMPLEX:
+        # shifted by the larger real part (complex numbers have no maximum), as torch
+        m = ops.maximum(input.real, other.real).detach()
+        m = ops.where(m.isfinite(), m, 0.0)
+        return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
@@ -352,6 +375,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     -------
     ``torch.logit``
     """
+    _no_complex("logit", input)
     x = input if eps is None else input.clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
@@ -402,7 +426,18 @@ def sgn(input: Tensor) -> Tensor:
     -------
     ``torch.sgn``
     """
+    if type(input) is Tensor and input._dtype.category == D.COMPLEX:
+        a = ops.abs(input)                  # z / |z|, 0 at 0 (a zero gradient there)
+        zero = a == 0
+        return ops.where(zero, 0, input / ops.where(zero, 1.0, a))
     return ops.sign(input)
+
+
+def _no_complex(name, x):
+    """torch refuses these on complex tensors; so does ember."""
+    if type(x) is Tensor and x._dtype.category == D.COMPLEX:
+        raise EmberTypeError(f"{name}: not defined on complex numbers (torch refuses it too), "
+                             f"got {x._dtype.name}; work on .real, .imag or .abs() instead")
 
 
 def positive(input: Tensor) -> Tensor:
@@ -424,8 +459,11 @@ def float_power(input, exponent) -> Tensor:
     """
     if type(input) is not Tensor and type(exponent) is not Tensor:
         _need_tensors("float_power", exponent, both=False)
-    base = input.to(D.float64) if type(input) is Tensor else input
-    exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
+    # float64, or complex128 where either side is complex (torch)
+    wide = D.complex128 if any((type(v) is Tensor and v._dtype.category == D.COMPLEX) or
+                               type(v) is complex for v in (input, exponent)) else D.float64
+    base = input.to(wide) if type(input) is Tensor else input
+    exp = exponent.to(wide) if type(exponent) is Tensor else exponent
     return base ** exp
 
 
@@ -762,30 +800,6 @@ def isneginf(input: Tensor) -> Tensor:
     return input == -math.inf
 
 
-def isreal(input: Tensor) -> Tensor:
-    """True everywhere for a real tensor (ember's tensors are real).
-
-    PyTorch
-    -------
-    ``torch.isreal``
-    """
-    _need_tensors("isreal", input, both=False)
-    return ops.ones_like(input, dtype=D.bool_)
-
-
-def angle(input: Tensor) -> Tensor:
-    """The argument of a real number: pi for negatives, 0 otherwise, nan stays nan (a float
-    result; its gradient is zero, as torch's).
-
-    PyTorch
-    -------
-    ``torch.angle``
-    """
-    _need_tensors("angle", input, both=False)
-    x = _float(input)
-    return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
-
-
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """other - alpha * input (torch.rsub).
 
@@ -813,64 +827,6 @@ def fill(input: Tensor, value) -> Tensor:
         value = value.to(input._dtype)
     keep = ops.ones_like(input, dtype=D.bool_)
     return ops.where(keep, value, input)
-
-
-def real(input: Tensor) -> Tensor:
-    """The real part, which is the tensor itself for a real tensor.
-
-    PyTorch
-    -------
-    ``torch.real``
-    """
-    return _real_only("real", input)
-
-
-def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: the tensor itself for a real tensor.
-
-    PyTorch
-    -------
-    ``torch.conj``
-    """
-    return _real_only("conj", input)
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate; ember's tensors are real, so a copy of ``input``.
-
-    PyTorch
-    -------
-    ``torch.conj_physical``
-    """
-    return _real_only("conj_physical", input)
-
-
-def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` with a lazy conjugation applied; ember has none (real tensors): ``input``.
-
-    PyTorch
-    -------
-    ``torch.resolve_conj``
-    """
-    return _real_only("resolve_conj", input)
-
-
-def resolve_neg(input: Tensor) -> Tensor:
-    """``input`` with a lazy negation applied; ember has none: ``input``.
-
-    PyTorch
-    -------
-    ``torch.resolve_neg``
-    """
-    return _real_only("resolve_neg", input)
-
-
-def _real_only(name, input):
-    _need_tensors(name, input, both=False)
-    if input.is_complex():
-        raise gap(f"{name} of a complex tensor", "ember's complex support is the "
-                  "view_as_real layout; work on that")
-    return input
 
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:

@@ -28,9 +28,9 @@ QRResult = namedtuple("qr", ["Q", "R"])
 def _float(name: str, x) -> Tensor:
     if not isinstance(x, Tensor):
         raise ShapeError(f"linalg.{name}: expected a tensor, got {type(x).__name__}")
-    if x._dtype.category != D.FLOAT:
-        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
-                                     f"got {x._dtype.name}; call .float() first")
+    if x._dtype.category < D.FLOAT:
+        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point or complex "
+                                     f"tensor, got {x._dtype.name}; call .float() first")
     return x
 
 
@@ -116,10 +116,17 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     if A.ndim >= 2 and A._data.shape[-1] == 0:
         # the determinant of a 0x0 matrix is 1: sign 1, log 0 (in the graph, as torch's)
         none = A.sum((-2, -1)) * 0.0
-        return SlogdetResult(none + 1.0, none)
+        return SlogdetResult(none + 1.0, none.real if A._dtype.category == D.COMPLEX else none)
     scale = A.detach().abs().amax(-1, keepdim=True)
     # the sign is in the graph with a zero gradient (sign's), as torch's
     rows = A / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
+    if A._dtype.category == D.COMPLEX:
+        # sign det / |det| (complex, torch's sgn) and log |det| through det: both in the
+        # graph with torch's gradients (log |det(rows)| + the log row scales, as above)
+        d = run(P.det_op, rows)
+        s = d.sgn()
+        fixed = ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
+        return SlogdetResult(s, d.abs().log() + fixed.log().sum((-2, -1)))
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 

@@ -277,7 +277,8 @@ for _name, _fn in {
     "logaddexp2": F.logaddexp2, "isposinf": F.isposinf, "isneginf": F.isneginf,
     "isreal": F.isreal, "angle": F.angle, "conj": F.conj, "conj_physical": F.conj_physical,
     "resolve_conj": F.resolve_conj, "resolve_neg": F.resolve_neg, "gcd": F.gcd, "lcm": F.lcm,
-    "frexp": F.frexp, "real": property(F.real),
+    "frexp": F.frexp, "real": property(F.real), "imag": property(F.imag),
+    "is_conj": F.is_conj, "is_neg": F.is_neg,
     "__rdiv__": lambda self, other: ops.div(other, self),
     "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
     "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
@@ -299,7 +300,7 @@ for _name, _fn in {
     "T": property(lambda self: self if self.ndim < 2 else ops.permute(
         self, tuple(reversed(range(self.ndim))))),
     "mT": property(lambda self: ops.transpose(self, -2, -1)),
-    # the conjugate transposes: ember's tensors are real, so they are mT and T
+    # the conjugate transposes (mT and T for real tensors)
     "mH": property(lambda self: _conj(ops.transpose(self, -2, -1))),
     "H": property(_H),
     "adjoint": lambda self: _conj(ops.transpose(self, -2, -1)),
@@ -344,7 +345,8 @@ for _name, _fn in {
     **{name: conversion.converter(name, dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
         ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
-        ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},
+        ("short", D.int16), ("byte", D.uint8), ("char", D.int8), ("cfloat", D.complex64),
+        ("cdouble", D.complex128))},
     "type_as": lambda self, other: ops.cast(self, other._dtype),
     "type": legacy.tensor_type, "new": legacy.tensor_legacy_new,
     "clone": layout.clone, "detach": conversion.detach, "detach_": conversion.detach_,
@@ -384,7 +386,7 @@ for _name, _fn in {
     "is_sparse": property(lambda self: False),       # every ember tensor is dense
     "is_quantized": property(lambda self: False),
     "is_meta": property(lambda self: False),
-    "is_complex": lambda self: False,
+    "is_complex": lambda self: self._dtype.category == D.COMPLEX,
     "itemsize": property(lambda self: self._dtype.itemsize),
     "nbytes": property(lambda self: self._dtype.itemsize * self.numel()),
     "ndimension": lambda self: self.ndim,

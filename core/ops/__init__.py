@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import (
     bitwise,  # declares bitwise_and/or/xor/not and the shifts (ember.functional runs them)
+    complex,  # declares real, imag, conj, complex (ember.functional runs them)
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     elementwise,
@@ -60,6 +61,8 @@ from .reduce import *  # noqa: F403
 from .sampling import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
+
+complex.install_refusals(REGISTRY)   # what torch refuses on complex tensors, refused
 
 __all__ = [*creation.__all__, *elementwise.__all__, *index.__all__, *linalg.__all__,
            *movement.__all__, *nn.__all__, *reduce.__all__, *sampling.__all__, *scan.__all__,
