@@ -111,7 +111,7 @@ def __getattr__(name):
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
             "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
-            "masked": ".masked",
+            "masked": ".masked", "fft": ".fft",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)

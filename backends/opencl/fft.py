@@ -433,3 +433,23 @@ def c2r_buffers(rt, x: CLArray, dims, normalization, last_dim_size, out_dtype):
     view = tmp.view(tuple(moved_shape[i] for i in inverse),
                     tuple(tmp.strides[i] for i in inverse), 0)
     return rt.contiguous(view)
+
+
+# --- the kernel table (core/ops/fft.py's signatures) ------------------------------------
+
+def fft_c2c(x: CLArray, *, dims, normalization, forward) -> CLArray:
+    return c2c_buffers(x.runtime, x, tuple(dims), normalization, forward, x.dtype)
+
+
+def fft_r2c(x: CLArray, *, dims, normalization, onesided) -> CLArray:
+    return r2c_buffers(x.runtime, x, tuple(dims), normalization, onesided,
+                       x.dtype.to_complex())
+
+
+def fft_c2r(x: CLArray, *, dims, normalization, last_dim_size) -> CLArray:
+    return c2r_buffers(x.runtime, x, tuple(dims), normalization, last_dim_size,
+                       x.dtype.to_real())
+
+
+def table() -> dict:
+    return {"fft_c2c": fft_c2c, "fft_r2c": fft_r2c, "fft_c2r": fft_c2r}

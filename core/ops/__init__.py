@@ -11,6 +11,7 @@ from . import (
     bitwise,  # declares bitwise_and/or/xor/not and the shifts (ember.functional runs them)
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
+    fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)
     elementwise,
     index,
     layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
