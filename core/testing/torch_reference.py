@@ -365,12 +365,17 @@ def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
         return
     t_outs, e_outs = [], []
     for t, e in zip(_leaves(t_out), _leaves(e_out)):
-        if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point():
+        if isinstance(t, torch.Tensor) and t.requires_grad and (t.is_floating_point() or
+                                                                t.is_complex()):
             t_outs.append(t)
             e_outs.append(e)
     if not t_outs:
         return
-    upstream = [rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
+    # a complex output's upstream gradient is complex (torch's convention: the conjugate
+    # Wirtinger derivative of a real loss)
+    upstream = [(rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(
+        tuple(t.shape))).astype(np.complex64) if t.is_complex() else
+        rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
     # each output's upstream gradient in its own dtype (torch rounds a bfloat16 output's)
     t_grads = torch.autograd.grad(t_outs, [p[0] for p in pairs],
                                   [torch.from_numpy(u).to(t.dtype)

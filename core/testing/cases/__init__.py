@@ -12,6 +12,7 @@ import pkgutil
 from . import (
     creation,
     elementwise,
+    fft,
     index,
     inplace,
     linalg,
@@ -41,7 +42,7 @@ from ._table import SPECIAL, Input, OpCase
 FAMILIES = (
     # torch.*, torch.linalg
     elementwise, reduce, movement, index, creation, linalg, shapes, inplace, sorting, products,
-    special,
+    special, fft,
     # torch.nn, by torch.nn.modules family
     nn_activation, nn_linear, nn_conv, nn_pooling, nn_normalization, nn_padding, nn_sparse,
     nn_dropout, nn_attention, nn_loss, nn_distance, nn_upsampling, nn_pixelshuffle, nn_rnn,
