@@ -182,6 +182,21 @@ def test_opencl_kernel_lengths(n):
             assert err < tol * max(1.0, np.log2(n)), (n, dtype, dim, err)
 
 
+def test_opencl_one_work_group_per_line_kernel(monkeypatch):
+    """The GPU's local-memory kernel, forced on the CPU device (it runs anywhere)."""
+    try:
+        ember.Device("opencl").concrete()
+    except ember.EmberError as exc:
+        pytest.skip(f"opencl:0: {exc}")
+    from ember.backends.opencl import fft as ocl_fft
+    monkeypatch.setattr(ocl_fft.Plan, "fits_locally", lambda self, n, inner: n >= 16)
+    for n in (16, 60, 343, 1024):
+        arr = _array((3, n), "c", np.complex64)
+        got = ember.fft.ifft(ember.tensor(arr, device="opencl:0"), norm="ortho").numpy()
+        np.testing.assert_allclose(got, np.fft.ifft(arr, norm="ortho"), rtol=1e-5,
+                                   atol=1e-5 * np.sqrt(n))
+
+
 def test_opencl_2d_along_the_first_dim_of_a_view():
     try:
         ember.Device("opencl").concrete()
