@@ -34,6 +34,7 @@ import math
 import weakref
 
 import numpy as np
+from ember import dtypes as D
 
 from .codegen import MAXDIM, long8, strides8, unravel
 from .runtime import CLArray
@@ -267,13 +268,20 @@ class Plan:
         return self.rt.kernel(("fft", t), lambda: _source(t), name)
 
     def alloc(self, count: int):
-        return self.rt.pool.allocate(max(count, 1) * self.itemsize)
+        """A working buffer of `count` complex values (a graph being recorded learns of it,
+        as of every runtime allocation)."""
+        buf = self.rt.pool.allocate(max(count, 1) * self.itemsize)
+        if self.rt.recorder is not None:
+            self.rt.recorder.allocated(buf)
+        return buf
 
     def upload(self, host: np.ndarray):
-        buf = self.alloc(host.size)
-        self.rt.cl.enqueue_copy(self.rt.queue, buf, np.ascontiguousarray(host),
-                                is_blocking=True)
-        return buf
+        """A device copy of a complex table, through the runtime (as (n, 2) real values)."""
+        real = D.float32 if self.t == "float" else D.float64
+        pairs = np.ascontiguousarray(host).view(self.np_real)
+        arr = self.rt.from_host(pairs, real)
+        self.cache.setdefault("_arrays", []).append(arr)      # the table's buffer lives on
+        return arr.buffer
 
     def roots(self, n: int):
         """exp(-2 pi i t / n), t < n, as a device buffer (cached)."""
