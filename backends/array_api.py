@@ -339,6 +339,15 @@ def kernels(xp, native: bool = False) -> dict:
         dz = grad * (h - new) * z * (1 - z)
         return xp.concat([dr, dz, dn, dr, dz, dn * r, grad * z], axis=1)
 
+    def complex_(re, im):
+        dtype = xp.complex64 if re.dtype == xp.float32 else xp.complex128
+        if not native:       # the standard has no part setters (inf * 1j is nan + inf j)
+            return xp.astype(re, dtype) + xp.astype(im, dtype) * 1j
+        out = xp.empty(xp.broadcast_shapes(re.shape, im.shape), dtype=dtype)
+        out.real[...] = re      # re + 1j * im would turn inf * 1j into nan + inf j
+        out.imag[...] = im
+        return out
+
     def unique(x):
         if x.shape[0] == 0:
             return xp.asarray(x, copy=True)
@@ -393,6 +402,10 @@ def kernels(xp, native: bool = False) -> dict:
         "atan2": xp.atan2, "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
         "bitwise_xor": xp.bitwise_xor, "bitwise_not": xp.bitwise_invert,
         "bitwise_left_shift": left_shift, "bitwise_right_shift": right_shift,
+        # complex parts (ops/complex.py): new arrays, never views of the input
+        "real": lambda x: xp.asarray(xp.real(x), copy=True),
+        "imag": lambda x: xp.asarray(xp.imag(x), copy=True), "conj": xp.conj,
+        "complex": complex_,
         "topk": topk, "unique": unique, "lstm_cell": lstm_cell,
         "lstm_cell_backward": lstm_cell_backward, "gru_cell": gru_cell,
         "gru_cell_backward": gru_cell_backward,

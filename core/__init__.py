@@ -22,6 +22,8 @@ from .dispatch import fallback
 from .dtypes import DType as dtype
 from .dtypes import (
     bfloat16,
+    complex64,
+    complex128,
     finfo,
     float16,
     float32,
@@ -76,6 +78,8 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16
+cfloat = complex64
+cdouble = complex128
 clip = clamp  # noqa: F405
 
 __all__ = [
@@ -85,6 +89,7 @@ __all__ = [
     "channels_last", "channels_last_3d",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
+    "complex64", "complex128", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",

@@ -44,6 +44,35 @@ def _float_formatter(values: np.ndarray):
     return lambda v: f"{v:.{digits}f}" if np.isfinite(v) else str(v)
 
 
+def _complex_formatter(host: np.ndarray):
+    """torch's complex repr: the real and the imaginary parts each with its own float
+    format, the real parts right-aligned to one width (``1.0000e+09+2.j``, ``nan+1.j``)."""
+    re, im = host.real.astype(np.float64), host.imag.astype(np.float64)
+    fre, fim = _float_formatter(re), _float_formatter(im)
+    width = max((len(fre(v)) for v in re.reshape(-1)), default=0)
+
+    def fmt(v):
+        i = fim(abs(v.imag)) if not np.isnan(v.imag) else "nan"
+        sign = "-" if np.signbit(v.imag) and not np.isnan(v.imag) else "+"
+        return f"{fre(v.real):>{width}}{sign}{i}j"
+    return fmt
+
+
+def _add_suffixes(text: str, suffixes, indent: int) -> str:
+    """torch's _add_suffixes: each suffix on the last line while it fits the line width,
+    else on a line of its own."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > OPTIONS["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
+
+
 def format_tensor(t) -> str:
     host = t.detach()._host()
     if t._dtype is D.bfloat16 or t._dtype is D.float16:
@@ -51,6 +80,8 @@ def format_tensor(t) -> str:
     opts = {}
     if t._dtype.category == D.FLOAT:
         opts["formatter"] = {"float_kind": _float_formatter(host.astype(np.float64))}
+    elif t._dtype.category == D.COMPLEX:
+        opts["formatter"] = {"complex_kind": _complex_formatter(host)}
     if host.size == 0:
         body = "[]"
     else:
@@ -60,8 +91,9 @@ def format_tensor(t) -> str:
     extras = []
     if t._device.type != "cpu":
         extras.append(f"device='{t._device}'")
-    if t._dtype.name not in _DEFAULT_SHOWN or (
-            t._dtype.category == D.FLOAT and t._dtype is not D.get_default_dtype()):
+    if t._dtype.name not in _DEFAULT_SHOWN and not (
+            t._dtype.category == D.COMPLEX and t._dtype.to_real() is D.get_default_dtype()) \
+            or (t._dtype.category == D.FLOAT and t._dtype is not D.get_default_dtype()):
         extras.append(f"dtype=ember.{t._dtype.name}")
     if host.size == 0 and host.shape != (0,):
         extras.append(f"size={tuple(host.shape)}")
@@ -69,7 +101,7 @@ def format_tensor(t) -> str:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    text = "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    text = _add_suffixes("tensor(" + body, extras, len("tensor("))
     if t._meta is not None and t._meta.get("param"):
         return "Parameter containing:\n" + text
     return text

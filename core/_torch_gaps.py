@@ -145,8 +145,6 @@ HINTS = {
     "torch.spmm": "ember tensors are dense: use torch.mm",
     "Tensor.to_sparse": "ember tensors are dense: drop .to_sparse()",
     "torch.jit": "ember.compile captures and replays a function (a different API)",
-    "torch.complex64": "ember has no complex dtypes",
-    "torch.cfloat": "ember has no complex dtypes",
     "Tensor.data_ptr": "ember does not expose device memory addresses",
     "Tensor.storage": "ember does not expose storages",
 }

@@ -460,8 +460,8 @@ def _cast(x: Tensor, dtype, opname: str):
 # --- autograd ----------------------------------------------------------------------------------
 
 def record(op, out, inputs, attrs):
-    if op.vjp is None or out._dtype.category != D.FLOAT:
-        # only floating results carry gradients, as in PyTorch
+    if op.vjp is None or out._dtype.category < D.FLOAT:
+        # only floating and complex results carry gradients, as in PyTorch
         out._set_meta("nondiff", op.name)
         return
     out.grad_fn = _node(op, out, inputs, attrs)

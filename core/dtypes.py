@@ -5,8 +5,8 @@ import numpy as np
 
 from .errors import EmberTypeError, EmberValueError
 
-# Categories order the kinds for promotion: bool < integer < floating.
-BOOL, INT, FLOAT = 0, 1, 2
+# Categories order the kinds for promotion: bool < integer < floating < complex.
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 
 class DType:
@@ -31,6 +31,32 @@ class DType:
         return self.category == FLOAT
 
     @property
+    def is_complex(self) -> bool:
+        return self.category == COMPLEX
+
+    def to_real(self) -> DType:
+        """The real dtype of a complex one's parts (complex64 -> float32); a real dtype
+        is its own (torch.Tensor.real's dtype)."""
+        return _TO_REAL.get(self, self)
+
+    def to_complex(self) -> DType:
+        """The complex dtype whose parts are this float (float32 -> complex64), as torch's
+        toComplexType; float16 and bfloat16 have none in ember (torch's complex32 is not
+        built) and integers none at all."""
+        c = _TO_COMPLEX.get(self)
+        if c is None:
+            if self.category == COMPLEX:
+                return self
+            from .errors import NotInEmberError
+            if self is float16:
+                raise NotInEmberError(
+                    "complex32 (torch.chalf, the complex dtype of float16 parts) is not built "
+                    "in ember; compute in float32 (.float()) to get complex64")
+            raise EmberTypeError(f"{self.name} has no complex dtype (as torch: only float32 "
+                                 "and float64 have one in ember)")
+        return c
+
+    @property
     def np(self) -> np.dtype:
         """The NumPy dtype of host copies (bfloat16 comes from ml_dtypes)."""
         return _np_dtype(self)
@@ -52,15 +78,23 @@ float16 = DType("float16", 2, FLOAT, True, "float16")
 bfloat16 = DType("bfloat16", 2, FLOAT, True, "bfloat16")
 float32 = DType("float32", 4, FLOAT, True, "float32")
 float64 = DType("float64", 8, FLOAT, True, "float64")
+complex64 = DType("complex64", 8, COMPLEX, True, "complex64")
+complex128 = DType("complex128", 16, COMPLEX, True, "complex128")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+       complex64, complex128)
+REAL = ALL[:-2]
 FLOATING = (float16, bfloat16, float32, float64)
+COMPLEXES = (complex64, complex128)
 INTEGRAL = (uint8, int8, int16, int32, int64)
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float32: complex64, float64: complex128}
 
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({
     "bool_": bool_, "half": float16, "float": float32, "double": float64, "long": int64,
     "int": int32, "short": int16, "byte": uint8, "char": int8,
+    "cfloat": complex64, "cdouble": complex128,
 })
 _NP_CACHE: dict[DType, np.dtype] = {}
 _FROM_NP: dict[np.dtype, DType] = {}
@@ -134,6 +168,8 @@ def get_dtype(spec) -> DType:
         return int64
     if spec is float:
         return _default_float
+    if spec is complex:
+        return _TO_COMPLEX[_default_float]
     try:
         npd = np.dtype(spec)
     except TypeError:
@@ -174,8 +210,10 @@ def promote_types(a: DType, b: DType) -> DType:
         return a
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOAT and lo.itemsize * 2 > hi.itemsize:
+            return complex128               # float64 + complex64 -> complex128 (torch)
         return hi
-    if a.category == FLOAT:
+    if a.category >= FLOAT:
         if {a.name, b.name} == {"float16", "bfloat16"}:
             return float32
         return a if a.itemsize > b.itemsize else b
@@ -189,7 +227,8 @@ def promote_types(a: DType, b: DType) -> DType:
 
 
 def scalar_dtype(value) -> DType:
-    """The dtype a Python scalar has on its own (bool, int64, default float)."""
+    """The dtype a Python scalar has on its own (bool, int64, default float, the complex
+    dtype of the default float's size)."""
     t = type(value)
     if t is bool or t is np.bool_:
         return bool_
@@ -197,6 +236,10 @@ def scalar_dtype(value) -> DType:
         return int64
     if t is float or isinstance(value, np.floating):
         return _default_float
+    if t is complex:
+        return _TO_COMPLEX[_default_float]
+    if isinstance(value, np.complexfloating):
+        return _FROM_NP[value.dtype]
     raise EmberTypeError(f"expected a tensor or a Python number, got {t.__name__}")
 
 
@@ -207,6 +250,11 @@ def _combine(higher: DType | None, lower: DType | None) -> DType | None:
         return lower
     if lower is None:
         return higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        # torch keeps the higher operand's float width: float64 tensor * 1j -> complex128
+        return higher.to_complex() if higher.category == FLOAT else lower
     if higher.category == FLOAT:
         return higher
     if higher is bool_ or lower.category == FLOAT:
@@ -218,7 +266,8 @@ def result_type(*operands) -> DType:
     """torch.result_type over tensors and Python scalars.
 
     Dimensioned tensors outrank 0-d tensors, which outrank Python scalars; a lower rank
-    only lifts the category (bool -> int -> float), never the width.
+    only lifts the category (bool -> int -> float -> complex), never the width (a float
+    tensor with a complex number takes the complex dtype of its own float width).
 
     PyTorch
     -------
@@ -260,6 +309,8 @@ class finfo:
 
     def __init__(self, type=None):
         dtype = get_default_dtype() if type is None else get_dtype(type)
+        if dtype.category == COMPLEX:      # torch: the finfo of the parts' float
+            dtype = dtype.to_real()
         if dtype.category != FLOAT:
             raise TypeError(f"finfo: expected a floating point dtype, got {dtype.name}")
         info = np.finfo(dtype.np) if dtype is not bfloat16 else _bf16_info()
@@ -292,7 +343,7 @@ class iinfo:
 
     def __init__(self, type):
         dtype = get_dtype(type)
-        if dtype.category == FLOAT:
+        if dtype.category >= FLOAT:
             raise TypeError(f"iinfo: expected an integer dtype, got {dtype.name}")
         info = np.iinfo(np.uint8 if dtype is bool_ else dtype.np)
         self.dtype, self.bits = dtype, int(info.bits)

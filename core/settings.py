@@ -204,7 +204,7 @@ def is_nonzero(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
-    """Whether ``input`` has a complex dtype (False: ember has no complex dtypes).
+    """Whether ``input`` has a complex dtype (complex64 or complex128).
 
     PyTorch
     -------
@@ -213,7 +213,7 @@ def is_complex(input: Tensor) -> bool:
     if type(input) is not Tensor:
         raise EmberTypeError(f"is_complex(): argument 'input' must be Tensor, not "
                              f"{type(input).__name__}")
-    return False                    # ember has no complex dtypes
+    return input._dtype.category == D.COMPLEX
 
 
 def numel(input: Tensor) -> int:

@@ -16,8 +16,9 @@ from .. import switched_on
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 
-# bfloat16 has no OpenCL C type; float16 needs cl_khr_fp16, float64 CL_DEVICE_DOUBLE_FP_CONFIG
-BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32")
+# bfloat16 has no OpenCL C type; float16 needs cl_khr_fp16, float64 CL_DEVICE_DOUBLE_FP_CONFIG;
+# complex64 is float2 pairs (every device), complex128 double2 (only with fp64)
+BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "complex64")
 
 
 def _table(backend, index):
@@ -27,6 +28,8 @@ def _table(backend, index):
     for part in (elementwise, reduce, movement, index_ops, linalg, nn, scan, sort, host_linalg,
                  fft):
         table.update(part.table())
+    from . import complexops
+    table.update(complexops.table(table))
 
     def runtime():
         return backend.runtime(0 if index is None else index)
@@ -93,7 +96,7 @@ class OpenCLBackend:
             info = self.devices()[index or 0]
             names = set(BASE_DTYPES)
             if info.fp64:
-                names.add("float64")
+                names.update(("float64", "complex128"))
             if info.fp16:
                 names.add("float16")
             caps = Capabilities(frozenset(names), info.memory,

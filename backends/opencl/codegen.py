@@ -5,16 +5,20 @@ import functools
 
 import numpy as np
 
+from . import complexmath
+
 # Shapes and strides travel as `long8` kernel arguments, right-aligned (leading slots are
 # size 1): kernels are built per op and dtypes, never per shape or rank.
 MAXDIM = 8
 
 CTYPE = {"bool": "uchar", "uint8": "uchar", "int8": "char", "int16": "short", "int32": "int",
-         "int64": "long", "float16": "half", "float32": "float", "float64": "double"}
+         "int64": "long", "float16": "half", "float32": "float", "float64": "double",
+         **complexmath.CTYPE}
 # arithmetic happens in float for half storage (what PyTorch's CPU kernels do too)
 COMPUTE = dict(CTYPE, float16="float")
 FLOATS = ("float16", "float32", "float64")
 SIGNED = ("int8", "int16", "int32", "int64")
+COMPLEX = complexmath.COMPLEX       # float2 / double2 pairs (complexmath.py)
 
 
 def prelude(source: str) -> str:
@@ -114,6 +118,12 @@ def _sign(x, t, dt):
 
 def unary_expr(op: str, dt: str) -> str:
     """C expression of a unary op over x0 (compute type of dtype `dt`)."""
+    if dt in COMPLEX:
+        found = complexmath.unary_table(dt).get(op)
+        if found is None:
+            raise TypeError(f"{op}: no OpenCL kernel for {dt} tensors (not defined on complex "
+                            "numbers)")
+        return found
     if op == "bitwise_not" and dt in FLOATS:
         raise TypeError(f"bitwise_not: no OpenCL kernel for {dt} tensors; expected integer "
                         "or bool tensors")
@@ -153,6 +163,12 @@ def _unary_table(dt: str) -> dict:
 
 def binary_expr(op: str, dt: str) -> str:
     """C expression of a binary op over x0, x1 (both in the compute type of `dt`)."""
+    if dt in COMPLEX:
+        found = complexmath.binary_table(dt).get(op)
+        if found is None:
+            raise TypeError(f"{op}: no OpenCL kernel for {dt} tensors (not defined on complex "
+                            "numbers)")
+        return found
     if (op in _FLOAT_ONLY and dt not in FLOATS) or (op in _INTEGER_ONLY and (
             dt in FLOATS or (dt == "bool" and "shift" in op))):
         raise TypeError(f"{op}: no OpenCL kernel for {dt} tensors; expected "
@@ -210,7 +226,10 @@ BINARY = tuple(_binary_table("float32"))
 
 
 def helpers(dt: str) -> str:
-    """Helper functions (pow, remainder, floor_divide) for one compute type."""
+    """Helper functions (pow, remainder, floor_divide) for one compute type (every complex
+    function for a complex dtype)."""
+    if dt in COMPLEX:
+        return complexmath.helpers(dt)
     t = COMPUTE[dt]
     if dt in FLOATS:
         return f"""

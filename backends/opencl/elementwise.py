@@ -42,8 +42,9 @@ def _dtype_of(operands):
 def unary(op: str):
     def kernel(x: CLArray) -> CLArray:
         dt = x.dtype.name
-        return defer(op, x.runtime, op, lambda: (codegen.unary_expr(op, dt), ""), [x], [dt],
-                     x.shape, D.bool_ if op in BOOL_OUT else x.dtype, ["A"])
+        extra = codegen.helpers(dt) if dt in codegen.COMPLEX else ""
+        return defer(op, x.runtime, op, lambda: (codegen.unary_expr(op, dt), extra), [x],
+                     [dt], x.shape, D.bool_ if op in BOOL_OUT else x.dtype, ["A"])
     kernel.__name__ = op
     return kernel
 
@@ -105,7 +106,8 @@ def binary(op: str):
         elif dt == "bool" and op == "sub":
             raise TypeError("sub: subtracting bool tensors is not supported (PyTorch); use "
                             "logical_xor() or `^` instead")
-        extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide") else ""
+        extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide") or \
+            dt in codegen.COMPLEX else ""
         return defer(op, runtime, op, lambda: (codegen.binary_expr(op, dt), extra), [x, y],
                      [dt, dt], shape, D.bool_ if op in BOOL_OUT else dtype,
                      ["AA", "AS", "SA"])
@@ -125,7 +127,8 @@ def where(cond: CLArray, x, y) -> CLArray:
 
 def full(runtime, *, shape, value, dtype) -> CLArray:
     out = runtime.empty(shape, dtype)
-    if dtype.category != D.FLOAT and isinstance(value, float):
+    if dtype.category < D.FLOAT and isinstance(value, (float, complex)):
+        value = value.real if isinstance(value, complex) else value
         value = int(value) if math.isfinite(value) else 0
     assign(out, value)
     return out

@@ -11,7 +11,7 @@ from ember import dtypes as D
 from ember import ops as _ops
 
 from . import codegen
-from .codegen import COMPUTE, CTYPE, FLOATS
+from .codegen import COMPLEX, COMPUTE, CTYPE, FLOATS
 from .runtime import CLArray, KernelBuildError, max_dims_error, numel
 
 VEC = 8     # elements per work-item in the vector variant
@@ -35,10 +35,13 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
     Measured on PoCL (1 thread, a*b+c on 4M float32): one element per work-item ran at NumPy's
     speed, the vector form with the non-temporal store at 0.6-0.7x NumPy's time."""
     r = CTYPE[out_dtype]
+    # complex pairs (float2) have no 8-wide vector type: no vec_ variants for them
+    if out_dtype in COMPLEX or any(dt in COMPLEX for dt in in_dtypes):
+        generic_only = generic_only or "whole"
     parts = [extra] if generic_only else [extra, _NT_STORE]
     body_code = list(stmts) + [f"res_ = ({r})({expr});"]
     for sig in sigs:
-        for strided in (False, "3") if generic_only else (False, True, "3"):
+        for strided in (False, "3") if generic_only is True else (False, True, "3"):
             head = ["long n"]
             if strided:
                 head += ["int nd", "long8 shape"]
@@ -69,11 +72,13 @@ def _source(expr: str, in_dtypes, out_dtype: str, sigs, extra: str = "", stmts=(
             name = f"{'strided3' if strided == '3' else 'strided' if strided else 'flat'}_{sig}"
             parts.append(f"__kernel void {name}({', '.join(head)}) {{\n  "
                          + "\n  ".join(body) + "\n}")
-            if strided or generic_only:
+            if strided or generic_only is True:
                 continue
             # whole work-groups skip the bounds check (it keeps PoCL from vectorising)
             parts.append(f"__kernel void whole_{sig}({', '.join(head)}) {{\n  "
                          + "\n  ".join(body[:1] + body[2:]) + "\n}")
+            if generic_only:
+                continue
             # the vector variants: same arguments, VEC elements per work-item, no bounds check
             vbody = ["long i = get_global_id(0) * VEC;"]
             for j, (kind, dt) in enumerate(zip(sig, in_dtypes)):
@@ -128,7 +133,7 @@ _FAMILY_SIGS = {1: ("A",), 2: ("AA", "AS", "SA"), 3: ("AAA", "AAS", "ASA", "ASS"
 def _family_members(dt: str) -> dict:
     """{(key, in_dtypes, out dtype): (expression, sigs)} of dtype dt's elementwise program."""
     members = {}
-    flt = dt in FLOATS
+    flt = dt in FLOATS or dt in COMPLEX
     for op in codegen.UNARY + codegen.BINARY:
         rule = _ops.REGISTRY[op].rule
         if rule == "float" and not flt:      # the core casts integers to float first
@@ -200,6 +205,12 @@ def _scalar(value, dtype: str):
     """A Python scalar as the kernel's compute type (binary() has refused integers out of
     the dtype's range)."""
     c = COMPUTE[dtype]
+    if dtype in COMPLEX:
+        import pyopencl.cltypes as ct
+        value = complex(value)
+        with np.errstate(over="ignore"):
+            return (ct.make_float2 if c == "float2" else ct.make_double2)(value.real,
+                                                                         value.imag)
     if dtype == "bool":
         return np.uint8(bool(value))
     if c == "float":
@@ -273,7 +284,8 @@ def launch(op: str, runtime, key, expr_fn, operands, in_dtypes, out: CLArray, si
         # whole work-groups run a kernel without the bounds check (the check keeps PoCL
         # from vectorising: measured 2x slower), the guarded kernel takes the rest
         if n >= VEC * size and out.offset % VEC == 0 and all(
-                v.offset % VEC == 0 for v in arrays):
+                v.offset % VEC == 0 for v in arrays) and not (
+                out.dtype.category == D.COMPLEX or any(dt in COMPLEX for dt in in_dtypes)):
             step = VEC * size
             variant = "vecnt" if (runtime.is_cpu and out.size * out.dtype.itemsize
                                   >= NT_BYTES) else "vec"
@@ -304,6 +316,8 @@ def launch_grid(runtime, kernel, shape, args) -> None:
 
 
 def _cast_expr(src: str, dst: str) -> str:
+    if src in COMPLEX or dst in COMPLEX:
+        return codegen.complexmath.cast_expr(src, dst, COMPUTE)
     if dst == "bool":
         return "(uchar)(x0 != 0)"
     return f"({COMPUTE[dst]})x0"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..ops.elementwise import relu  # noqa: F401
 from . import (
     activation,
+    complexes,
     creation,
     elementwise,
     index,
@@ -20,6 +21,7 @@ from . import (
 )
 from .activation import *  # noqa: F403
 from .activation import softplus  # noqa: F401
+from .complexes import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
@@ -30,6 +32,6 @@ from .random import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .special import *  # noqa: F403
 
-__all__ = [*activation.__all__, *creation.__all__, *elementwise.__all__, *index.__all__,
+__all__ = [*activation.__all__, *complexes.__all__, *creation.__all__, *elementwise.__all__, *index.__all__,
            *linalg.__all__, *movement.__all__, *products.__all__, *random.__all__, *reduce.__all__,
            *special.__all__]

@@ -43,8 +43,7 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
            "logical_xor", "copysign", "signbit", "ldexp", "logaddexp2", "isposinf",
-           "isneginf", "isreal", "angle", "rsub", "fill", "real", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "gcd", "lcm", "frexp"]
+           "isneginf", "rsub", "fill", "gcd", "lcm", "frexp"]
 
 
 def add(x, y, *, alpha=1) -> Tensor:
@@ -762,30 +761,6 @@ def isneginf(input: Tensor) -> Tensor:
     return input == -math.inf
 
 
-def isreal(input: Tensor) -> Tensor:
-    """True everywhere for a real tensor (ember's tensors are real).
-
-    PyTorch
-    -------
-    ``torch.isreal``
-    """
-    _need_tensors("isreal", input, both=False)
-    return ops.ones_like(input, dtype=D.bool_)
-
-
-def angle(input: Tensor) -> Tensor:
-    """The argument of a real number: pi for negatives, 0 otherwise, nan stays nan (a float
-    result; its gradient is zero, as torch's).
-
-    PyTorch
-    -------
-    ``torch.angle``
-    """
-    _need_tensors("angle", input, both=False)
-    x = _float(input)
-    return ops.where(x < 0, math.pi, ops.where(x.isnan(), x, 0.0))
-
-
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """other - alpha * input (torch.rsub).
 
@@ -813,64 +788,6 @@ def fill(input: Tensor, value) -> Tensor:
         value = value.to(input._dtype)
     keep = ops.ones_like(input, dtype=D.bool_)
     return ops.where(keep, value, input)
-
-
-def real(input: Tensor) -> Tensor:
-    """The real part, which is the tensor itself for a real tensor.
-
-    PyTorch
-    -------
-    ``torch.real``
-    """
-    return _real_only("real", input)
-
-
-def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: the tensor itself for a real tensor.
-
-    PyTorch
-    -------
-    ``torch.conj``
-    """
-    return _real_only("conj", input)
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate; ember's tensors are real, so a copy of ``input``.
-
-    PyTorch
-    -------
-    ``torch.conj_physical``
-    """
-    return _real_only("conj_physical", input)
-
-
-def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` with a lazy conjugation applied; ember has none (real tensors): ``input``.
-
-    PyTorch
-    -------
-    ``torch.resolve_conj``
-    """
-    return _real_only("resolve_conj", input)
-
-
-def resolve_neg(input: Tensor) -> Tensor:
-    """``input`` with a lazy negation applied; ember has none: ``input``.
-
-    PyTorch
-    -------
-    ``torch.resolve_neg``
-    """
-    return _real_only("resolve_neg", input)
-
-
-def _real_only(name, input):
-    _need_tensors(name, input, both=False)
-    if input.is_complex():
-        raise gap(f"{name} of a complex tensor", "ember's complex support is the "
-                  "view_as_real layout; work on that")
-    return input
 
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:

@@ -27,7 +27,7 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
            "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "column_stack", "dstack",
            "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
-           "tensor_split", "diff", "combinations", "view_as_real", "atleast_3d", "fliplr",
+           "tensor_split", "diff", "combinations", "atleast_3d", "fliplr",
            "flipud", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "slice_scatter", "select_scatter", "diagonal_scatter",
            "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
@@ -483,21 +483,6 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
     """
     _need("clone", input)
     return layout.clone(input, memory_format)
-
-
-def view_as_real(input: Tensor) -> Tensor:
-    """PyTorch's view of a complex tensor as (..., 2) reals.  ember has no complex dtypes, so
-    no ember tensor is complex: this raises what PyTorch raises for a real one.
-
-    PyTorch
-    -------
-    ``torch.view_as_real``
-    """
-    _need("view_as_real", input)
-    raise UnsupportedError(f"view_as_real is only supported for complex tensors, got "
-                         f"{input._dtype.name} (as PyTorch); ember has no complex dtypes: keep "
-                         "the real and imaginary parts as two real tensors (or ember.stack them "
-                         "along a last dim of 2)")
 
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:

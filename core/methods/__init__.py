@@ -276,7 +276,8 @@ for _name, _fn in {
     "logaddexp2": F.logaddexp2, "isposinf": F.isposinf, "isneginf": F.isneginf,
     "isreal": F.isreal, "angle": F.angle, "conj": F.conj, "conj_physical": F.conj_physical,
     "resolve_conj": F.resolve_conj, "resolve_neg": F.resolve_neg, "gcd": F.gcd, "lcm": F.lcm,
-    "frexp": F.frexp, "real": property(F.real),
+    "frexp": F.frexp, "real": property(F.real), "imag": property(F.imag),
+    "is_conj": F.is_conj, "is_neg": F.is_neg,
     "__rdiv__": lambda self, other: ops.div(other, self),
     "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
     "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
@@ -383,7 +384,7 @@ for _name, _fn in {
     "is_sparse": property(lambda self: False),       # every ember tensor is dense
     "is_quantized": property(lambda self: False),
     "is_meta": property(lambda self: False),
-    "is_complex": lambda self: False,
+    "is_complex": lambda self: self._dtype.category == D.COMPLEX,
     "itemsize": property(lambda self: self._dtype.itemsize),
     "nbytes": property(lambda self: self._dtype.itemsize * self.numel()),
     "ndimension": lambda self: self.ndim,

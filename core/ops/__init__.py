@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import (
     bitwise,  # declares bitwise_and/or/xor/not and the shifts (ember.functional runs them)
+    complex,  # declares real, imag, conj, complex (ember.functional runs them)
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)

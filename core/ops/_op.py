@@ -199,7 +199,7 @@ def rule_float(op):
     """Promoted inputs, integers and bool computed in the default float (exp, div, ...)."""
     def rule(inputs, attrs):
         d = _promoted(inputs, op.promote)
-        if d.category != D.FLOAT:
+        if d.category < D.FLOAT:
             d = D.get_default_dtype()
         return d, d
     return rule
@@ -238,14 +238,15 @@ def rule_fixed(dtype):
 def fast_table(kind: str) -> dict:
     """The fast-path table (input dtype -> output dtype) that matches each rule."""
     # bfloat16 always takes the full path: some backends compute it in float32
+    # complex always takes the full path too: it checks that the op is defined on complex
     if kind == "same":
-        return {d: d for d in D.ALL if d is not D.bfloat16}
+        return {d: d for d in D.REAL if d is not D.bfloat16}
     if kind == "same_nobool":
-        return {d: d for d in D.ALL if d is not D.bool_ and d is not D.bfloat16}
+        return {d: d for d in D.REAL if d is not D.bool_ and d is not D.bfloat16}
     if kind == "float":
         return {d: d for d in D.FLOATING if d is not D.bfloat16}
     if kind == "bool":
-        return {d: D.bool_ for d in D.ALL if d is not D.bfloat16}
+        return {d: D.bool_ for d in D.REAL if d is not D.bfloat16}
     return {}
 
 

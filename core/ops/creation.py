@@ -140,10 +140,11 @@ def _infer_host(data, dtype):
             arr = arr.astype(np.int64)
         if dtype is not None:        # Python numbers never wrap (arrays cast like astype)
             _check_array_fits(arr, D.get_dtype(dtype), "tensor()")
+        if dtype is None and arr.dtype.kind == "c" and not isinstance(data, np.ndarray):
+            # Python complex numbers: the complex dtype of the default float (torch)
+            arr = arr.astype(D.get_dtype(complex).np)
     if dtype is not None:
         arr = arr.astype(D.get_dtype(dtype).np, copy=False)
-    elif arr.dtype.kind == "c":
-        raise EmberTypeError("tensor(): complex numbers are not supported")
     return arr
 
 
@@ -637,6 +638,14 @@ def _gen(generator):
 def _random(name, size, dtype, device, requires_grad, draw):
     shape = _sized(size, name)
     dtype = D.get_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if dtype.category == D.COMPLEX and name in ("rand", "randn"):
+        # torch: each part drawn on its own, randn's parts of variance 1/2 (|z|^2 has mean 1)
+        scale = 0.5 ** 0.5 if name == "randn" else 1.0
+
+        def host():
+            parts = draw((*shape, 2))
+            return ((parts[..., 0] + 1j * parts[..., 1]) * scale).astype(dtype.np)
+        return _made(host, device, requires_grad, random=True, name=name)
     if dtype.category != D.FLOAT:
         raise EmberTypeError(f"{name}: expected a floating dtype, got {dtype.name}; use "
                              "randint for integers")

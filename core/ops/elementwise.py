@@ -25,6 +25,7 @@ from ._op import (
     shape_first,
 )
 from ._util import broadcast_shapes
+from .complex import rule_abs
 from .creation import full
 
 _2_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -83,7 +84,7 @@ sigmoid_backward_op = _grad_kernel("sigmoid_backward", "sigmoid", "g, out",
 # name, dtype rule, fast-path table, gradient rule (g, out, x) -> (gx,)
 neg = _u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_neg, uses=(),
          doc="-x")
-abs = _u("abs", rule_same, "same", lambda g, out, x: (g * x.sign(),), doc="|x|")
+abs = _u("abs", rule_abs, "same", lambda g, out, x: (g * x.sgn(),), doc="|x|")
 sign = _u("sign", rule_same, "same", _zero, doc="-1, 0 or 1 by the sign of x; nan stays nan")
 exp = _u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, doc="e ** x")
 log = _u("log", rule_float, "float", lambda g, out, x: (g / x,), doc="natural logarithm")

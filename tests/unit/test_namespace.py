@@ -24,8 +24,8 @@ def test_each_public_name_comes_from_one_family_module():
     sources = [*(getattr(ops, m) for m in ("creation", "elementwise", "index", "linalg",
                                            "movement", "nn", "reduce", "sampling", "scan",
                                            "sorting")),
-               *(getattr(functional, m) for m in ("activation", "creation", "elementwise",
-                                                  "index", "linalg", "movement", "products",
+               *(getattr(functional, m) for m in ("activation", "complexes", "creation",
+                                                  "elementwise", "index", "linalg", "movement", "products",
                                                   "random", "reduce", "special")),
                settings, legacy]
     assert sorted(ops.__all__ + functional.__all__) == sorted(
