@@ -367,7 +367,7 @@ def _ihfftn(fname, input, s, dim, norm, out):
     mode = _norm(fname, norm, False)
     tmp = run(fft_r2c_op, x, dims=(dims[-1],), normalization=mode, onesided=True).conj()
     if len(dims) > 1:
-        tmp = run(fft_c2c_op, tmp, dims=tuple(dims[:-1]), normalization=mode, forward=True)
+        tmp = run(fft_c2c_op, tmp, dims=tuple(dims[:-1]), normalization=mode, forward=False)
     return _finish(fname, tmp, out, input)
 
 
