@@ -226,8 +226,11 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     Examples
     --------
     >>> import ember
-    >>> ember.fft.fft(ember.tensor([1.0, 0.0, 0.0, 0.0]))
-    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+    >>> X = ember.fft.fft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
+    >>> X.real
+    tensor([10., -2., -2., -2.])
+    >>> ember.fft.ifft(X).real
+    tensor([1., 2., 3., 4.])
 
     PyTorch
     -------
