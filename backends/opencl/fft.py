@@ -182,14 +182,29 @@ def _source(t: str) -> str:
         parts.append(_pass_kernel(radix, 1, t, f"pass{radix}_i"))
     gather = unravel("g", "shape", "nd", [("off", "st")])
     parts.append(f"""
-/* strided complex (or real: is_real) input -> contiguous complex working copy */
+/* strided input -> contiguous complex working copy; is_real 0: complex input, 1: real
+   (imaginary part 0), 2: real pairs (src[off], src[off + pair]) as one complex value */
 __kernel void gather(__global const {t}* src, long offset, long8 shape, long8 st, int nd,
-                     long total, int is_real, __global {t}2* dst) {{
+                     long total, int is_real, __global {t}2* dst, long pair) {{
   long g = get_global_id(0);
   if (g >= total) return;
   long off = offset;
   {gather}
-  dst[g] = is_real ? ({t}2)(src[off], ({t})0) : ({t}2)(src[2 * off], src[2 * off + 1]);
+  dst[g] = is_real == 2 ? ({t}2)(src[off], src[off + pair]) :
+           is_real ? ({t}2)(src[off], ({t})0) : ({t}2)(src[2 * off], src[2 * off + 1]);
+}}
+/* rows of Z = FFT_h(x[2m] + i x[2m+1]) -> the h + 1 values X_k of the real FFT of x:
+   X_k = (Z_k + conj Z_(h-k))/2 - i W^k (Z_k - conj Z_(h-k))/2, W = exp(-2 pi i / 2h) */
+__kernel void unpack(__global const {t}2* z, __global const {t}2* roots, long h, {t} scale,
+                     long total, __global {t}2* dst) {{
+  long g = get_global_id(0);
+  if (g >= total) return;
+  long row = g / (h + 1), k = g - row * (h + 1);
+  {t}2 a = z[row * h + (k % h)], b = z[row * h + ((h - k) % h)];
+  b.y = -b.y;
+  {t}2 e = (a + b) * ({t})0.5, o = (a - b) * ({t})0.5, w = roots[k];
+  {t}2 c = ({t}2)(w.x * o.x - w.y * o.y, w.x * o.y + w.y * o.x);
+  dst[g] = ({t}2)(e.x + c.y, e.y - c.x) * scale;
 }}
 __kernel void real_part(__global const {t}2* src, __global {t}* dst, long total) {{
   long g = get_global_id(0);
@@ -379,8 +394,9 @@ class Plan:
         return other, buf
 
     # -- whole arrays ----------------------------------------------------------------
-    def gather(self, x: CLArray, is_real: bool):
-        """A contiguous complex copy of x (any strides; real x gets imaginary part 0)."""
+    def gather(self, x: CLArray, is_real, pair: int = 0):
+        """A contiguous complex copy of x (any strides; real x gets imaginary part 0;
+        is_real=2: the real values x and x + pair elements further as one complex)."""
         total = x.size
         out = self.alloc(total)
         if total:
@@ -389,7 +405,24 @@ class Plan:
                 raise ValueError(f"FFT on OpenCL takes at most {MAXDIM} dims, got {nd}")
             self.launch1("gather", total, x.buffer, np.int64(x.offset), long8(x.shape),
                          strides8(x.strides), np.int32(nd), np.int64(total),
-                         np.int32(is_real), out)
+                         np.int32(int(is_real)), out, np.int64(pair))
+        return out
+
+    def real_last_dim(self, x: CLArray, scale: float):
+        """The one-sided FFT of real x along its last dim (even length n >= 4) through
+        one complex FFT of length n/2 of the packed pairs (half the work of a complex
+        transform of the real values), as a contiguous (..., n/2 + 1) complex buffer."""
+        n = x.shape[-1]
+        h = n // 2
+        lead = tuple(x.shape[:-1])
+        pairs = x.view(lead + (h,), tuple(x.strides[:-1]) + (2 * x.strides[-1],), x.offset)
+        z = self.gather(pairs, 2, x.strides[-1])
+        rows = int(np.prod(lead))
+        z, other = self.transform(z, self.alloc(rows * h), rows, h, 1, False, 1.0)
+        total = rows * (h + 1)
+        out = self.alloc(total)
+        self.launch1("unpack", total, z, self.roots(n), np.int64(h), self.np_real(scale),
+                     np.int64(total), out)
         return out
 
     def c2c_dims(self, buf, shape, dims, inverse, scale):
@@ -438,7 +471,6 @@ def r2c_buffers(rt, x: CLArray, dims, normalization, onesided, out_dtype):
     plan = _plan(rt, x.dtype.name)
     shape = list(x.shape)
     dims = list(dims)
-    buf = plan.gather(x, True)
     last = dims[-1]
     count = int(np.prod([shape[d] for d in dims])) if dims else 1
     scale = _scale(normalization, count)
@@ -446,11 +478,25 @@ def r2c_buffers(rt, x: CLArray, dims, normalization, onesided, out_dtype):
         if onesided:
             shape[last] = shape[last] // 2 + 1
         return _wrap(rt, plan.alloc(int(np.prod(shape))), tuple(shape), out_dtype)
+    rest = dims[:-1]
+    n = shape[last]
+    if last == len(shape) - 1 and n % 2 == 0 and n >= 4:
+        # the packed real transform of the last dim, then the other dims
+        half_shape = shape[:-1] + [n // 2 + 1]
+        half = plan.real_last_dim(x, 1.0 if rest else scale)
+        if not onesided:
+            full = plan.alloc(x.size)
+            plan.launch1("hermitian", x.size, half, np.int64(n // 2 + 1), full, np.int64(n),
+                         np.int64(x.size))
+            half, half_shape = full, shape
+        if rest:
+            half = plan.c2c_dims(half, tuple(half_shape), rest, False, scale)
+        return _wrap(rt, half, tuple(half_shape), out_dtype)
+    buf = plan.gather(x, True)
     if not onesided:
         buf = plan.c2c_dims(buf, tuple(shape), dims, False, scale)
         return _wrap(rt, buf, tuple(shape), out_dtype)
     # the last dim first, then keep n//2 + 1 of it, then the others on the halved array
-    rest = dims[:-1]
     buf = plan.c2c_dims(buf, tuple(shape), [last], False, 1.0 if rest else scale)
     full = CLArray(rt, buf, tuple(shape), out_dtype)
     half_shape = list(shape)

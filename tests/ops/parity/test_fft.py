@@ -80,7 +80,7 @@ CALLS = [
     ("fft", "c", (4, 6), {}), ("fft", "r", (5, 7), {"dim": 0, "norm": "ortho"}),
     ("fft", "c", (3, 5), {"n": 8, "norm": "forward"}), ("fft", "c", (3, 9), {"n": 4}),
     ("ifft", "c", (4, 6), {}), ("ifft", "r", (6,), {"n": 10, "norm": "forward"}),
-    ("fft2", "c", (2, 4, 6), {}), ("fft2", "r", (4, 6), {"s": (5, 3), "norm": "ortho"}),
+    ("fft2", "c", (2, 4, 6), {}), ("fft2", "r", (4, 8), {}), ("fft", "r", (3, 8), {}), ("fft2", "r", (4, 6), {"s": (5, 3), "norm": "ortho"}),
     ("ifft2", "c", (3, 4, 5), {"dim": (0, 2)}),
     ("fftn", "c", (3, 4, 5), {}), ("fftn", "r", (3, 4, 5), {"s": (6, -1), "dim": (2, 0)}),
     ("fftn", "c", (3, 4, 5), {"s": (2, 7)}), ("ifftn", "c", (3, 4, 5), {"norm": "forward"}),
@@ -216,6 +216,14 @@ def test_opencl_2d_along_the_first_dim_of_a_view():
     view = x.mT[1:, ::2]                      # strided, offset, transposed
     want = np.fft.rfft2(arr.T[1:, ::2])
     np.testing.assert_allclose(ember.fft.rfft2(view).numpy(), want, rtol=1e-5, atol=1e-5)
+    # an even last dim of stride 2: the packed real transform reads pairs 2 apart
+    arr = _array((6, 16), "r", np.float32)
+    view = ember.tensor(arr, device="opencl:0")[1:, ::2]
+    for norm in ("backward", "ortho"):
+        np.testing.assert_allclose(ember.fft.rfft2(view, norm=norm).numpy(),
+                                   np.fft.rfft2(arr[1:, ::2], norm=norm), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(ember.fft.fft(view, norm=norm).numpy(),
+                                   np.fft.fft(arr[1:, ::2], norm=norm), rtol=1e-5, atol=1e-5)
 
 
 def test_array_api_fft_extension():
