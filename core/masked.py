@@ -34,7 +34,7 @@ def _identity(op: str, input: Tensor):
         return 0
     if op in ("prod", "cumprod"):
         return 1
-    floating = dtype.category == D.FLOAT
+    floating = dtype.category >= D.FLOAT
     if op in ("amax", "argmax", "logsumexp"):
         if floating:
             return -math.inf
@@ -65,7 +65,7 @@ def _dims(dim, ndim, name):
 def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The sum of the unmasked elements over dim (every dim by default)."""
     if dtype is None:
-        dtype = input._dtype if input._dtype.category == D.FLOAT else D.int64
+        dtype = input._dtype if input._dtype.category >= D.FLOAT else D.int64
     return ops.sum(_combine("sum", input, mask), _dims(dim, input.ndim, "masked.sum") or None,
                    keepdim, dtype=dtype)
 
@@ -73,7 +73,7 @@ def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None
 def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The product of the unmasked elements over dim (every dim by default)."""
     if dtype is None:
-        dtype = input._dtype if input._dtype.category == D.FLOAT else D.int64
+        dtype = input._dtype if input._dtype.category >= D.FLOAT else D.int64
     x = _combine("prod", input, mask).to(dtype)
     for d in reversed(_dims(dim, input.ndim, "masked.prod")):
         x = ops.prod(x, d, keepdim=keepdim)
@@ -129,7 +129,7 @@ def argmin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None,
 def mean(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
     """The mean of the unmasked elements (nan where there are none)."""
     dtype = input._dtype if dtype is None else D.get_dtype(dtype)
-    if dtype.category != D.FLOAT:
+    if dtype.category < D.FLOAT:
         raise EmberValueError(f"mean(): Could not infer output dtype. Input dtype must be "
                               f"either a floating point or complex dtype. Got: {dtype.name}")
     m = _mask(input, mask)

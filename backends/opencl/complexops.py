@@ -47,9 +47,47 @@ def with_complex_abs(real_abs):
     return abs
 
 
+def with_complex_matmul(real_matmul):
+    """matmul: the real kernel for real arrays; for complex ones four real products of the
+    parts, (Ar Br - Ai Bi) + (Ar Bi + Ai Br) i (the real GEMM kernels, their tuning and
+    batching; the 3-product form saves one but loses accuracy where parts differ in size)."""
+    real, imag = _part("real"), _part("imag")
+
+    def matmul(x, y):
+        if x.dtype.category != D.COMPLEX:
+            return real_matmul(x, y)
+        xr, xi, yr, yi = real(x), imag(x), real(y), imag(y)
+        re = _sub(real_matmul(xr, yr), real_matmul(xi, yi))
+        im = _add(real_matmul(xr, yi), real_matmul(xi, yr))
+        return complex_(re, im)
+    return matmul
+
+
+def _add(a, b):
+    from .elementwise import binary
+    return binary("add")(a, b)
+
+
+def _sub(a, b):
+    from .elementwise import binary
+    return binary("sub")(a, b)
+
+
+def with_complex_nonzero(real_nonzero):
+    """nonzero of a complex array: the coordinates of its `!= 0` (either part nonzero)."""
+    def nonzero(x):
+        if x.dtype.category == D.COMPLEX:
+            from .elementwise import binary
+            x = binary("ne")(x, 0)
+        return real_nonzero(x)
+    return nonzero
+
+
 def table(base: dict) -> dict:
     return {"real": _part("real"), "imag": _part("imag"), "conj": conj,
-            "complex": complex_, "abs": with_complex_abs(base["abs"])}
+            "complex": complex_, "abs": with_complex_abs(base["abs"]),
+            "matmul": with_complex_matmul(base["matmul"]),
+            "nonzero": with_complex_nonzero(base["nonzero"])}
 
 
 assert set(complexmath.COMPLEX) <= set(codegen.CTYPE)

@@ -34,6 +34,8 @@ def _rules(op: str, dt: str):
     """(init, combine statement over acc and v) for a reduction in the accumulator type."""
     a = _acc_type(op, dt)
     flt = dt in FLOATS
+    if dt in codegen.COMPLEX:
+        return _complex_rules(op, dt)
     if op == "sum":
         return "0", "acc += v;"
     if op == "prod":
@@ -50,6 +52,22 @@ def _rules(op: str, dt: str):
     if op == "all":
         return "1", "acc &= (v != 0);"
     raise KeyError(op)
+
+
+def _complex_rules(op: str, dt: str):
+    """Reductions of float2/double2 pairs: sums componentwise, products as complex
+    products; max and min are refused by the core (complex numbers have no order), so
+    their members of the family program are never launched."""
+    c = CTYPE[dt]
+    if op == "sum":
+        return f"({c})(0, 0)", "acc += v;"
+    if op == "prod":
+        return (f"({c})(1, 0)",
+                f"acc = ({c})(acc.x * v.x - acc.y * v.y, acc.x * v.y + acc.y * v.x);")
+    # any/all of complex arrays reduce their `!= 0` (reduction() below); max and min are
+    # refused by the core (complex numbers have no order): these members of the family
+    # program are never launched for complex
+    return ("0" if op in ("any", "all") else f"({c})(0, 0)"), "acc = acc;"
 
 
 UNROLL = 8      # independent accumulators per work-item
@@ -368,6 +386,9 @@ def reduction(op: str):
     def kernel(x: CLArray, *, axes, keepdims) -> CLArray:
         axes = tuple(axes)
         out_dtype = D.bool_ if op in ("any", "all") else x.dtype
+        if op in ("any", "all") and x.dtype.category == D.COMPLEX:
+            from .elementwise import binary
+            x = binary("ne")(x, 0)          # nonzero parts: one fused kernel with the reduce
         if not axes:
             # a 0-d input: the value itself (any/all as bool; sum/prod arrive cast by the core)
             return cast(x, dtype=out_dtype) if out_dtype is not x.dtype else contiguous(x)

@@ -22,10 +22,20 @@ _RULES = {"cumsum": ("0", "+"), "cumprod": ("1", "*")}
 def _source(op: str, dt: str) -> str:
     t, c = CTYPE[dt], COMPUTE[dt]
     init, sym = _RULES[op]
+    pre = ""
+    if dt in codegen.COMPLEX:     # float2 pairs: (1, 0) and the complex product
+        init = "(1, 0)" if op == "cumprod" else "(0, 0)"
+        init = f"({c}){init}"
+        if op == "cumprod":
+            pre = (f"#define CMUL_(a, b) (({c})((a).x * (b).x - (a).y * (b).y, "
+                   "(a).x * (b).y + (a).y * (b).x))\n")
+
+    def comb(a, b):
+        return f"CMUL_({a}, {b})" if pre else f"{a} {sym} {b}"
     head = """long base = xo, obase = 0;
   {unravel}""".format(unravel=codegen.unravel("line", "shape", "nd",
                                               [("base", "st"), ("obase", "ost")]))
-    return f"""
+    return pre + f"""
 __kernel void serial(long nlines, long L, int nd, long8 shape, long8 st, long8 ost, long ast,
                      long oast, __global const {t}* x, long xo, __global {t}* out) {{
   long line = get_global_id(0);
@@ -33,7 +43,7 @@ __kernel void serial(long nlines, long L, int nd, long8 shape, long8 st, long8 o
   {head}
   {c} acc = {init};
   for (long k = 0; k < L; k++) {{
-    acc = acc {sym} ({c})x[base + k * ast];
+    acc = {comb("acc", f"({c})x[base + k * ast]")};
     out[obase + k * oast] = ({t})acc;
   }}
 }}
@@ -45,18 +55,18 @@ __kernel void group(long L, long chunk, int nd, long8 shape, long8 st, long8 ost
   {head}
   long k0 = lid * chunk, k1 = min(L, k0 + chunk);
   {c} acc = {init};
-  for (long k = k0; k < k1; k++) acc = acc {sym} ({c})x[base + k * ast];
+  for (long k = k0; k < k1; k++) acc = {comb("acc", f"({c})x[base + k * ast]")};
   part[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int off = 1; off < wg; off *= 2) {{
     {c} v = lid >= off ? part[lid - off] : ({c}){init};
     barrier(CLK_LOCAL_MEM_FENCE);
-    part[lid] = part[lid] {sym} v;
+    part[lid] = {comb("part[lid]", "v")};
     barrier(CLK_LOCAL_MEM_FENCE);
   }}
   acc = lid > 0 ? part[lid - 1] : ({c}){init};
   for (long k = k0; k < k1; k++) {{
-    acc = acc {sym} ({c})x[base + k * ast];
+    acc = {comb("acc", f"({c})x[base + k * ast]")};
     out[obase + k * oast] = ({t})acc;
   }}
 }}

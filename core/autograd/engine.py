@@ -133,7 +133,7 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
             if gi._data.shape != x._data.shape:
                 gi = _unbroadcast(gi, x._data.shape)
             if gi._dtype is not x._dtype:
-                gi = gi.to(x._dtype)
+                gi = _to_input_dtype(gi, x._dtype)
             owned = fresh and gi is not g and gi._meta is None and not any(
                 gi is t for t in seen) and not any(gi is t for t in node.inputs)
             seen.append(gi)
@@ -162,6 +162,15 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
                 "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
+
+
+def _to_input_dtype(g: Tensor, dtype) -> Tensor:
+    """A gradient in its input's dtype; a complex gradient of a real input is its real part
+    (torch's handle_r_to_c: the input entered the complex computation through a cast)."""
+    if g._dtype.category == 3 and dtype.category != 3:
+        from ..ops.complex import real_op_run
+        g = real_op_run(g)
+    return g.to(dtype)
 
 
 def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
@@ -196,7 +205,7 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
 def _check_anomaly(node, grads):
     from .. import ops
     for gi in grads:
-        if type(gi) is Tensor and gi._dtype.category == 2:
+        if type(gi) is Tensor and gi._dtype.category >= 2:
             with no_grad():
                 bad = not bool(ops.all(ops.isfinite(gi)).item())
             if bad:

@@ -126,6 +126,7 @@ class _FunctionOp:
     save_out = False
     uses = ()                   # version checks are done by ctx.saved_tensors instead
     fresh_grads = False         # backward may return g, a saved tensor or a view: copy it
+    complex_grad = True         # the user's backward takes torch's complex gradients as is
 
     def __init__(self, cls, ctx, n_inputs: int, outputs: list) -> None:
         self.name = _node_name(cls)
@@ -322,7 +323,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, output):
         if type(o) is Tensor and id(o) not in dirty and any(o is a for a in args):
             outs[i] = o.detach()           # an input returned as is: its history stays
     differentiable = [i for i, o in enumerate(outs) if type(o) is Tensor and
-                      id(originals[i]) not in non_diff and o._dtype.category == D.FLOAT]
+                      id(originals[i]) not in non_diff and o._dtype.category >= D.FLOAT]
     op = _FunctionOp(cls, ctx, len(args), outs)
     if len(differentiable) == 1:
         i = differentiable[0]
@@ -353,6 +354,7 @@ class _OnceOp:
     """The op of a node that refuses to be differentiated (see once_differentiable)."""
 
     name = "once_differentiable"
+    complex_grad = True
     save_out = False
     uses = ()
     fresh_grads = False
@@ -377,7 +379,7 @@ def once_differentiable(fn):
         single = type(outputs) is not tuple
         marked = []
         for o in ([outputs] if single else outputs):
-            if type(o) is Tensor and o._dtype.category == D.FLOAT:
+            if type(o) is Tensor and o._dtype.category >= D.FLOAT:
                 o = o.detach()
                 o.grad_fn, o.requires_grad = Node(_OnceOp(), o, sources, {}), True
             marked.append(o)

@@ -118,10 +118,42 @@ class Node:
                     f"{live._version}; expected version 0 instead. Hint: .clone() the output "
                     "before modifying it in place.")
         out = self._output() if self.out is not None else None
+        if g._dtype.category == 3 and not getattr(self.op, "complex_grad", False) and \
+                self.op.name not in OWN_COMPLEX_RULE:
+            return _conjugated(self.op.vjp, g, out, inputs, self.attrs)
         grads = self.op.vjp(g, out, *inputs, **self.attrs)
         if type(grads) is not tuple:
             grads = (grads,)
         return grads
+
+
+# ops whose VJP is written for complex gradients itself (the others' real formulas are
+# conjugated around, see _conjugated)
+OWN_COMPLEX_RULE = {"complex"}
+
+
+def _conj(t):
+    if type(t) is Tensor and t._dtype.category == 3:
+        from ..ops.complex import conj_op_run
+        return conj_op_run(t)
+    if callable(t) and type(t) is not Tensor:
+        return lambda: _conj(t())
+    return t
+
+
+def _conjugated(vjp, g, out, inputs, attrs):
+    """PyTorch's convention for complex gradients (the conjugate Wirtinger derivative):
+    a holomorphic op's input gradient is g * conj(f'(z)).  The VJPs are written as real
+    formulas g * f'(x), which extend to complex numbers as they are; so the rule runs on
+    conj(g) and its results are conjugated: conj(conj(g) * f'(z)) = g * conj(f'(z)).  For
+    linear ops (sums, views, matmul's transposes) conj(conj(g) A) is g conj(A): torch's
+    conjugate transposes.  Ops that are not holomorphic (abs, real, imag, angle through
+    atan2, the complex constructor) either take real gradients (no conjugation happens)
+    or are listed in OWN_COMPLEX_RULE."""
+    grads = vjp(_conj(g), out, *inputs, **attrs)
+    if type(grads) is not tuple:
+        grads = (grads,)
+    return tuple(_conj(gi) for gi in grads)
 
 
 class _Leaf:

@@ -12,7 +12,9 @@ from ..tensor import Tensor
 
 
 def _need_float(name, x):
-    if x._dtype.category != D.FLOAT:
+    """A floating (or complex: the ops torch refuses on complex refuse it themselves)
+    input."""
+    if x._dtype.category < D.FLOAT:
         raise DtypeNotSupportedError(
             f"{name}(): could not infer output dtype. Input dtype must be floating point, "
             f"got {x._dtype.name}; call .float() first")
@@ -26,7 +28,7 @@ def _need(name, x, ndim=None):
 
 
 def _float(x: Tensor) -> Tensor:
-    return x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+    return x if x._dtype.category >= D.FLOAT else x.to(D.get_default_dtype())
 
 
 _INTS = (D.uint8, D.int8, D.int16, D.int32, D.int64)
@@ -35,8 +37,9 @@ _INTS = (D.uint8, D.int8, D.int16, D.int32, D.int64)
 def _tensor(name, x, like=None):
     if type(x) is Tensor:
         return x
-    if isinstance(x, (int, float, bool)) and like is not None:
-        return ops.full((), x, dtype=like._dtype if like._dtype.category == D.FLOAT
+    if isinstance(x, (int, float, bool, complex)) and like is not None:
+        return ops.full((), x, dtype=D.result_type(like, x) if type(x) is complex else
+                        like._dtype if like._dtype.category >= D.FLOAT
                         else D.get_default_dtype(), device=like._device)
     raise EmberTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
 

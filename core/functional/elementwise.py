@@ -32,6 +32,7 @@ from ..ops.bitwise import (
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _need_tensors, _tensor
+from .complexes import complex as _complex
 
 __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "clamp", "square", "isclose", "nan_to_num", "clamp_min", "clamp_max", "log2", "log10",
@@ -154,7 +155,7 @@ def _isclose(input: Tensor, other, rtol, atol, equal_nan) -> Tensor:
                               f"zero, got rtol={rtol}, atol={atol}")
     if type(other) is not Tensor:
         other = ops.full((), other, dtype=input._dtype, device=input._device)
-    if input._dtype.category != D.FLOAT and other._dtype.category != D.FLOAT:
+    if input._dtype.category < D.FLOAT and other._dtype.category < D.FLOAT:
         return input == other
     close = (input - other).abs() <= atol + rtol * other.abs()
     close = close.logical_or(input == other)
@@ -170,6 +171,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Ten
     -------
     ``torch.nan_to_num``
     """
+    if input._dtype.category == D.COMPLEX:      # each part on its own, as torch
+        return _complex(nan_to_num(input.real, nan, posinf, neginf),
+                        nan_to_num(input.imag, nan, posinf, neginf))
     if input._dtype.category != D.FLOAT:
         return input.clone()
     info = np.finfo(input._dtype.np) if input._dtype is not D.bfloat16 else None
@@ -242,6 +246,9 @@ def sinh(input: Tensor) -> Tensor:
     -------
     ``torch.sinh``
     """
+    if input._dtype.category == D.COMPLEX:    # sinh(x) cos(y) + i cosh(x) sin(y)
+        x, y = input.real, input.imag
+        return _complex(sinh(x) * ops.cos(y), cosh(x) * ops.sin(y))
     x = _float(input)
     a = ops.abs(x)
     e = ops.expm1(ops.minimum(a, 1.0))
@@ -259,6 +266,9 @@ def cosh(input: Tensor) -> Tensor:
     -------
     ``torch.cosh``
     """
+    if input._dtype.category == D.COMPLEX:    # cosh(x) cos(y) + i sinh(x) sin(y)
+        x, y = input.real, input.imag
+        return _complex(cosh(x) * ops.cos(y), sinh(x) * ops.sin(y))
     big = _half_exp(ops.abs(_float(input)))
     return big + 0.25 / big
 
@@ -276,6 +286,7 @@ def trunc(input: Tensor) -> Tensor:
     -------
     ``torch.trunc``, ``torch.fix``
     """
+    _no_complex("trunc", input)
     if input._dtype.category != D.FLOAT:
         return input.clone()
     return ops.where(input < 0, ops.ceil(input), ops.floor(input))
@@ -317,6 +328,11 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     ``torch.logaddexp``
     """
     _need_tensors("logaddexp", input, other)
+    if input._dtype.category == D.COMPLEX or other._dtype.category == D.COMPLEX:
+        # shifted by the larger real part (complex numbers have no maximum), as torch
+        m = ops.maximum(input.real, other.real).detach()
+        m = ops.where(m.isfinite(), m, 0.0)
+        return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
     m = ops.maximum(input, other).detach()
     m = ops.where(m.isfinite(), m, 0.0)
     return ops.log(ops.exp(input - m) + ops.exp(other - m)) + m
@@ -351,6 +367,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     -------
     ``torch.logit``
     """
+    _no_complex("logit", input)
     x = input if eps is None else input.clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
@@ -401,7 +418,18 @@ def sgn(input: Tensor) -> Tensor:
     -------
     ``torch.sgn``
     """
+    if type(input) is Tensor and input._dtype.category == D.COMPLEX:
+        a = ops.abs(input)                  # z / |z|, 0 at 0 (a zero gradient there)
+        zero = a == 0
+        return ops.where(zero, 0, input / ops.where(zero, 1.0, a))
     return ops.sign(input)
+
+
+def _no_complex(name, x):
+    """torch refuses these on complex tensors; so does ember."""
+    if type(x) is Tensor and x._dtype.category == D.COMPLEX:
+        raise EmberTypeError(f"{name}: not defined on complex numbers (torch refuses it too), "
+                             f"got {x._dtype.name}; work on .real, .imag or .abs() instead")
 
 
 def positive(input: Tensor) -> Tensor:
@@ -423,8 +451,11 @@ def float_power(input, exponent) -> Tensor:
     """
     if type(input) is not Tensor and type(exponent) is not Tensor:
         _need_tensors("float_power", exponent, both=False)
-    base = input.to(D.float64) if type(input) is Tensor else input
-    exp = exponent.to(D.float64) if type(exponent) is Tensor else exponent
+    # float64, or complex128 where either side is complex (torch)
+    wide = D.complex128 if any((type(v) is Tensor and v._dtype.category == D.COMPLEX) or
+                               type(v) is complex for v in (input, exponent)) else D.float64
+    base = input.to(wide) if type(input) is Tensor else input
+    exp = exponent.to(wide) if type(exponent) is Tensor else exponent
     return base ** exp
 
 

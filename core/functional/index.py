@@ -39,7 +39,10 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                              f"got tensor with {value.ndim} dimension(s)")
         value = value.to(x._dtype)
-    elif x._dtype.category != D.FLOAT:
+    elif type(value) is complex and x._dtype.category != D.COMPLEX:
+        raise EmberTypeError(f"masked_fill: value {value!r} cannot be converted to "
+                             f"{x._dtype.name} without overflow (as torch)")
+    elif x._dtype.category < D.FLOAT:
         check_fits(value, x._dtype, "masked_fill")
         value = bool(value) if x._dtype is D.bool_ else int(value)
     return ops.where(mask, value, x)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import amp_policy, ops
+from .. import dtypes as D
 from .._torch_gaps import gap
 from ..amp_policy import active as _amp
 from ..linalg import decompositions as LA
@@ -38,6 +39,8 @@ def logdet(A: Tensor) -> Tensor:
     ``torch.logdet``
     """
     sign, logabs = slogdet(A)
+    if sign._dtype.category == D.COMPLEX:       # log det = log |det| + i arg det (torch)
+        return logabs + ops.log(sign)
     return ops.where(sign < 0, float("nan"), logabs)
 
 
@@ -127,6 +130,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     """
     if p == "fro" or p is None:
         x = _floats("norm", input, dtype)
+        if x._dtype.category == D.COMPLEX:      # the 2-norm of the magnitudes (real)
+            x = x.abs()
         return _l2(x, _dims(x, dim), keepdim)
     if p == "nuc":
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,

@@ -98,7 +98,16 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return ops.matmul(input, other)
 
 
-vdot = dot          # real tensors only: no conjugate to take
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of conj(input) and other (1-D tensors; dot for real ones).
+
+    PyTorch
+    -------
+    ``torch.vdot``
+    """
+    if type(input) is Tensor and input._dtype.category == D.COMPLEX:
+        input = input.conj()
+    return dot(input, other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

@@ -80,7 +80,11 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
         correction = 1
     centered = x - mean(x, dim, keepdim=True)
     n = _count(x, dim)
-    return ops.sum(centered * centered, dim, keepdim) / builtins.max(n - correction, 0)
+    if x._dtype.category == D.COMPLEX:        # |x - mean|^2: a real variance, as torch
+        square = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        square = centered * centered
+    return ops.sum(square, dim, keepdim) / builtins.max(n - correction, 0)
 
 
 @numpy_names
@@ -119,8 +123,9 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
         return amp_policy.call("logsumexp", logsumexp, x, dim, keepdim)
     _need_float("logsumexp", x)
     dim = _every(dim)
-    # the shift is a constant: detach keeps inf - inf out of the gradient
-    m = ops.amax(x, dim, keepdim=True).detach()
+    # the shift is a constant: detach keeps inf - inf out of the gradient (a complex
+    # tensor is shifted by its largest real part, as torch)
+    m = ops.amax(x.real if x._dtype.category == D.COMPLEX else x, dim, keepdim=True).detach()
     m = ops.where(ops.isfinite(m), m, 0.0)
     out = ops.log(ops.sum(ops.exp(x - m), dim, keepdim=True)) + m
     return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "logsumexp"))
@@ -575,6 +580,9 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     ``torch.nansum``
     """
     _need("nansum", input)
+    if input._dtype.category == D.COMPLEX:
+        raise EmberTypeError("nansum: not defined on complex tensors (torch refuses it too: "
+                             "nansum does not support complex inputs); sum the parts")
     if input._dtype.category == D.FLOAT:
         input = ops.where(input.isnan(), 0.0, input)
     return ops.sum(input, dim, keepdim, dtype=dtype)
@@ -640,7 +648,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
         raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")
     x = input.reshape(1, -1) if input.ndim < 2 else input
-    x = x if x._dtype.category == D.FLOAT else x.to(D.get_default_dtype())
+    x = x if x._dtype.category >= D.FLOAT else x.to(D.get_default_dtype())
     n = x._data.shape[1]
     w = None
     for name, wt in (("fweights", fweights), ("aweights", aweights)):

@@ -87,7 +87,7 @@ _STRUCTURE_RATIO, _STRUCTURE_FLOOR = 4, 64 << 20
 # ember dtype name <-> safetensors dtype code
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
           "int64": "I64", "float16": "F16", "bfloat16": "BF16", "float32": "F32",
-          "float64": "F64"}
+          "float64": "F64", "complex64": "C64"}
 _TAGS = ("$dict", "$odict", "$tuple", "$float", "$dtype", "$ndarray", "$tensor")
 _TENSOR_KEYS = {"$tensor", "device", "requires_grad", "parameter"}
 
@@ -165,7 +165,10 @@ class _Encoder:
             host = value.detach().numpy() if isinstance(value, Tensor) else value
             # the file is little-endian; from_numpy_dtype names the dtypes it supports
             host = np.asarray(host, dtype=host.dtype.newbyteorder("<"), order="C")
-            D.from_numpy_dtype(host.dtype)
+            if D.from_numpy_dtype(host.dtype).name not in _CODES:
+                # complex128 has no safetensors code (C64 only): the object is written in
+                # PyTorch's zip format instead, which holds every dtype (torch.load reads it)
+                raise _NotPlain(f"{host.dtype} has no safetensors code")
             name = path or "tensor"
             while name in self.arrays or name == "__metadata__":
                 name += "'"
@@ -646,7 +649,7 @@ class _Placer:
             placed = self._placed.get(key[:2])
             if placed is None:   # one buffer saved once loads as one shared buffer
                 placed = self._placed[key[:2]] = self._place(saved)
-            if saved.requires_grad and placed.dtype.category != D.FLOAT:
+            if saved.requires_grad and placed.dtype.category < D.FLOAT:
                 raise _bad(self.name, f"tensor {brief(saved.key, 100)} of {placed.dtype.name} is "
                                       "marked requires_grad, which only floating tensors "
                                       "can be")

@@ -29,12 +29,11 @@ _MAX_LIST_CHARS = 4096             # a shape of 64 twenty-digit sizes fits easil
 # code -> NumPy dtype name, for the dtypes ember has (bfloat16 from ml_dtypes)
 CODES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32",
          "I64": "int64", "F16": "float16", "BF16": "bfloat16", "F32": "float32",
-         "F64": "float64"}
+         "F64": "float64", "C64": "complex64"}
 ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "F16": 2, "BF16": 2,
-            "F32": 4, "F64": 8}
+            "F32": 4, "F64": 8, "C64": 8}
 # valid safetensors codes that have no ember dtype: named as such in the error
-FOREIGN = ("U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2",
-           "C64")
+FOREIGN = ("U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2")
 
 _WS = re.compile(r"[ \t\n\r]*")
 _FLAT_LIST = re.compile(r"\[([^\[\]{}\"]*)\]")

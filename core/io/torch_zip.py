@@ -51,7 +51,8 @@ _OBJECT_COST = 256         # an object a safe global builds, about
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8",
              "ShortStorage": "int16", "IntStorage": "int32", "LongStorage": "int64",
              "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
-             "FloatStorage": "float32", "DoubleStorage": "float64"}
+             "FloatStorage": "float32", "DoubleStorage": "float64",
+             "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
 # globals the user marked safe for weights_only loads (add_safe_globals): each a function or
 # class, or a (function or class, "module.qualname") pair, as torch.serialization keeps them
 _SAFE_GLOBALS: set = set()
@@ -139,7 +140,8 @@ def unsupported_global(full: str) -> WeightsOnlyError:
 
 
 _DTYPE_NAMES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-                "float32", "float64", "half", "float", "double", "long", "int", "short"}
+                "float32", "float64", "half", "float", "double", "long", "int", "short",
+                "complex64", "complex128", "cfloat", "cdouble"}
 
 
 def load(fh, start: int, size: int, name: str, *, place=None, mmap_path: str | None = None):

@@ -28,9 +28,9 @@ QRResult = namedtuple("qr", ["Q", "R"])
 def _float(name: str, x) -> Tensor:
     if not isinstance(x, Tensor):
         raise ShapeError(f"linalg.{name}: expected a tensor, got {type(x).__name__}")
-    if x._dtype.category != D.FLOAT:
-        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
-                                     f"got {x._dtype.name}; call .float() first")
+    if x._dtype.category < D.FLOAT:
+        raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point or complex "
+                                     f"tensor, got {x._dtype.name}; call .float() first")
     return x
 
 
@@ -120,6 +120,13 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     scale = A.detach().abs().amax(-1, keepdim=True)
     # the sign is in the graph with a zero gradient (sign's), as torch's
     rows = A / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
+    if A._dtype.category == D.COMPLEX:
+        # sign det / |det| (complex, torch's sgn) and log |det| through det: both in the
+        # graph with torch's gradients (log |det(rows)| + the log row scales, as above)
+        d = run(P.det_op, rows)
+        s = d.sgn()
+        fixed = ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)
+        return SlogdetResult(s, d.abs().log() + fixed.log().sum((-2, -1)))
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 
@@ -336,7 +343,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
         limit = ops.where(limit > atol, limit, atol)
     keep = S > limit
     inverse = ops.where(keep, 1.0 / ops.where(keep, S, 1.0), 0.0)
-    return (Vh.mT * inverse[..., None, :]) @ U.mT
+    return (Vh.mH * inverse[..., None, :]) @ U.mH       # conjugate transposes (complex A)
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:

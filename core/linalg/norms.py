@@ -18,7 +18,7 @@ _INF = math.inf
 def _floats(name, x: Tensor, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(dtype)
-    if x._dtype.category != D.FLOAT:
+    if x._dtype.category < D.FLOAT:
         raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, got "
                                      f"{x._dtype.name}; call .float() first")
     return x
@@ -47,6 +47,8 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     ``torch.linalg.vector_norm``
     """
     x = _floats("vector_norm", x, dtype)
+    if x._dtype.category == D.COMPLEX:       # the norms of the magnitudes (real), as torch
+        x = x.abs()
     dims = _dims(x, dim)
     if isinstance(ord, str):
         raise EmberValueError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
@@ -86,7 +88,7 @@ def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     if rows == cols:
         raise ShapeError(f"linalg.matrix_norm: the two dims must differ, got {dim!r}")
     if ord == "fro":
-        return _l2(x, (rows, cols), keepdim)
+        return _l2(x.abs() if x._dtype.category == D.COMPLEX else x, (rows, cols), keepdim)
     if ord in (1, -1, _INF, -_INF):
         inner, outer = (rows, cols) if ord in (1, -1) else (cols, rows)
         sums = x.abs().sum(inner, keepdim=True)

@@ -153,8 +153,9 @@ def detach_(self) -> Tensor:
 
 
 def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-    if requires_grad and self._dtype.category != D.FLOAT:
-        raise EmberTypeError(f"only Tensors of floating point dtype can require gradients, "
+    if requires_grad and self._dtype.category < D.FLOAT:
+        raise EmberTypeError(f"only Tensors of floating point and complex dtype can require "
+                             f"gradients, "
                              f"got {self._dtype.name}")
     if not requires_grad and self.grad_fn is not None:
         raise EmberValueError("requires_grad_(False) on a non-leaf tensor; use .detach()")

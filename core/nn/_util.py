@@ -25,9 +25,15 @@ def _need_float(name: str, x: Tensor, what: str = "input") -> None:
     if type(x) is not Tensor:
         raise EmberTypeError(f"{name}: expected {what} to be a Tensor, got "
                              f"{type(x).__name__}")
-    if x._dtype.category != D.FLOAT:
+    if x._dtype.category != D.FLOAT and not (x._dtype.category == D.COMPLEX and
+                                              name in COMPLEX_OK):
         raise EmberTypeError(f"{name}: expected a floating point {what}, got "
                              f"{x._dtype.name}; call .float() first")
+
+
+# the nn functions torch computes on complex tensors too (the others refuse them, as torch)
+COMPLEX_OK = frozenset({"l1_loss", "linear", "tanhshrink", "silu", "bilinear",
+                        "pairwise_distance", "triplet_margin_loss"})
 
 
 def _floats(name: str, **tensors: Tensor) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from .. import amp_policy, ops
+from .. import dtypes as D
 from ..amp_policy import active as _amp
 from ..errors import EmberIndexError, EmberValueError, ShapeError
 from ..functional.creation import triu_indices
@@ -54,6 +55,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 def _norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     """The p-norm along dim, with torch's gradient (0, not NaN) where a 2-norm is 0."""
     if p == 2:
+        if x._dtype.category == D.COMPLEX:      # the norm of the magnitudes (real)
+            x = ops.abs(x)
         sq = ops.sum(x * x, dim, keepdim=keepdim)
         nonzero = sq > 0
         return ops.where(nonzero, ops.sqrt(ops.where(nonzero, sq, 1.0)), 0.0)

@@ -253,7 +253,8 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
     ``torch.nn.functional.normalize``
     """
     if p == 2:
-        norm = ops.sqrt(ops.sum(x * x, dim, keepdim=True))
+        a = x.abs() if x._dtype.category == D.COMPLEX else x     # |x|: a real norm
+        norm = ops.sqrt(ops.sum(a * a, dim, keepdim=True))
     else:
         # p = 0 (count of nonzeros), inf, -inf and the rest: linalg.vector_norm, as torch
         from ..linalg.norms import vector_norm

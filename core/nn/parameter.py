@@ -35,7 +35,7 @@ class Parameter(metaclass=_ParameterMeta):
         if type(data) is not Tensor:
             raise EmberTypeError(f"Parameter: expected a Tensor, got {type(data).__name__}; "
                                  "wrap the values with ember.tensor(...) first")
-        if requires_grad and data._dtype.category != D.FLOAT:
+        if requires_grad and data._dtype.category < D.FLOAT:
             raise EmberTypeError(f"Parameter: only floating point tensors can require "
                                  f"gradients, got {data._dtype.name}; pass "
                                  "requires_grad=False or cast with .float()")

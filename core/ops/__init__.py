@@ -63,6 +63,8 @@ from .sampling import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
 
+complex.install_refusals(REGISTRY)   # what torch refuses on complex tensors, refused
+
 __all__ = [*creation.__all__, *elementwise.__all__, *index.__all__, *linalg.__all__,
            *movement.__all__, *nn.__all__, *reduce.__all__, *sampling.__all__, *scan.__all__,
            *sorting.__all__]

@@ -117,3 +117,78 @@ def conj_op_run(x: Tensor) -> Tensor:
 
 def complex_op_run(re: Tensor, im: Tensor) -> Tensor:
     return run(complex_op, re, im)
+
+
+# --- what torch refuses on complex tensors ---------------------------------------------
+# ordering and rounding have no meaning for complex numbers: torch raises for these (its
+# message: "... not implemented for 'ComplexFloat'" or "not supported for complex"), so
+# ember does too, before any kernel runs (NumPy would answer: lexicographic max, ...)
+REFUSED = ("lt", "le", "gt", "ge", "maximum", "minimum", "remainder", "floor_divide",
+           "atan2", "lgamma", "digamma", "erfinv", "erf", "floor", "ceil", "round", "sign",
+           "relu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+           "bitwise_left_shift", "bitwise_right_shift", "max", "min", "argmax", "argmin",
+           "argsort", "topk", "unique", "max_pool2d", "softmax", "lstm_cell", "gru_cell")
+_HINT = {"sign": "use ember.sgn (z / |z|) for complex numbers, as torch",
+         "max": "compare .abs() or .real instead", "min": "compare .abs() or .real instead"}
+
+
+def _refusing(name, check):
+    hint = _HINT.get(name, "work on .real, .imag or .abs() instead")
+
+    def refuse(inputs, attrs):
+        for x in inputs:
+            if (type(x) is Tensor and x._dtype.category == D.COMPLEX) or type(x) is complex:
+                got = x._dtype.name if type(x) is Tensor else "a Python complex"
+                raise EmberTypeError(f"{name}: not defined on complex numbers (torch refuses "
+                                     f"it too), got {got}; {hint}")
+        if check is not None:
+            check(inputs, attrs)
+    return refuse
+
+
+# decompositions NumPy computes for complex matrices whose VJPs are written for real ones
+# only (their complex rules need conjugate transposes and gauge terms ember does not have
+# yet): the values are computed, a gradient through them is refused
+NO_COMPLEX_GRAD = ("cholesky", "eigh", "svd_u", "svd_vh", "qr_q", "qr_r", "logabsdet")
+
+
+def _no_complex_grad(name, vjp):
+    def rule(g, out, *inputs, **attrs):
+        for x in inputs:
+            if type(x) is Tensor and x._dtype.category == D.COMPLEX:
+                from .._torch_gaps import gap
+                raise gap(f"gradient of {name} for complex matrices",
+                          "its values are computed, its complex VJP is not built; detach "
+                          "the input or compute in real arithmetic")
+        return vjp(g, out, *inputs, **attrs)
+    return rule
+
+
+# decompositions whose result is real for a complex matrix (singular values, the
+# eigenvalues of a Hermitian one)
+REAL_VALUES = ("svdvals", "eigvalsh")
+
+
+def _real_values(rule):
+    def real_rule(inputs, attrs):
+        compute, out = rule(inputs, attrs)
+        return compute, out.to_real()
+    return real_rule
+
+
+def install_refusals(registry) -> None:
+    """Put the complex refusal in front of each REFUSED op's own check (ops/__init__ calls
+    it once every family is declared).  Complex inputs never take the fast paths (their
+    tables hold real dtypes only), so run() always reaches the check."""
+    for name in REFUSED:
+        op = registry.get(name)
+        if op is not None:
+            op.check = _refusing(name, op.check)
+    for name in REAL_VALUES:            # real results of complex matrices (torch's dtypes)
+        op = registry.get(name)
+        if op is not None:
+            op.dtype = _real_values(op.dtype)
+    for name in NO_COMPLEX_GRAD:
+        op = registry.get(name)
+        if op is not None and op.vjp is not None:
+            op.vjp = _no_complex_grad(name, op.vjp)

@@ -21,7 +21,7 @@ def _matrix(name, square: bool):
     """The check of a linalg decomposition: a float tensor, (*, m, n), m == n if square."""
     def check(inputs, attrs):
         a = inputs[0]
-        if a._dtype.category != D.FLOAT:
+        if a._dtype.category < D.FLOAT:
             raise DtypeNotSupportedError(f"linalg.{name}: expected a floating point tensor, "
                                          f"got {a._dtype.name}; call .float() first")
         s = a._data.shape
@@ -118,7 +118,7 @@ def _eigh_vjp(g, out, a, *, UPLO):
 
 def _eigvalsh_vjp(g, out, a, *, UPLO):
     v = eigh_op_run(a, UPLO)
-    return ((v * g[..., None, :]) @ v.mT,)
+    return ((v * g[..., None, :]) @ v.mH,)          # V diag(g) V^H (Hermitian: complex)
 
 
 def _batch(inputs, attrs):

@@ -195,7 +195,9 @@ def _pow_vjp(g, out, x, y):
     gx = g * y * x ** (y - 1) if type(x) is Tensor else None
     gy = None
     if type(y) is Tensor and y.requires_grad:
-        safe = (x == 0).logical_and(y >= 0) if type(x) is Tensor else None
+        # (0 ** y for y with a non-negative real part: a zero gradient, as torch)
+        safe = (x == 0).logical_and((y.real if y._dtype.category == D.COMPLEX else y) >= 0) \
+            if type(x) is Tensor else None
         base = x.log() if type(x) is Tensor else math.log(x) if x > 0 else float("nan")
         gy = g * out * base
         if safe is not None:

@@ -33,7 +33,7 @@ def _spread(g, x, axes, keepdims):
 def _sum_rule(op):
     def rule(inputs, attrs):
         d = inputs[0]._dtype
-        if d.category != D.FLOAT:
+        if d.category < D.FLOAT:
             return D.int64, D.int64      # PyTorch sums bool and ints in int64
         return None, d
     return rule

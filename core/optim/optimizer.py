@@ -63,8 +63,9 @@ class Optimizer:
             if p.grad_fn is not None:
                 raise EmberValueError(f"{name}: can't optimize a non-leaf Tensor; optimize "
                                       "the leaf (e.g. a module parameter) instead")
-            if p._dtype.category != D.FLOAT:
-                raise EmberTypeError(f"{name}: can only optimize floating point tensors, got "
+            if p._dtype.category < D.FLOAT:
+                raise EmberTypeError(f"{name}: can only optimize floating point and complex "
+                                     f"tensors, got "
                                      f"{p._dtype.name}")
         group = dict(param_group, params=params)
         for key, default in self.defaults.items():

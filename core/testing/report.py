@@ -109,13 +109,17 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-inputs", action="store_true",
                         help="with --torch-reference: the OpInfos' reference_inputs "
                              "(a superset of sample_inputs) where they have them")
+    parser.add_argument("--dtype", choices=("complex64",), default=None,
+                        help="with --torch-reference: the OpInfos' samples of this dtype "
+                             "(only the ops that have them) instead of float32")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="with --torch-reference: print every failing sample")
     args = parser.parse_args(argv)
     if args.torch_reference:
         from . import torch_reference
         return torch_reference.main(args.device, args.max_samples, args.op,
-                                    reference=args.reference_inputs, verbose=args.verbose)
+                                    reference=args.reference_inputs, verbose=args.verbose,
+                                    dtype=args.dtype)
     if not args.report:
         parser.print_help()
         return 0

@@ -308,27 +308,38 @@ def _compare(t_out, e_out, rtol, atol, what="output", check_dtype=True, values=T
             raise Mismatch(f"{where}: values differ (exact)")
 
 
-def _tolerance(op):
-    """torch's float32 tolerance for the op: the OpInfo's toleranceOverride where one is
-    given (any test), at least assert_close's float32 defaults."""
+def _tolerance(op, dtype=None):
+    """torch's float32 (or complex64) tolerance for the op: the OpInfo's toleranceOverride
+    where one is given (any test), at least assert_close's float32 defaults."""
     import torch
     from torch.testing._internal.common_device_type import toleranceOverride
     rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
+    key = torch.complex64 if dtype == "complex64" else torch.float32
     for deco in getattr(op, "decorators", ()) or ():
         for d in getattr(deco, "decorators", None) or [deco]:
-            if isinstance(d, toleranceOverride) and torch.float32 in d.d:
-                t = d.d[torch.float32]
+            if isinstance(d, toleranceOverride) and key in d.d:
+                t = d.d[key]
                 rtol, atol = max(rtol, t.rtol), max(atol, t.atol)
     return rtol, atol
 
 
-def _dtype_for(op):
+def _dtype_for(op, dtype=None):
+    """The dtype of the samples: float32 where the op takes it (else an integer or bool
+    one); with dtype="complex64" the op's complex64 samples, None where it has none."""
     import torch
     supported = op.supported_dtypes("cpu")
+    if dtype is not None:
+        want = getattr(torch, dtype)
+        return want if want in supported else None
     for dt in (torch.float32, torch.int64, torch.int32, torch.bool, torch.uint8):
         if dt in supported:
             return dt
     return None
+
+
+def supports(op, dtype: str) -> bool:
+    """Whether the OpInfo has samples of `dtype` (e.g. "complex64") on the CPU."""
+    return _dtype_for(op, dtype) is not None
 
 
 def _seed(name: str) -> int:
@@ -366,16 +377,15 @@ def _check_gradients(t_out, e_out, conv, rng, rtol, atol):
     t_outs, e_outs = [], []
     for t, e in zip(_leaves(t_out), _leaves(e_out)):
         if isinstance(t, torch.Tensor) and t.requires_grad and (t.is_floating_point() or
-                                                                t.is_complex()):
+                                                               t.is_complex()):
             t_outs.append(t)
             e_outs.append(e)
     if not t_outs:
         return
-    # a complex output's upstream gradient is complex (torch's convention: the conjugate
-    # Wirtinger derivative of a real loss)
-    upstream = [(rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(
-        tuple(t.shape))).astype(np.complex64) if t.is_complex() else
-        rng.standard_normal(tuple(t.shape)).astype(np.float32) for t in t_outs]
+    # a complex output's upstream gradient is complex (both parts random)
+    upstream = [np.asarray((rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(
+        tuple(t.shape))).astype(np.complex64)) if t.is_complex() else
+        np.asarray(rng.standard_normal(tuple(t.shape)).astype(np.float32)) for t in t_outs]
     # each output's upstream gradient in its own dtype (torch rounds a bfloat16 output's)
     t_grads = torch.autograd.grad(t_outs, [p[0] for p in pairs],
                                   [torch.from_numpy(u).to(t.dtype)
@@ -543,15 +553,16 @@ def _shared_memory(sample) -> str:
     return ""
 
 
-def samples_of(op, grad: bool, reference: bool = False):
+def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None):
     """The OpInfo's sample inputs (its reference inputs with `reference`), generated with
-    a stable seed."""
+    a stable seed; `dtype` ("complex64") picks those of that dtype instead of float32."""
     import torch
-    dtype = _dtype_for(op)
+    dtype = _dtype_for(op, dtype)
     if dtype is None:
         return []
     torch.manual_seed(_seed(full_name(op)))
-    req = grad and op.supports_autograd and dtype.is_floating_point
+    req = grad and op.supports_autograd and (dtype.is_floating_point or dtype.is_complex) \
+        and (not dtype.is_complex or dtype in op.supported_backward_dtypes("cpu"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if reference and op.reference_inputs_func is not None:
@@ -560,17 +571,21 @@ def samples_of(op, grad: bool, reference: bool = False):
 
 
 def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
-           errors: bool = True, reference: bool = False) -> OpResult:
-    """Every sample (the first max_samples) and error input of one OpInfo on device."""
+           errors: bool = True, reference: bool = False, dtype: str | None = None) -> OpResult:
+    """Every sample (the first max_samples) and error input of one OpInfo on device;
+    `dtype` ("complex64"): the OpInfo's samples of that dtype (error inputs are left to the
+    default run, which has them)."""
     import torch
     name = full_name(op)
     efn = resolve(op)
     result = OpResult(name, efn is not None)
     if efn is None:
         return result
-    rtol, atol = _tolerance(op)
+    rtol, atol = _tolerance(op, dtype)
+    if dtype is not None:
+        errors = False
     try:
-        samples = samples_of(op, grad, reference)
+        samples = samples_of(op, grad, reference, dtype)
     except Exception as exc:   # noqa: BLE001
         result.problem = f"torch's sample generator failed: {_first_line(exc)}"
         return result
@@ -675,16 +690,19 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
 # ---------------------------------------------------------------- the report
 
 def run_all(device: str, max_samples: int | None = None, ops=None, modules: bool = True,
-            reference: bool = False, progress=None) -> tuple[list[OpResult], list[OpResult]]:
+            reference: bool = False, progress=None, dtype: str | None = None
+            ) -> tuple[list[OpResult], list[OpResult]]:
     op_results = []
     for op in op_db():
         if ops is not None and op.name not in ops and full_name(op) not in ops:
             continue
-        op_results.append(run_op(op, device, max_samples, reference=reference))
+        if dtype is not None and not supports(op, dtype):
+            continue
+        op_results.append(run_op(op, device, max_samples, reference=reference, dtype=dtype))
         if progress:
             progress(op_results[-1])
     mod_results = []
-    if modules:
+    if modules and dtype is None:
         for info in module_db():
             if ops is not None and "nn." + info.module_cls.__name__ not in ops:
                 continue
@@ -761,7 +779,7 @@ def _group_key(message: str) -> str:
 
 
 def main(devices: list[str] | None, max_samples: int | None, ops=None,
-         reference: bool = False, verbose: bool = False) -> int:
+         reference: bool = False, verbose: bool = False, dtype: str | None = None) -> int:
     import ember  # noqa: F401
 
     from .suite import targets
@@ -772,8 +790,9 @@ def main(devices: list[str] | None, max_samples: int | None, ops=None,
     print(f"(torch's test database loaded in {time.perf_counter() - start:.0f} s)")
     for t in found:
         start = time.perf_counter()
-        results, mods = run_all(t.device, max_samples, ops, reference=reference)
-        print(summary(t.device, results, mods, time.perf_counter() - start))
+        results, mods = run_all(t.device, max_samples, ops, reference=reference, dtype=dtype)
+        print(summary(t.device + (f" ({dtype} samples)" if dtype else ""), results, mods,
+                      time.perf_counter() - start))
         if verbose:
             for r in results + mods:
                 for s in r.samples:
@@ -784,5 +803,5 @@ def main(devices: list[str] | None, max_samples: int | None, ops=None,
 
 __all__ = ["NONDETERMINISTIC", "Mismatch", "OpResult", "SampleResult", "op_db", "module_db",
            "resolve", "resolve_module", "run_op", "run_module", "run_all", "summary",
-           "samples_of", "full_name", "main"]
+           "samples_of", "full_name", "main", "supports"]
 
