@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from .. import dtypes as D
+from ..autograd.node import OWN_COMPLEX_RULE
 from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError
 from ..tensor import Tensor
@@ -165,6 +166,11 @@ fft_c2r_op = declare(
     check=_c2r_check, shape=_c2r_shape, vjp=_c2r_vjp, uses=(),
     doc="the backward DFT over dims of the Hermitian spectrum given by its first "
         "last_dim_size//2 + 1 values along dims[-1]; real, last_dim_size long there")
+
+
+# the VJPs above take and give PyTorch's complex (conjugate Wirtinger) gradients as they are:
+# the engine must not conjugate around them (autograd/node.py)
+OWN_COMPLEX_RULE.update({"fft_c2c", "fft_r2c", "fft_c2r"})
 
 
 def scale_of(normalization: str, count: int) -> float:

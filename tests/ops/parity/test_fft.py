@@ -39,17 +39,10 @@ def _tol(dtype):
 
 
 def _both(fn_name, arr, device, kwargs, grad=True):
-    """(torch result, ember result, torch grad, ember grad) for the same call.  A complex
-    input is ember.complex(re, im) of two real leaves: its gradient is theirs, re + i im
-    (PyTorch's conjugate Wirtinger gradient of a real loss)."""
+    """(torch result, ember result, torch grad, ember grad) for the same call; a complex
+    leaf's gradient is PyTorch's conjugate Wirtinger one."""
     t_in = torch.from_numpy(arr.copy()).requires_grad_(grad)
-    if np.iscomplexobj(arr):
-        leaves = [ember.tensor(arr.real.copy(), device=device, requires_grad=grad),
-                  ember.tensor(arr.imag.copy(), device=device, requires_grad=grad)]
-        e_in = ember.complex(*leaves)
-    else:
-        leaves = [ember.tensor(arr, device=device, requires_grad=grad)]
-        e_in = leaves[0]
+    e_in = ember.tensor(arr, device=device, requires_grad=grad)
     t_out = getattr(torch.fft, fn_name)(t_in, **kwargs)
     e_out = getattr(ember.fft, fn_name)(e_in, **kwargs)
     if not grad:
@@ -60,8 +53,7 @@ def _both(fn_name, arr, device, kwargs, grad=True):
         up = up + 1j * RNG.standard_normal(shape)
     up = up.astype(t_out.detach().resolve_conj().numpy().dtype)
     (t_g,) = torch.autograd.grad(t_out, t_in, torch.from_numpy(up))
-    e_gs = ember.autograd.grad(e_out, leaves, ember.tensor(up, device=device))
-    e_g = ember.complex(*e_gs) if len(e_gs) == 2 else e_gs[0]
+    (e_g,) = ember.autograd.grad(e_out, e_in, ember.tensor(up, device=device))
     return t_out, e_out, t_g, e_g
 
 
