@@ -435,6 +435,13 @@ def fft_kernels(xp, module=None, native: bool = False) -> dict:
             found.append(m if m is not None else xp.fft)
         return found[0]
 
+    def astype(a, dtype):
+        # NumPy and CuPy arrays have the method (CuPy has no module-level astype); the
+        # standard has the function
+        if native:
+            return a.astype(dtype, copy=False)
+        return xp.astype(a, dtype, copy=False)
+
     def complex_of(x):
         return xp.complex64 if x.dtype in (xp.float32, xp.complex64) else xp.complex128
 
@@ -446,21 +453,21 @@ def fft_kernels(xp, module=None, native: bool = False) -> dict:
             out = fft().fftn(x, axes=list(dims), norm=_NORM_FORWARD[normalization])
         else:
             out = fft().ifftn(x, axes=list(dims), norm=_NORM_BACKWARD[normalization])
-        return xp.astype(out, x.dtype, copy=False)
+        return astype(out, x.dtype)
 
     def r2c(x, *, dims, normalization, onesided):
         norm = _NORM_FORWARD[normalization]
         if onesided:
             out = fft().rfftn(x, axes=list(dims), norm=norm)
         else:
-            out = fft().fftn(x if native else xp.astype(x, complex_of(x)), axes=list(dims),
+            out = fft().fftn(x if native else astype(x, complex_of(x)), axes=list(dims),
                              norm=norm)
-        return xp.astype(out, complex_of(x), copy=False)
+        return astype(out, complex_of(x))
 
     def c2r(x, *, dims, normalization, last_dim_size):
         sizes = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
         out = fft().irfftn(x, s=sizes, axes=list(dims), norm=_NORM_BACKWARD[normalization])
-        return xp.astype(out, real_of(x), copy=False)
+        return astype(out, real_of(x))
 
     return {"fft_c2c": c2c, "fft_r2c": r2c, "fft_c2r": c2r}
 

@@ -266,3 +266,30 @@ def test_scipy_fft_and_fftconvolve_on_ember_tensors():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("module", ["numpy.fft", "scipy.fft", "standard"])
+def test_array_api_kernel_table(module):
+    """backends/array_api.fft_kernels through numpy.fft (the CPU without SciPy), scipy.fft
+    (the CPU's choice) and the standard's xp.fft with complex-only fftn (array_api_strict's
+    rules), against numpy.fft; dtypes kept."""
+    from ember.backends import array_api
+    if module == "scipy.fft":
+        sfft = pytest.importorskip("scipy.fft")
+        table = array_api.fft_kernels(np, sfft, native=True)
+    else:
+        table = array_api.fft_kernels(np, native=module == "numpy.fft")
+    a = _array((3, 8), "r", np.float32)
+    c = _array((3, 8), "c", np.complex64)
+    out = table["fft_c2c"](c, dims=(1,), normalization="by_n", forward=False)
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, np.fft.ifft(c), rtol=1e-5, atol=1e-6)
+    out = table["fft_r2c"](a, dims=(0, 1), normalization="by_root_n", onesided=False)
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, np.fft.fft2(a, norm="ortho"), rtol=1e-5, atol=1e-5)
+    out = table["fft_r2c"](a, dims=(1,), normalization="none", onesided=True)
+    np.testing.assert_allclose(out, np.fft.rfft(a), rtol=1e-5, atol=1e-5)
+    out = table["fft_c2r"](c[:, :5], dims=(0, 1), normalization="by_n", last_dim_size=8)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, np.fft.irfftn(c[:, :5], s=(3, 8), axes=(0, 1)),
+                               rtol=1e-5, atol=1e-5)
