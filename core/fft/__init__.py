@@ -518,7 +518,10 @@ def _freq_dtype(fname, dtype):
     return dt
 
 
-def _freq(fname, values, scale, out, dtype, device, requires_grad):
+def _freq(fname, values, scale, out, dtype, device, requires_grad, layout):
+    if layout is not None and str(layout).rsplit(".", 1)[-1] != "strided":
+        raise EmberValueError(f"fft.{fname}: ember tensors are strided (dense); got layout="
+                              f"{layout}. Fix: leave layout out")
     if out is not None:
         dtype = out._dtype if dtype is None else dtype
         device = out.device if device is None else device
@@ -543,7 +546,7 @@ def fftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype=None, la
         raise EmberValueError(f"fft.fftfreq: n must be non-negative, got {n}")
     values = list(range((n + 1) // 2)) + list(range(-(n // 2), 0))
     return _freq("fftfreq", values, 1.0 / (n * d) if n else 1.0, out, dtype, device,
-                 requires_grad)
+                 requires_grad, layout)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype=None, layout=None,
@@ -560,7 +563,7 @@ def rfftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype=None, l
         raise EmberValueError(f"fft.rfftfreq: n must be non-negative, got {n}")
     values = list(range(n // 2 + 1))
     return _freq("rfftfreq", values, 1.0 / (n * d) if n else 1.0, out, dtype, device,
-                 requires_grad)
+                 requires_grad, layout)
 
 
 def _shift(fname, input, dim, inverse):

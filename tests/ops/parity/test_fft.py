@@ -156,6 +156,8 @@ def test_out_is_written(device):
     (lambda F, x: F.fft(x, dim=2), "out of range"),
     (lambda F, x: F.fft(x.sum()), "no dimensions"),
     (lambda F, x: F.fft(x.half()), "Unsupported dtype float16"),
+    (lambda F, x: F.fftfreq(4, layout="sparse_coo"), "strided"),
+    (lambda F, x: F.fftfreq(-1), "non-negative"),
 ])
 def test_torch_errors_are_ember_errors(call, match):
     x = ember.randn(3, 4)
