@@ -36,8 +36,8 @@ import weakref
 import numpy as np
 from ember import dtypes as D
 
-from .codegen import MAXDIM, long8, strides8, unravel
-from .runtime import CLArray
+from .codegen import MAXDIM, collapse, long8, strides8, unravel
+from .runtime import CLArray, max_dims_error
 
 RADICES = (8, 4, 2, 3, 5, 7)
 _TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # runtime -> {key: buf}
@@ -400,11 +400,12 @@ class Plan:
         total = x.size
         out = self.alloc(total)
         if total:
-            nd = len(x.shape)
-            if nd > MAXDIM:
-                raise ValueError(f"FFT on OpenCL takes at most {MAXDIM} dims, got {nd}")
-            self.launch1("gather", total, x.buffer, np.int64(x.offset), long8(x.shape),
-                         strides8(x.strides), np.int32(nd), np.int64(total),
+            # a row-major copy: dims contiguous with each other merge, size-1 dims drop
+            shape, (strides,) = collapse(x.shape, [x.strides])
+            if len(shape) > MAXDIM:
+                raise max_dims_error("fft", shape)
+            self.launch1("gather", total, x.buffer, np.int64(x.offset), long8(shape),
+                         strides8(strides), np.int32(len(shape)), np.int64(total),
                          np.int32(int(is_real)), out, np.int64(pair))
         return out
 

@@ -221,6 +221,17 @@ def test_opencl_2d_along_the_first_dim_of_a_view():
                                    np.fft.fft(arr[1:, ::2], norm=norm), rtol=1e-5, atol=1e-5)
 
 
+def test_opencl_more_dims_than_the_kernels_index():
+    """A contiguous 9-d tensor (the gather kernel indexes 8 dims: contiguous ones merge)."""
+    try:
+        ember.Device("opencl").concrete()
+    except ember.EmberError as exc:
+        pytest.skip(f"opencl:0: {exc}")
+    arr = _array((2,) * 9, "r", np.float32)
+    got = ember.fft.fftn(ember.tensor(arr, device="opencl:0"), dim=(0, 8)).numpy()
+    np.testing.assert_allclose(got, np.fft.fftn(arr, axes=(0, 8)), rtol=1e-5, atol=1e-5)
+
+
 def test_array_api_fft_extension():
     xp = ember.array_api
     arr = _array((4, 6), "c", np.complex64)
