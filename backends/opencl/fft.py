@@ -19,9 +19,12 @@ conj(w) by two Stockham FFTs of length M and a pointwise product with the (cache
 the chirp, then multiplied by w_k again.  The chirp is computed with m^2 mod 2n in integers,
 so it stays exact for long lines.
 
-Real transforms: r2c copies the real input into the complex working copy (imaginary part
-0), transforms the last dim, keeps its first n/2 + 1 values and transforms the other dims
-on the halved array; c2r transforms the other dims, extends the last dim Hermitian-ly to
+Real transforms: r2c along the tensor's last dim with an even length n packs the real
+values in pairs (x[2m] + i x[2m+1]) into one complex FFT of length n/2 and unpacks the
+n/2 + 1 values (half the work; the two-sided output is then extended Hermitian-ly);
+otherwise it copies the real input into the complex working copy (imaginary part 0),
+transforms the last dim, keeps its first n/2 + 1 values; then the other dims run on the
+halved array; c2r transforms the other dims, extends the last dim Hermitian-ly to
 its full length (X[n - k] = conj(X[k])), transforms it and keeps the real part (the
 imaginary parts of X[0] and X[n/2] drop out, as in NumPy's and PyTorch's c2r).
 
