@@ -214,9 +214,9 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
         the signal length: input is zero-padded or trimmed to n along dim.
     dim : int
         the dimension transformed (default the last).
-    norm : {None, "backward", "forward", "ortho"}
-        "backward" (default): no scale forward, 1/n backward; "forward": 1/n forward;
-        "ortho": 1/sqrt(n) both ways.
+    norm : str, optional
+        "backward" (default, also None): no scale forward, 1/n backward; "forward": 1/n
+        forward; "ortho": 1/sqrt(n) both ways.
 
     Returns
     -------
