@@ -124,6 +124,17 @@ def devices_table(rows: list[dict]):
     return table
 
 
+def complex_line(rows: list[dict]) -> str:
+    """The complex dtypes each device declares (its capabilities: a GPU without fp64 has no
+    complex128), one line under the device table."""
+    parts = []
+    for row in rows:
+        for d in row["devices"]:
+            found = [n for n in ("complex64", "complex128") if n in (d.get("dtypes") or ())]
+            parts.append(f"{d['device']} {' '.join(found) or 'none'}")
+    return "complex dtypes: " + "; ".join(parts)
+
+
 def backends_table(rows: list[dict], drivers: dict):
     from .diagnose import driver_note
     table = _table("type", "status", "why not / fix")
@@ -180,7 +191,10 @@ def doctor(report: dict, findings, results, file=None) -> None:
         out.print()
         _section(out, "Backends", backends_table(report["backends"], report["drivers"]))
         if any(row["devices"] for row in report["backends"]):
-            _section(out, "Devices", devices_table(report["backends"]))
+            out.print(_text("Devices", "bold"))
+            out.print(devices_table(report["backends"]))
+            out.print(_text(complex_line(report["backends"])))
+            out.print()
         _section(out, f"Plugins (this ember speaks plugin API {report['plugin_api']})",
                  plugins_table(report["plugins"]))
         if report["smoke"]:
@@ -300,6 +314,8 @@ def devices(rows: list[dict], file=None) -> None:
     """`ember devices`: the table, then one line per device type without devices."""
     with console(file) as out:
         out.print(devices_table(rows))
+        if any(row["devices"] for row in rows):
+            out.print(_text(complex_line(rows)))
         for row in rows:
             if row["status"] != "ok":
                 line = f"{row['type']}: {row['status']}"

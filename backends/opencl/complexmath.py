@@ -22,6 +22,7 @@ def helpers(dt: str) -> str:
     c = CTYPE[dt]
     s = "f" if t == "float" else "d"
     one = f"({t})1"
+    big = "18" if s == "f" else "150"       # past it z*z overflows: asinh(z) = log(2|z|)
     return f"""
 inline {c} cplx_{s}({t} re, {t} im) {{ {c} z; z.x = re; z.y = im; return z; }}
 inline {c} cmul_{s}({c} a, {c} b) {{
@@ -87,18 +88,20 @@ inline {c} casinh_{s}({c} z) {{
   int neg = z.x < 0 || (z.x == 0 && signbit(z.x));
   {c} w = neg ? -z : z;
   {c} r = clog_{s}(w + csqrt_{s}(cmul_{s}(w, w) + cplx_{s}(1, 0)));
-  if (fabs(w.x) > ({t})1e{'18' if s == 'f' else '150'} || fabs(w.y) > ({t})1e{'18' if s == 'f' else '150'})
+  if (fabs(w.x) > ({t})1e{big} || fabs(w.y) > ({t})1e{big})
     r = cplx_{s}(log(cabs_{s}(w)) + ({t})0.69314718055994530942, atan2(w.y, w.x));
   return neg ? -r : r;
 }}
-inline {c} casin_{s}({c} z) {{ {c} w = casinh_{s}(cplx_{s}(-z.y, z.x)); return cplx_{s}(w.y, -w.x); }}
+inline {c} casin_{s}({c} z) {{
+  {c} w = casinh_{s}(cplx_{s}(-z.y, z.x)); return cplx_{s}(w.y, -w.x); }}
 inline {c} cacos_{s}({c} z) {{
   {c} w = casin_{s}(z);
   return cplx_{s}(({t})1.57079632679489661923 - w.x, -w.y); }}
 inline {c} catanh_{s}({c} z) {{
   {c} a = clog_{s}(cplx_{s}(1 + z.x, z.y)), b = clog_{s}(cplx_{s}(1 - z.x, -z.y));
   return ({t})0.5 * (a - b); }}
-inline {c} catan_{s}({c} z) {{ {c} w = catanh_{s}(cplx_{s}(-z.y, z.x)); return cplx_{s}(w.y, -w.x); }}
+inline {c} catan_{s}({c} z) {{
+  {c} w = catanh_{s}(cplx_{s}(-z.y, z.x)); return cplx_{s}(w.y, -w.x); }}
 inline {c} cacosh_{s}({c} z) {{
   {c} r = clog_{s}(z + cmul_{s}(csqrt_{s}(z + cplx_{s}(1, 0)), csqrt_{s}(z - cplx_{s}(1, 0))));
   return r; }}

@@ -158,6 +158,7 @@ __array_api_version__ = "2023.12"
 bool = _D.bool_  # noqa: A001
 int8, int16, int32, int64, uint8 = _D.int8, _D.int16, _D.int32, _D.int64, _D.uint8
 float32, float64 = _D.float32, _D.float64
+complex64, complex128 = _D.complex64, _D.complex128
 float16, bfloat16 = _D.float16, _D.bfloat16          # extensions: not standard dtypes
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -167,7 +168,7 @@ __all__ = [
     "__array_api_version__", "__array_namespace_info__", "fft", "linalg",
     # dtypes and constants
     "bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
-    "float64", "e", "pi", "inf", "nan", "newaxis",
+    "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",
     # creation
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
     "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",

@@ -24,8 +24,8 @@ KINDS = {
     "unsigned integer": (D.uint8,),
     "integral": D.INTEGRAL,
     "real floating": D.FLOATING,
-    "complex floating": (),
-    "numeric": D.INTEGRAL + D.FLOATING,
+    "complex floating": D.COMPLEXES,
+    "numeric": D.INTEGRAL + D.FLOATING + D.COMPLEXES,
 }
 # what each function's inputs may be (the standard's "should have a ... data type")
 ACCEPTS = {
@@ -33,10 +33,11 @@ ACCEPTS = {
     "bool": (D.bool_,),
     "integer": D.INTEGRAL,
     "integer or boolean": D.INTEGRAL + (D.bool_,),
-    "numeric": D.INTEGRAL + D.FLOATING,
+    "numeric": D.INTEGRAL + D.FLOATING + D.COMPLEXES,
     "real numeric": D.INTEGRAL + D.FLOATING,
-    "floating-point": D.FLOATING,
+    "floating-point": D.FLOATING + D.COMPLEXES,
     "real floating-point": D.FLOATING,
+    "complex floating-point": D.COMPLEXES,
 }
 
 
@@ -78,12 +79,15 @@ def promote(name: str, x1, x2, accepts: str = "any"):
         need(name, x1)                       # raises: at least one array is needed
     tensor, scalar = (x1, x2) if t1 else (x2, x1)
     need(name, tensor, accepts)
-    if isinstance(scalar, (np.bool_, np.integer, np.floating)):
+    if isinstance(scalar, (np.bool_, np.integer, np.floating, np.complexfloating)):
         scalar = scalar.item()               # a NumPy scalar counts as the Python one
-    if not isinstance(scalar, (int, float)):
+    if not isinstance(scalar, (int, float, complex)):
         raise EmberTypeError(f"ember.array_api.{name}: expected an array or a Python scalar, "
                              f"got {type(scalar).__name__}")
     _scalar_fits(name, scalar, tensor._dtype)
+    if isinstance(scalar, complex) and tensor._dtype.category == D.FLOAT:
+        # a complex scalar with a real floating array: the complex dtype of its width
+        tensor = tensor.to(tensor._dtype.to_complex())
     return (tensor, scalar) if t1 else (scalar, tensor)
 
 
@@ -136,7 +140,7 @@ def result_type(*arrays_and_dtypes) -> D.DType:
               if type(x) is Tensor or type(x) is D.DType]
     scalars = [x for x in arrays_and_dtypes if type(x) is not Tensor and type(x) is not D.DType]
     for s in scalars:
-        if not isinstance(s, (int, float)):
+        if not isinstance(s, (int, float, complex)):
             raise EmberTypeError(f"ember.array_api.result_type: expected arrays, dtypes or "
                                  f"Python scalars, got {type(s).__name__}")
     if not dtypes:
@@ -146,7 +150,10 @@ def result_type(*arrays_and_dtypes) -> D.DType:
     for d in dtypes[1:]:
         out = D.promote_types(out, d)
     for s in scalars:                      # a scalar only lifts the kind (ember's rule)
-        if isinstance(s, float) and out.category != D.FLOAT:
+        if isinstance(s, complex) and out.category != D.COMPLEX:
+            out = out.to_complex() if out.category == D.FLOAT else \
+                D.get_default_dtype().to_complex()
+        elif isinstance(s, float) and out.category < D.FLOAT:
             out = D.get_default_dtype()
         elif isinstance(s, int) and not isinstance(s, bool) and out is D.bool_:
             out = D.int64
@@ -205,7 +212,7 @@ def finfo(type_, /) -> finfo_object:
     -------
     ``torch.finfo``
     """
-    d = _of(type_, "finfo", D.FLOATING)
+    d = _of(type_, "finfo", D.FLOATING + D.COMPLEXES).to_real()   # a complex one's parts
     if d is D.bfloat16:
         import ml_dtypes
         f = ml_dtypes.finfo(ml_dtypes.bfloat16)

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as D
+from .. import functional as F
 from .. import ops
 from .._doc import generated
 from ..tensor import Tensor
@@ -53,7 +54,14 @@ def _binary(name: str, accepts: str, fn, doc: str, composite: bool = False):
 
 
 def _is_int(x: Tensor) -> bool:
-    return x._dtype.category != D.FLOAT
+    return x._dtype.category < D.FLOAT
+
+
+def _complex_too(real_fn, complex_fn):
+    """The composite for real inputs; ember's complex function for complex ones."""
+    def f(x):
+        return complex_fn(x) if x._dtype.category == D.COMPLEX else real_fn(x)
+    return f
 
 
 def _odd(x: Tensor, r: Tensor) -> Tensor:
@@ -224,7 +232,17 @@ def _same(x):
 
 
 def _imag(x):
+    if x._dtype.category == D.COMPLEX:
+        return F.imag(x)
     return ops.zeros_like(x)
+
+
+def _real(x):
+    return F.real(x) if x._dtype.category == D.COMPLEX else x
+
+
+def _conj(x):
+    return F.conj(x) if x._dtype.category == D.COMPLEX else x
 
 
 def _round(x):
@@ -235,21 +253,27 @@ def _int_identity(op):
     return lambda x: x if _is_int(x) else op(x)
 
 
-abs = _unary("abs", "real numeric", ops.abs, "|x|")
-acos = _unary("acos", "floating-point", _acos, "inverse cosine, in [0, pi]")
-acosh = _unary("acosh", "floating-point", _acosh, "inverse hyperbolic cosine")
-asin = _unary("asin", "floating-point", _asin, "inverse sine, in [-pi/2, pi/2]")
-asinh = _unary("asinh", "floating-point", _asinh, "inverse hyperbolic sine")
-atan = _unary("atan", "floating-point", _atan, "inverse tangent, in [-pi/2, pi/2]")
-atanh = _unary("atanh", "floating-point", _atanh, "inverse hyperbolic tangent")
+abs = _unary("abs", "numeric", ops.abs, "|x| (the magnitude, real, of complex x)")
+acos = _unary("acos", "floating-point", _complex_too(_acos, ops.acos),
+              "inverse cosine, in [0, pi]")
+acosh = _unary("acosh", "floating-point", _complex_too(_acosh, ops.acosh),
+               "inverse hyperbolic cosine")
+asin = _unary("asin", "floating-point", _complex_too(_asin, ops.asin),
+              "inverse sine, in [-pi/2, pi/2]")
+asinh = _unary("asinh", "floating-point", _complex_too(_asinh, ops.asinh),
+               "inverse hyperbolic sine")
+atan = _unary("atan", "floating-point", _complex_too(_atan, ops.atan),
+              "inverse tangent, in [-pi/2, pi/2]")
+atanh = _unary("atanh", "floating-point", _complex_too(_atanh, ops.atanh),
+               "inverse hyperbolic tangent")
 ceil = _unary("ceil", "real numeric", _int_identity(ops.ceil), "smallest integer >= x")
-conj = _unary("conj", "numeric", _same, "complex conjugate (x itself: ember has no complex dtypes)")
+conj = _unary("conj", "numeric", _conj, "complex conjugate (x itself for real x)")
 cos = _unary("cos", "floating-point", ops.cos, "cosine")
-cosh = _unary("cosh", "floating-point", _cosh, "hyperbolic cosine")
+cosh = _unary("cosh", "floating-point", _complex_too(_cosh, F.cosh), "hyperbolic cosine")
 exp = _unary("exp", "floating-point", ops.exp, "e ** x")
 expm1 = _unary("expm1", "floating-point", ops.expm1, "exp(x) - 1, exact near 0")
 floor = _unary("floor", "real numeric", _int_identity(ops.floor), "largest integer <= x")
-imag = _unary("imag", "numeric", _imag, "imaginary part (zeros: ember has no complex dtypes)")
+imag = _unary("imag", "numeric", _imag, "imaginary part (zeros for real x)")
 isfinite = _unary("isfinite", "numeric", ops.isfinite, "x is neither infinite nor nan")
 isinf = _unary("isinf", "numeric", ops.isinf, "x is +inf or -inf")
 isnan = _unary("isnan", "numeric", ops.isnan, "x is nan")
@@ -261,15 +285,17 @@ log10 = _unary("log10", "floating-point", lambda x: ops.log(x) * (1.0 / math.log
 logical_not = _unary("logical_not", "bool", ops.logical_not, "not x")
 negative = _unary("negative", "numeric", ops.neg, "-x")
 positive = _unary("positive", "numeric", _same, "+x")
-real = _unary("real", "numeric", _same, "real part (x itself: ember has no complex dtypes)")
+real = _unary("real", "numeric", _real, "real part (x itself for real x)")
 reciprocal = _unary("reciprocal", "floating-point", ops.reciprocal, "1 / x")
 round = _unary("round", "numeric", _round, "nearest integer, halves to even")
-sign = _unary("sign", "numeric", ops.sign, "-1, 0 or 1 by the sign of x (nan for nan)")
+sign = _unary("sign", "numeric", _complex_too(ops.sign, F.sgn),
+              "-1, 0 or 1 by the sign of x (nan for nan); x / |x| for complex x")
 sin = _unary("sin", "floating-point", ops.sin, "sine")
-sinh = _unary("sinh", "floating-point", _sinh, "hyperbolic sine")
+sinh = _unary("sinh", "floating-point", _complex_too(_sinh, F.sinh), "hyperbolic sine")
 sqrt = _unary("sqrt", "floating-point", ops.sqrt, "square root")
 square = _unary("square", "numeric", lambda x: x * x, "x * x")
-tan = _unary("tan", "floating-point", lambda x: ops.sin(x) / ops.cos(x), "tangent")
+tan = _unary("tan", "floating-point", _complex_too(lambda x: ops.sin(x) / ops.cos(x), ops.tan),
+              "tangent")
 tanh = _unary("tanh", "floating-point", ops.tanh, "hyperbolic tangent")
 trunc = _unary("trunc", "real numeric", _trunc, "x rounded toward zero")
 

@@ -26,7 +26,8 @@ class __array_namespace_info__:  # noqa: N801  (the standard's name)
         return devices()
 
     def default_dtypes(self, *, device=None) -> dict:
-        return {"real floating": D.get_default_dtype(), "complex floating": None,
+        return {"real floating": D.get_default_dtype(),
+                "complex floating": D.get_default_dtype().to_complex(),
                 "integral": D.int64, "indexing": D.int64}
 
     def dtypes(self, *, device=None, kind=None) -> dict:

@@ -91,7 +91,7 @@ def mean(x: Tensor, /, *, axis=None, keepdims: bool = False) -> Tensor:
     -------
     ``torch.mean``
     """
-    need("mean", x, "real floating-point")
+    need("mean", x, "floating-point")
     axes = _reduced("mean", x, axis)
     return F.mean(x, axes, keepdims) if axes else _fresh(x, x)
 

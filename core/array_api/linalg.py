@@ -267,7 +267,7 @@ def trace(x: Tensor, /, *, offset: int = 0, dtype=None) -> Tensor:
 
 def vector_norm(x: Tensor, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """The ord-norm of vectors over axis (None: all elements): 2, 1, inf, -inf, 0, p."""
-    need("vector_norm", x, "real floating-point")
+    need("vector_norm", x, "floating-point")
     axes = tuple(range(x.ndim)) if axis is None else norm_axes("vector_norm", axis, x.ndim)
     a = ops.abs(x)
     if ord == math.inf:

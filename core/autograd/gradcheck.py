@@ -19,45 +19,60 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, list) else (x,)
 
 
+def _reals(a: np.ndarray) -> np.ndarray:
+    """An array as its real coordinates: a complex element is (real, imag), in that order
+    (torch's gradcheck takes complex numbers as pairs of reals too)."""
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], -1).astype(np.float64).reshape(-1)
+    return a.astype(np.float64).reshape(-1)
+
+
 def _numerical(fn, inputs, i, eps):
-    """d outputs / d inputs[i] by central differences, as a (n_in, n_out) matrix."""
+    """d outputs / d inputs[i] by central differences, as a (n_in, n_out) matrix over the
+    real coordinates (a complex element is two: its real and its imaginary part)."""
     from .. import ops
     x = inputs[i]
-    host = x.detach()._host().astype(np.float64).copy()
+    is_complex = x._dtype.category == 3
+    host = x.detach()._host().astype(np.complex128 if is_complex else np.float64).copy()
     flat = host.reshape(-1)
     cols = []
     for j in range(flat.size):
         orig = flat[j]
-        vals = []
-        for delta in (eps, -eps):
-            flat[j] = orig + delta
-            probe = list(inputs)
-            probe[i] = ops.from_host(host.astype(x._dtype.np), x._device, x.requires_grad)
-            outs = _as_tuple(fn(*probe))
-            vals.append(np.concatenate([o.detach()._host().astype(np.float64).reshape(-1)
-                                        for o in outs]))
-        flat[j] = orig
-        cols.append((vals[0] - vals[1]) / (2 * eps))
+        for step in ((1, 1j) if is_complex else (1,)):
+            vals = []
+            for delta in (eps, -eps):
+                flat[j] = orig + delta * step
+                probe = list(inputs)
+                probe[i] = ops.from_host(host.astype(x._dtype.np), x._device, x.requires_grad)
+                outs = _as_tuple(fn(*probe))
+                vals.append(np.concatenate([_reals(o.detach()._host()) for o in outs]))
+            flat[j] = orig
+            cols.append((vals[0] - vals[1]) / (2 * eps))
     return np.stack(cols) if cols else np.zeros((0, 0))
 
 
 def _analytical(fn, inputs, i):
+    """The same matrix from backward passes: a complex output's real part is the backward of
+    grad_output 1, its imaginary part of 1j (torch's convention: the gradient of
+    Re(conj(g) * out)); a complex input's gradient gives d/d real and d/d imag."""
     from .. import ops
     outs = _as_tuple(fn(*inputs))
+    x = inputs[i]
+    width = x.numel() * (2 if x._dtype.category == 3 else 1)
     rows = []
     for out in outs:
         n = out.numel()
         for j in range(n):
-            g = np.zeros(n, dtype=out._dtype.np)
-            g[j] = 1
-            go = ops.from_host(g.reshape(out._data.shape), out._device)
-            if not out.requires_grad:
-                rows.append(np.zeros(inputs[i].numel()))
-                continue
-            (gi,) = grad(out, inputs[i], go, retain_graph=True, allow_unused=True)
-            rows.append(np.zeros(inputs[i].numel()) if gi is None else
-                        gi.detach()._host().astype(np.float64).reshape(-1))
-    return np.stack(rows).T if rows else np.zeros((inputs[i].numel(), 0))
+            for unit in ((1, 1j) if out._dtype.category == 3 else (1,)):
+                if not out.requires_grad:
+                    rows.append(np.zeros(width))
+                    continue
+                g = np.zeros(n, dtype=out._dtype.np)
+                g[j] = unit
+                go = ops.from_host(g.reshape(out._data.shape), out._device)
+                (gi,) = grad(out, x, go, retain_graph=True, allow_unused=True)
+                rows.append(np.zeros(width) if gi is None else _reals(gi.detach()._host()))
+    return np.stack(rows).T if rows else np.zeros((width, 0))
 
 
 def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

@@ -32,6 +32,6 @@ from .random import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .special import *  # noqa: F403
 
-__all__ = [*activation.__all__, *complexes.__all__, *creation.__all__, *elementwise.__all__, *index.__all__,
-           *linalg.__all__, *movement.__all__, *products.__all__, *random.__all__, *reduce.__all__,
-           *special.__all__]
+__all__ = [*activation.__all__, *complexes.__all__, *creation.__all__, *elementwise.__all__,
+           *index.__all__, *linalg.__all__, *movement.__all__, *products.__all__,
+           *random.__all__, *reduce.__all__, *special.__all__]

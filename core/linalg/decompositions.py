@@ -116,7 +116,7 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     if A.ndim >= 2 and A._data.shape[-1] == 0:
         # the determinant of a 0x0 matrix is 1: sign 1, log 0 (in the graph, as torch's)
         none = A.sum((-2, -1)) * 0.0
-        return SlogdetResult(none + 1.0, none)
+        return SlogdetResult(none + 1.0, none.real if A._dtype.category == D.COMPLEX else none)
     scale = A.detach().abs().amax(-1, keepdim=True)
     # the sign is in the graph with a zero gradient (sign's), as torch's
     rows = A / ops.where((scale == 0).logical_or(ops.isinf(scale)), 1.0, scale)

@@ -299,7 +299,7 @@ for _name, _fn in {
     "T": property(lambda self: self if self.ndim < 2 else ops.permute(
         self, tuple(reversed(range(self.ndim))))),
     "mT": property(lambda self: ops.transpose(self, -2, -1)),
-    # the conjugate transposes: ember's tensors are real, so they are mT and T
+    # the conjugate transposes (mT and T for real tensors)
     "mH": property(lambda self: _conj(ops.transpose(self, -2, -1))),
     "H": property(_H),
     "adjoint": lambda self: _conj(ops.transpose(self, -2, -1)),
@@ -344,7 +344,8 @@ for _name, _fn in {
     **{name: conversion.converter(name, dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
         ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64), ("bool", D.bool_),
-        ("short", D.int16), ("byte", D.uint8), ("char", D.int8))},
+        ("short", D.int16), ("byte", D.uint8), ("char", D.int8), ("cfloat", D.complex64),
+        ("cdouble", D.complex128))},
     "type_as": lambda self, other: ops.cast(self, other._dtype),
     "type": legacy.tensor_type, "new": legacy.tensor_legacy_new,
     "clone": layout.clone, "detach": conversion.detach, "detach_": conversion.detach_,

@@ -11,9 +11,10 @@ import warnings
 import numpy as np
 
 from ._seeds import seed_of
-from .cases import SPECIAL, OpCase
+from .cases import COMPLEX_SPECIAL, SPECIAL, OpCase
 
-TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2)}
+TOLERANCE = {"float64": (1e-9, 1e-9), "float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2),
+             "complex128": (1e-9, 1e-9)}
 # How the inputs of a case are stored: each layout is a real view on the device (a backend
 # that copies instead must still give the same values, and writes through such views are
 # checked by the view rules).
@@ -61,6 +62,9 @@ def supported_dtypes(device: str) -> frozenset:
 
 
 def _dtype_for(kind: str, dtype: str) -> str:
+    if kind in ("c", "cs"):                # complex kinds: the complex dtype under test
+        return dtype if dtype.startswith("complex") else (
+            "complex128" if dtype == "float64" else "complex64")
     floating = dtype in ("float16", "bfloat16", "float32", "float64")
     if kind == "f" and not floating:       # rows that also run on integers and bool
         return dtype
@@ -98,6 +102,10 @@ def make_inputs(case: OpCase, dtype: str, seed: int = 0) -> list[np.ndarray]:
             a = rng.integers(0, 4, shape)
         elif kind == "s":
             a = np.resize(np.array(SPECIAL), shape)
+        elif kind == "c":
+            a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        elif kind == "cs":                 # nan, inf, signed zeros, ... in either part
+            a = np.resize(np.array(COMPLEX_SPECIAL), shape)
         elif kind == "b":
             a = rng.random(shape) < 0.5
         elif kind.startswith("ix"):
@@ -164,8 +172,11 @@ def _expected_dtypes(case, dtype, n):
         return [dtype] * n
     if spec == "other_float":
         return ["float32" if dtype == "float64" else "float64"] * n
+    part = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
     if isinstance(spec, tuple):
-        return [dtype if s == "same" else s for s in spec]
+        return [dtype if s == "same" else part if s == "complex_part" else s for s in spec]
+    if spec == "complex_part":            # the real dtype of a complex one's parts
+        return [part] * n
     return [spec] * n
 
 
@@ -174,7 +185,8 @@ def _reference(case, arrays):
     # what overflows in float32 must overflow in the reference too)
     wide = case.ref_float64
     ref_in = [a.astype(np.float64) if wide and (a.dtype.kind == "f" or
-                                               a.dtype.name == "bfloat16") else a
+                                               a.dtype.name == "bfloat16") else
+              a.astype(np.complex128) if wide and a.dtype.kind == "c" else a
               for a in arrays]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # "mean of empty slice"
@@ -198,6 +210,13 @@ def compare(out, ref, want: str, device: str, where: str, atol: float, rtol: flo
         atol, rtol = TOLERANCE.get(want, (atol, rtol))
         np.testing.assert_allclose(host.astype(np.float64), ref.astype(np.float64),
                                    rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
+    elif out.dtype.category == 3:          # complex: each part, nan where the reference's is
+        atol, rtol = TOLERANCE.get(want, (atol, rtol))
+        ref = ref.astype(np.complex128)
+        host = host.astype(np.complex128)
+        for part in ("real", "imag"):
+            np.testing.assert_allclose(getattr(host, part), getattr(ref, part), rtol=rtol,
+                                       atol=atol, equal_nan=True, err_msg=f"{where} ({part})")
     else:
         np.testing.assert_array_equal(host, ref.astype(host.dtype), err_msg=where)
 

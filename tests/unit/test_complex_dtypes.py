@@ -72,7 +72,8 @@ def test_creation_and_host_copies():
     for fn in ("zeros", "ones", "empty"):
         t = getattr(ember, fn)(2, 3, dtype=ember.complex64)
         assert t.dtype is ember.complex64 and t.shape == (2, 3)
-    np.testing.assert_array_equal(ember.full((2,), 1 - 1j).numpy(), np.full(2, 1 - 1j, np.complex64))
+    np.testing.assert_array_equal(ember.full((2,), 1 - 1j).numpy(),
+                                  np.full(2, 1 - 1j, np.complex64))
     assert ember.full((2,), 1 - 1j).dtype is ember.complex64
 
 

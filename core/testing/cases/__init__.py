@@ -10,6 +10,7 @@ from __future__ import annotations
 import pkgutil
 
 from . import (
+    complex_numbers,
     creation,
     elementwise,
     fft,
@@ -37,12 +38,12 @@ from . import (
     sorting,
     special,
 )
-from ._table import SPECIAL, Input, OpCase
+from ._table import COMPLEX_SPECIAL, SPECIAL, Input, OpCase
 
 FAMILIES = (
     # torch.*, torch.linalg
     elementwise, reduce, movement, index, creation, linalg, shapes, inplace, sorting, products,
-    special, fft,
+    special, complex_numbers, fft,
     # torch.nn, by torch.nn.modules family
     nn_activation, nn_linear, nn_conv, nn_pooling, nn_normalization, nn_padding, nn_sparse,
     nn_dropout, nn_attention, nn_loss, nn_distance, nn_upsampling, nn_pixelshuffle, nn_rnn,
@@ -62,4 +63,4 @@ if _unlisted():
 
 CASES: list[OpCase] = [row for family in FAMILIES for row in family.ROWS]
 
-__all__ = ["CASES", "FAMILIES", "SPECIAL", "Input", "OpCase"]
+__all__ = ["CASES", "FAMILIES", "SPECIAL", "COMPLEX_SPECIAL", "Input", "OpCase"]

@@ -50,6 +50,13 @@ FLOATS = ("float32", "float64")
 ALL_FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 SPECIAL = (math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, 1.5, 2.5, -2.5, -1.0, 3.0, 1e-30)
+# complex special values: nan and the infinities in either part, signed zeros, tiny parts
+COMPLEX = ("complex64", "complex128")
+COMPLEX_SPECIAL = tuple(complex(re, im) for re, im in (
+    (math.nan, 0.0), (0.0, math.nan), (math.nan, math.nan), (math.inf, 0.0),
+    (-math.inf, 0.0), (0.0, math.inf), (0.0, -math.inf), (math.inf, math.inf),
+    (math.inf, math.nan), (-math.inf, math.nan), (math.nan, math.inf), (1.0, math.inf),
+    (1.0, math.nan), (-0.0, 0.0), (0.0, -0.0), (1e-30, 1e-30), (2.5, -1.5), (-1.0, 0.0)))
 
 
 class Rows(list):
