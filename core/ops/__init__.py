@@ -12,8 +12,8 @@ from . import (
     complex,  # declares real, imag, conj, complex (ember.functional runs them)
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
-    fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)
     elementwise,
+    fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)
     index,
     layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
     linalg,
