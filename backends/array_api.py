@@ -410,7 +410,66 @@ def kernels(xp, native: bool = False) -> dict:
         "lstm_cell_backward": lstm_cell_backward, "gru_cell": gru_cell,
         "gru_cell_backward": gru_cell_backward,
         **linalg_kernels(xp),
+        **fft_kernels(xp, native=native),
     }
+
+
+# PyTorch's fft_norm_mode -> the standard's norm= for a forward (fftn, rfftn) and a
+# backward (ifftn, irfftn) transform
+_NORM_FORWARD = {"none": "backward", "by_n": "forward", "by_root_n": "ortho"}
+_NORM_BACKWARD = {"none": "forward", "by_n": "backward", "by_root_n": "ortho"}
+
+
+def fft_kernels(xp, module=None, native: bool = False) -> dict:
+    """fft_c2c, fft_r2c, fft_c2r (core/ops/fft.py) through the standard's fft extension
+    (xp.fft: numpy.fft, cupy.fft, array_api_strict.fft), or through `module`, a namespace
+    with the same fftn/ifftn/rfftn/irfftn (the CPU backend hands scipy.fft: the same
+    pocketfft, several times faster on real input).  `module` may be a function returning
+    it (imported on the first call).  native=True: the library transforms real input in
+    fftn itself (NumPy, SciPy, CuPy); the standard's fftn wants complex input."""
+    found = []
+
+    def fft():
+        if not found:
+            m = module() if callable(module) else module
+            found.append(m if m is not None else xp.fft)
+        return found[0]
+
+    def astype(a, dtype):
+        # NumPy and CuPy arrays have the method (CuPy has no module-level astype); the
+        # standard has the function
+        if native:
+            return a.astype(dtype, copy=False)
+        return xp.astype(a, dtype, copy=False)
+
+    def complex_of(x):
+        return xp.complex64 if x.dtype in (xp.float32, xp.complex64) else xp.complex128
+
+    def real_of(x):
+        return xp.float32 if x.dtype == xp.complex64 else xp.float64
+
+    def c2c(x, *, dims, normalization, forward):
+        if forward:
+            out = fft().fftn(x, axes=list(dims), norm=_NORM_FORWARD[normalization])
+        else:
+            out = fft().ifftn(x, axes=list(dims), norm=_NORM_BACKWARD[normalization])
+        return astype(out, x.dtype)
+
+    def r2c(x, *, dims, normalization, onesided):
+        norm = _NORM_FORWARD[normalization]
+        if onesided:
+            out = fft().rfftn(x, axes=list(dims), norm=norm)
+        else:
+            out = fft().fftn(x if native else astype(x, complex_of(x)), axes=list(dims),
+                             norm=norm)
+        return astype(out, complex_of(x))
+
+    def c2r(x, *, dims, normalization, last_dim_size):
+        sizes = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
+        out = fft().irfftn(x, s=sizes, axes=list(dims), norm=_NORM_BACKWARD[normalization])
+        return astype(out, real_of(x))
+
+    return {"fft_c2c": c2c, "fft_r2c": r2c, "fft_c2r": c2r}
 
 
 def _svdvals(xp):

@@ -117,6 +117,7 @@ def __getattr__(name):
             "serialization": ".io",
             "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
             "masked": ".masked", "jit": ".jit", "version": ".version",
+            "fft": ".fft",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)

@@ -22,11 +22,22 @@ BASE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "c
 
 
 def _table(backend, index):
-    from . import bundles  # noqa: F401  (which programs build as one: Runtime.bundle_of)
-    from . import elementwise, host_linalg, linalg, movement, nn, reduce, scan, sort
+    from . import (
+        bundles,  # noqa: F401  (which programs build as one: Runtime.bundle_of)
+        elementwise,
+        fft,
+        host_linalg,
+        linalg,
+        movement,
+        nn,
+        reduce,
+        scan,
+        sort,
+    )
     from . import index as index_ops
     table = {}
-    for part in (elementwise, reduce, movement, index_ops, linalg, nn, scan, sort, host_linalg):
+    for part in (elementwise, reduce, movement, index_ops, linalg, nn, scan, sort, host_linalg,
+                 fft):
         table.update(part.table())
     from . import complexops
     table.update(complexops.table(table))

@@ -13,7 +13,7 @@ import math
 
 from .. import dtypes as _D
 from ..utils.dlpack import from_dlpack
-from . import linalg
+from . import fft, linalg
 from ._bitwise import (
                        bitwise_and,
                        bitwise_invert,
@@ -165,7 +165,7 @@ e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
 
 __all__ = [
-    "__array_api_version__", "__array_namespace_info__", "linalg",
+    "__array_api_version__", "__array_namespace_info__", "fft", "linalg",
     # dtypes and constants
     "bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
     "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",

@@ -248,6 +248,14 @@ def _same(op, args, batched, attrs, size):
     return dispatch.run(op, *args, **attrs)
 
 
+@register("dims+1", "fft_c2c", "fft_r2c", "fft_c2r")
+def _fft(op, args, batched, attrs, size):
+    # the transform maps over the dims it does not name: the batch is one more of them
+    r = args[0].ndim - 1
+    return dispatch.run(op, args[0], **{**attrs, "dims": tuple(_axis(d, r) for d in
+                                                               attrs["dims"])})
+
+
 # --- indexing -------------------------------------------------------------------------------
 
 @register("axis+1", "gather", "scatter_add")

@@ -13,6 +13,7 @@ from . import (
     creation,
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     elementwise,
+    fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)
     index,
     layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
     linalg,

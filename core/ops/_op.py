@@ -20,7 +20,7 @@ from .. import plugins
 from ..tensor import Tensor
 
 PRIMITIVE_KINDS = ("creation", "unary", "binary", "ternary", "reduce", "movement", "index",
-                   "linalg", "nn")
+                   "linalg", "nn", "fft")
 OPTIONAL_KINDS = ("composite", "gradient", "inplace")
 
 REGISTRY: dict[str, Op] = {}     # every declaration, by kernel name

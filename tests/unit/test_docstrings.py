@@ -13,7 +13,7 @@ import pytest
 
 # the namespaces the API reference documents (docs/api/)
 NAMESPACES = ("ember", "ember.nn", "ember.nn.functional", "ember.optim", "ember.utils.data",
-              "ember.linalg", "ember.special", "ember.distributed", "ember.graph",
+              "ember.linalg", "ember.fft", "ember.special", "ember.distributed", "ember.graph",
               "ember.export", "ember.onnx", "ember.array_api", "ember.backend")
 SECTION = re.compile(r"^PyTorch\n-------\n(.+?)(?:\n\n|\Z)", re.M | re.S)
 TORCH_NAME = re.compile(r"``(torch(?:\.\w+)+)``")

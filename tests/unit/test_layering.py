@@ -65,7 +65,7 @@ CORE_LAYERS = {
         "graph/ir", "graph/capture"],
     3: ["ops/"],
     4: ["autograd/"],
-    5: ["functional/", "linalg/", "special", "signal/", "masked"],
+    5: ["functional/", "linalg/", "fft/", "special", "signal/", "masked"],
     6: ["methods/", "legacy", "settings", "sparse"],
     7: ["nn/", "optim/", "amp", "func/", "distributions/", "utils/", "distributed/",
         "multiprocessing"],

@@ -13,6 +13,7 @@ from . import (
     complex_numbers,
     creation,
     elementwise,
+    fft,
     index,
     inplace,
     linalg,
@@ -42,7 +43,7 @@ from ._table import COMPLEX_SPECIAL, SPECIAL, Input, OpCase
 FAMILIES = (
     # torch.*, torch.linalg
     elementwise, reduce, movement, index, creation, linalg, shapes, inplace, sorting, products,
-    special, complex_numbers,
+    special, complex_numbers, fft,
     # torch.nn, by torch.nn.modules family
     nn_activation, nn_linear, nn_conv, nn_pooling, nn_normalization, nn_padding, nn_sparse,
     nn_dropout, nn_attention, nn_loss, nn_distance, nn_upsampling, nn_pixelshuffle, nn_rnn,
