@@ -114,8 +114,8 @@ NUMBERS = (
                         # Numba's "[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
                         # "cudaMalloc failed: 2", "cudaMemcpy returned error code 700"
                         r"|\[(\d{1,4})\] Call to cu\w+ results in"
-                        r"|\b(?-i:cu(?:da)?[A-Z])\w*(?:\(\))? (?:failed|returned)(?: with)?(?: error)?"
-                        r"(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
+                        r"|\b(?-i:cu(?:da)?[A-Z])\w*(?:\(\))? (?:failed|returned)(?: with)?"
+                        r"(?: error)?(?: code)?\s*[:=#]?\s*(\d{1,4})\b", re.I)),
     ("hip", re.compile(r"\bHIP error(?: code)?[ :=(]*(\d{1,4})\b"
                        r"|\bhip[A-Z]\w*\(\)? (?:returned|failed with)(?: error)?:? (\d{1,4})\b",
                        re.I)),
@@ -177,7 +177,8 @@ MESSAGE_AFTER = (
 
 # a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
-OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed"
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?"
+                         r"|\bfailed"
                          r"|\bcreate (?:an? )?(?:OpenCL )?(?:context|command queue|buffer|kernel)s?)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
 OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"

@@ -196,7 +196,7 @@ _OWN_KERNEL = frozenset({
     "expm1", "log1p", "pow", "atan2", "remainder", "floor_divide"})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _family_groups(dt: str):
     """({full key: (kernel prefix, op number or None, slot dtypes or None)},
     [(prefix, in_dtypes, out, sigs, [expressions] or None, expression)]) of dtype dt's

@@ -13,8 +13,8 @@ import math
 
 from .. import dtypes as D
 from .. import ops
-from ..errors import EmberTypeError, ShapeError
 from ..dispatch import run
+from ..errors import EmberTypeError, ShapeError
 from ..ops.complex import complex_op_run, conj_op_run, imag_op_run, real_op_run
 from ..ops.special import atan2_op
 from ..tensor import Tensor

@@ -3,10 +3,10 @@ script run by `python -m ember.torch_alias` and by plain Python with torch insta
 print the same: torch.backends.cudnn (its flags: state a CPU-only machine does nothing with,
 in both), torch.nn.modules.* (batchnorm, conv, utils, pooling, flatten, ...),
 torch.distributions.* as packages, torch.autograd.Variable, torch.nn.parallel's
-data_parallel module and function, torch.utils.model_zoo.load_url, and
-torch.distributed.fsdp's submodules (wrap, api,
-fully_sharded_data_parallel), torch.utils.tensorboard (its SummaryWriter with the tensorboard package, ModuleNotFoundError
-naming the package without it, in both)."""
+data_parallel module and function, torch.utils.model_zoo.load_url, torch.distributed.fsdp's
+submodules (wrap, api, fully_sharded_data_parallel), and torch.utils.tensorboard (its
+SummaryWriter with the tensorboard package, ModuleNotFoundError naming the package without
+it, in both)."""
 from __future__ import annotations
 
 import json
@@ -90,7 +90,8 @@ SCRIPT = textwrap.dedent('''
     except ImportError as exc:
         out["tensorboard"] = [isinstance(exc, ModuleNotFoundError), exc.name,
                               "tensorboard" in str(exc)]
-    out["fsdp"] = [FSDP2 is fsdp.FullyShardedDataParallel, ShardingStrategy is fsdp.ShardingStrategy,
+    out["fsdp"] = [FSDP2 is fsdp.FullyShardedDataParallel,
+                   ShardingStrategy is fsdp.ShardingStrategy,
                    MixedPrecision is fsdp.MixedPrecision, CPUOffload is fsdp.CPUOffload,
                    BackwardPrefetch is fsdp.BackwardPrefetch, StateDictType.FULL_STATE_DICT.name,
                    ModuleWrapPolicy({nn.Linear})(module=nn.Linear(2, 2), recurse=False,
