@@ -179,7 +179,8 @@ MESSAGE_AFTER = (
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
 OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?"
                          r"|\bfailed"
-                         r"|\bcreate (?:an? )?(?:OpenCL )?(?:context|command queue|buffer|kernel)s?)"
+                         r"|\bcreate (?:an? )?(?:OpenCL )?"
+                         r"(?:context|command queue|buffer|kernel)s?)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
 OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"
                          r"\bnumber of platforms\b", re.I)
