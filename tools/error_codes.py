@@ -135,19 +135,26 @@ NUMBERS = (
                         # lines and "retcode 6" in WARNs: the first one is the deepest
                         r"|\bNCCL INFO [^\n]*?\.cc:\d+ -> ([1-8])\b"
                         r"|\bNCCL WARN [^\n]*?\bretcode ([1-8])\b", re.I)),
-    ("curand", re.compile(r"\bCURAND (?:failure|error|status)[ :=(]*(\d{1,3})\b", re.I)),
-    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b"
+    # DyNet and others print the failed call, then the status on the next line:
+    # "CURAND failure in curandGenerateUniform(g, v, n)\n201"
+    ("curand", re.compile(r"\bCURAND (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                          r"[ :=(\n]*(\d{1,3})\b", re.I)),
+    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                          r"[ :=(\n]*(\d{1,2})\b"
                           r"|\bcuBLAS API failed with status (\d{1,2})\b", re.I)),
-    ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
-    ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                            r"[ :=(\n]*(\d{1,2})\b", re.I)),
+    ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                         r"[ :=(\n]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
-    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)"
-    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS \((\d{1,3}) vs\. 0\)")),
-    ("cufft", re.compile(r"\bCUFFT_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("nccl", re.compile(r"\bncclSuccess \((\d) vs\. 0\)")),
-    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS) \((\d{1,4}) vs\. 0\)")),
+    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)",
+    # as users retype them too ("CUBLAS_STATUS_SUCCESS(1 VS.0)")
+    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS\s*\((\d{1,3})\s*vs\.?\s*0\)", re.I)),
+    ("cufft", re.compile(r"\bCUFFT_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("nccl", re.compile(r"\bncclSuccess\s*\((\d)\s*vs\.?\s*0\)", re.I)),
+    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS)\s*\((\d{1,4})\s*vs\.?\s*0\)", re.I)),
     ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{2,5})\b"
                        r"|\bHSA (?:error|status)[ :=(]*(0x[0-9a-f]{2,4}|\d{2,5})\b", re.I | re.S)),
     ("nvrtc", re.compile(r"\bNVRTC (?:error|status|failure)[ :=(]*(\d{1,2})\b", re.I)),
@@ -177,7 +184,8 @@ MESSAGE_AFTER = (
 
 # a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
-OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed"
+# ("Build Status: -2" is clGetProgramBuildInfo's CL_BUILD_ERROR, a build status, no error code)
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|(?<!\bbuild )(?<!\bBuild )\bstatus|\bret(?:urned)?|\bplatforms?|\bfailed"
                          r"|\bcreate (?:an? )?(?:OpenCL )?(?:context|command queue|buffer|kernel)s?)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
 OPENCL_TEXT = re.compile(r"\bcl[A-Z][a-z]\w+|\bOpenCL|\bclinfo\b|\bpocl\b|\bICD\b|"
