@@ -129,7 +129,10 @@ NUMBERS = (
                           r"|\bcl[A-Z]\w*\([^\n]{0,200}?\)\s*(?:failed|returned|error)\s*"
                           r"[(:=]?\s*(-\d{1,4})\b"
                           # "Error: clCreateCommandQueue (-6)"
-                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)", re.I)),
+                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)"
+                          # the C++ bindings' cl::Program::build with its result:
+                          # "program.build(options.c_str()): -43"
+                          r"|\b\w*program\.build\([^\n]{0,120}?\)\s*[:=]?\s*(-\d{1,4})\b", re.I)),
     ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b"
                         # NCCL passes its result up through "NCCL INFO file.cc:535 -> 6"
                         # lines and "retcode 6" in WARNs: the first one is the deepest
