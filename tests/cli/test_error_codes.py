@@ -229,6 +229,9 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    ("tee: /etc/OpenCL/vendors/amdocl64.icd: No such file or directory\n"
+     "terminate called after throwing an instance of 'cl::Error'\n  what():  clGetPlatformIDs",
+     "opencl-no-platform"),
     ("nvrtc: error: failed to open libnvrtc-builtins.so.11.6", "cuda-library-missing"),
     ("ImportError: /env/lib/libstdc++.so.6: version GLIBCXX_3.4.32' not found (required by "
      "x.so)", "libstdcxx-too-old"),
