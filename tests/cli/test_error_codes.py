@@ -229,6 +229,8 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    ("_pickle.UnpicklingError: invalid load key, '\\xe2'.", "checkpoint-truncated"),
+    ("_pickle.UnpicklingError: invalid load key, '<'.", "checkpoint-not-pickle"),
     ("tee: /etc/OpenCL/vendors/amdocl64.icd: No such file or directory\n"
      "terminate called after throwing an instance of 'cl::Error'\n  what():  clGetPlatformIDs",
      "opencl-no-platform"),
