@@ -229,6 +229,9 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    ("A system call failed during shared memory initialization that should not have.\n"
+     "  System call: open(2)\n  Error:       No such file or directory (errno 2)",
+     "shared-memory-too-small"),
     ("_pickle.UnpicklingError: invalid load key, '\\xe2'.", "checkpoint-truncated"),
     ("_pickle.UnpicklingError: invalid load key, '<'.", "checkpoint-not-pickle"),
     ("tee: /etc/OpenCL/vendors/amdocl64.icd: No such file or directory\n"
