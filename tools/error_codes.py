@@ -171,7 +171,8 @@ MESSAGE_AFTER = (
                         r"\bGPUassert|\(-217:Gpu API call\)|"
                         r"Cuda failure(?: \d+)?)\s*:?\s*'?"
                         r"([^\n']{3,120})", re.I)),
-    ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",
+    # llama.cpp's HIP build says "ROCm error: <the HIP string>"
+    ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure|\bROCm error)\s*:?\s*'?([^\n']{3,120})",
                        re.I)),
     # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
     ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
@@ -206,6 +207,9 @@ NOT_ANYWHERE = {"the operation cannot be performed in the present state",
                 "one or more resources passed in are not valid resource types for the operation",
                 "one or more resources are insufficient or non-applicable for the operation"}
 HIP_TEXT = re.compile(r"\bhip\w*|\brocm\b|\bamdgpu\b|\bHSA_", re.I)
+# a program built for HIP that keeps CUDA's names in its messages (llama.cpp's ggml-cuda on
+# ROCm: "found 1 ROCm devices", then "CUDA error: invalid device function" from hipGetLastError)
+HIP_BUILD = re.compile(r"\bfound \d+ ROCm devices?\b|(?-i:\bhip[A-Z]\w*\()|\bROCm error\b", re.I)
 
 
 @functools.cache
@@ -291,6 +295,8 @@ def _recognize(text: str) -> tuple[Hit, ...]:
                         code = _hip_twin(code)
                         if code is None:
                             break
+                    elif family == "cuda" and code.family == "cuda" and HIP_BUILD.search(text):
+                        code = _hip_twin(code) or code
                     add(code, "message", m.group(0).strip(), m.start())
                     said_lines.setdefault(code.family, set()).add(text.count("\n", 0, m.start()))
                     break
@@ -301,7 +307,8 @@ def _recognize(text: str) -> tuple[Hit, ...]:
         if at < 0:
             continue
         if hip is None:
-            hip = bool(HIP_TEXT.search(text)) and not re.search(r"\bCUDA error\b", text)
+            hip = bool(HIP_BUILD.search(text)) or (
+                bool(HIP_TEXT.search(text)) and not re.search(r"\bCUDA error\b", text))
         twin = _hip_twin(code) if hip else None
         code = twin or code
         add(code, "message", text[at:at + len(words)], at)

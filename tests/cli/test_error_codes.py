@@ -229,6 +229,12 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    # a HIP build that keeps CUDA's names (llama.cpp's ggml-cuda on ROCm)
+    ("ggml_cuda_init: found 1 ROCm devices:\n  Device 0: AMD Radeon RX 6700 XT\n"
+     "CUDA error: invalid device function\n  current device: 0, in function ggml_cuda_op_flatten"
+     " at ggml-cuda.cu:10010\n  hipGetLastError()", "rocm-gpu-arch-not-built"),
+    ("ROCm error: out of memory\n  current device: 0, in function alloc at ggml-cuda.cu:375",
+     "cuda-out-of-memory"),
     ("A system call failed during shared memory initialization that should not have.\n"
      "  System call: open(2)\n  Error:       No such file or directory (errno 2)",
      "shared-memory-too-small"),
