@@ -229,6 +229,9 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    ("      -- The HIP compiler identification is unknown\n      CMake Error at CMakeLists.txt:3 "
+     "(project):\n        No CMAKE_HIP_COMPILER could be found.", "pip-build-failed"),
+    ("hipcc: error: unsupported option '--amdgpu-target=gfx1030'", "pip-build-failed"),
     # a HIP build that keeps CUDA's names (llama.cpp's ggml-cuda on ROCm)
     ("ggml_cuda_init: found 1 ROCm devices:\n  Device 0: AMD Radeon RX 6700 XT\n"
      "CUDA error: invalid device function\n  current device: 0, in function ggml_cuda_op_flatten"
