@@ -229,6 +229,10 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    # Caffe's glog check of a cuDNN status without its name (cudnn.h numbers 1-9)
+    ("F0101 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)",
+     "cuda-library-failed"),
+    ("Check failed: status == CUDNN_STATUS_SUCCESS (1 vs. 0)", "cublas-not-initialized"),
     ("      -- The HIP compiler identification is unknown\n      CMake Error at CMakeLists.txt:3 "
      "(project):\n        No CMAKE_HIP_COMPILER could be found.", "pip-build-failed"),
     ("hipcc: error: unsupported option '--amdgpu-target=gfx1030'", "pip-build-failed"),
