@@ -229,6 +229,10 @@ MEMBERS = [
     ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
      "memory (12)", "shared-memory-too-small"),
     ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    # architecture names with a feature suffix (sm_90a, compute_100a)
+    ("ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'",
+     "nvrtc-gpu-architecture"),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_90a'", "nvrtc-gpu-architecture"),
     # Caffe's glog check of a cuDNN status without its name (cudnn.h numbers 1-9)
     ("F0101 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)",
      "cuda-library-failed"),
