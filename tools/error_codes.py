@@ -129,25 +129,35 @@ NUMBERS = (
                           r"|\bcl[A-Z]\w*\([^\n]{0,200}?\)\s*(?:failed|returned|error)\s*"
                           r"[(:=]?\s*(-\d{1,4})\b"
                           # "Error: clCreateCommandQueue (-6)"
-                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)", re.I)),
+                          r"|\bcl[A-Z][a-z]\w*\s*\((-\d{1,4})\)"
+                          # the C++ bindings' cl::Program::build with its result:
+                          # "program.build(options.c_str()): -43"
+                          r"|\b\w*program\.build\([^\n]{0,120}?\)\s*[:=]?\s*(-\d{1,4})\b", re.I)),
     ("nccl", re.compile(r"\bNCCL error(?: code)?[ :=(]*(\d)\b|\bncclResult(?:_t)?[ :=(]+(\d)\b"
                         # NCCL passes its result up through "NCCL INFO file.cc:535 -> 6"
                         # lines and "retcode 6" in WARNs: the first one is the deepest
                         r"|\bNCCL INFO [^\n]*?\.cc:\d+ -> ([1-8])\b"
                         r"|\bNCCL WARN [^\n]*?\bretcode ([1-8])\b", re.I)),
-    ("curand", re.compile(r"\bCURAND (?:failure|error|status)[ :=(]*(\d{1,3})\b", re.I)),
-    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)[ :=(]*(\d{1,2})\b"
+    # DyNet and others print the failed call, then the status on the next line:
+    # "CURAND failure in curandGenerateUniform(g, v, n)\n201"
+    ("curand", re.compile(r"\bCURAND (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                          r"[ :=(\n]*(\d{1,3})\b", re.I)),
+    ("cublas", re.compile(r"\bCUBLAS (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                          r"[ :=(\n]*(\d{1,2})\b"
                           r"|\bcuBLAS API failed with status (\d{1,2})\b", re.I)),
-    ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
-    ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)[ :=(]*(\d{1,2})\b", re.I)),
+    ("cusolver", re.compile(r"\bCUSOLVER (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                            r"[ :=(\n]*(\d{1,2})\b", re.I)),
+    ("cufft", re.compile(r"\bCUFFT (?:failure|error|status)(?: in \w+\([^\n]{0,200}\))?"
+                         r"[ :=(\n]*(\d{1,2})\b", re.I)),
     ("hip", re.compile(r"\bhipError_t\((\d{1,4})\)|'hipError\w*'\((\d{1,4})\)")),
-    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)"
-    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS \((\d{1,3}) vs\. 0\)")),
-    ("cufft", re.compile(r"\bCUFFT_SUCCESS \((\d{1,2}) vs\. 0\)")),
-    ("nccl", re.compile(r"\bncclSuccess \((\d) vs\. 0\)")),
-    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS) \((\d{1,4}) vs\. 0\)")),
+    # glog CHECKs of a status against its success value: "CUBLAS_STATUS_SUCCESS (1 vs. 0)",
+    # as users retype them too ("CUBLAS_STATUS_SUCCESS(1 VS.0)")
+    ("cublas", re.compile(r"\bCUBLAS_STATUS_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("cusolver", re.compile(r"\bCUSOLVER_STATUS_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("curand", re.compile(r"\bCURAND_STATUS_SUCCESS\s*\((\d{1,3})\s*vs\.?\s*0\)", re.I)),
+    ("cufft", re.compile(r"\bCUFFT_SUCCESS\s*\((\d{1,2})\s*vs\.?\s*0\)", re.I)),
+    ("nccl", re.compile(r"\bncclSuccess\s*\((\d)\s*vs\.?\s*0\)", re.I)),
+    ("cuda", re.compile(r"\b(?:cudaSuccess|CUDA_SUCCESS)\s*\((\d{1,4})\s*vs\.?\s*0\)", re.I)),
     ("hsa", re.compile(r"\bhsa api call failure[^\n]*?Call returned (\d{2,5})\b"
                        r"|\bHSA (?:error|status)[ :=(]*(0x[0-9a-f]{2,4}|\d{2,5})\b", re.I | re.S)),
     ("nvrtc", re.compile(r"\bNVRTC (?:error|status|failure)[ :=(]*(\d{1,2})\b", re.I)),
@@ -161,8 +171,9 @@ MESSAGE_AFTER = (
                         r"\bGPUassert|\(-217:Gpu API call\)|"
                         r"Cuda failure(?: \d+)?)\s*:?\s*'?"
                         r"([^\n']{3,120})", re.I)),
-    ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure)\s*:?\s*'?([^\n']{3,120})",
-                       re.I)),
+    # llama.cpp's HIP build says "ROCm error: <the HIP string>"
+    ("hip", re.compile(r"(?:\bHIP(?: runtime)? error|hip failure|\bROCm error)\s*:?\s*'?"
+                       r"([^\n']{3,120})", re.I)),
     # glog CHECK_EQ of a CUDA call (Caffe): "cudaSuccess (74 vs. 0) misaligned address"
     ("cuda", re.compile(r"\bcuda\w*\s*\(\d+ vs\. \d+\)\s*([^\n]{3,120})")),
     ("nccl", re.compile(r"\bNCCL (?:error|Error|failure)[^\n]*?[:,]\s*([^\n]{3,300})"
@@ -177,8 +188,9 @@ MESSAGE_AFTER = (
 
 # a bare number ("err=-5", "number of platforms : error -1001") is OpenCL's where the text
 # is about OpenCL: a cl* call, a platform or ICD, clinfo, PoCL
-OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|\bstatus|\bret(?:urned)?|\bplatforms?"
-                         r"|\bfailed"
+# ("Build Status: -2" is clGetProgramBuildInfo's CL_BUILD_ERROR, a build status, no error code)
+OPENCL_BARE = re.compile(r"(?:\berr(?:or)?(?: code)?|(?<!\bbuild )(?<!\bBuild )\bstatus"
+                         r"|\bret(?:urned)?|\bplatforms?|\bfailed"
                          r"|\bcreate (?:an? )?(?:OpenCL )?"
                          r"(?:context|command queue|buffer|kernel)s?)"
                          r"\s*[=:#(]?\s*(-\d{1,2}|-1\d{3})\b", re.I)
@@ -197,6 +209,9 @@ NOT_ANYWHERE = {"the operation cannot be performed in the present state",
                 "one or more resources passed in are not valid resource types for the operation",
                 "one or more resources are insufficient or non-applicable for the operation"}
 HIP_TEXT = re.compile(r"\bhip\w*|\brocm\b|\bamdgpu\b|\bHSA_", re.I)
+# a program built for HIP that keeps CUDA's names in its messages (llama.cpp's ggml-cuda on
+# ROCm: "found 1 ROCm devices", then "CUDA error: invalid device function" from hipGetLastError)
+HIP_BUILD = re.compile(r"\bfound \d+ ROCm devices?\b|(?-i:\bhip[A-Z]\w*\()|\bROCm error\b", re.I)
 
 
 @functools.cache
@@ -282,6 +297,8 @@ def _recognize(text: str) -> tuple[Hit, ...]:
                         code = _hip_twin(code)
                         if code is None:
                             break
+                    elif family == "cuda" and code.family == "cuda" and HIP_BUILD.search(text):
+                        code = _hip_twin(code) or code
                     add(code, "message", m.group(0).strip(), m.start())
                     said_lines.setdefault(code.family, set()).add(text.count("\n", 0, m.start()))
                     break
@@ -292,7 +309,8 @@ def _recognize(text: str) -> tuple[Hit, ...]:
         if at < 0:
             continue
         if hip is None:
-            hip = bool(HIP_TEXT.search(text)) and not re.search(r"\bCUDA error\b", text)
+            hip = bool(HIP_BUILD.search(text)) or (
+                bool(HIP_TEXT.search(text)) and not re.search(r"\bCUDA error\b", text))
         twin = _hip_twin(code) if hip else None
         code = twin or code
         add(code, "message", text[at:at + len(words)], at)

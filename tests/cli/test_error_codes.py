@@ -100,9 +100,23 @@ def test_every_code_is_known_by_name_in_any_wording():
     ("[700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR", "cuda:cudaErrorIllegalAddress"),
     ("cudaMemcpy returned error code 700", "cuda:cudaErrorIllegalAddress"),
     ("NVRTC error 5 while compiling", "nvrtc:NVRTC_ERROR_INVALID_OPTION"),
+    # glog's check as users retype it; DyNet's status on the line after the failed call
+    ("Check failed: status ==CUBLAS_STATUS_SUCCESS(1 VS.0)",
+     "cublas:CUBLAS_STATUS_NOT_INITIALIZED"),
+    ("CURAND failure in curandGenerateUniform(curandeng, val.v, val.d.size())\n201",
+     "curand:CURAND_STATUS_LAUNCH_FAILURE"),
+    ("CUBLAS failure in cublasSgemm(h, a, b)\n13", "cublas:CUBLAS_STATUS_EXECUTION_FAILED"),
+    # the C++ bindings' cl::Program::build with its result
+    ("[Error] program.build(options.c_str()): -43", "opencl:CL_INVALID_BUILD_OPTIONS"),
 ])
+
 def test_codes_are_known_in_other_bindings_wordings(text, code):
     assert [h.code.key for h in error_codes.recognize(text)][:1] == [code]
+
+
+def test_an_opencl_build_status_is_no_error_code():
+    # clGetProgramBuildInfo's CL_BUILD_ERROR (-2) is a status, not CL_DEVICE_NOT_AVAILABLE
+    assert error_codes.recognize("OpenCL program: Build Status: -2") == []
 
 
 # One message per error space that had no category, in the wording its tool prints (the
@@ -170,6 +184,86 @@ SPACES = [
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n  exitcode  : -9 "
      "(pid: 4242)\n  traceback : Signal 9 (SIGKILL) received by PID 4242", "host-out-of-memory"),
 ]
+
+
+# Within a family, the member whose causes fit: a status name beats the family's catch-all,
+# a handle that was never created is not a failure inside a call, a library's statuses that
+# say "missing" or "version" name those causes (wordings as the libraries print them).
+MEMBERS = [
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", "cublas-not-initialized"),
+    ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:328] Could not create cudnn handle: "
+     "CUDNN_STATUS_INTERNAL_ERROR", "cublas-not-initialized"),
+    ("could not create miopen handle: miopenStatusUnknownError", "cublas-not-initialized"),
+    ("tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : "
+     "a.shape=(32, 784), b.shape=(784, 512), m=32, n=512, k=784", "cublas-not-initialized"),
+    ("UnknownError: Failed to get convolution algorithm. This is probably because cuDNN failed "
+     "to initialize, so try looking to see if a warning log message was printed above.",
+     "cublas-not-initialized"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cuda-library-failed"),
+    ("RuntimeError: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "cuda-library-missing"),
+    ("CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING", "cuda-library-missing"),
+    ("UnimplementedError: DNN library is not found.", "cuda-library-missing"),
+    ("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "cudnn-version-mismatch"),
+    ("RuntimeError: [enforce fail at common_cudnn.h:108] version_match. cuDNN compiled (7102) "
+     "and runtime (7005) versions mismatch", "cudnn-version-mismatch"),
+    ("RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support "
+     "the graph.", "cudnn-not-supported"),
+    ("[TRT] [E] 1: Unsupported SM: 0x601", "cuda-no-kernel-image"),
+    ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'",
+     "nccl-unhandled-cuda-error"),
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+     "cuda-no-device"),
+    ("rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/library/"
+     "TensileLibrary.dat: No such file or directory for GPU arch : gfx1103",
+     "rocm-gpu-arch-not-built"),
+    ("clang: error: invalid target ID 'gfx1103'; format is a processor name followed by an "
+     "optional colon-delimited list of features", "rocm-gpu-arch-not-built"),
+    ("FAILED: vendor/llama.cpp/CMakeFiles/ggml-rocm.dir/ggml-cuda.cu.o\n"
+     "      c++: error: unrecognized command-line option '--offload-arch=gfx900'",
+     "pip-build-failed"),
+    ("[Error] [OpenCL] program.build(options.c_str()): -43\n[Error] [OpenCL] failed to build "
+     "program: -43\n[Error] [OpenCL] Build Status: -2", "opencl-build-failure"),
+    ('open("/dev/nvidia-uvm", O_RDWR) = -1 EIO (Input/output error)\n'
+     "clGetPlatformIDs(): CL_PLATFORM_NOT_FOUND_KHR", "opencl-device-unavailable"),
+    ("RuntimeError: DataLoader worker (pid 3855) is killed by signal: Bus error. It is possible "
+     "that dataloader's workers are out of shared memory.", "shared-memory-too-small"),
+    ("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate "
+     "memory (12)", "shared-memory-too-small"),
+    ("[1]    12345 killed     python train.py", "host-out-of-memory"),
+    # architecture names with a feature suffix (sm_90a, compute_100a)
+    ("ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'",
+     "nvrtc-gpu-architecture"),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_90a'", "nvrtc-gpu-architecture"),
+    # Caffe's glog check of a cuDNN status without its name (cudnn.h numbers 1-9)
+    ("F0101 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)",
+     "cuda-library-failed"),
+    ("Check failed: status == CUDNN_STATUS_SUCCESS (1 vs. 0)", "cublas-not-initialized"),
+    ("      -- The HIP compiler identification is unknown\n      CMake Error at CMakeLists.txt:3 "
+     "(project):\n        No CMAKE_HIP_COMPILER could be found.", "pip-build-failed"),
+    ("hipcc: error: unsupported option '--amdgpu-target=gfx1030'", "pip-build-failed"),
+    # a HIP build that keeps CUDA's names (llama.cpp's ggml-cuda on ROCm)
+    ("ggml_cuda_init: found 1 ROCm devices:\n  Device 0: AMD Radeon RX 6700 XT\n"
+     "CUDA error: invalid device function\n  current device: 0, in function ggml_cuda_op_flatten"
+     " at ggml-cuda.cu:10010\n  hipGetLastError()", "rocm-gpu-arch-not-built"),
+    ("ROCm error: out of memory\n  current device: 0, in function alloc at ggml-cuda.cu:375",
+     "cuda-out-of-memory"),
+    ("A system call failed during shared memory initialization that should not have.\n"
+     "  System call: open(2)\n  Error:       No such file or directory (errno 2)",
+     "shared-memory-too-small"),
+    ("_pickle.UnpicklingError: invalid load key, '\\xe2'.", "checkpoint-truncated"),
+    ("_pickle.UnpicklingError: invalid load key, '<'.", "checkpoint-not-pickle"),
+    ("tee: /etc/OpenCL/vendors/amdocl64.icd: No such file or directory\n"
+     "terminate called after throwing an instance of 'cl::Error'\n  what():  clGetPlatformIDs",
+     "opencl-no-platform"),
+    ("nvrtc: error: failed to open libnvrtc-builtins.so.11.6", "cuda-library-missing"),
+    ("ImportError: /env/lib/libstdc++.so.6: version GLIBCXX_3.4.32' not found (required by "
+     "x.so)", "libstdcxx-too-old"),
+]
+
+
+@pytest.mark.parametrize("text, category", MEMBERS)
+def test_the_member_whose_causes_fit_ranks_first(text, category):
+    assert ids(text)[:1] == [category]
 
 
 @pytest.mark.parametrize("text, category", SPACES)
