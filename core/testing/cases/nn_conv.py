@@ -1,6 +1,5 @@
 """Conformance rows of the convolutions (conv1d, conv2d, conv3d, conv_transpose1d and
-conv_transpose2d) and their building
-blocks unfold and fold.
+conv_transpose2d) and their building blocks unfold and fold.
 
 Each reference is written directly in NumPy (loops over kernel taps, not over elements),
 independent of the unfold/matmul decomposition ember uses.
