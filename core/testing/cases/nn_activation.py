@@ -110,3 +110,20 @@ case("gumbel_softmax", lambda E, x: _seeded_gumbel(E, x, tau=0.7),
 case("gumbel_softmax:hard", lambda E, x: _seeded_gumbel(E, x, hard=True, dim=0),
      lambda np, x: np.eye(x.shape[0])[(x + _gumbel_noise(x.shape)).argmax(0)].T,
      Input((4, 3)), grad=False, ops=("gumbel_softmax",))
+# the in-place forms write into their input: each runs on a fresh non-leaf copy (x * 1)
+case("relu_", lambda E, x: (F(E).relu_(x * 1), F(E).elu_(x * 1, 0.7),
+                            F(E).leaky_relu_(x * 1, 0.1), F(E).hardtanh_(x * 1, -0.5, 0.8),
+                            F(E).selu_(x * 1), F(E).celu_(x * 1, 0.5),
+                            F(E).threshold_(x * 1, 0.3, -2.0)),
+     lambda np, x: (np.maximum(x, 0), np.where(x > 0, x, 0.7 * np.expm1(x)),
+                    np.where(x > 0, x, 0.1 * x), np.clip(x, -0.5, 0.8),
+                    _SCALE * np.where(x > 0, x, _ALPHA * np.expm1(x)),
+                    np.where(x > 0, x, 0.5 * np.expm1(x / 0.5)), np.where(x > 0.3, x, -2.0)),
+     Input((2, 3, 4)), ops=("relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_",
+                            "threshold_"))
+# rrelu outside training is deterministic: leaky_relu with the mean slope (lower + upper) / 2
+case("rrelu", lambda E, x: (F(E).rrelu(x), F(E).rrelu(x, 0.1, 0.3),
+                            F(E).rrelu_(x * 1, 0.2, 0.6)),
+     lambda np, x: (np.where(x >= 0, x, (1 / 8 + 1 / 3) / 2 * x), np.where(x >= 0, x, 0.2 * x),
+                    np.where(x >= 0, x, 0.4 * x)),
+     Input((2, 3, 4)), ops=("rrelu", "rrelu_"))

@@ -1,5 +1,5 @@
-"""Conformance rows of the convolutions (conv1d, conv2d, conv_transpose2d) and their building
-blocks unfold and fold.
+"""Conformance rows of the convolutions (conv1d, conv2d, conv3d, conv_transpose1d and
+conv_transpose2d) and their building blocks unfold and fold.
 
 Each reference is written directly in NumPy (loops over kernel taps, not over elements),
 independent of the unfold/matmul decomposition ember uses.
@@ -150,3 +150,12 @@ case("fold", lambda E, c, d: (E.fold(c, (4, 4), 2, stride=2), E.fold(d, (5, 5), 
 case("fold:overlapping", lambda E, c: E.fold(c, (4, 5), (2, 3), dilation=(1, 1)),
      lambda np, c: _fold(c, (4, 5), (2, 3), (1, 1), (0, 0), (1, 1)), Input((2, 6, 9)),
      ops=("fold",))
+case("conv_transpose1d", lambda E, x, w, b: (F(E).conv_transpose1d(x, w, b),
+                                             F(E).conv_transpose1d(x, w, b, stride=2, padding=1,
+                                                                   output_padding=1,
+                                                                   dilation=2)),
+     lambda np, x, w, b: (_conv_transpose2d(x[:, :, None], w[:, :, None], b, (1, 1), (0, 0),
+                                            (0, 0))[:, :, 0],
+                          _conv_transpose2d(x[:, :, None], w[:, :, None], b, (1, 2), (0, 1),
+                                            (0, 1), (1, 2))[:, :, 0]),
+     Input((2, 3, 5)), Input((3, 2, 3)), Input((2,)), atol=1e-4)

@@ -169,3 +169,32 @@ case("multilabel_soft_margin_loss", lambda E, x, t, w: (
      lambda np, x, t, w: ((t * _softplus_exact(-x) + (1 - t) * _softplus_exact(x)).mean(1).mean(),
                           (w * (t * _softplus_exact(-x) + (1 - t) * _softplus_exact(x))).mean(1)),
      Input((3, 4)), _BITS12, Input((4,)), atol=1e-4)
+
+
+def _multilabel_margin(x, t):
+    """Per sample: sum over its classes y (t up to the first -1) and the classes i it lacks
+    of max(0, 1 - (x[y] - x[i])), over C."""
+    x2, t2 = x.reshape(-1, x.shape[-1]), t.reshape(-1, t.shape[-1])
+    out = np.zeros(len(x2))
+    for r, (xr, tr) in enumerate(zip(x2, t2)):
+        ys = list(tr[:list(tr).index(-1)] if -1 in tr else tr)
+        others = [i for i in range(len(xr)) if i not in ys]
+        out[r] = sum(max(0.0, 1 - xr[y] + xr[i]) for y in ys for i in others) / len(xr)
+    return out.reshape(x.shape[:-1])
+
+
+# targets: classes ended by -1, all classes but one, a repeated class after the end marker
+case("multilabel_margin_loss", lambda E, x, t: tuple(
+    F(E).multilabel_margin_loss(x, t, reduction=r) for r in ("mean", "sum", "none")) + (
+    F(E).multilabel_margin_loss(x[0], t[0]),),
+     lambda np, x, t: _reductions(_multilabel_margin(x, t)) + (_multilabel_margin(x[0], t[0]),),
+     Input((3, 4)), Input((3, 4), "i", (3, 0, -1, 1, 1, 2, 3, -1, 2, -1, 0, 0)), atol=1e-4)
+case("triplet_margin_with_distance_loss", lambda E, a, p, n: (
+    F(E).triplet_margin_with_distance_loss(a, p, n, margin=2.0),
+    F(E).triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: (u - v).abs().sum(-1), margin=1.5, swap=True,
+        reduction="none")),
+     lambda np, a, p, n: (np.maximum(_dist(a, p) - _dist(a, n) + 2.0, 0).mean(),
+                          np.maximum(np.abs(a - p).sum(-1) - np.minimum(
+                              np.abs(a - n).sum(-1), np.abs(p - n).sum(-1)) + 1.5, 0)),
+     Input((3, 4)), Input((3, 4)), Input((3, 4)), atol=1e-4)

@@ -1,4 +1,5 @@
-"""Conformance rows of pooling: max, average and adaptive, in one and two dimensions.
+"""Conformance rows of pooling: max, average, adaptive and lp, in one, two and three dimensions,
+and max unpooling.
 
 Each reference is written directly in NumPy over the pooling windows.
 """
@@ -142,3 +143,120 @@ case("adaptive_max_pool2d", lambda E, x: (F(E).adaptive_max_pool2d(x, (2, 3)),
                                           F(E).adaptive_max_pool2d(x[:, :, :4, :6], 2)),
      lambda np, x: (_adaptive_max(x, (2, 3)), _adaptive_max(x, (3, x.shape[3])),
                     _adaptive_max(x[:, :, :4, :6], (2, 2))), Input((2, 3, 5, 7)))
+
+
+# --- three dimensions, lp pooling and max unpooling -----------------------------------------
+def _taps(x, k, s, p, d, fill):
+    """Every window tap of (N, C, *spatial) in any number of spatial dims (no ceil_mode):
+    the taps' values stacked on a new axis 0, and each tap's flat index into the spatial
+    volume (the max pools' indices), both shaped (taps, N, C, *out)."""
+    dims, spatial = len(k), x.shape[2:]
+    out = [(spatial[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(dims)]
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((q, q) for q in p), constant_values=fill)
+    vals, flat = [], []
+    for t in np.ndindex(*k):
+        vals.append(xp[(slice(None), slice(None)) + tuple(
+            slice(t[i] * d[i], t[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i])
+            for i in range(dims))])
+        pos = np.ix_(*[np.arange(out[i]) * s[i] - p[i] + t[i] * d[i] for i in range(dims)])
+        flat.append(np.broadcast_to(sum(pos[i] * int(np.prod(spatial[i + 1:]))
+                                        for i in range(dims)), vals[-1].shape))
+    return np.stack(vals), np.stack(flat)
+
+
+def _max_pool_nd(x, k, s, p=None, d=None):
+    p, d = p or (0,) * len(k), d or (1,) * len(k)
+    vals, flat = _taps(x, k, s, p, d, -np.inf)
+    at = vals.argmax(0)[None]
+    return vals.max(0), np.take_along_axis(flat, at, 0)[0]
+
+
+def _avg_pool_nd(x, k, s, p, count_include_pad=True, divisor=None):
+    total = _taps(x, k, s, p, (1,) * len(k), 0.0)[0].sum(0)
+    if divisor is not None:
+        return total / divisor
+    ones = np.ones((1, 1) + x.shape[2:])
+    return total / _taps(ones, k, s, p, (1,) * len(k), float(count_include_pad))[0].sum(0)
+
+
+def _adaptive_nd(x, size):
+    """PyTorch's adaptive windows in any number of dims: the mean, the max and the max's
+    flat index into the spatial volume of each."""
+    spatial = x.shape[2:]
+    mean, top = np.zeros(x.shape[:2] + tuple(size)), np.zeros(x.shape[:2] + tuple(size))
+    idx = np.zeros(x.shape[:2] + tuple(size), np.int64)
+    for o in np.ndindex(*size):
+        bounds = [((o[i] * n) // size[i], -((-(o[i] + 1) * n) // size[i]))
+                  for i, n in enumerate(spatial)]
+        win = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in bounds)]
+        flat = win.reshape(win.shape[:2] + (-1,))
+        mean[(...,) + o], top[(...,) + o] = flat.mean(-1), flat.max(-1)
+        local = np.unravel_index(flat.argmax(-1), win.shape[2:])
+        idx[(...,) + o] = np.ravel_multi_index(
+            tuple(local[i] + bounds[i][0] for i in range(len(size))), spatial)
+    return mean, top, idx
+
+
+def _unpool_ref(x, k, size=None):
+    """max_unpool of max_pool (kernel = stride = k): each window's max back in its cell,
+    zeros elsewhere, in an output of `size` (default: the pooled size times k)."""
+    vals, idx = _max_pool_nd(x, k, k)
+    size = size or tuple(v * kk for v, kk in zip(vals.shape[2:], k))
+    out = np.zeros(x.shape[:2] + (int(np.prod(size)),))
+    np.put_along_axis(out, idx.reshape(x.shape[:2] + (-1,)), vals.reshape(x.shape[:2] + (-1,)),
+                      -1)
+    return out.reshape(x.shape[:2] + tuple(size))
+
+
+case("max_pool3d", lambda E, x: (F(E).max_pool3d(x, 2), F(E).max_pool3d(
+    x, (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2))),
+     lambda np, x: (_max_pool_nd(x, (2,) * 3, (2,) * 3)[0],
+                    _max_pool_nd(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2))[0]),
+     Input((1, 2, 4, 5, 6)))
+case("max_pool3d:indices", lambda E, x: F(E).max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0),
+                                                        return_indices=True),
+     lambda np, x: _max_pool_nd(x, (2, 3, 2), (1, 2, 2), (1, 1, 0)), Input((1, 2, 4, 5, 6)),
+     out_dtype=("same", "int64"), ops=("max_pool3d",))
+case("avg_pool3d", lambda E, x: (F(E).avg_pool3d(x, 2), F(E).avg_pool3d(
+    x, (3, 2, 3), (2, 1, 2), (1, 1, 1), count_include_pad=False),
+                                 F(E).avg_pool3d(x, 2, 1, divisor_override=3)),
+     lambda np, x: (_avg_pool_nd(x, (2,) * 3, (2,) * 3, (0,) * 3),
+                    _avg_pool_nd(x, (3, 2, 3), (2, 1, 2), (1, 1, 1), False),
+                    _avg_pool_nd(x, (2,) * 3, (1,) * 3, (0,) * 3, divisor=3)),
+     Input((1, 2, 4, 5, 6)))
+case("adaptive_avg_pool3d", lambda E, x: (F(E).adaptive_avg_pool3d(x, (2, 3, 4)),
+                                          F(E).adaptive_avg_pool3d(x, 1)),
+     lambda np, x: (_adaptive_nd(x, (2, 3, 4))[0], _adaptive_nd(x, (1, 1, 1))[0]),
+     Input((1, 2, 3, 5, 6)))
+case("adaptive_max_pool3d", lambda E, x: F(E).adaptive_max_pool3d(x, (2, 3, 4),
+                                                                  return_indices=True),
+     lambda np, x: _adaptive_nd(x, (2, 3, 4))[1:], Input((1, 2, 3, 5, 6)),
+     out_dtype=("same", "int64"))
+case("adaptive_max_pool1d", lambda E, x: F(E).adaptive_max_pool1d(x, 4, return_indices=True),
+     lambda np, x: _adaptive_nd(x, (4,))[1:], Input((2, 3, 10)), out_dtype=("same", "int64"))
+# lp pooling: (sum of x^p over each window)^(1/p); positive inputs for the odd power
+case("lp_pool1d", lambda E, x: (F(E).lp_pool1d(x, 2, 3), F(E).lp_pool1d(x, 3, 2, 1)),
+     lambda np, x: (_taps(x, (3,), (3,), (0,), (1,), 0.0)[0].__pow__(2).sum(0) ** 0.5,
+                    _taps(x, (2,), (1,), (0,), (1,), 0.0)[0].__pow__(3).sum(0) ** (1 / 3)),
+     Input((2, 3, 7), "p"))
+case("lp_pool2d", lambda E, x: (F(E).lp_pool2d(x, 2, 2), F(E).lp_pool2d(x, 3, (2, 3), (1, 2))),
+     lambda np, x: (_taps(x, (2, 2), (2, 2), (0, 0), (1, 1), 0.0)[0].__pow__(2).sum(0) ** 0.5,
+                    _taps(x, (2, 3), (1, 2), (0, 0), (1, 1), 0.0)[0].__pow__(3).sum(0)
+                    ** (1 / 3)),
+     Input((2, 2, 4, 5), "p"))
+case("lp_pool3d", lambda E, x: F(E).lp_pool3d(x, 2, (2, 2, 3), (1, 2, 2)),
+     lambda np, x: _taps(x, (2, 2, 3), (1, 2, 2), (0,) * 3, (1,) * 3, 0.0)[0].__pow__(2).sum(0)
+     ** 0.5, Input((1, 2, 3, 4, 5), "p"))
+# unpooling what max pooling picked (kernel = stride): the maxima back in place, zeros
+# elsewhere; the indices come from ember's own max pool, whose row checks them
+case("max_unpool1d", lambda E, x: (F(E).max_unpool1d(*F(E).max_pool1d(x, 2, return_indices=True),
+                                                     2),
+                                   F(E).max_unpool1d(*F(E).max_pool1d(x, 2, return_indices=True),
+                                                     2, output_size=(7,))),
+     lambda np, x: (_unpool_ref(x, (2,)), _unpool_ref(x, (2,), (7,))), Input((2, 3, 7)))
+case("max_unpool2d", lambda E, x: F(E).max_unpool2d(*F(E).max_pool2d(x, 2, return_indices=True),
+                                                    2, output_size=(5, 6)),
+     lambda np, x: _unpool_ref(x, (2, 2), (5, 6)), Input((2, 2, 5, 6)))
+case("max_unpool3d", lambda E, x: F(E).max_unpool3d(*F(E).max_pool3d(x, 2, return_indices=True),
+                                                    2),
+     lambda np, x: _unpool_ref(x, (2, 2, 2)), Input((1, 2, 4, 4, 6)))

@@ -1,4 +1,5 @@
-"""Conformance rows of interpolate and upsample (nearest, nearest-exact, linear, bilinear)."""
+"""Conformance rows of interpolate and upsample (nearest, nearest-exact, linear, bilinear), and
+of the spatial transformers affine_grid and grid_sample."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,3 +57,62 @@ case("upsample_bilinear", lambda E, x: (F(E).upsample_bilinear(x, size=(5, 7)),
                                         F(E).upsample_nearest(x, scale_factor=2)),
      lambda np, x: (_resize(x, (5, 7), "bilinear", True), _resize(x, (8, 8), "nearest")),
      Input((2, 3, 4, 4)), ops=("upsample_bilinear", "upsample_nearest"), atol=1e-5)
+
+
+# --- spatial transformers: affine_grid and grid_sample ----------------------------------------
+def _affine_grid(theta, size, align):
+    """Each output cell's normalized position [x, y(, z), 1] times theta^T."""
+    axes = []
+    for n in size[2:][::-1]:                                   # x first
+        line = np.linspace(-1.0, 1.0, n)
+        axes.append(line if align else line * (n - 1) / n)
+    grids = np.meshgrid(*axes[::-1], indexing="ij")[::-1]      # in (D,) H, W order
+    base = np.stack([*grids, np.ones_like(grids[0])], -1)
+    return np.einsum("...k,njk->n...j", base, theta)
+
+
+def _grid_sample(x, g, mode="bilinear", align=False):
+    """x (N, C, *sizes) at grid g (N, *out, dims) (x first), zeros outside: the nearest
+    cell (ties to even) or the (bi/tri)linear blend of the neighbouring cells."""
+    sizes, dims = x.shape[2:], x.ndim - 2
+    coords = []
+    for k, n in enumerate(sizes):
+        c = g[..., dims - 1 - k]
+        coords.append((c + 1) / 2 * (n - 1) if align else ((c + 1) * n - 1) / 2)
+
+    def at(points):
+        inside = np.all([(p >= 0) & (p <= n - 1) for p, n in zip(points, sizes)], 0)
+        idx = tuple(np.clip(p, 0, n - 1).astype(np.int64) for p, n in zip(points, sizes))
+        batch = np.arange(x.shape[0]).reshape((-1,) + (1,) * dims)
+        vals = np.moveaxis(x[(batch, slice(None)) + idx], -1, 1)   # (N, C, *out)
+        return np.where(inside[:, None], vals, 0.0)
+
+    if mode == "nearest":
+        return at([np.rint(c) for c in coords])
+    lows = [np.floor(c) for c in coords]
+    out = 0.0
+    for corner in np.ndindex(*(2,) * dims):
+        w = np.prod([f if o else 1 - f for o, f in zip(corner, [c - lo for c, lo in
+                                                                 zip(coords, lows)])], 0)
+        out = out + w[:, None] * at([lo + o for lo, o in zip(lows, corner)])
+    return out
+
+
+case("affine_grid", lambda E, t, t3: (F(E).affine_grid(t, (2, 3, 4, 5), align_corners=False),
+                                      F(E).affine_grid(t, (2, 3, 4, 5), align_corners=True),
+                                      F(E).affine_grid(t3, (2, 1, 2, 3, 4))),
+     lambda np, t, t3: (_affine_grid(t, (2, 3, 4, 5), False),
+                        _affine_grid(t, (2, 3, 4, 5), True),
+                        _affine_grid(t3, (2, 1, 2, 3, 4), False)),
+     Input((2, 2, 3)), Input((2, 3, 4)))
+# grid positions to +-1.17: some fall outside the input (the zeros padding)
+case("grid_sample", lambda E, x, g: (
+    F(E).grid_sample(x, g * 1.3, align_corners=False),
+    F(E).grid_sample(x, g * 1.3, align_corners=True),
+    F(E).grid_sample(x, g * 1.3, mode="nearest", align_corners=False)),
+     lambda np, x, g: (_grid_sample(x, g * 1.3), _grid_sample(x, g * 1.3, align=True),
+                       _grid_sample(x, g * 1.3, "nearest")),
+     Input((2, 3, 4, 5)), Input((2, 3, 4, 2), "u"), atol=1e-5)
+case("grid_sample:3d", lambda E, x, g: F(E).grid_sample(x, g * 1.3, align_corners=True),
+     lambda np, x, g: _grid_sample(x, g * 1.3, align=True), Input((1, 2, 3, 4, 3)),
+     Input((1, 2, 2, 3, 3), "u"), ops=("grid_sample",))
