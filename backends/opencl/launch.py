@@ -205,7 +205,9 @@ def _family_groups(dt: str):
     where, groups, by_slots = {}, [], {}
     for full_key, (expr, sigs) in _family_members(dt).items():
         op, in_dtypes, out = full_key
-        if op in _OWN_KERNEL:
+        # complex values are float2/double2 pairs: their ops keep kernels of their own (the
+        # shared cold kernels pass scalars and casts as plain numbers)
+        if op in _OWN_KERNEL or out in COMPLEX or any(d in COMPLEX for d in in_dtypes):
             where[full_key] = (op, None, None)
             groups.append((op, in_dtypes, out, sigs, None, expr))
             continue

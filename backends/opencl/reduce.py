@@ -220,7 +220,9 @@ def _family(dt: str, out_dt: str) -> str:
     and `reduce_cold` (every op; see _cold_source): a build costs PoCL ~0.16 s of CPU
     whatever its size (6 kernels cost what 1 does), and only the kernels launched are
     compiled further."""
-    return "\n".join([_cold_source(dt, out_dt)] + [
+    # complex pairs keep their per-op kernels (the cold kernel's ops assume plain numbers)
+    cold = [] if dt in codegen.COMPLEX else [_cold_source(dt, out_dt)]
+    return "\n".join(cold + [
         _source(op, dt, out_dt).replace("__kernel void reduce(", f"__kernel void reduce_{op}(")
         for op in OPS])
 
@@ -443,7 +445,8 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
         out_dt = target.dtype.name
         pkey = ("reduce", dt, out_dt)
         seen = rt.dense_elements.get((pkey, op), 0)
-        cold = seen < rt.hot_elements       # the one generic kernel until hot (launch.py)
+        # the one generic kernel until hot (launch.py); complex has none (_family)
+        cold = seen < rt.hot_elements and dt not in codegen.COMPLEX
         if cold:
             rt.dense_elements[(pkey, op)] = seen + nout * nred
         kernel = rt.kernel(pkey, lambda: _family(dt, out_dt),
