@@ -80,6 +80,12 @@ class EmberOverflowError(EmberError, OverflowError):
     """A number the dtype cannot hold (300 into uint8, inf into int64)."""
 
 
+class ComplexDtypeError(EmberTypeError, RuntimeError):
+    """An op refused for complex (or for non-complex) tensors where torch refuses it: a
+    TypeError, and a RuntimeError as torch's own refusal is (so `except RuntimeError` code
+    written for torch keeps working)."""
+
+
 class AutogradError(EmberError, RuntimeError):
     """A gradient cannot be computed as asked (non-differentiable op, freed graph...).
 

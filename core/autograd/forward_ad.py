@@ -245,6 +245,12 @@ def _propagate(op, device, kernel, natives, attrs, inputs, result):
                                       "recorded graph (use ember.func.jvp there)")
     if result is None:
         return _inplace(op, inputs, tangents, level)
+    if result._dtype.category > FLOAT:
+        # a complex result: its tangent would need the complex (Wirtinger) transposition,
+        # not built yet: refused rather than dropped (a dropped tangent reads as zero)
+        raise UnsupportedError(f"forward_ad: {op.name} gives a complex result; forward-mode AD "
+                               "through complex values is not in ember yet; use reverse mode "
+                               "(backward / ember.func.vjp) for complex functions")
     if result._dtype.category != FLOAT:
         return                      # integer and bool results have no tangent, as in torch
     if op.vjp is None:

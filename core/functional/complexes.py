@@ -14,7 +14,7 @@ import math
 from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
-from ..errors import EmberTypeError, ShapeError
+from ..errors import ComplexDtypeError, EmberTypeError, ShapeError
 from ..ops.complex import complex_op_run, conj_op_run, imag_op_run, real_op_run
 from ..ops.special import atan2_op
 from ..tensor import Tensor
@@ -51,7 +51,7 @@ def imag(input: Tensor) -> Tensor:
     """
     _need("imag", input)
     if input._dtype.category != D.COMPLEX:
-        raise EmberTypeError("imag is not implemented for tensors with non-complex dtypes "
+        raise ComplexDtypeError("imag is not implemented for tensors with non-complex dtypes "
                              f"(as torch), got {input._dtype.name}")
     return imag_op_run(input)
 
@@ -201,7 +201,7 @@ def view_as_real(input: Tensor) -> Tensor:
     """
     _need("view_as_real", input)
     if input._dtype.category != D.COMPLEX:
-        raise EmberTypeError(f"view_as_real is only supported for complex tensors, got "
+        raise ComplexDtypeError(f"view_as_real is only supported for complex tensors, got "
                              f"{input._dtype.name} (as torch); make one with "
                              "ember.complex(real, imag)")
     return ops.stack([real_op_run(input), imag_op_run(input)], -1)
@@ -217,7 +217,7 @@ def view_as_complex(input: Tensor) -> Tensor:
     """
     _need("view_as_complex", input)
     if input._dtype not in (D.float32, D.float64):
-        raise EmberTypeError(f"view_as_complex is only supported for float32 and float64 "
+        raise ComplexDtypeError(f"view_as_complex is only supported for float32 and float64 "
                              f"tensors (ember has no complex32), got {input._dtype.name}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise ShapeError(f"view_as_complex: Tensor must have a last dimension of size 2, got "

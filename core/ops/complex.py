@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..dispatch import run
-from ..errors import EmberTypeError
+from ..errors import ComplexDtypeError, EmberTypeError
 from ..tensor import Tensor
 from ._op import declare, shape_broadcast, shape_first
 
@@ -25,7 +25,7 @@ def _need_complex(name):
     def check(inputs, attrs):
         x = inputs[0]
         if x._dtype.category != D.COMPLEX:
-            raise EmberTypeError(f"{name}: expected a complex tensor, got {x._dtype.name}")
+            raise ComplexDtypeError(f"{name}: expected a complex tensor, got {x._dtype.name}")
     return check
 
 
@@ -139,7 +139,7 @@ def _refusing(name, check):
         for x in inputs:
             if (type(x) is Tensor and x._dtype.category == D.COMPLEX) or type(x) is complex:
                 got = x._dtype.name if type(x) is Tensor else "a Python complex"
-                raise EmberTypeError(f"{name}: not defined on complex numbers (torch refuses "
+                raise ComplexDtypeError(f"{name}: not defined on complex numbers (torch refuses "
                                      f"it too), got {got}; {hint}")
         if check is not None:
             check(inputs, attrs)

@@ -353,7 +353,7 @@ def _pinv_vjp(g, out, a, *, atol, rtol, hermitian):
     return (-(k @ p).mT + (gh - a @ k) @ p @ ph + phk - phk @ p @ a,)
 
 
-pinv_op = declare("pinv", "linalg", rule_same, sig="a, *, atol: float, rtol: float, "
+pinv_op = declare("pinv", "composite", rule_same, sig="a, *, atol: float, rtol: float, "
                   "hermitian: bool", check=_float_matrix("pinv"), decompose=_pinv_forward,
                   opaque=True, vjp=_pinv_vjp, save_out=True,
                   shape=lambda i, a: i[0]._data.shape[:-2] + i[0]._data.shape[-2:][::-1],

@@ -68,8 +68,9 @@ def test_tangents_match_torch_over_the_conformance_table():
                 continue
             try:
                 got = _tangents(ember, fwAD, case, arrays, tans)
-            except UnsupportedError as exc:       # an in-place op that needs the old value
-                assert "in-place" in str(exc), f"{case.name}: {exc}"
+            except UnsupportedError as exc:       # an in-place op that needs the old value,
+                # or a complex result (forward mode through complex values is refused)
+                assert "in-place" in str(exc) or "complex" in str(exc), f"{case.name}: {exc}"
                 continue
             except Exception as exc:  # noqa: BLE001  (collected, reported below)
                 failures.append(f"{case.name}: {type(exc).__name__}: {str(exc)[:200]}")
