@@ -8,7 +8,7 @@ from .. import ops
 from ..dtypes import finfo
 from ..errors import EmberValueError, ShapeError
 from ..tensor import Tensor
-from .decompositions import _float, svd
+from .decompositions import _float, pinv, svdvals
 
 __all__ = ["lstsq"]
 
@@ -49,13 +49,16 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
                          f"or (*, {m}), got {tuple(B.shape)}")
     if rcond is None:
         rcond = finfo(A.dtype).eps * max(m, n)
-    U, S, Vh = svd(A, full_matrices=False)
+    # the solution through pinv (torch's lstsq gradient is pinv's, FunctionsManual's
+    # linalg_lstsq_backward): pinv(A) B is the minimum-norm least-squares solution, with
+    # singular values at or below rcond * largest counted as zero
+    X = pinv(A, rtol=rcond) @ Bm
+    S = svdvals(A)
     largest = S.detach().amax(-1, keepdim=True) if S.shape[-1] else S.detach()
-    keep = S > largest * rcond
-    inverse = ops.where(keep, 1.0 / ops.where(keep, S, 1.0), 0.0)
-    X = Vh.mT @ (inverse[..., :, None] * (U.mT @ Bm))
+    keep = S.detach() > largest * rcond
     rank = keep.sum(-1).to(D.int64)
-    empty = ops.zeros(0, dtype=A.dtype, device=A.device)
+    # the empty fields stay in the graph as torch's do (slices of S)
+    empty = S.reshape(-1)[:0]
     residuals = empty
     if m > n and drv != "gelsy" and bool((rank == n).all().item()):
         r = A @ X - Bm

@@ -146,7 +146,13 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     if type(input) is not Tensor or input.ndim not in (2, 3):
         raise ShapeError(f"adaptive_max_pool1d: expected a 2-D (C, L) or 3-D (N, C, L) input, "
                          f"got {getattr(input, 'ndim', type(input).__name__)}-D")
-    size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
+    if isinstance(output_size, int):
+        size = output_size
+    elif len(tuple(output_size)) == 1:
+        size = tuple(output_size)[0]
+    else:
+        raise ShapeError(f"adaptive_max_pool1d: output_size must be an int or one int, got "
+                         f"{tuple(output_size)}")
     out = F.adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)

@@ -149,7 +149,7 @@ def _refusing(name, check):
 # decompositions NumPy computes for complex matrices whose VJPs are written for real ones
 # only (their complex rules need conjugate transposes and gauge terms ember does not have
 # yet): the values are computed, a gradient through them is refused
-NO_COMPLEX_GRAD = ("cholesky", "eigh", "svd_u", "svd_vh", "qr_q", "qr_r", "logabsdet")
+NO_COMPLEX_GRAD = ("cholesky", "eigh", "svd_u", "svd_vh", "qr_q", "qr_r", "logabsdet", "pinv")
 
 
 def _no_complex_grad(name, vjp):

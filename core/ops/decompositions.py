@@ -332,25 +332,25 @@ def _pinv_forward(a, *, atol, rtol, hermitian):
         limit = size.amax(-1, keepdim=True) * rtol
         limit = where(limit > atol, limit, atol)
         inverse = where(size > limit, 1.0 / where(size > limit, w, 1.0), 0.0)
-        return (v * inverse[..., None, :]) @ v.mT
+        return (v * inverse[..., None, :]) @ v.mH
     u, s, vh = run_svd_u(a, False), run_svdvals(a), run_svd_vh(a, False)
     limit = s[..., :1] * rtol
     limit = where(limit > atol, limit, atol)
     keep = s > limit
     inverse = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    return (vh.mT * inverse[..., None, :]) @ u.mT
+    return (vh.mH * inverse[..., None, :]) @ u.mH
 
 
 def _pinv_vjp(g, out, a, *, atol, rtol, hermitian):
     m, n = a._data.shape[-2:]
-    p, ph, gh = out, out.mT, g.mT
+    p, ph, gh = out, out.mH, g.mH
     if m <= n:
         k = gh @ p
         kph = k @ ph
-        return (-(p @ k).mT + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a),)
+        return (-(p @ k).mH + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a),)
     k = p @ gh
     phk = ph @ k
-    return (-(k @ p).mT + (gh - a @ k) @ p @ ph + phk - phk @ p @ a,)
+    return (-(k @ p).mH + (gh - a @ k) @ p @ ph + phk - phk @ p @ a,)
 
 
 pinv_op = declare("pinv", "composite", rule_same, sig="a, *, atol: float, rtol: float, "
