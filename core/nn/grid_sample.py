@@ -43,8 +43,6 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if tuple(theta.shape) != want:
         raise ShapeError(f"{name}: expected a batch of {want[1]}x{want[2]} affine matrices of "
                          f"shape {want} for size {size}, got {tuple(theta.shape)}")
-    if min(size[2:]) <= 1 and align_corners:
-        pass                                  # torch accepts it (a degenerate grid)
     spatial = size[2:][::-1]                  # (W, H[, D]): x first
     axes = []
     for n in spatial:

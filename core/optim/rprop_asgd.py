@@ -8,21 +8,17 @@ import numpy as np
 from .. import dtypes as D
 from .. import ops
 from ..errors import EmberValueError, NotInEmberError
+from .adam_family import refuse_flags
 from .optimizer import Optimizer
 
 
 def _only_defaults(name: str, foreach, capturable: bool, differentiable: bool) -> None:
     """foreach/capturable/differentiable: the defaults are what ember does; anything else is
-    refused, not ignored."""
-    if foreach:
-        raise NotInEmberError(f"{name}: foreach=True is not in ember for {name} (a multi-tensor "
-                              "path exists for SGD, Adam and AdamW); leave foreach unset")
+    refused, not ignored (foreach and differentiable as the other optimizers refuse them)."""
+    refuse_flags(name, dict(foreach=foreach, differentiable=differentiable))
     if capturable:
         raise NotInEmberError(f"{name}: capturable=True (CUDA graphs) is not in ember; leave it "
                               "False")
-    if differentiable:
-        raise NotInEmberError(f"{name}: differentiable=True (gradients through the step) is "
-                              "not in ember; leave it False")
 
 
 def _scalar(value: float) -> float:
