@@ -21,6 +21,7 @@ tests/reference/ runs it under pytest.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import time
 import types
@@ -83,7 +84,61 @@ def op_db():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from torch.testing._internal.common_methods_invocations import op_db as db
+    _cheap_test_fn_lookup()
     return list(db)
+
+
+def _cheap_test_fn_lookup() -> None:
+    """torch's sample iterators look for the running unittest method (to seed by its name)
+    with inspect.stack(), which reads the source lines of every frame: under pytest's deep
+    stack ~0.2 s per iterator, two per op (samples, error inputs) — most of the reference
+    suite's time.  The same walk over the frames without their source gives the same answer
+    (None under pytest, whose tests are no unittest.TestCase)."""
+    import sys
+    import unittest
+
+    from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core as opinfo_core
+
+    if getattr(common_utils.extract_test_fn, "_ember_cheap", False):
+        return
+
+    def extract_test_fn():
+        frame = sys._getframe(1)
+        while frame is not None:
+            self_val = frame.f_locals.get("self")
+            if isinstance(self_val, unittest.TestCase):
+                try:
+                    *_, cls_name, test_name = self_val.id().rsplit(".", 2)
+                    if cls_name == type(self_val).__name__ and test_name.startswith("test"):
+                        return getattr(self_val, test_name).__func__
+                except Exception:   # noqa: BLE001  (torch's own walk gives None here too)
+                    return None
+            frame = frame.f_back
+        return None
+
+    extract_test_fn._ember_cheap = True
+    common_utils.extract_test_fn = extract_test_fn
+    opinfo_core.extract_test_fn = extract_test_fn   # imported by name there
+    common_utils.set_rng_seed = _seed_cpu
+
+
+def _seed_cpu(seed=None) -> None:
+    """torch's set_rng_seed for the samples this harness makes (all on the CPU): the CPU
+    generator, `random` and NumPy's.  torch.manual_seed also seeds the CUDA, XPU and MTIA
+    generators, and while those are uninitialised it queues each call with
+    traceback.format_stack() — three stacks formatted per sample, ~10 ms under pytest."""
+    import random
+
+    import numpy as np
+    import torch
+
+    from torch.testing._internal import common_utils
+
+    seed = common_utils.SEED if seed is None else seed
+    torch.default_generator.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
 
 
 @functools.cache
@@ -91,6 +146,7 @@ def module_db():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from torch.testing._internal.common_modules import module_db as db
+    _cheap_test_fn_lookup()
     return list(db)
 
 
@@ -623,21 +679,30 @@ def _shared_memory(sample) -> str:
     return ""
 
 
-def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None):
+def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None,
+               limit: int | None = None):
     """The OpInfo's sample inputs (its reference inputs with `reference`), generated with
-    a stable seed; `dtype` ("complex64") picks those of that dtype instead of float32."""
+    a stable seed; `dtype` ("complex64") picks those of that dtype instead of float32;
+    `limit`: only the first that many, generated lazily (the same ones: torch's generators
+    are sequential, and each sample reseeds; generating all of a pooling op's ~1,400 samples
+    to keep one took ~2 s a test, most of it torch.manual_seed queueing a traceback per
+    sample for the uninitialised CUDA/XPU/MTIA generators)."""
+    import itertools
+
     import torch
     dtype = _dtype_for(op, dtype)
     if dtype is None:
         return []
-    torch.manual_seed(_seed(full_name(op)))
+    _seed_cpu(_seed(full_name(op)))
     req = grad and op.supports_autograd and (dtype.is_floating_point or dtype.is_complex) \
         and (not dtype.is_complex or dtype in op.supported_backward_dtypes("cpu"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if reference and op.reference_inputs_func is not None:
-            return list(op.reference_inputs("cpu", dtype, requires_grad=req))
-        return list(op.sample_inputs("cpu", dtype, requires_grad=req))
+            found = op.reference_inputs("cpu", dtype, requires_grad=req)
+        else:
+            found = op.sample_inputs("cpu", dtype, requires_grad=req)
+        return list(itertools.islice(found, limit))
 
 
 def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
@@ -655,7 +720,7 @@ def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
     if dtype is not None:
         errors = False
     try:
-        samples = samples_of(op, grad, reference, dtype)
+        samples = samples_of(op, grad, reference, dtype, limit=max_samples)
     except Exception as exc:   # noqa: BLE001
         result.problem = f"torch's sample generator failed: {_first_line(exc)}"
         return result
@@ -665,14 +730,12 @@ def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
         result.samples.append(run_sample(op, efn, s, device, rtol, atol, grad, i))
     if errors and op.error_inputs_func is not None:
         try:
-            torch.manual_seed(_seed(name))
+            _seed_cpu(_seed(name))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                errs = list(op.error_inputs("cpu"))
+                errs = list(itertools.islice(op.error_inputs("cpu"), max_samples))
         except Exception:   # noqa: BLE001  (torch's own generator needs another device)
             errs = []
-        if max_samples is not None:
-            errs = errs[:max_samples]
         for i, e in enumerate(errs):
             result.samples.append(run_error_input(op, efn, e, device, i))
     return result
@@ -696,7 +759,7 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
     result = OpResult(name, ecls is not None)
     if ecls is None:
         return result
-    torch.manual_seed(_seed(name))
+    _seed_cpu(_seed(name))
     _CONSTRUCTED.clear()
     try:
         with warnings.catch_warnings(), _RecordConstructors():
