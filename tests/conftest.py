@@ -98,7 +98,7 @@ def _rename(item, nodeid: str) -> None:
 
 # --- costly device cases: a stable sample, the full set with --full -------------------------
 # A test marked `sampled` runs when zlib.crc32 of its node id falls in 1 of SAMPLE_EVERY
-# (the same tests on every machine and run); the others carry the marker `full` and run
+# (`sampled(every=n)`: 1 of n) (the same tests on every machine and run); the others carry the marker `full` and run
 # only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.  A test marked `full`
 # in its file (a costly end-to-end path whose parts default tests cover: the marker's
 # place says which) runs under the same condition.
@@ -123,8 +123,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _shares_a_costly_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-        if item.get_closest_marker("sampled") is not None and \
-                zlib.crc32(item.nodeid.encode()) % SAMPLE_EVERY:
+        sampled = item.get_closest_marker("sampled")
+        if sampled is not None and \
+                zlib.crc32(item.nodeid.encode()) % sampled.kwargs.get("every", SAMPLE_EVERY):
             item.add_marker(pytest.mark.full)
         if item.get_closest_marker("full") is not None and not full:
             dropped.append(item)

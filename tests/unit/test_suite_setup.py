@@ -46,6 +46,11 @@ def test_free(i):
 @pytest.mark.full
 def test_end_to_end():
     pass
+
+@pytest.mark.sampled(every=1)
+@pytest.mark.parametrize("i", range(3))
+def test_every_one(i):
+    pass
 '''
 
 
@@ -80,7 +85,8 @@ def test_tests_sharing_a_costly_module_fixture_run_on_one_worker(tmp_path):
 
 
 def test_a_test_marked_full_runs_only_with_full(tmp_path):
+    # sampled(every=1) keeps all three (the default 1-in-4 would drop two of them)
     done, _ = _mini_suite(tmp_path, "-n", "0")
-    assert done.returncode == 0 and "10 passed, 1 deselected" in done.stdout, done.stdout
+    assert done.returncode == 0 and "13 passed, 1 deselected" in done.stdout, done.stdout
     done, _ = _mini_suite(tmp_path, "-n", "0", "--full")
-    assert done.returncode == 0 and "11 passed" in done.stdout, done.stdout
+    assert done.returncode == 0 and "14 passed" in done.stdout, done.stdout
