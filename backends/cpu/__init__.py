@@ -119,16 +119,19 @@ def _fold(general):
     add nothing), so tap (i, j) is out_flat[i*dh*P + j*dw:][:OH*P] += its widened plane.
     NumPy's strided adds of OW-long rows cost ~70 ns a row (a 3x3 fold of 32x64x16x16:
     46 ms against 9 here); the taps are added in the same order, so the sums are the same.
-    Other strides take the array-API table's kernel."""
+    Other strides, 1x1 kernels and planes under 8 columns take the array-API table's
+    kernel."""
     def fold(cols, *, output_size, kernel_size, dilation, padding, stride):
         (h, w), (kh, kw), (dh, dw), (ph, pw) = output_size, kernel_size, dilation, padding
-        if stride != (1, 1) or kh * kw == 1:
-            return general(cols, output_size=output_size, kernel_size=kernel_size,
-                           dilation=dilation, padding=padding, stride=stride)
         n = cols.shape[0]
         c = cols.shape[1] // (kh * kw)
+        ow = w + 2 * pw - dw * (kw - 1)
+        # the table's kernel adds small planes channels-last, faster below 8 columns
+        if stride != (1, 1) or kh * kw == 1 or ow < min(8, n * c):
+            return general(cols, output_size=output_size, kernel_size=kernel_size,
+                           dilation=dilation, padding=padding, stride=stride)
         hp, wp = h + 2 * ph, w + 2 * pw
-        oh, ow = hp - dh * (kh - 1), wp - dw * (kw - 1)
+        oh = hp - dh * (kh - 1)
         cols = cols.reshape(n, c, kh, kw, oh, ow)
         flat = np.zeros((n, c, hp * wp + dw * (kw - 1)), dtype=cols.dtype)
         # a few images at a time, so that the widened patches and the planes they add into
