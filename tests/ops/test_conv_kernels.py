@@ -30,7 +30,7 @@ def _cases(h, w):
                                  stride=(sh, sw))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
 @pytest.mark.parametrize("hw", [(5, 6), (8, 7)])
 def test_unfold_and_fold_match_the_array_api_kernels(dtype, hw):
     rng = np.random.default_rng(0)
