@@ -3,7 +3,11 @@
 Shapes (N, C, H, W) -> O channels, kernel k, stride s, groups g; each row is one
 forward and a backward to the input, weight and bias from the same weights and data (one
 pass of each checked against the other before timing).  Medians in ms and ember's time as
-a multiple of PyTorch's.
+a multiple of PyTorch's.  "numpy" is a hand-written NumPy floor for the plain (not grouped,
+not transposed) rows: im2col as one strided copy into the (C*kh*kw, N*L) layout, then the
+forward, weight- and input-gradient products as single 2-D GEMMs and col2im as kh*kw
+strided adds: what OpenBLAS's GEMMs alone leave room for (its ratio to PyTorch is the
+last column).
 
     python benchmarks/conv.py [--steps 20] [--threads 1] [--profile ROW]
 
@@ -62,7 +66,44 @@ def build(torch, row, rng):
     got, want = e_step().detach().numpy(), t_step().detach().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-3)
-    return e_step, t_step
+    n_step = numpy_step(row, x, t_layer.weight.detach().numpy(), t_layer.bias.detach().numpy(),
+                        gy)
+    if n_step is not None:
+        got, gx = n_step()[:2]
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+        tx.grad = None
+        t_step()
+        np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-3, atol=1e-3)
+    return e_step, t_step, n_step
+
+
+def numpy_step(row, x, weight, bias, gy):
+    """The conv forward + backward in NumPy (float32 throughout), or None for grouped and
+    transposed rows: returns (out, grad_x)."""
+    n, c, h, w, o, k, s, p, g, transposed = row
+    if g != 1 or transposed:
+        return None
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    w2 = weight.reshape(o, c * k * k)
+    gt = np.ascontiguousarray(gy.reshape(n, o, oh * ow).transpose(1, 0, 2)).reshape(o, -1)
+
+    def step():
+        xp = np.zeros((n, c, h + 2 * p, w + 2 * p), np.float32)
+        xp[:, :, p:p + h, p:p + w] = x
+        s0, s1, s2, s3 = xp.strides
+        win = np.lib.stride_tricks.as_strided(
+            xp, (c, k, k, n, oh, ow), (s1, s2, s3, s0, s * s2, s * s3), writeable=False)
+        cols = np.ascontiguousarray(win).reshape(c * k * k, n * oh * ow)
+        out = (w2 @ cols).reshape(o, n, oh, ow).transpose(1, 0, 2, 3) + bias.reshape(o, 1, 1)
+        gw = gt @ cols.T                                    # (O, C*k*k): one GEMM
+        gb = gt.sum(1)
+        dcols = (w2.T @ gt).reshape(c, k, k, n, oh, ow)     # (C*k*k, N*L): one GEMM
+        gx = np.zeros((c, n, h + 2 * p, w + 2 * p), np.float32)
+        for i in range(k):
+            for j in range(k):
+                gx[:, :, i:i + s * (oh - 1) + 1:s, j:j + s * (ow - 1) + 1:s] += dcols[:, i, j]
+        return out, gx[:, :, p:p + h, p:p + w].transpose(1, 0, 2, 3), gw, gb
+    return step
 
 
 def main() -> None:
@@ -78,13 +119,19 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"conv2d forward + backward; median of {args.steps}, {args.threads} thread(s); "
           f"ember {ember.__version__}, PyTorch {torch.__version__}")
-    print(f"{'shape':<26}{'ember ms':>10}{'torch ms':>10}{'ember/torch':>13}")
+    print(f"{'shape':<26}{'ember ms':>10}{'torch ms':>10}{'numpy ms':>10}{'ember/torch':>13}"
+          f"{'numpy/torch':>13}")
     names = args.rows.split(",") if args.rows else list(ROWS)
     for name in names:
-        e_step, t_step = build(torch, ROWS[name], rng)
-        ms = median_ms({"ember": e_step, "torch": t_step}, args.steps)
-        print(f"{name:<26}{ms['ember']:>10.2f}{ms['torch']:>10.2f}"
-              f"{ms['ember'] / ms['torch']:>13.2f}", flush=True)
+        e_step, t_step, n_step = build(torch, ROWS[name], rng)
+        steps = {"ember": e_step, "torch": t_step}
+        if n_step is not None:
+            steps["numpy"] = n_step
+        ms = median_ms(steps, args.steps)
+        floor = (f"{ms['numpy']:>10.2f}" if "numpy" in ms else f"{'-':>10}")
+        floor_ratio = (f"{ms['numpy'] / ms['torch']:>13.2f}" if "numpy" in ms else "")
+        print(f"{name:<26}{ms['ember']:>10.2f}{ms['torch']:>10.2f}{floor}"
+              f"{ms['ember'] / ms['torch']:>13.2f}{floor_ratio}", flush=True)
         if args.profile == name:
             prof = cProfile.Profile()
             for _ in range(args.steps):
