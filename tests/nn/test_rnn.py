@@ -324,10 +324,12 @@ def test_recurrent_layers_on_device(device):
     assert str(cell(ember.tensor(x[0], device=device)).device) == device
 
 
-@pytest.mark.parametrize("kind, cell", [("LSTM", "lstm_cell"), ("GRU", "gru_cell")])
-def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
+@pytest.mark.parametrize("kind, cell, calls", [("LSTM", "lstm_sequence", 2),
+                                               ("GRU", "gru_cell", 10)])
+def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell, calls):
     """The gate arithmetic of a step runs as one declared kernel forward and one backward
-    (ops/rnn.py), not as a dozen elementwise ops; the values stay torch's."""
+    (ops/rnn.py), not as a dozen elementwise ops; on the CPU an LSTM layer's whole
+    sequence is one kernel call each way (lstm_sequence); the values stay torch's."""
     from ember import dispatch
     torch = pytest.importorskip("torch")
     t_layer = getattr(torch.nn, kind)(3, 4, 2)
@@ -343,8 +345,8 @@ def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
         out.sum().backward()
     finally:
         dispatch.remove_hook("count-cells")
-    assert names.count(cell) == 10 and names.count(cell + "_backward") == 10
-    assert "sigmoid" not in names and "tanh" not in names
+    assert names.count(cell) == calls and names.count(cell + "_backward") == calls
+    assert "sigmoid" not in names and "tanh" not in names and "lstm_cell" not in names
     tx = torch.tensor(x, requires_grad=True)
     t_out, _ = t_layer(tx)
     t_out.sum().backward()
@@ -393,3 +395,47 @@ def test_the_recurrent_weight_gradient_is_one_matmul_over_all_steps(kind):
     (tg * tg).sum().backward()
     np.testing.assert_allclose(layer.weight_hh_l0.grad.numpy(),
                                t_layer.weight_hh_l0.grad.numpy(), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_sequence_kernel_matches_its_decomposition(reverse):
+    """The CPU's whole-sequence LSTM kernels (forward and gradient) give what the declared
+    decompositions give: the path of every device without the kernels (ops/rnn.py)."""
+    from ember.dispatch import run
+    from ember.ops.rnn import lstm_sequence_backward_op, lstm_sequence_op
+    r = rng(f"lstm sequence {reverse}")
+    steps, rows, n = 4, 3, 5
+
+    def t(*shape):
+        return ember.tensor(r.standard_normal(shape))      # float64: exact comparison
+    gi, h0, c0, w = t(steps * rows, 4 * n), t(rows, n), t(rows, n), t(n, 4 * n)
+    attrs = dict(steps=steps, reverse=reverse)
+    y = run(lstm_sequence_op, gi, h0, c0, w, **attrs)
+    close(y, lstm_sequence_op.decompose(gi, h0, c0, w, **attrs), "forward")
+    grads = (t(steps * rows, n), t(rows, n), t(rows, n), y, h0, c0, w)
+    d = run(lstm_sequence_backward_op, *grads, **attrs)
+    assert tuple(d.shape) == (steps * rows + rows + n, 4 * n)
+    close(d, lstm_sequence_backward_op.decompose(*grads, **attrs), "backward")
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_equal_length_lstm_on_device(device):
+    """Equal-length sequences take the whole-sequence path (lstm_sequence): a device
+    without its kernels runs the decompositions, with the CPU's values and gradients."""
+    r = rng("equal lstm device")
+    x = r.standard_normal((4, 2, 3)).astype(np.float32)
+    g = r.standard_normal((4, 2, 8)).astype(np.float32)
+    ember.manual_seed(2)
+    cpu = nn.LSTM(3, 4, 2, bidirectional=True)
+    dev = nn.LSTM(3, 4, 2, bidirectional=True)
+    dev.load_state_dict(cpu.state_dict())
+    dev.to(device)
+    results = []
+    for m, where in ((cpu, "cpu"), (dev, device)):
+        xs = ember.tensor(x, device=where, requires_grad=True)
+        out, (h, c) = m(xs)
+        (out * ember.tensor(g, device=where)).sum().backward(retain_graph=True)
+        c.sum().backward()
+        results.append((out, h, c, xs.grad, m.weight_hh_l1_reverse.grad, m.bias_ih_l0.grad))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-4, atol=1e-5)
