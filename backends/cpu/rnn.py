@@ -100,3 +100,86 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     tail[:, :n], tail[:, n:2 * n], tail[:, 2 * n:] = dh, dc, 0
     np.matmul(h_prev.T, out[:total], out=out[total + rows:])
     return out
+
+
+# GRU: y (T*B, 5H) = per step rows h, r, z, n, (W_hn h_prev + b_hn); the gradient
+# (2*T*B + B + H + 1, 3H) = d gi of every step, d gh of every step, B rows [d h0 | 0 | 0],
+# H rows d W_hh^T, one row d b_hh
+
+def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
+    rows, n = h0.shape
+    dtype = np.result_type(gi, h0, w_hh_t, b_hh)
+    y = np.empty((steps * rows, 5 * n), dtype=dtype)
+    gh = np.empty((rows, 3 * n), dtype=dtype)
+    rz = np.empty((rows, 2 * n), dtype=dtype)
+    h = h0
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        r = slice(t * rows, (t + 1) * rows)
+        yt, git = y[r], gi[r]
+        np.matmul(h, w_hh_t, out=gh)
+        gh += b_hh
+        np.add(git[:, :2 * n], gh[:, :2 * n], out=rz)
+        _sigmoid_(rz, yt[:, n:3 * n])                              # r, z
+        ghn, new = yt[:, 4 * n:], yt[:, 3 * n:4 * n]
+        ghn[...] = gh[:, 2 * n:]
+        np.multiply(yt[:, n:2 * n], ghn, out=new)
+        new += git[:, 2 * n:]
+        np.tanh(new, out=new)
+        h_new = yt[:, :n]
+        np.subtract(h, new, out=h_new)                            # n + z (h - n)
+        h_new *= yt[:, 2 * n:3 * n]
+        h_new += new
+        h = h_new
+    return y
+
+
+def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
+    rows, n = h0.shape
+    total = steps * rows
+    dtype = y.dtype
+    h_prev = np.empty((total, n), dtype=dtype)
+    if reverse:
+        h_prev[:-rows], h_prev[-rows:] = y[rows:, :n], h0
+    else:
+        h_prev[rows:], h_prev[:rows] = y[:-rows, :n], h0
+    r, z, new, ghn = (y[:, k * n:(k + 1) * n] for k in range(1, 5))
+    # with dh = d h_t: d gi = dh * [a ghn r (1 - r), (h_prev - n) z (1 - z), a] and d gh
+    # the same with its last block a r, where a = (1 - z)(1 - n^2)
+    p = np.empty((total, 3, n), dtype=dtype)
+    p2 = np.empty((total, 3, n), dtype=dtype)
+    s = np.empty((total, n), dtype=dtype)
+    a = p[:, 2]
+    np.multiply(new, new, out=s)
+    np.subtract(1, s, out=a)
+    a *= 1 - z
+    np.multiply(r, r, out=s)                  # r (1 - r) ghn a
+    np.subtract(r, s, out=s)
+    s *= ghn
+    np.multiply(s, a, out=p[:, 0])
+    np.multiply(z, z, out=s)                  # z (1 - z) (h_prev - n)
+    np.subtract(z, s, out=s)
+    np.subtract(h_prev, new, out=p[:, 1])
+    p[:, 1] *= s
+    p2[:, :2] = p[:, :2]
+    np.multiply(a, r, out=p2[:, 2])
+    del s
+    out = np.empty((2 * total + rows + n + 1, 3 * n), dtype=dtype)
+    d_gi = out[:total].reshape(total, 3, n)
+    d_gh_rows = out[total:2 * total]
+    d_gh = d_gh_rows.reshape(total, 3, n)
+    w_hh = np.ascontiguousarray(w_hh_t.T)
+    dh = np.array(g_h, dtype=dtype)
+    back = np.empty((rows, n), dtype=dtype)
+    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        k = slice(t * rows, (t + 1) * rows)
+        dh += g_out[k]
+        np.multiply(p[k], dh[:, None, :], out=d_gi[k])
+        np.multiply(p2[k], dh[:, None, :], out=d_gh[k])
+        np.matmul(d_gh_rows[k], w_hh, out=back)
+        dh *= z[k]
+        dh += back
+    tail = out[2 * total:2 * total + rows]
+    tail[:, :n], tail[:, n:] = dh, 0
+    np.matmul(h_prev.T, d_gh_rows, out=out[2 * total + rows:-1])
+    np.sum(d_gh_rows, axis=0, out=out[-1])
+    return out

@@ -181,3 +181,69 @@ lstm_sequence_backward_op = declare(
     doc="the gradient of lstm_sequence from d out (T*B, H), d h_n, d c_n (B, H) and its "
         "output y: (T*B + B + H, 4H) = d gates (= d gi) of every step, then B rows "
         "[d h0 | d c0 | 0 | 0], then H rows d w_hh_t")
+
+
+def _gru_sequence_decompose(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor, *,
+                            steps: int, reverse: bool) -> Tensor:
+    rows, n = h._data.shape
+    chunks = split(gi, rows, 0) if steps > 1 else (gi,)
+    ys = [None] * steps
+    for t in _lstm_order(steps, reverse):
+        gh = h @ w_hh_t + b_hh
+        r, z, new, gh_n = _gru_parts(chunks[t], gh, h)
+        h = new + z * (h - new)
+        ys[t] = cat([h, r, z, new, gh_n], 1)
+    return cat(ys) if steps > 1 else ys[0]
+
+
+def _gru_sequence_backward_decompose(g_out: Tensor, g_h: Tensor, y: Tensor, h0: Tensor,
+                                     w_hh_t: Tensor, *, steps: int, reverse: bool) -> Tensor:
+    rows, n = h0._data.shape
+    ys = split(y, rows, 0) if steps > 1 else (y,)
+    g_steps = split(g_out, rows, 0) if steps > 1 else (g_out,)
+    w_hh = w_hh_t.mT
+    first = steps - 1 if reverse else 0
+    h_prev = [h0 if t == first else ys[t + 1 if reverse else t - 1][:, :n]
+              for t in range(steps)]
+    dh = g_h
+    d_gi, d_gh = [None] * steps, [None] * steps
+    for t in _lstm_order(steps, reverse, backward=True):
+        r, z, new, gh_n = split(ys[t], n, 1)[1:]
+        dh = g_steps[t] + dh
+        dn = dh * (1 - z) * (1 - new * new)
+        dr = dn * gh_n * r * (1 - r)
+        dz = dh * (h_prev[t] - new) * z * (1 - z)
+        d_gi[t], d_gh[t] = cat([dr, dz, dn], 1), cat([dr, dz, dn * r], 1)
+        dh = dh * z + d_gh[t] @ w_hh
+    d_gi = cat(d_gi) if steps > 1 else d_gi[0]
+    d_gh = cat(d_gh) if steps > 1 else d_gh[0]
+    h_prev = cat(h_prev) if steps > 1 else h_prev[0]
+    tail = cat([dh, zeros((rows, 2 * n), dtype=dh.dtype, device=dh.device)], 1)
+    d_b = d_gh.sum(0, keepdim=True)
+    return cat([d_gi, d_gh, tail, h_prev.mT @ d_gh, d_b])
+
+
+def _gru_sequence_shape(inputs, attrs) -> tuple:
+    return (inputs[0]._data.shape[0], 5 * inputs[1]._data.shape[-1])
+
+
+def _gru_sequence_backward_shape(inputs, attrs) -> tuple:
+    rows, n = inputs[3]._data.shape
+    return (2 * attrs["steps"] * rows + rows + n + 1, 3 * n)
+
+
+gru_sequence_op = declare(
+    "gru_sequence", "composite", rule_same, sig="gi, h0, w_hh_t, b_hh, *, steps: int, "
+    "reverse: bool", shape=_gru_sequence_shape, decompose=_gru_sequence_decompose,
+    doc="one direction of one GRU layer over `steps` equal steps of B rows: gi (T*B, 3H) "
+        "the input projections (b_ih included), h0 (B, H), w_hh_t (H, 3H), b_hh (3H); "
+        "reverse runs the last step first.  (T*B, 5H): per step h, r, z, n and "
+        "W_hn h_prev + b_hn (nn/rnn.py takes its gradient through gru_sequence_backward)")
+
+gru_sequence_backward_op = declare(
+    "gru_sequence_backward", "gradient", rule_same,
+    sig="g_out, g_h, y, h0, w_hh_t, *, steps: int, reverse: bool", serves="gru_sequence",
+    shape=_gru_sequence_backward_shape, decompose=_gru_sequence_backward_decompose,
+    doc="the gradient of gru_sequence from d out (T*B, H), d h_n (B, H) and its output y: "
+        "(2*T*B + B + H + 1, 3H) = d gi of every step, d gh of every step, B rows "
+        "[d h0 | 0 | 0], H rows d w_hh_t, one row d b_hh")

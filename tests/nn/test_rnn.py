@@ -325,11 +325,11 @@ def test_recurrent_layers_on_device(device):
 
 
 @pytest.mark.parametrize("kind, cell, calls", [("LSTM", "lstm_sequence", 2),
-                                               ("GRU", "gru_cell", 10)])
+                                               ("GRU", "gru_sequence", 2)])
 def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell, calls):
     """The gate arithmetic of a step runs as one declared kernel forward and one backward
-    (ops/rnn.py), not as a dozen elementwise ops; on the CPU an LSTM layer's whole
-    sequence is one kernel call each way (lstm_sequence); the values stay torch's."""
+    (ops/rnn.py), not as a dozen elementwise ops; on the CPU a layer's whole sequence is
+    one kernel call each way (lstm_sequence, gru_sequence); the values stay torch's."""
     from ember import dispatch
     torch = pytest.importorskip("torch")
     t_layer = getattr(torch.nn, kind)(3, 4, 2)
@@ -346,7 +346,8 @@ def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell, calls)
     finally:
         dispatch.remove_hook("count-cells")
     assert names.count(cell) == calls and names.count(cell + "_backward") == calls
-    assert "sigmoid" not in names and "tanh" not in names and "lstm_cell" not in names
+    assert "sigmoid" not in names and "tanh" not in names
+    assert "lstm_cell" not in names and "gru_cell" not in names
     tx = torch.tensor(x, requires_grad=True)
     t_out, _ = t_layer(tx)
     t_out.sum().backward()
@@ -418,24 +419,48 @@ def test_lstm_sequence_kernel_matches_its_decomposition(reverse):
     close(d, lstm_sequence_backward_op.decompose(*grads, **attrs), "backward")
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gru_sequence_kernel_matches_its_decomposition(reverse):
+    """gru_sequence likewise: the CPU's kernels against the declared decompositions."""
+    from ember.dispatch import run
+    from ember.ops.rnn import gru_sequence_backward_op, gru_sequence_op
+    r = rng(f"gru sequence {reverse}")
+    steps, rows, n = 4, 3, 5
+
+    def t(*shape):
+        return ember.tensor(r.standard_normal(shape))
+    gi, h0, w, b = t(steps * rows, 3 * n), t(rows, n), t(n, 3 * n), t(3 * n)
+    attrs = dict(steps=steps, reverse=reverse)
+    y = run(gru_sequence_op, gi, h0, w, b, **attrs)
+    close(y, gru_sequence_op.decompose(gi, h0, w, b, **attrs), "forward")
+    grads = (t(steps * rows, n), t(rows, n), y, h0, w)
+    d = run(gru_sequence_backward_op, *grads, **attrs)
+    assert tuple(d.shape) == (2 * steps * rows + rows + n + 1, 3 * n)
+    close(d, gru_sequence_backward_op.decompose(*grads, **attrs), "backward")
+
+
 @pytest.mark.parametrize("device", device_params())
-def test_equal_length_lstm_on_device(device):
-    """Equal-length sequences take the whole-sequence path (lstm_sequence): a device
-    without its kernels runs the decompositions, with the CPU's values and gradients."""
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_equal_length_layers_on_device(kind, device):
+    """Equal-length sequences take the whole-sequence path (lstm_sequence, gru_sequence):
+    a device without their kernels runs the decompositions, with the CPU's values and
+    gradients."""
     r = rng("equal lstm device")
     x = r.standard_normal((4, 2, 3)).astype(np.float32)
     g = r.standard_normal((4, 2, 8)).astype(np.float32)
     ember.manual_seed(2)
-    cpu = nn.LSTM(3, 4, 2, bidirectional=True)
-    dev = nn.LSTM(3, 4, 2, bidirectional=True)
+    cpu = getattr(nn, kind)(3, 4, 2, bidirectional=True)
+    dev = getattr(nn, kind)(3, 4, 2, bidirectional=True)
     dev.load_state_dict(cpu.state_dict())
     dev.to(device)
     results = []
     for m, where in ((cpu, "cpu"), (dev, device)):
         xs = ember.tensor(x, device=where, requires_grad=True)
-        out, (h, c) = m(xs)
+        out, state = m(xs)
+        last = state[1] if kind == "LSTM" else state
         (out * ember.tensor(g, device=where)).sum().backward(retain_graph=True)
-        c.sum().backward()
-        results.append((out, h, c, xs.grad, m.weight_hh_l1_reverse.grad, m.bias_ih_l0.grad))
+        last.sum().backward()
+        results.append((out, last, xs.grad, m.weight_hh_l1_reverse.grad, m.bias_ih_l0.grad,
+                        m.bias_hh_l0.grad))
     for a, b in zip(*results):
         np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-4, atol=1e-5)
