@@ -32,9 +32,12 @@ def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
         yt = y[t * rows:(t + 1) * rows]
         np.matmul(h, w_hh_t, out=gates)
         gates += gi[t * rows:(t + 1) * rows]
-        _sigmoid_(gates[:, :2 * n], yt[:, 3 * n:5 * n])          # i, f
         np.tanh(gates[:, 2 * n:3 * n], out=yt[:, 5 * n:6 * n])   # g
-        _sigmoid_(gates[:, 3 * n:], yt[:, 6 * n:])               # o
+        # i, f, o: one sigmoid over the contiguous block (the g columns too: fewer and
+        # faster calls than one per strided block, ~5% of the kernel), then two copies
+        _sigmoid_(gates, gates)
+        yt[:, 3 * n:5 * n] = gates[:, :2 * n]
+        yt[:, 6 * n:] = gates[:, 3 * n:]
         i, f, g, o = (yt[:, k * n:(k + 1) * n] for k in range(3, 7))
         c_new = yt[:, n:2 * n]
         np.multiply(f, c, out=c_new)
