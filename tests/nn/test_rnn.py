@@ -464,3 +464,28 @@ def test_equal_length_layers_on_device(kind, device):
                         m.bias_hh_l0.grad))
     for a, b in zip(*results):
         np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_per_sample_gradients_of_a_layer_under_vmap(kind):
+    """vmap(grad) over a layer's whole-sequence ops: the samples join each step's rows
+    forward, the gradient runs once per sample (its d W_hh is per sample), no fallback
+    warning, and each sample's gradients are those of its own backward."""
+    import warnings
+
+    from ember.func import functional_call, grad, vmap
+    ember.manual_seed(3)
+    m = getattr(nn, kind)(3, 4, 1)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+
+    def loss(p, x):
+        return functional_call(m, p, (x.unsqueeze(1),))[0].pow(2).sum()
+    xs = ember.tensor(rng(f"vmap {kind}").standard_normal((3, 5, 3)).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = vmap(grad(loss), in_dims=(None, 0))(params, xs)
+    for k in range(3):
+        want = grad(loss)(params, xs[k])
+        for name in params:
+            np.testing.assert_allclose(got[name][k].numpy(), want[name].numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=name)
