@@ -13,6 +13,7 @@ from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 
 from .. import array_api
+from . import rnn as _rnn
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 
@@ -383,6 +384,12 @@ class CPUBackend:
         table["max_pool2d_backward"] = _max_pool2d_backward
         table["tanh_backward"] = _tanh_backward
         table["sigmoid_backward"] = _sigmoid_backward
+        # an LSTM or GRU direction's whole time loop in one call (ops/rnn.py's
+        # lstm_sequence, gru_sequence)
+        table["lstm_sequence"] = _rnn.lstm_sequence
+        table["lstm_sequence_backward"] = _rnn.lstm_sequence_backward
+        table["gru_sequence"] = _rnn.gru_sequence
+        table["gru_sequence_backward"] = _rnn.gru_sequence_backward
         # the ufuncs' reduce skips np.sum's Python wrapper: a microsecond on small tensors
         for name, ufunc in (("sum", np.add), ("prod", np.multiply), ("max", np.maximum),
                             ("min", np.minimum), ("any", np.logical_or),

@@ -330,6 +330,50 @@ def _cell_rows(op, args, batched, attrs, size):
     return reshape(out, (size, n, out.shape[1]))
 
 
+def _steps_rows(t, steps, size, inner):
+    """(size, steps * rows, k) per sample <-> (steps * size * rows, k): each step's rows of
+    every sample together (inner=True), or back (inner=False)."""
+    if inner:
+        _, total, k = t.shape
+        rows = total // steps
+        t = reshape(t, (size, steps, rows, k))
+        t = _run("contiguous", _run("permute", t, dims=(1, 0, 2, 3)))
+        return reshape(t, (steps * size * rows, k))
+    total, k = t.shape
+    rows = total // (steps * size)
+    t = reshape(t, (steps, size, rows, k))
+    t = _run("contiguous", _run("permute", t, dims=(1, 0, 2, 3)))
+    return reshape(t, (size, steps * rows, k))
+
+
+@register("rows: batch joins B in every step", "lstm_sequence", "gru_sequence")
+def _sequence_rows(op, args, batched, attrs, size):
+    # the recurrent weights (and b_hh) shared by the samples: the samples join each step's
+    # rows (one kernel call); batched weights run once per sample
+    weights = 3 if op.name == "lstm_sequence" else 2
+    if any(batched[weights:]):
+        return loop(op, args, batched, attrs, size)
+    steps = attrs["steps"]
+    gi = _steps_rows(materialize(args[0], batched[0], size), steps, size, True)
+    states = [contiguous_rows(materialize(a, b, size)) for a, b in
+              zip(args[1:weights], batched[1:weights])]
+    states = [reshape(a, (size * a.shape[1], a.shape[2])) for a in states]
+    out = dispatch.run(op, gi, *states, *args[weights:], **attrs)
+    return _steps_rows(out, steps, size, False)
+
+
+@register("once per sample: the weight gradient is per sample", "lstm_sequence_backward",
+          "gru_sequence_backward")
+def _sequence_backward(op, args, batched, attrs, size):
+    # the kernel sums d W_hh over its rows: joined samples would sum it over the batch too,
+    # so each sample runs its own kernel call (one per sample, not one per step)
+    outs = []
+    for k in range(size):
+        ins = [select(a, k) if b else a for a, b in zip(args, batched)]
+        outs.append(dispatch.run(op, *ins, **attrs))
+    return stack(outs, f"op {op.name!r}")
+
+
 def contiguous_rows(t):
     """An expanded (broadcast) tensor as its own memory: rows that alias cannot be joined."""
     return _run("contiguous", t) if 0 in t.stride() else t

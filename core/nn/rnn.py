@@ -20,7 +20,14 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..dispatch import run
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear
-from ..ops.rnn import gru_cell_backward_op, gru_cell_op, lstm_cell_backward_op, lstm_cell_op
+from ..ops.rnn import (
+    gru_cell_op,
+    gru_sequence_backward_op,
+    gru_sequence_op,
+    lstm_cell_op,
+    lstm_sequence_backward_op,
+    lstm_sequence_op,
+)
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -106,87 +113,85 @@ class _Columns(Function):
 
 class _Recurrence(Function):
     """One direction of one LSTM or GRU layer over a whole sequence of equal-length steps,
-    with its own backward: the steps run as eager's (the declared cell kernels, ops/rnn.py),
-    and backward runs the cells' gradient kernels step by step but takes the recurrent
-    weight's (and GRU's b_hh's) gradient in ONE matmul (sum) over all steps after the
-    loop, where step-by-step autograd would make a (H, G*H) product and add it up once per
-    step.  Written with ember ops, so it runs on every device and differentiates again."""
+    with its own backward: the whole time loop is one declared composite each way
+    (ops/rnn.py's lstm_sequence, gru_sequence and their gradients: one kernel call on the
+    CPU, the steps as ember ops on a device without them), and the recurrent weight's (and
+    GRU's b_hh's) gradient is ONE product (sum) over all steps, where step-by-step autograd
+    would make a (H, G*H) product and add it up once per step.  Differentiates again
+    (create_graph) through the steps themselves (_differentiable_backward)."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh_t, b_hh, lstm, steps, reverse):
         rows = gi._data.shape[0] // steps
         n = h._data.shape[-1]
         h_in, c_in = h, c
-        chunks = ops.split(gi, rows, 0) if steps > 1 else (gi,)
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        outs, saved, prev = [None] * steps, [None] * steps, [None] * steps
-        for t in order:
-            prev[t] = (h, c)
-            gh = h @ w_hh_t
-            if lstm:
-                gates = chunks[t] + gh
-                cell = run(lstm_cell_op, gates, c)
-                saved[t] = (cell, gates)
-                h, c = cell[:, :n], cell[:, n:2 * n]
-            else:
-                if b_hh is not None:
-                    gh = gh + b_hh
-                saved[t] = (gh,)
-                h = run(gru_cell_op, chunks[t], gh, h)
-            outs[t] = h
-        ctx.state = (chunks, saved, prev, w_hh_t, b_hh is not None, lstm, reverse, n)
         ctx.inputs = (gi, h_in, c_in, w_hh_t, b_hh)
-        out = ops.cat(outs) if steps > 1 else outs[0]
-        return (out, h, c) if lstm else (out, h)
+        if lstm:
+            # the whole time loop as one declared composite (ops/rnn.py): one kernel call
+            # where the backend has it (the CPU's), else its steps as ember ops
+            y = run(lstm_sequence_op, gi, h, c, w_hh_t, steps=steps, reverse=reverse)
+            ctx.state = (y, steps, lstm, reverse, n)
+            last = y[:rows] if reverse else y[(steps - 1) * rows:]
+            return y[:, :n].contiguous(), last[:, :n].contiguous(), \
+                last[:, n:2 * n].contiguous()
+        if b_hh is None:
+            b_hh = ops.zeros((w_hh_t._data.shape[1],), dtype=gi.dtype, device=gi.device)
+            ctx.inputs = (gi, h_in, c_in, w_hh_t, None)
+        y = run(gru_sequence_op, gi, h, w_hh_t, b_hh, steps=steps, reverse=reverse)
+        ctx.state = (y, steps, lstm, reverse, n)
+        last = y[:rows] if reverse else y[(steps - 1) * rows:]
+        return y[:, :n].contiguous(), last[:, :n].contiguous()
 
     @staticmethod
     def backward(ctx, g_out, g_h, g_c=None):
-        chunks, saved, prev, w_hh_t, has_b_hh, lstm, reverse, n = ctx.state
         if is_grad_enabled():
             # create_graph: the saved activations carry no history, so differentiate the
             # steps themselves, run again with grad mode on (double backward is rare)
             return _Recurrence._differentiable_backward(ctx, g_out, g_h, g_c)
-        steps = len(saved)
-        like = saved[0][0]
-        rows = chunks[0]._data.shape[0]
-        zero = ops.zeros((rows, n), dtype=like.dtype, device=like.device)
-        dh = zero if g_h is None else g_h
-        dc = zero if g_c is None else g_c
-        g_steps = (ops.split(g_out, rows, 0) if steps > 1 else (g_out,)) \
-            if g_out is not None else None
-        w_hh = w_hh_t.mT.contiguous()            # d h_prev = d gates @ W_hh: row-major W_hh
-        rest = ops.zeros((rows, 5 * n), dtype=like.dtype, device=like.device) if lstm \
-            else None
-        d_gi, d_gh = [None] * steps, [None] * steps
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
-        for t in order:
-            gh_t = dh if g_steps is None else g_steps[t] + dh
-            h_prev, c_prev = prev[t]
-            if lstm:
-                cell, gates = saved[t]
-                d = run(lstm_cell_backward_op, ops.cat([gh_t, dc, rest], 1), cell, gates,
-                        c_prev)
-                d_gates, dc = d[:, :4 * n], d[:, 4 * n:]
-                d_gi[t] = d_gh[t] = d_gates
-                dh = d_gates @ w_hh
-            else:
-                d = run(gru_cell_backward_op, gh_t, chunks[t], saved[t][0], h_prev)
-                d_gi[t], d_gh[t] = d[:, :3 * n], d[:, 3 * n:6 * n]
-                dh = d[:, 6 * n:] + d_gh[t] @ w_hh
-        # the weight's gradient over all steps at once: h_prev of every step as rows
-        cat = (lambda xs: ops.cat(xs)) if steps > 1 else (lambda xs: xs[0])
-        all_gh = cat(d_gh)
-        d_w = cat([p[0] for p in prev]).mT @ all_gh
-        d_b = ops.sum(all_gh, 0) if has_b_hh else None
-        d_gi = all_gh if lstm else cat(d_gi)
-        return d_gi, dh, (dc if lstm else None), d_w, d_b, None, None, None
+        if ctx.state[2]:
+            return _Recurrence._lstm_backward(ctx, g_out, g_h, g_c)
+        return _Recurrence._gru_backward(ctx, g_out, g_h)
 
+    @staticmethod
+    def _lstm_backward(ctx, g_out, g_h, g_c):
+        # one call of lstm_sequence_backward: every step's d gates (= d gi: the bias is
+        # folded into gi), d h0, d c0 and d W_hh^T over all steps (ops/rnn.py)
+        y, steps, _, reverse, n = ctx.state
+        gi, h0, c0, w_hh_t, _ = ctx.inputs
+        rows = h0._data.shape[0]
+        total = steps * rows
+
+        def zero(r):
+            return ops.zeros((r, n), dtype=y.dtype, device=y.device)
+        d = run(lstm_sequence_backward_op, zero(total) if g_out is None else g_out,
+                zero(rows) if g_h is None else g_h, zero(rows) if g_c is None else g_c,
+                y, h0, c0, w_hh_t, steps=steps, reverse=reverse)
+        tail = d[total:total + rows]
+        return d[:total], tail[:, :n], tail[:, n:2 * n], d[total + rows:], None, None, \
+            None, None
+
+    @staticmethod
+    def _gru_backward(ctx, g_out, g_h):
+        # one call of gru_sequence_backward: d gi and d gh of every step, d h0, d W_hh^T
+        # and d b_hh over all steps (ops/rnn.py)
+        y, steps, _, reverse, n = ctx.state
+        gi, h0, _, w_hh_t, b_hh = ctx.inputs
+        rows = h0._data.shape[0]
+        total = steps * rows
+
+        def zero(r):
+            return ops.zeros((r, n), dtype=y.dtype, device=y.device)
+        d = run(gru_sequence_backward_op, zero(total) if g_out is None else g_out,
+                zero(rows) if g_h is None else g_h, y, h0, w_hh_t, steps=steps,
+                reverse=reverse)
+        d_b = None if b_hh is None else d[-1]
+        return d[:total], d[2 * total:2 * total + rows, :n], None, \
+            d[2 * total + rows:-1], d_b, None, None, None
 
     @staticmethod
     def _differentiable_backward(ctx, g_out, g_h, g_c):
         gi, h, c, w_hh_t, b_hh = ctx.inputs
-        lstm, steps = ctx.state[5], len(ctx.state[1])
-        reverse = ctx.state[6]
+        steps, lstm, reverse = ctx.state[1:4]
         step = _lstm_step if lstm else _gru_step
         rows = gi._data.shape[0] // steps
         outs = _direction(step, gi, [rows] * steps, h, c, w_hh_t, b_hh, None, reverse,

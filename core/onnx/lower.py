@@ -314,7 +314,26 @@ def _cols(L, x, start: int, stop: int) -> str:
 def _lstm_cell(L, node, ins, attrs):
     """ops/rnn.py's lstm_cell: (N, 7H) = h, c, tanh(c), i, f, g, o."""
     gates, c = ins
-    n = int(L.shapes[node.args[1].index][-1])
+    return _lstm_cell_nodes(L, gates, c, int(L.shapes[node.args[1].index][-1]))
+
+
+def _lstm_sequence(L, node, ins, attrs):
+    """ops/rnn.py's lstm_sequence: its steps unrolled (lstm_cell's nodes per step), the
+    rows of every step's (B, 7H) concatenated in step order."""
+    gi, h, c, w_hh_t = ins
+    rows, n = (int(v) for v in L.shapes[node.args[2].index])
+    steps = int(attrs["steps"])
+    cells = [None] * steps
+    for t in (range(steps - 1, -1, -1) if attrs["reverse"] else range(steps)):
+        rows_t = L.emit("Slice", [gi, L.ints([t * rows]), L.ints([(t + 1) * rows]),
+                                  L.ints([0])])
+        gates = L.emit("Add", [rows_t, L.emit("MatMul", [h, w_hh_t])])
+        cells[t] = _lstm_cell_nodes(L, gates, c, n)
+        h, c = _cols(L, cells[t], 0, n), _cols(L, cells[t], n, 2 * n)
+    return cells[0] if steps == 1 else L.emit("Concat", cells, axis=0)
+
+
+def _lstm_cell_nodes(L, gates, c, n):
     i, f, g, o = (L.emit("Tanh" if k == 2 else "Sigmoid", [_cols(L, gates, k * n, (k + 1) * n)])
                   for k in range(4))
     c2 = L.emit("Add", [L.emit("Mul", [f, c]), L.emit("Mul", [i, g])])
@@ -325,12 +344,30 @@ def _lstm_cell(L, node, ins, attrs):
 def _gru_cell(L, node, ins, attrs):
     """ops/rnn.py's gru_cell: the new h from gi, gh (r, z, n) and h."""
     gi, gh, h = ins
-    n = int(L.shapes[node.args[2].index][-1])
+    return _gru_cell_nodes(L, gi, gh, h, int(L.shapes[node.args[2].index][-1]))[0]
+
+
+def _gru_sequence(L, node, ins, attrs):
+    """ops/rnn.py's gru_sequence: its steps unrolled, per step (B, 5H) = h, r, z, n and
+    W_hn h_prev + b_hn, the rows of every step concatenated in step order."""
+    gi, h, w_hh_t, b_hh = ins
+    rows, n = (int(v) for v in L.shapes[node.args[1].index])
+    steps = int(attrs["steps"])
+    ys = [None] * steps
+    for t in (range(steps - 1, -1, -1) if attrs["reverse"] else range(steps)):
+        gi_t = L.emit("Slice", [gi, L.ints([t * rows]), L.ints([(t + 1) * rows]), L.ints([0])])
+        gh = L.emit("Add", [L.emit("MatMul", [h, w_hh_t]), b_hh])
+        h, r, z, new = _gru_cell_nodes(L, gi_t, gh, h, n)
+        ys[t] = L.emit("Concat", [h, r, z, new, _cols(L, gh, 2 * n, 3 * n)], axis=1)
+    return ys[0] if steps == 1 else L.emit("Concat", ys, axis=0)
+
+
+def _gru_cell_nodes(L, gi, gh, h, n):
     rz = L.emit("Sigmoid", [L.emit("Add", [_cols(L, gi, 0, 2 * n), _cols(L, gh, 0, 2 * n)])])
     r, z = _cols(L, rz, 0, n), _cols(L, rz, n, 2 * n)
     new = L.emit("Tanh", [L.emit("Add", [_cols(L, gi, 2 * n, 3 * n),
                                          L.emit("Mul", [r, _cols(L, gh, 2 * n, 3 * n)])])])
-    return L.emit("Add", [new, L.emit("Mul", [z, L.emit("Sub", [h, new])])])
+    return L.emit("Add", [new, L.emit("Mul", [z, L.emit("Sub", [h, new])])]), r, z, new
 
 
 def _atan2(L, node, ins, attrs):
@@ -601,6 +638,7 @@ LOWER = {
     "expm1": _composed(("Exp", None), ("Sub", 1)),
     "rsqrt": _composed(("Sqrt", None), ("Reciprocal", None)),
     "relu": _relu, "softmax": _softmax, "linear": _linear, "lstm_cell": _lstm_cell,
+    "lstm_sequence": _lstm_sequence, "gru_sequence": _gru_sequence,
     "gru_cell": _gru_cell, "atan2": _atan2, "bitwise_and": _bitwise("BitwiseAnd", "And"),
     "bitwise_or": _bitwise("BitwiseOr", "Or"), "bitwise_xor": _bitwise("BitwiseXor", "Xor"),
     "bitwise_not": _bitwise("BitwiseNot", "Not"), "bitwise_left_shift": _shift("LEFT"),

@@ -324,10 +324,12 @@ def test_recurrent_layers_on_device(device):
     assert str(cell(ember.tensor(x[0], device=device)).device) == device
 
 
-@pytest.mark.parametrize("kind, cell", [("LSTM", "lstm_cell"), ("GRU", "gru_cell")])
-def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
+@pytest.mark.parametrize("kind, cell, calls", [("LSTM", "lstm_sequence", 2),
+                                               ("GRU", "gru_sequence", 2)])
+def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell, calls):
     """The gate arithmetic of a step runs as one declared kernel forward and one backward
-    (ops/rnn.py), not as a dozen elementwise ops; the values stay torch's."""
+    (ops/rnn.py), not as a dozen elementwise ops; on the CPU a layer's whole sequence is
+    one kernel call each way (lstm_sequence, gru_sequence); the values stay torch's."""
     from ember import dispatch
     torch = pytest.importorskip("torch")
     t_layer = getattr(torch.nn, kind)(3, 4, 2)
@@ -343,8 +345,9 @@ def test_each_step_is_one_cell_kernel_and_one_gradient_kernel(kind, cell):
         out.sum().backward()
     finally:
         dispatch.remove_hook("count-cells")
-    assert names.count(cell) == 10 and names.count(cell + "_backward") == 10
+    assert names.count(cell) == calls and names.count(cell + "_backward") == calls
     assert "sigmoid" not in names and "tanh" not in names
+    assert "lstm_cell" not in names and "gru_cell" not in names
     tx = torch.tensor(x, requires_grad=True)
     t_out, _ = t_layer(tx)
     t_out.sum().backward()
@@ -393,3 +396,96 @@ def test_the_recurrent_weight_gradient_is_one_matmul_over_all_steps(kind):
     (tg * tg).sum().backward()
     np.testing.assert_allclose(layer.weight_hh_l0.grad.numpy(),
                                t_layer.weight_hh_l0.grad.numpy(), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_sequence_kernel_matches_its_decomposition(reverse):
+    """The CPU's whole-sequence LSTM kernels (forward and gradient) give what the declared
+    decompositions give: the path of every device without the kernels (ops/rnn.py)."""
+    from ember.dispatch import run
+    from ember.ops.rnn import lstm_sequence_backward_op, lstm_sequence_op
+    r = rng(f"lstm sequence {reverse}")
+    steps, rows, n = 4, 3, 5
+
+    def t(*shape):
+        return ember.tensor(r.standard_normal(shape))      # float64: exact comparison
+    gi, h0, c0, w = t(steps * rows, 4 * n), t(rows, n), t(rows, n), t(n, 4 * n)
+    attrs = dict(steps=steps, reverse=reverse)
+    y = run(lstm_sequence_op, gi, h0, c0, w, **attrs)
+    close(y, lstm_sequence_op.decompose(gi, h0, c0, w, **attrs), "forward")
+    grads = (t(steps * rows, n), t(rows, n), t(rows, n), y, h0, c0, w)
+    d = run(lstm_sequence_backward_op, *grads, **attrs)
+    assert tuple(d.shape) == (steps * rows + rows + n, 4 * n)
+    close(d, lstm_sequence_backward_op.decompose(*grads, **attrs), "backward")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gru_sequence_kernel_matches_its_decomposition(reverse):
+    """gru_sequence likewise: the CPU's kernels against the declared decompositions."""
+    from ember.dispatch import run
+    from ember.ops.rnn import gru_sequence_backward_op, gru_sequence_op
+    r = rng(f"gru sequence {reverse}")
+    steps, rows, n = 4, 3, 5
+
+    def t(*shape):
+        return ember.tensor(r.standard_normal(shape))
+    gi, h0, w, b = t(steps * rows, 3 * n), t(rows, n), t(n, 3 * n), t(3 * n)
+    attrs = dict(steps=steps, reverse=reverse)
+    y = run(gru_sequence_op, gi, h0, w, b, **attrs)
+    close(y, gru_sequence_op.decompose(gi, h0, w, b, **attrs), "forward")
+    grads = (t(steps * rows, n), t(rows, n), y, h0, w)
+    d = run(gru_sequence_backward_op, *grads, **attrs)
+    assert tuple(d.shape) == (2 * steps * rows + rows + n + 1, 3 * n)
+    close(d, gru_sequence_backward_op.decompose(*grads, **attrs), "backward")
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_equal_length_layers_on_device(kind, device):
+    """Equal-length sequences take the whole-sequence path (lstm_sequence, gru_sequence):
+    a device without their kernels runs the decompositions, with the CPU's values and
+    gradients."""
+    r = rng("equal lstm device")
+    x = r.standard_normal((4, 2, 3)).astype(np.float32)
+    g = r.standard_normal((4, 2, 8)).astype(np.float32)
+    ember.manual_seed(2)
+    cpu = getattr(nn, kind)(3, 4, 2, bidirectional=True)
+    dev = getattr(nn, kind)(3, 4, 2, bidirectional=True)
+    dev.load_state_dict(cpu.state_dict())
+    dev.to(device)
+    results = []
+    for m, where in ((cpu, "cpu"), (dev, device)):
+        xs = ember.tensor(x, device=where, requires_grad=True)
+        out, state = m(xs)
+        last = state[1] if kind == "LSTM" else state
+        (out * ember.tensor(g, device=where)).sum().backward(retain_graph=True)
+        last.sum().backward()
+        results.append((out, last, xs.grad, m.weight_hh_l1_reverse.grad, m.bias_ih_l0.grad,
+                        m.bias_hh_l0.grad))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(to_numpy(b.to("cpu")), to_numpy(a), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_per_sample_gradients_of_a_layer_under_vmap(kind):
+    """vmap(grad) over a layer's whole-sequence ops: the samples join each step's rows
+    forward, the gradient runs once per sample (its d W_hh is per sample), no fallback
+    warning, and each sample's gradients are those of its own backward."""
+    import warnings
+
+    from ember.func import functional_call, grad, vmap
+    ember.manual_seed(3)
+    m = getattr(nn, kind)(3, 4, 1)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+
+    def loss(p, x):
+        return functional_call(m, p, (x.unsqueeze(1),))[0].pow(2).sum()
+    xs = ember.tensor(rng(f"vmap {kind}").standard_normal((3, 5, 3)).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = vmap(grad(loss), in_dims=(None, 0))(params, xs)
+    for k in range(3):
+        want = grad(loss)(params, xs[k])
+        for name in params:
+            np.testing.assert_allclose(got[name][k].numpy(), want[name].numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=name)

@@ -34,3 +34,54 @@ case("lstm_cell", lambda E, gates, c: run(lstm_cell_op, gates, c)[:, :2 * _H], _
      Input((_N, 4 * _H)), Input((_N, _H)), layouts=False)
 case("gru_cell", lambda E, gi, gh, h: run(gru_cell_op, gi, gh, h), _gru_ref,
      Input((_N, 3 * _H)), Input((_N, 3 * _H)), Input((_N, _H)), layouts=False)
+
+
+# lstm_sequence (one LSTM layer direction's whole time loop) through the layers' autograd
+# node, so the gradient check runs lstm_sequence_backward and the double backward
+def _lstm_sequence(reverse):
+    def fn(E, gi, h0, c0, w_hh_t):
+        from ...nn.rnn import _Recurrence
+        return _Recurrence.apply(gi, h0, c0, w_hh_t, None, True, 2, reverse)
+    return fn
+
+
+def _lstm_sequence_ref(reverse):
+    def ref(np, gi, h, c, w_hh_t):
+        outs = [None, None]
+        for t in ((1, 0) if reverse else (0, 1)):
+            hc = _lstm_ref(np, gi[t * _N:(t + 1) * _N] + h @ w_hh_t, c)
+            h, c = hc[:, :_H], hc[:, _H:]
+            outs[t] = h
+        return np.concatenate(outs), h, c
+    return ref
+
+
+for _reverse in (False, True):
+    case("lstm_sequence" + (":reverse" if _reverse else ""), _lstm_sequence(_reverse),
+         _lstm_sequence_ref(_reverse), Input((2 * _N, 4 * _H)), Input((_N, _H)),
+         Input((_N, _H)), Input((_H, 4 * _H)), layouts=False,
+         ops=("lstm_sequence", "lstm_sequence_backward"))
+
+
+def _gru_sequence(reverse):
+    def fn(E, gi, h0, w_hh_t, b_hh):
+        from ...nn.rnn import _Recurrence
+        return _Recurrence.apply(gi, h0, None, w_hh_t, b_hh, False, 2, reverse)
+    return fn
+
+
+def _gru_sequence_ref(reverse):
+    def ref(np, gi, h, w_hh_t, b_hh):
+        outs = [None, None]
+        for t in ((1, 0) if reverse else (0, 1)):
+            h = _gru_ref(np, gi[t * _N:(t + 1) * _N], h @ w_hh_t + b_hh, h)
+            outs[t] = h
+        return np.concatenate(outs), h
+    return ref
+
+
+for _reverse in (False, True):
+    case("gru_sequence" + (":reverse" if _reverse else ""), _gru_sequence(_reverse),
+         _gru_sequence_ref(_reverse), Input((2 * _N, 3 * _H)), Input((_N, _H)),
+         Input((_H, 3 * _H)), Input((3 * _H,)), layouts=False,
+         ops=("gru_sequence", "gru_sequence_backward"))
