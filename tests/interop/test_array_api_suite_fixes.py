@@ -85,3 +85,14 @@ def test_opencl_complex_programs_define_each_kernel_once(dt):
     from ember.backends.opencl import launch
     names = re.findall(r"__kernel void (\w+)\(", launch._family_source(dt))
     assert names and not [n for n, k in Counter(names).items() if k > 1]
+
+
+def test_masked_assignment_into_an_empty_array():
+    """NumPy gives an empty (0, 2) array zero strides, which the expanded-view check took for
+    shared memory: x[mask] = v raised KernelValueError before. A real expanded view still
+    refuses the write."""
+    x = xp.zeros((0, 2))
+    x[xp.zeros((0, 2), dtype=xp.bool)] = False
+    assert x.shape == (0, 2)
+    with pytest.raises(ember.EmberError, match="expanded view"):
+        ember.zeros(1).expand(3)[...] = 1.0
