@@ -283,7 +283,7 @@ def vector_norm(x: Tensor, /, *, axis=None, keepdims: bool = False, ord=2) -> Te
     elif ord == -math.inf:
         out = ops.amin(a, axes, keepdims)
     elif ord == 0:
-        out = ops.sum((a != 0).to(x._dtype), axes, keepdims)
+        out = ops.sum((a != 0).to(a._dtype), axes, keepdims)    # real, for complex x too
     elif ord == 1:
         out = ops.sum(a, axes, keepdims)
     elif ord == 2:

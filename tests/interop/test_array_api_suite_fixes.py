@@ -4,6 +4,7 @@ command and what stays skipped, with reasons)."""
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections import Counter
 
@@ -96,3 +97,13 @@ def test_masked_assignment_into_an_empty_array():
     assert x.shape == (0, 2)
     with pytest.raises(ember.EmberError, match="expanded view"):
         ember.zeros(1).expand(3)[...] = 1.0
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, math.inf, -math.inf, 3])
+def test_vector_norm_of_complex_is_real(ord):
+    """ord=0 counted nonzeros in x's dtype: complex64 out, where the standard (and
+    torch.linalg.vector_norm) give the real dtype."""
+    z = np.array([[1 + 1j, 0j], [3 - 4j, 2j]], dtype=np.complex64)
+    out = xp.linalg.vector_norm(xp.asarray(z), ord=ord)
+    assert out.dtype == xp.float32
+    np.testing.assert_allclose(out.numpy(), np.linalg.norm(z.ravel(), ord=ord), rtol=1e-6)
