@@ -8,6 +8,7 @@ import math
 import re
 from collections import Counter
 
+import array_api_strict as strict
 import ember
 import ember.array_api as xp
 import numpy as np
@@ -107,3 +108,14 @@ def test_vector_norm_of_complex_is_real(ord):
     out = xp.linalg.vector_norm(xp.asarray(z), ord=ord)
     assert out.dtype == xp.float32
     np.testing.assert_allclose(out.numpy(), np.linalg.norm(z.ravel(), ord=ord), rtol=1e-6)
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, math.inf, -math.inf, 3])
+def test_vector_norm_over_no_axes_is_elementwise(ord):
+    """axis=() reduced every axis (ember's reductions read dim=() as all, as PyTorch's
+    do): a 0-d result where the standard keeps x's shape."""
+    a = np.array([[1.0, -2.0, 0.0], [0.5, 3.0, -0.0]], dtype=np.float32)
+    out = xp.linalg.vector_norm(xp.asarray(a), axis=(), ord=ord)
+    ref = strict.linalg.vector_norm(strict.asarray(a), axis=(), ord=ord)
+    assert out.shape == (2, 3) and out.dtype == xp.float32
+    np.testing.assert_array_equal(out.numpy(), np.asarray(ref))
