@@ -630,7 +630,9 @@ def overlapping(a) -> bool:
     """Whether several elements of a strided array share memory (an expanded view): such a
     target refuses writes, as in PyTorch (docs/semantics.md, writes_into_expanded_views)."""
     strides = a.strides
-    return 0 in strides and any(s == 0 and n > 1 for s, n in zip(strides, a.shape))
+    # an empty array has no elements to share (NumPy gives some of them zero strides)
+    return 0 in strides and 0 not in a.shape and any(
+        s == 0 and n > 1 for s, n in zip(strides, a.shape))
 
 
 OVERLAP = ("the target is an expanded view: several of its elements share one memory "

@@ -208,8 +208,13 @@ def _family_groups(dt: str):
         # complex values are float2/double2 pairs: their ops keep kernels of their own (the
         # shared cold kernels pass scalars and casts as plain numbers)
         if op in _OWN_KERNEL or out in COMPLEX or any(d in COMPLEX for d in in_dtypes):
-            where[full_key] = (op, None, None)
-            groups.append((op, in_dtypes, out, sigs, None, expr))
+            # a complex op's key names its operand and output dtypes (copy float32 ->
+            # complex64 and complex64 -> complex64 share a family): one op name per family
+            # would define `copy__flat_A` twice and fail the whole program's build
+            prefix = op if not (out in COMPLEX or any(d in COMPLEX for d in in_dtypes)) \
+                else f"{op}_{'_'.join(in_dtypes)}_{out}"
+            where[full_key] = (prefix, None, None)
+            groups.append((prefix, in_dtypes, out, sigs, None, expr))
             continue
         slots = in_dtypes if len(in_dtypes) != 1 or in_dtypes[0] != dt else (dt, dt)
         g = by_slots.get((slots, out))

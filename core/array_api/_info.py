@@ -33,11 +33,14 @@ class __array_namespace_info__:  # noqa: N801  (the standard's name)
     def dtypes(self, *, device=None, kind=None) -> dict:
         """name -> dtype for the dtypes `device` supports, of `kind` (None: all)."""
         dev = as_device(device)
+        # the standard's dtypes only: its keys are "canonical names of the data types of
+        # this specification", so float16/bfloat16 (ember's extensions) are left out
+        standard = tuple(d for d in D.ALL if d not in (D.float16, D.bfloat16))
         if dev.type == "cpu":
-            supported = D.ALL
+            supported = standard
         else:
             names = dev.backend.capabilities(dev.index).dtypes
-            supported = tuple(d for d in D.ALL if d.name in names)
+            supported = tuple(d for d in standard if d.name in names)
         if kind is not None:
             supported = tuple(d for d in supported if isdtype(d, kind))
         return {d.name: d for d in supported}

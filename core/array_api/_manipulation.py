@@ -74,7 +74,7 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple:
         x._data.shape[axis] else ()
 
 
-def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
+def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
     """``x`` with a new axis of size 1 at ``axis``.
 
     PyTorch
@@ -248,7 +248,10 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
             raise EmberValueError("ember.array_api.take: axis is required for arrays of "
                                   f"{x.ndim} dims")
         axis = 0
-    return ops.index_select(x, axis, indices)
+    axis = norm_dim(axis, x.ndim, "take")
+    # negative indices count from the end, as in indexing (numpy and array_api_strict do;
+    # the 2024.12 revision says so): index_select is PyTorch's and refuses them
+    return ops.index_select(x, axis, ops.where(indices < 0, indices + x.shape[axis], indices))
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:

@@ -192,7 +192,13 @@ def _unique(name: str, x: Tensor):
     if n == 0:
         empty = ops.zeros(0, dtype=D.int64, device=dev)
         return flat, empty, empty.reshape(x._data.shape), empty
-    order = argsort(flat) if x._dtype is not D.bool_ else argsort(flat.to(D.uint8))
+    if x._dtype.category == D.COMPLEX:
+        # the standard orders no complex values, but unique_* takes them: NumPy's
+        # lexicographic (real, then imaginary) order groups equal values all the same
+        host = to_host(flat.detach(), name)
+        order = to_device(np.argsort(host, kind="stable").astype(np.int64), x)
+    else:
+        order = argsort(flat) if x._dtype is not D.bool_ else argsort(flat.to(D.uint8))
     s = ops.take(flat, order)
     # a group starts where the sorted value changes (nan != nan: each nan is its own group)
     first = ops.ones(1, dtype=D.bool_, device=dev)

@@ -278,12 +278,16 @@ def vector_norm(x: Tensor, /, *, axis=None, keepdims: bool = False, ord=2) -> Te
     need("vector_norm", x, "floating-point")
     axes = tuple(range(x.ndim)) if axis is None else norm_axes("vector_norm", axis, x.ndim)
     a = ops.abs(x)
+    if axes == ():
+        # the norm over no axes is each element's (ember's reductions read dim=() as every
+        # dim, as PyTorch's do)
+        return (a != 0).to(a._dtype) if ord == 0 else a
     if ord == math.inf:
         out = ops.amax(a, axes, keepdims)
     elif ord == -math.inf:
         out = ops.amin(a, axes, keepdims)
     elif ord == 0:
-        out = ops.sum((a != 0).to(x._dtype), axes, keepdims)
+        out = ops.sum((a != 0).to(a._dtype), axes, keepdims)    # real, for complex x too
     elif ord == 1:
         out = ops.sum(a, axes, keepdims)
     elif ord == 2:
