@@ -321,16 +321,23 @@ def _lstm_sequence(L, node, ins, attrs):
     """ops/rnn.py's lstm_sequence: its steps unrolled (lstm_cell's nodes per step), the
     rows of every step's (B, 7H) concatenated in step order."""
     gi, h, c, w_hh_t = ins
-    rows, n = (int(v) for v in L.shapes[node.args[2].index])
+    n = int(L.shapes[node.args[2].index][-1])
     steps = int(attrs["steps"])
     cells = [None] * steps
     for t in (range(steps - 1, -1, -1) if attrs["reverse"] else range(steps)):
-        rows_t = L.emit("Slice", [gi, L.ints([t * rows]), L.ints([(t + 1) * rows]),
-                                  L.ints([0])])
+        rows_t = _step_rows(L, gi, t, steps, 4 * n)
         gates = L.emit("Add", [rows_t, L.emit("MatMul", [h, w_hh_t])])
         cells[t] = _lstm_cell_nodes(L, gates, c, n)
         h, c = _cols(L, cells[t], 0, n), _cols(L, cells[t], n, 2 * n)
     return cells[0] if steps == 1 else L.emit("Concat", cells, axis=0)
+
+
+def _step_rows(L, x, t: int, steps: int, width: int) -> str:
+    """Step t's rows of a (steps * B, width) input, B possibly a dynamic dimension (the
+    batch of an export with dynamic axes): x as (steps, B, width), its slice t."""
+    x3 = L.emit("Reshape", [x, L.ints([steps, -1, width])])
+    return L.emit("Reshape", [L.emit("Slice", [x3, L.ints([t]), L.ints([t + 1]), L.ints([0])]),
+                              L.ints([-1, width])])
 
 
 def _lstm_cell_nodes(L, gates, c, n):
@@ -351,11 +358,11 @@ def _gru_sequence(L, node, ins, attrs):
     """ops/rnn.py's gru_sequence: its steps unrolled, per step (B, 5H) = h, r, z, n and
     W_hn h_prev + b_hn, the rows of every step concatenated in step order."""
     gi, h, w_hh_t, b_hh = ins
-    rows, n = (int(v) for v in L.shapes[node.args[1].index])
+    n = int(L.shapes[node.args[1].index][-1])
     steps = int(attrs["steps"])
     ys = [None] * steps
     for t in (range(steps - 1, -1, -1) if attrs["reverse"] else range(steps)):
-        gi_t = L.emit("Slice", [gi, L.ints([t * rows]), L.ints([(t + 1) * rows]), L.ints([0])])
+        gi_t = _step_rows(L, gi, t, steps, 3 * n)
         gh = L.emit("Add", [L.emit("MatMul", [h, w_hh_t]), b_hh])
         h, r, z, new = _gru_cell_nodes(L, gi_t, gh, h, n)
         ys[t] = L.emit("Concat", [h, r, z, new, _cols(L, gh, 2 * n, 3 * n)], axis=1)
