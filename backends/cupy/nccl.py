@@ -234,7 +234,39 @@ _VERSION = ("from cupy.cuda import nccl; print(nccl.available); "
 
 
 def doctor_check() -> list[dict]:
-    """`ember doctor`: is NCCL in this CuPy (asked in a child process; no GPU touched)."""
+    """`ember doctor`: is NCCL in this CuPy (asked in a child process; no GPU touched).
+
+    The CuPy probe's child (probe.query, once per process) already imported CuPy and tried
+    NCCL's library: its facts answer for a CUDA CuPy without a second ~2 s child; a ROCm
+    CuPy (whose query lists no libraries) and a missing answer ask CuPy here."""
+    from .probe import query
+    facts = query()
+    if facts.get("query_error"):
+        return [dict(reference="nccl-probe-hangs", severity="warning",
+                     message=f"asking CuPy for NCCL did not finish: {facts['query_error']}")]
+    if facts.get("import_error"):
+        return [dict(reference="nccl-no-cupy", severity="warning",
+                     message="no NCCL communication backend: CuPy cannot be imported",
+                     seen=facts["import_error"],
+                     fix="pip install ember-cuda12   (or ember-cuda13, ember-rocm)")]
+    library = ((facts.get("toolkit") or {}).get("libraries") or {}).get("nccl")
+    if not facts.get("is_hip") and isinstance(library, dict) and "available" in library:
+        return _verdict(bool(library["available"]), library.get("version"))
+    return _ask_cupy()
+
+
+def _verdict(available: bool, version) -> list[dict]:
+    if not available:
+        return [dict(reference="nccl-not-in-cupy", severity="warning",
+                     message="no NCCL communication backend: this CuPy has no NCCL",
+                     fix="pip install nvidia-nccl-cu12   (CuPy loads it from there); "
+                         "GPU tensors then go through host memory with backend='mpi'")]
+    return [dict(reference="nccl-ok", severity="ok",
+                 message="NCCL communication backend present (init_process_group('nccl'))",
+                 seen=f"NCCL {version if version not in (None, '') else '?'} through CuPy")]
+
+
+def _ask_cupy() -> list[dict]:
     import subprocess
     import sys
     try:
@@ -249,14 +281,7 @@ def doctor_check() -> list[dict]:
         return [dict(reference="nccl-no-cupy", severity="warning",
                      message="no NCCL communication backend: CuPy cannot be imported",
                      seen=last, fix="pip install ember-cuda12   (or ember-cuda13, ember-rocm)")]
-    if lines[0] != "True":
-        return [dict(reference="nccl-not-in-cupy", severity="warning",
-                     message="no NCCL communication backend: this CuPy has no NCCL",
-                     fix="pip install nvidia-nccl-cu12   (CuPy loads it from there); "
-                         "GPU tensors then go through host memory with backend='mpi'")]
-    return [dict(reference="nccl-ok", severity="ok",
-                 message="NCCL communication backend present (init_process_group('nccl'))",
-                 seen=f"NCCL {lines[1] if len(lines) > 1 else '?'} through CuPy")]
+    return _verdict(lines[0] == "True", lines[1] if len(lines) > 1 else None)
 
 
 @hookimpl

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from ember.backend import Probe
@@ -300,9 +301,35 @@ def _visible(kind: str) -> str | None:
     return None
 
 
+# One child per process for the same inputs: each CuPy flavour's backend (cuda12, cuda13,
+# rocm) and the doctor's plugin checks asked again, ~2 s of CPU each (importing CuPy) —
+# half of `ember doctor`'s 8 s on a machine without a GPU.  The child's answer depends on
+# the interpreter, the installed CuPy packages, the driver files and the environment
+# variables CuPy and the driver read; all are in the key, so a change runs a new child.
+_QUERY_ENV = ("CUDA", "CUPY", "HIP", "ROCM", "ROCR", "NVIDIA", "NCCL", "LD_LIBRARY_PATH",
+              "PATH")
+_QUERIES: dict = {}
+_QUERIES_LOCK = threading.Lock()
+
+
+def _query_key(timeout: float) -> tuple:
+    return (sys.executable, _QUERY_SCRIPT, timeout, installed_cupy(), _driver_files("cuda"),
+            _driver_files("rocm"),
+            tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_QUERY_ENV))))
+
+
 def query(timeout: float | None = None) -> dict:
-    """Run _query.py in a child process; its facts, or {'query_error': why}."""
+    """Run _query.py in a child process; its facts, or {'query_error': why}.  Asked again
+    in the same process with the same inputs (see _query_key), the same facts."""
     timeout = query_timeout() if timeout is None else timeout
+    key = _query_key(timeout)
+    with _QUERIES_LOCK:      # a second asker waits for the first's child, never two children
+        if key not in _QUERIES:
+            _QUERIES[key] = _query(timeout)
+        return dict(_QUERIES[key])
+
+
+def _query(timeout: float) -> dict:
     try:
         done = subprocess.run([sys.executable, _QUERY_SCRIPT], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False)

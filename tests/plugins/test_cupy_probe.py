@@ -200,6 +200,29 @@ def test_query_times_out_instead_of_hanging():
     assert decide(cuda_facts(**facts)).reference == "cuda-query-failed"
 
 
+def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
+    """Each CuPy flavour's backend and the doctor's NCCL check ask the same question: one
+    child answers them all (each child imports CuPy, ~2 s); a changed variable CuPy reads
+    asks again."""
+    children = []
+    real = subprocess.run
+
+    def counted(args, *a, **k):
+        if probe._QUERY_SCRIPT in args:
+            children.append(args)
+        return real(args, *a, **k)
+    monkeypatch.setattr(probe.subprocess, "run", counted)
+    monkeypatch.setattr(probe, "_QUERIES", {})
+    first = probe.query(timeout=120)
+    assert probe.query(timeout=120) == first and len(children) == 1
+    probe.gather("ember-cuda12", timeout=120)
+    probe.gather("ember-cuda13", timeout=120)
+    assert len(children) == 1      # the memo, or no child at all where no CuPy is installed
+    monkeypatch.setenv("CUPY_CACHE_DIR", "/nonexistent-ember-test")
+    probe.query(timeout=120)
+    assert len(children) == 2
+
+
 def test_backend_probe_is_cached_and_never_raises():
     backend = CuPyBackend("ember-cuda12")
     first = backend.probe()
