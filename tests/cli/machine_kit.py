@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -57,10 +58,17 @@ def link_distribution(dist, site: Path, skip=()) -> None:
     machine's first `python` does not compile NumPy, pyopencl, ... again (seconds per
     machine; Python replaces a stale .pyc by a new file, never writing through a link)."""
     root = Path(dist.locate_file(""))
+    rels = set()
     for entry in dist.files or ():
         rel = str(entry)
         if rel.startswith("..") or any(rel.startswith(s) for s in skip):
             continue
+        rels.add(rel)
+        if rel.endswith(".py"):
+            # bytecode Python wrote here on import, which RECORD does not list when pip
+            # installed with --no-compile (the README's test command)
+            rels.add(os.path.relpath(importlib.util.cache_from_source(str(root / rel)), root))
+    for rel in rels:
         src, dst = root / rel, site / rel
         if not src.is_file() or dst.exists():
             continue
