@@ -111,6 +111,12 @@ class _Columns(Function):
         return ops.cat([gh, gc, rest], 1), None, None
 
 
+def _or_zeros(g, rows: int, n: int, like):
+    """An upstream gradient autograd left out (None) as the zeros the sequence gradient
+    ops take: (rows, n) of like's dtype and device."""
+    return ops.zeros((rows, n), dtype=like.dtype, device=like.device) if g is None else g
+
+
 class _Recurrence(Function):
     """One direction of one LSTM or GRU layer over a whole sequence of equal-length steps,
     with its own backward: the whole time loop is one declared composite each way
@@ -160,11 +166,8 @@ class _Recurrence(Function):
         gi, h0, c0, w_hh_t, _ = ctx.inputs
         rows = h0._data.shape[0]
         total = steps * rows
-
-        def zero(r):
-            return ops.zeros((r, n), dtype=y.dtype, device=y.device)
-        d = run(lstm_sequence_backward_op, zero(total) if g_out is None else g_out,
-                zero(rows) if g_h is None else g_h, zero(rows) if g_c is None else g_c,
+        d = run(lstm_sequence_backward_op, _or_zeros(g_out, total, n, y),
+                _or_zeros(g_h, rows, n, y), _or_zeros(g_c, rows, n, y),
                 y, h0, c0, w_hh_t, steps=steps, reverse=reverse)
         tail = d[total:total + rows]
         return d[:total], tail[:, :n], tail[:, n:2 * n], d[total + rows:], None, None, \
@@ -178,12 +181,8 @@ class _Recurrence(Function):
         gi, h0, _, w_hh_t, b_hh = ctx.inputs
         rows = h0._data.shape[0]
         total = steps * rows
-
-        def zero(r):
-            return ops.zeros((r, n), dtype=y.dtype, device=y.device)
-        d = run(gru_sequence_backward_op, zero(total) if g_out is None else g_out,
-                zero(rows) if g_h is None else g_h, y, h0, w_hh_t, steps=steps,
-                reverse=reverse)
+        d = run(gru_sequence_backward_op, _or_zeros(g_out, total, n, y),
+                _or_zeros(g_h, rows, n, y), y, h0, w_hh_t, steps=steps, reverse=reverse)
         d_b = None if b_hh is None else d[-1]
         return d[:total], d[2 * total:2 * total + rows, :n], None, \
             d[2 * total + rows:-1], d_b, None, None, None

@@ -132,7 +132,6 @@ def _seed_cpu(seed=None) -> None:
 
     import numpy as np
     import torch
-
     from torch.testing._internal import common_utils
 
     seed = common_utils.SEED if seed is None else seed
@@ -689,7 +688,6 @@ def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None
     sample for the uninitialised CUDA/XPU/MTIA generators)."""
     import itertools
 
-    import torch
     dtype = _dtype_for(op, dtype)
     if dtype is None:
         return []
@@ -710,7 +708,6 @@ def run_op(op, device: str, max_samples: int | None = None, grad: bool = True,
     """Every sample (the first max_samples) and error input of one OpInfo on device;
     `dtype` ("complex64"): the OpInfo's samples of that dtype (error inputs are left to the
     default run, which has them)."""
-    import torch
     name = full_name(op)
     efn = resolve(op)
     result = OpResult(name, efn is not None)
