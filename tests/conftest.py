@@ -98,10 +98,10 @@ def _rename(item, nodeid: str) -> None:
 
 # --- costly device cases: a stable sample, the full set with --full -------------------------
 # A test marked `sampled` runs when zlib.crc32 of its node id falls in 1 of SAMPLE_EVERY
-# (`sampled(every=n)`: 1 of n) (the same tests on every machine and run); the others carry the marker `full` and run
-# only with `--full` (EMBER_TEST_FULL=1), or when `-m` names `full`.  A test marked `full`
-# in its file (a costly end-to-end path whose parts default tests cover: the marker's
-# place says which) runs under the same condition.
+# (`sampled(every=n)`: 1 of n; the same tests on every machine and run); the others carry
+# the marker `full` and run only with `--full` (EMBER_TEST_FULL=1), or when `-m` names
+# `full`.  A test marked `full` in its file (a costly end-to-end path whose parts default
+# tests cover: the marker's place says which) runs under the same condition.
 SAMPLE_EVERY = 4
 
 

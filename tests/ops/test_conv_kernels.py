@@ -8,7 +8,6 @@ import itertools
 
 import numpy as np
 import pytest
-
 from ember.backends import array_api, cpu
 
 GENERAL = array_api.kernels(np, native=True)
