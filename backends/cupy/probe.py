@@ -12,9 +12,12 @@ import importlib.util
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 
 from ember.backend import Probe
@@ -320,13 +323,132 @@ def _query_key(timeout: float) -> tuple:
 
 def query(timeout: float | None = None) -> dict:
     """Run _query.py in a child process; its facts, or {'query_error': why}.  Asked again
-    in the same process with the same inputs (see _query_key), the same facts."""
+    in the same process with the same inputs (see _query_key), the same facts; asked by
+    another process within DISK_TTL_S with the same inputs, the facts a child found then
+    (see _disk_key: the cache folder's `cupy-query.json`)."""
     timeout = query_timeout() if timeout is None else timeout
     key = _query_key(timeout)
     with _QUERIES_LOCK:      # a second asker waits for the first's child, never two children
         if key not in _QUERIES:
-            _QUERIES[key] = _query(timeout)
+            disk = _disk_key()
+            facts = _disk_read(disk)
+            if facts is None:
+                facts = _query(timeout)
+                if not facts.get("query_error") and not facts.get("import_error"):
+                    _disk_write(disk, facts)
+            _QUERIES[key] = facts
         return dict(_QUERIES[key])
+
+
+# -- the same facts across processes ----------------------------------------------------------
+# Every process that lists devices (`ember devices`, `ember doctor`, a script's first
+# `device("auto")`) would import CuPy in a child again: ~2 s of CPU each.  A child's facts
+# are kept for DISK_TTL_S under a key of everything they can depend on: the interpreter, the
+# query script, the CuPy and NVIDIA/ROCm library distributions (names, versions) and the
+# files of `cupy` itself (a reinstall rewrites them), the driver's files and device nodes,
+# the dynamic linker's cache (installing libcuda runs ldconfig) and the environment CuPy
+# and the driver read.  Failed queries (a timeout, a crash, CuPy that does not import) are
+# never kept: the next process asks again.  EMBER_CACHE_DIR=off keeps nothing.
+DISK_FILE = "cupy-query.json"
+DISK_TTL_S = 3600.0
+_DISK_MAX_BYTES = 1 << 20
+_DISK_MAX_ENTRIES = 16
+_LIBRARY_DIST = re.compile(r"^(cupy.*|nvidia-.*|hip-.*|rocm-.*|amd-.*)$")
+
+
+def _cache_file() -> str | None:
+    configured = os.environ.get("EMBER_CACHE_DIR", "").strip()
+    if configured.lower() in ("off", "none", "0"):
+        return None
+    if configured:
+        root = os.path.expanduser(configured)
+    else:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME", "").strip()
+                            or os.path.expanduser("~/.cache"), "ember")
+    return os.path.join(root, DISK_FILE)
+
+
+def _stamp(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def _disk_key() -> str:
+    libraries = sorted({((d.metadata["Name"] or "").lower(), d.version or "")
+                        for d in importlib.metadata.distributions()
+                        if _LIBRARY_DIST.match((d.metadata["Name"] or "").lower())})
+    spec = importlib.util.find_spec("cupy")
+    cupy_files = _stamp(spec.origin) if spec is not None and spec.origin else "-"
+    try:
+        nodes = sorted(n for n in os.listdir("/dev") if n.startswith(("nvidia", "kfd", "dri")))
+    except OSError:
+        nodes = []
+    inputs = [sys.executable, _stamp(_QUERY_SCRIPT), libraries, cupy_files,
+              _driver_files("cuda"), _driver_files("rocm"), nodes,
+              _stamp("/proc/driver/nvidia/version"), _stamp("/etc/ld.so.cache"),
+              sorted((k, v) for k, v in os.environ.items() if k.startswith(_QUERY_ENV))]
+    return json.dumps(inputs, sort_keys=True, default=str)
+
+
+def _disk_entries(path: str) -> dict:
+    """The file's entries, {} for anything missing, foreign or hostile (a regular file of
+    at most _DISK_MAX_BYTES is read, never a FIFO or a device)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return {}
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _DISK_MAX_BYTES:
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = json.loads(fh.read(_DISK_MAX_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items()
+            if isinstance(v, dict) and isinstance(v.get("facts"), dict)
+            and isinstance(v.get("time"), (int, float))}
+
+
+def _disk_read(key: str) -> dict | None:
+    path = _cache_file()
+    if path is None:
+        return None
+    entry = _disk_entries(path).get(key)
+    if entry is None or not 0 <= time.time() - entry["time"] <= DISK_TTL_S:
+        return None
+    return dict(entry["facts"])
+
+
+def _disk_write(key: str, facts: dict) -> None:
+    """Through a temporary file and a rename: a crash or two writers never leave half a
+    file (the last writer's entries win, which only costs another child later)."""
+    path = _cache_file()
+    if path is None:
+        return
+    entries = _disk_entries(path)
+    entries[key] = {"time": time.time(), "facts": facts}
+    kept = dict(sorted(entries.items(), key=lambda kv: kv[1]["time"])[-_DISK_MAX_ENTRIES:])
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cupy-query-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(kept, fh)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, TypeError, ValueError):
+        pass           # no cache folder (read-only home): the next process asks again
 
 
 def _query(timeout: float) -> dict:

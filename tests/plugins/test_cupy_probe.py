@@ -193,8 +193,10 @@ def test_gather_on_this_machine_matches_what_is_here():
     assert decide(facts).reference == expected
 
 
-def test_query_times_out_instead_of_hanging():
-    # a real child process given less time than Python needs to start
+def test_query_times_out_instead_of_hanging(monkeypatch):
+    # a real child process given less time than Python needs to start (and no facts kept
+    # on disk by an earlier process to answer instead)
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")
     facts = probe.query(timeout=0.001)
     assert "took more than" in facts["query_error"]
     assert decide(cuda_facts(**facts)).reference == "cuda-query-failed"
@@ -213,6 +215,7 @@ def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
         return real(args, *a, **k)
     monkeypatch.setattr(probe.subprocess, "run", counted)
     monkeypatch.setattr(probe, "_QUERIES", {})
+    monkeypatch.setenv("EMBER_CACHE_DIR", "off")          # this process's memo alone
     first = probe.query(timeout=120)
     assert probe.query(timeout=120) == first and len(children) == 1
     probe.gather("ember-cuda12", timeout=120)
@@ -221,6 +224,52 @@ def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
     monkeypatch.setenv("CUPY_CACHE_DIR", "/nonexistent-ember-test")
     probe.query(timeout=120)
     assert len(children) == 2
+
+
+def test_a_later_process_reuses_the_facts_until_an_input_changes(monkeypatch, tmp_path):
+    """A new process (an empty memo) with the same inputs reads the facts a child found
+    (`ember devices`/`ember doctor` each imported CuPy in a child again: ~2 s); a changed
+    input, an expired entry or a failed query asks a child; a hostile file is ignored."""
+    if importlib.util.find_spec("cupy") is None:
+        pytest.skip("no CuPy installed: gather() needs no child here")
+    children = []
+    real = subprocess.run
+
+    def counted(args, *a, **k):
+        if probe._QUERY_SCRIPT in args:
+            children.append(args)
+        return real(args, *a, **k)
+    monkeypatch.setattr(probe.subprocess, "run", counted)
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+
+    def new_process():
+        monkeypatch.setattr(probe, "_QUERIES", {})
+    new_process()
+    first = probe.query(timeout=120)
+    assert len(children) == 1 and "query_error" not in first
+    assert (tmp_path / probe.DISK_FILE).is_file()
+    new_process()
+    assert probe.query(timeout=120) == first and len(children) == 1     # from the file
+    new_process()
+    monkeypatch.setenv("CUPY_CACHE_DIR", "/nonexistent-ember-test")      # an input changed
+    assert probe.query(timeout=120) == first and len(children) == 2
+    monkeypatch.delenv("CUPY_CACHE_DIR")
+    new_process()
+    monkeypatch.setattr(probe, "DISK_TTL_S", 0.0)                          # expired
+    probe.query(timeout=120)
+    assert len(children) == 3
+    monkeypatch.setattr(probe, "DISK_TTL_S", 3600.0)
+    # a failed query is never kept: the next process asks again
+    (tmp_path / probe.DISK_FILE).unlink()
+    new_process()
+    assert "took more than" in probe.query(timeout=0.001)["query_error"]
+    assert not (tmp_path / probe.DISK_FILE).exists()
+    # a foreign or hostile file only means asking a child
+    for junk in (b"[1, 2]", b"{" * 100_000, b'{"k": {"time": "x", "facts": 1}}', b"\xff\xfe"):
+        (tmp_path / probe.DISK_FILE).write_bytes(junk)
+        new_process()
+        before = len(children)
+        assert probe.query(timeout=120) == first and len(children) == before + 1
 
 
 def test_backend_probe_is_cached_and_never_raises():
