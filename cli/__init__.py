@@ -7,6 +7,7 @@ every other subcommand runs through ember.tools.cli with the full package."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 
 # subcommands that need no tensor library: (command, action)
@@ -44,5 +45,23 @@ def main(argv: list[str] | None = None) -> int:
     return run(argv)
 
 
+def console() -> None:
+    """The `ember` console script and `python -m ember`: main(), then the process's exit.
+    Where a plugin import or device probe outlived its deadline (ember.tools.guard), its
+    thread is still running; the interpreter's shutdown would stop it inside C/C++ code,
+    which can abort the process after the report was written but before it was flushed.
+    The streams are flushed and the process ends at once instead, with main()'s status."""
+    code = main()
+    guard = sys.modules.get("ember.tools.guard")
+    if guard is not None and guard.abandoned():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code if isinstance(code, int) else 1)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -1,8 +1,6 @@
 """`python -m ember`: the `ember` console script's CLI (ember_cli.main), the same subcommands
 and options (`python -m ember doctor`, `python -m ember --version`)."""
-import sys
-
-from ember_cli import main
+from ember_cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

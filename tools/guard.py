@@ -25,6 +25,19 @@ class Outcome:
     seconds: float = 0.0
 
 
+# the threads of calls that did not finish in time (see abandoned())
+_ABANDONED: list[threading.Thread] = []
+
+
+def abandoned() -> list[threading.Thread]:
+    """The guarded calls still running past their deadline.  The interpreter's shutdown
+    would stop each inside whatever C or C++ code it is in (a driver, PoCL): a C++ frame
+    stopped that way aborts the whole process ("terminate called without an active
+    exception", status 134), possibly before the report on stdout is flushed; the console
+    script ends the process at once instead (ember_cli.console)."""
+    return [t for t in _ABANDONED if t.is_alive()]
+
+
 def call(fn, *args, timeout: float = DEFAULT_TIMEOUT) -> Outcome:
     """fn(*args) in a daemon thread, waited for at most `timeout` seconds.  A call that
     does not finish is left running (Python cannot stop a thread) and reported as such;
@@ -44,6 +57,7 @@ def call(fn, *args, timeout: float = DEFAULT_TIMEOUT) -> Outcome:
     thread.join(timeout)
     seconds = round(time.perf_counter() - start, 3)
     if thread.is_alive():
+        _ABANDONED.append(thread)
         return Outcome(False, seconds=seconds)
     return Outcome(True, box.get("result"), box.get("error"), seconds)
 

@@ -64,3 +64,26 @@ def test_console_script_version_skips_the_tensor_library():
     done = _run("-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"ember {ember.__version__}", "False False"]
+
+
+def test_console_ends_at_once_when_a_guarded_call_outlived_its_deadline():
+    """A plugin import or probe still running past its deadline (a hung driver) must not
+    be stopped by the interpreter's shutdown inside C++ code (an abort, status 134, that
+    can lose the unflushed report): the console flushes and ends the process with main()'s
+    status, running no exit handlers.  Without such a thread it exits normally."""
+    template = (
+        "import atexit, sys, time, ember_cli\n"
+        "from ember.tools import guard\n"
+        "atexit.register(lambda: print('exit handlers ran'))\n"
+        "def main(argv=None):\n"
+        "    {call}\n"
+        "    sys.stdout.write('the report')\n"
+        "    return 3\n"
+        "ember_cli.main = main\n"
+        "ember_cli.console()\n")
+    hung = _run("-c", template.format(call="guard.call(time.sleep, 600, timeout=0.05)"))
+    assert hung.returncode == 3, hung.stderr
+    assert hung.stdout == "the report"
+    done = _run("-c", template.format(call="guard.call(time.sleep, 0, timeout=60)"))
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "the reportexit handlers ran\n"
