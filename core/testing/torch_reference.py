@@ -431,6 +431,60 @@ def _compare(t_out, e_out, rtol, atol, what="output", check_dtype=True, values=T
             raise Mismatch(f"{where}: values differ (exact)")
 
 
+def _upcast(obj):
+    """The sample's float32/complex64 tensors as float64/complex128 (detached)."""
+    import torch
+    if isinstance(obj, torch.Tensor):
+        wide = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+        return obj.detach().to(wide.get(obj.dtype, obj.dtype))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_upcast(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _upcast(v) for k, v in obj.items()}
+    return obj
+
+
+def _as_accurate_as_torch(op, sample, t_out, e_out, mismatch) -> None:
+    """Where ember's values differ from torch's by more than the tolerance, the same op
+    in double precision decides: ember passes when each of its outputs is at least as
+    close to torch's float64/complex128 result as torch's own float32/complex64 output is
+    (torch computes a complex convolution with three real ones, and on an AVX-512 CPU
+    was twice as far from the exact result as ember in a 27-value sample).  Otherwise, or
+    where the op has no double-precision result, the mismatch stands, with both errors."""
+    import numpy as np
+    import torch
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            exact = op(_upcast(sample.input), *_upcast(list(sample.args)),
+                       **_upcast(dict(sample.kwargs)))
+    except Exception:   # noqa: BLE001  no double-precision result: torch's answer stands
+        raise mismatch from None
+    t_leaves, e_leaves, x_leaves = (list(_leaves(o)) for o in (t_out, e_out, exact))
+    if not len(t_leaves) == len(e_leaves) == len(x_leaves):
+        raise mismatch from None
+    notes = []
+    for t, e, x in zip(t_leaves, e_leaves, x_leaves):
+        ta, ea, xa = _as_numpy(t)[0], _as_numpy(e)[0], _as_numpy(x)[0]
+        if ta is None or ea is None or xa is None or xa.dtype.kind not in "fc" \
+                or ta.shape != ea.shape or ta.shape != xa.shape:
+            if ta is not None and ea is not None and not np.array_equal(ta, ea):
+                raise mismatch from None
+            continue
+        wide = np.complex128 if xa.dtype.kind == "c" else np.float64
+        xa = xa.astype(wide)
+        with np.errstate(invalid="ignore"):
+            t_err = np.nan_to_num(np.abs(ta.astype(wide) - xa), nan=0.0).max(initial=0.0)
+            e_err = np.abs(ea.astype(wide) - xa)
+        if np.isnan(e_err).any() and not np.array_equal(np.isnan(ea), np.isnan(ta)):
+            raise mismatch from None
+        e_err = np.nan_to_num(e_err, nan=0.0).max(initial=0.0)
+        notes.append(f"ember {e_err:.3g}, torch {t_err:.3g}")
+        if e_err > t_err:
+            raise Mismatch(f"{mismatch} (from torch's double-precision result: "
+                           f"{'; '.join(notes)})") from None
+
+
 def _tolerance(op, dtype=None):
     """torch's float32 (or complex64) tolerance for the op: the OpInfo's toleranceOverride
     where one is given (any test), at least assert_close's float32 defaults."""
@@ -561,7 +615,10 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
                          _process(sample.output_process_fn_grad, e_out, True),
                          max(rtol, 1e-4), max(atol, 1e-4), what="processed output")
         else:
-            _compare(t_out, e_out, rtol, atol, values=not random)
+            try:
+                _compare(t_out, e_out, rtol, atol, values=not random)
+            except Mismatch as exc:
+                _as_accurate_as_torch(op, sample, t_out, e_out, exc)
         if grad and not random and op.supports_autograd:
             proc = sample.output_process_fn_grad
             with warnings.catch_warnings():
