@@ -118,4 +118,7 @@ def test_vector_norm_over_no_axes_is_elementwise(ord):
     out = xp.linalg.vector_norm(xp.asarray(a), axis=(), ord=ord)
     ref = strict.linalg.vector_norm(strict.asarray(a), axis=(), ord=ord)
     assert out.shape == (2, 3) and out.dtype == xp.float32
-    np.testing.assert_array_equal(out.numpy(), np.asarray(ref))
+    # ord=3 goes through |x|**3 and **(1/3) in float32: NumPy's SIMD power loop and its
+    # scalar tail round differently (which elements take which depends on the arrays'
+    # alignment), so array-api-strict itself gives 3.0 or 3.0000002: one ulp apart
+    np.testing.assert_allclose(out.numpy(), np.asarray(ref), rtol=2.5e-7, atol=0)
