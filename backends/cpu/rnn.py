@@ -141,79 +141,110 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
 # H rows d W_hh^T, one row d b_hh
 
 def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
+    # per step: acc = h W_hh^T + b_hh as (3, B, H) gate blocks, r's and z's negated (their
+    # weight and bias blocks are), so exp(-x) needs no negation pass; r, z, n and h go
+    # straight into y's columns
     rows, n = h0.shape
     dtype = np.result_type(gi, h0, w_hh_t, b_hh)
     y = np.empty((steps * rows, 5 * n), dtype=dtype)
-    gh = np.empty((rows, 3 * n), dtype=dtype)
-    rz = np.empty((rows, 2 * n), dtype=dtype)
+    y5 = y.reshape(steps, rows, 5, n)                      # h, r, z, n, W_hn h + b_hn
+    gi3 = gi.reshape(steps, rows, 3, n).transpose(0, 2, 1, 3)   # (T, 3, B, H): r, z, n
+    w = np.empty((3, n, n), dtype=dtype)                   # W_hh^T's gate blocks: -r, -z, n
+    w_blocks = w_hh_t.reshape(n, 3, n).transpose(1, 0, 2)
+    np.negative(w_blocks[:2], out=w[:2])
+    w[2] = w_blocks[2]
+    b = np.empty((3, 1, n), dtype=dtype)
+    np.negative(b_hh.reshape(3, 1, n)[:2], out=b[:2])
+    b[2] = b_hh[2 * n:]
+    acc = np.empty((3, rows, n), dtype=dtype)
     h = h0
+    matmul, subtract, multiply, add, exp, tanh, reciprocal = (
+        np.matmul, np.subtract, np.multiply, np.add, np.exp, np.tanh, np.reciprocal)
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        r = slice(t * rows, (t + 1) * rows)
-        yt, git = y[r], gi[r]
-        np.matmul(h, w_hh_t, out=gh)
-        gh += b_hh
-        np.add(git[:, :2 * n], gh[:, :2 * n], out=rz)
-        _sigmoid_(rz, yt[:, n:3 * n])                              # r, z
-        ghn, new = yt[:, 4 * n:], yt[:, 3 * n:4 * n]
-        ghn[...] = gh[:, 2 * n:]
-        np.multiply(yt[:, n:2 * n], ghn, out=new)
-        new += git[:, 2 * n:]
-        np.tanh(new, out=new)
-        h_new = yt[:, :n]
-        np.subtract(h, new, out=h_new)                            # n + z (h - n)
-        h_new *= yt[:, 2 * n:3 * n]
-        h_new += new
+        yt, git = y5[t], gi3[t]
+        matmul(h, w, out=acc)
+        acc += b
+        rz = acc[:2]
+        subtract(rz, git[:2], out=rz)                      # -(pre-activations of r, z)
+        exp(rz, out=rz)
+        rz += 1
+        reciprocal(rz, out=yt[:, 1:3].transpose(1, 0, 2))  # r, z
+        ghn, new = yt[:, 4], yt[:, 3]
+        ghn[...] = acc[2]
+        multiply(yt[:, 1], ghn, out=new)                   # n = tanh(gi_n + r ghn)
+        add(new, git[2], out=new)
+        tanh(new, out=new)
+        h_new = yt[:, 0]
+        subtract(h, new, out=h_new)                        # n + z (h - n)
+        multiply(h_new, yt[:, 2], out=h_new)
+        add(h_new, new, out=h_new)
         h = h_new
     return y
 
 
 def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
+    # with dh = d h_t: d gi = dh * [a ghn r (1 - r), (h_prev - n) z (1 - z), a] and d gh
+    # the same with its last block a r, where a = (1 - z)(1 - n^2): the factors of every
+    # step first, in whole-sequence passes; the loop writes d gi and d gh in place in the
+    # result (d gh's r and z blocks are d gi's) and takes d h_prev gate block by gate block
     rows, n = h0.shape
     total = steps * rows
     dtype = y.dtype
-    h_prev = np.empty((total, n), dtype=dtype)
-    if reverse:
-        h_prev[:-rows], h_prev[-rows:] = y[rows:, :n], h0
-    else:
-        h_prev[rows:], h_prev[:rows] = y[:-rows, :n], h0
-    r, z, new, ghn = (y[:, k * n:(k + 1) * n] for k in range(1, 5))
-    # with dh = d h_t: d gi = dh * [a ghn r (1 - r), (h_prev - n) z (1 - z), a] and d gh
-    # the same with its last block a r, where a = (1 - z)(1 - n^2)
-    p = np.empty((total, 3, n), dtype=dtype)
-    p2 = np.empty((total, 3, n), dtype=dtype)
-    s = np.empty((total, n), dtype=dtype)
-    a = p[:, 2]
-    np.multiply(new, new, out=s)
+    y5 = y.reshape(steps, rows, 5, n)
+    r, z, new, ghn = (y5[:, :, k] for k in range(1, 5))
+    p = np.empty((steps, rows, 3, n), dtype=dtype)
+    ar = np.empty((steps, rows, n), dtype=dtype)
+    s = np.empty((steps, rows, n), dtype=dtype)
+    a = p[:, :, 2]
+    np.multiply(new, new, out=s)              # (1 - n^2)(1 - z)
     np.subtract(1, s, out=a)
-    a *= 1 - z
-    np.multiply(r, r, out=s)                  # r (1 - r) ghn a
-    np.subtract(r, s, out=s)
-    s *= ghn
-    np.multiply(s, a, out=p[:, 0])
+    np.multiply(a, z, out=s)
+    np.subtract(a, s, out=a)
+    np.multiply(a, r, out=ar)                 # a r
+    np.multiply(r, ar, out=s)                 # r (1 - r) a ghn
+    np.subtract(ar, s, out=s)
+    np.multiply(s, ghn, out=p[:, :, 0])
     np.multiply(z, z, out=s)                  # z (1 - z) (h_prev - n)
     np.subtract(z, s, out=s)
-    np.subtract(h_prev, new, out=p[:, 1])
-    p[:, 1] *= s
-    p2[:, :2] = p[:, :2]
-    np.multiply(a, r, out=p2[:, 2])
+    d1 = p[:, :, 1]
+    if steps > 1:
+        if reverse:
+            np.subtract(y5[1:, :, 0], new[:-1], out=d1[:-1])
+        else:
+            np.subtract(y5[:-1, :, 0], new[1:], out=d1[1:])
+    first = steps - 1 if reverse else 0
+    np.subtract(h0, new[first], out=d1[first])
+    d1 *= s
     del s
     out = np.empty((2 * total + rows + n + 1, 3 * n), dtype=dtype)
-    d_gi = out[:total].reshape(total, 3, n)
+    d_gi = out[:total].reshape(steps, rows, 3, n)
     d_gh_rows = out[total:2 * total]
-    d_gh = d_gh_rows.reshape(total, 3, n)
-    w_hh = np.ascontiguousarray(w_hh_t.T)
+    d_gh = d_gh_rows.reshape(steps, rows, 3, n)
+    w = np.ascontiguousarray(w_hh_t.reshape(n, 3, n).transpose(1, 2, 0))   # W_hh's blocks
+    go = g_out.reshape(steps, rows, n)
     dh = np.array(g_h, dtype=dtype)
+    dh3 = dh[:, None]
+    acc = np.empty((3, rows, n), dtype=dtype)
     back = np.empty((rows, n), dtype=dtype)
+    matmul, multiply, add = np.matmul, np.multiply, np.add
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        k = slice(t * rows, (t + 1) * rows)
-        dh += g_out[k]
-        np.multiply(p[k], dh[:, None, :], out=d_gi[k])
-        np.multiply(p2[k], dh[:, None, :], out=d_gh[k])
-        np.matmul(d_gh_rows[k], w_hh, out=back)
-        dh *= z[k]
+        dh += go[t]
+        gi_t, gh_t = d_gi[t], d_gh[t]
+        multiply(p[t], dh3, out=gi_t)
+        gh_t[:, :2] = gi_t[:, :2]
+        multiply(ar[t], dh, out=gh_t[:, 2])
+        matmul(gh_t.transpose(1, 0, 2), w, out=acc)       # d h_prev = sum_k d_k W_k + dh z
+        add.reduce(acc, axis=0, out=back)
+        dh *= z[t]
         dh += back
     tail = out[2 * total:2 * total + rows]
     tail[:, :n], tail[:, n:] = dh, 0
-    np.matmul(h_prev.T, d_gh_rows, out=out[2 * total + rows:-1])
+    dw = out[2 * total + rows:-1]             # d W_hh^T = h_prev^T @ d gh (see the LSTM's)
+    if reverse:
+        np.matmul(y[rows:, :n].T, d_gh_rows[:-rows], out=dw)
+        dw += h0.T @ d_gh_rows[-rows:]
+    else:
+        np.matmul(y[:-rows, :n].T, d_gh_rows[rows:], out=dw)
+        dw += h0.T @ d_gh_rows[:rows]
     np.sum(d_gh_rows, axis=0, out=out[-1])
     return out
