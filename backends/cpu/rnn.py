@@ -1,15 +1,17 @@
 """The CPU's kernels of ops/rnn.py's whole-sequence LSTM and GRU (lstm_sequence,
 gru_sequence and their gradients): the time loop of one direction of one layer inside one
 kernel call, over buffers allocated once per sequence and written in place (out=), so a step
-costs its matmul and about ten ufunc calls on (batch, hidden) blocks, without per-step
-dispatch, autograd or temporaries.
+costs its matmul and a dozen (the forwards) to twenty (the gradients) ufunc calls on
+(batch, hidden) blocks, without per-step dispatch, autograd or temporaries.
 
-What a step costs is mostly passes over memory (NumPy makes one per ufunc call), so the
-kernels write every result straight into its place in the output (no copies after the
-loop), fold what they can into the product (the recurrent weight's sigmoid-gate blocks come
-negated, so that exp(-x) needs no negation pass), and take the recurrent product gate by
-gate: h @ W as a stack of (H, H) blocks, (G, B, H) out, runs ~30% faster in OpenBLAS than
-one (B, G*H) product, and gives every gate a contiguous block.
+What a step costs besides its product is mostly passes over memory (NumPy makes one per
+ufunc call), so the kernels write every result straight into its place in the output (no
+copies after the loop), fold what they can into the product (the recurrent weight's
+sigmoid-gate blocks come negated, so that exp(-x) needs no negation pass), work the
+gradients out step by step from that step's rows of y while they are in cache, and take the
+recurrent product gate by gate: h @ W as a stack of (H, H) blocks, (G, B, H) out, runs ~30%
+faster in OpenBLAS than one (B, G*H) product (~15% in the gradient, with the sum over the
+blocks), and gives every gate its own block.
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
@@ -19,14 +21,6 @@ lstm_cell's; the gradient (T*B + B + H, 4H) = d gates of every step, then B rows
 from __future__ import annotations
 
 import numpy as np
-
-
-def _sigmoid_(x, out):
-    # 1 / (1 + exp(-x)) through out, in 4 ufunc calls (exp(-x) overflowing gives 0)
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += 1
-    np.reciprocal(out, out=out)
 
 
 def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
