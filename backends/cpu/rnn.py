@@ -4,14 +4,16 @@ kernel call, over buffers allocated once per sequence and written in place (out=
 costs its matmul and a dozen (the forwards) to twenty (the gradients) ufunc calls on
 (batch, hidden) blocks, without per-step dispatch, autograd or temporaries.
 
-What a step costs besides its product is mostly passes over memory (NumPy makes one per
-ufunc call), so the kernels write every result straight into its place in the output (no
-copies after the loop), fold what they can into the product (the recurrent weight's
-sigmoid-gate blocks come negated, so that exp(-x) needs no negation pass), work the
-gradients out step by step from that step's rows of y while they are in cache, and take the
-recurrent product gate by gate: h @ W as a stack of (H, H) blocks, (G, B, H) out, runs ~30%
-faster in OpenBLAS than one (B, G*H) product (~15% in the gradient, with the sum over the
-blocks), and gives every gate its own block.
+What a step costs besides its product is mostly NumPy's calls, one pass each, so the kernels
+keep every call on a contiguous block: a step works gate-major, on (K, B, H) scratch blocks
+(a column block of y's (B, 7H) rows is strided, and a strided operand costs a ufunc call
+~1.5x), with ONE copy between the scratch and y's rows of that step; they fold what they can
+into the product (the recurrent weight's sigmoid-gate blocks come negated, so exp(-x) needs
+no negation pass); the gradients work from that step's rows of y while they are in cache
+(whole-sequence passes for the step-independent factors were ~20% slower: each pass a trip
+through memory); and the recurrent product runs gate by gate, h @ W as a stack of (H, H)
+blocks with a (K, B, H) result: ~30% faster in OpenBLAS than one (B, K*H) product (~15% in
+the gradient, with the sum over the blocks).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
@@ -24,9 +26,6 @@ import numpy as np
 
 
 def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
-    # per step: acc = -(pre-activations) as (4, B, H) gate blocks; the gates' activations go
-    # straight into y's columns, then c, tanh(c) and h (the next step's product reads h in
-    # place: y's h block is a strided matrix BLAS takes as it is)
     rows, n = c0.shape
     dtype = np.result_type(gi, h0, c0, w_hh_t)
     y = np.empty((steps * rows, 7 * n), dtype=dtype)
@@ -34,42 +33,40 @@ def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
     gi4 = gi.reshape(steps, rows, 4, n).transpose(0, 2, 1, 3)   # (T, 4, B, H): i, f, g, o
     w = np.empty((4, n, n), dtype=dtype)                   # -W_hh^T's gate blocks
     np.negative(w_hh_t.reshape(n, 4, n).transpose(1, 0, 2), out=w)
-    acc = np.empty((4, rows, n), dtype=dtype)
+    acc = np.empty((4, rows, n), dtype=dtype)             # -(pre-activations), i f g o
+    sc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
+    hs, c, tc, i, f, g, o = sc
     ig = np.empty((rows, n), dtype=dtype)
-    h, c = h0, c0
+    c[...] = c0                                            # c and h update in place
+    h = h0
     matmul, subtract, multiply, add, exp, tanh, negative, reciprocal = (
         np.matmul, np.subtract, np.multiply, np.add, np.exp, np.tanh, np.negative,
         np.reciprocal)
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        yt = y4[t]
         matmul(h, w, out=acc)                              # -(h W_hh^T)
         subtract(acc, gi4[t], out=acc)                     # -pre-activation
-        gt = yt[:, 5]
-        tanh(acc[2], out=gt)
-        negative(gt, out=gt)                               # g = -tanh(-x)
+        tanh(acc[2], out=g)
+        negative(g, out=g)                                 # g = -tanh(-x)
         exp(acc, out=acc)                                  # 1 / (1 + exp(-x)) (overflow:
         acc += 1                                           # 0); g's block is spare
-        reciprocal(acc[:2], out=yt[:, 3:5].transpose(1, 0, 2))
-        reciprocal(acc[3], out=yt[:, 6])
-        c_new = yt[:, 1]
-        multiply(yt[:, 4], c, out=c_new)
-        multiply(yt[:, 3], gt, out=ig)
-        add(c_new, ig, out=c_new)
-        tc = yt[:, 2]
-        tanh(c_new, out=tc)
-        h = yt[:, 0]
-        multiply(yt[:, 6], tc, out=h)
-        c = c_new
+        reciprocal(acc[:2], out=sc[3:5])                   # i, f
+        reciprocal(acc[3], out=o)
+        multiply(f, c, out=c)                              # c = f c_prev + i g
+        multiply(i, g, out=ig)
+        add(c, ig, out=c)
+        tanh(c, out=tc)
+        multiply(o, tc, out=hs)                            # h = o tanh(c)
+        h = hs
+        y4[t] = sc.transpose(1, 0, 2)
     return y
 
 
 def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse):
-    # step by step from y's rows of that step (hot in cache: whole-sequence passes for the
-    # step-independent factors were ~20% slower, each pass a trip through memory): with
-    # dc2 = d c_t (through h_t and from step t+1), d gates = [dc2 i (1 - i) g,
-    # dc2 f (1 - f) c_prev, dc2 (1 - g^2) i, dh_t o (1 - o) tanh(c)], dc2 = dc_next +
-    # dh_t o (1 - tanh(c)^2), where h = o tanh(c) stands in for a product.  Every step's
-    # d gates go in place into the result; d h_prev is taken gate block by gate block.
+    # step by step from a gate-major copy of the step's rows of y: with dc2 = d c_t (through
+    # h_t and from step t+1), d gates = [dc2 i (1 - i) g, dc2 f (1 - f) c_prev,
+    # dc2 (1 - g^2) i, dh_t o (1 - o) tanh(c)], dc2 = dc_next + dh_t o (1 - tanh(c)^2),
+    # where h = o tanh(c) stands in for a product; the step's d gates go into the result's
+    # rows in one copy, and d h_prev = sum_k d_k W_hh_k
     rows, n = c0.shape
     total = steps * rows
     dtype = y.dtype
@@ -83,35 +80,39 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     dc = np.array(g_c, dtype=dtype)
     dc2 = np.empty((rows, n), dtype=dtype)
     s = np.empty((rows, n), dtype=dtype)
-    s2 = np.empty((rows, 2, n), dtype=dtype)
+    s2 = np.empty((2, rows, n), dtype=dtype)
+    yc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
+    dd = np.empty((4, rows, n), dtype=dtype)               # this step's d gates, gate-major
     acc = np.empty((4, rows, n), dtype=dtype)
+    h, tc, i, f, g, o = yc[0], yc[2], yc[3], yc[4], yc[5], yc[6]
+    di, df, dgg, do = dd
     matmul, multiply, subtract, add = np.matmul, np.multiply, np.subtract, np.add
     first = steps - 1 if reverse else 0
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        yt, dt = y4[t], d[t]
-        h, tc, i, f, g, o = yt[:, 0], yt[:, 2], yt[:, 3], yt[:, 4], yt[:, 5], yt[:, 6]
+        yc[...] = y4[t].transpose(1, 0, 2)
         c_prev = c0 if t == first else y4[t + 1 if reverse else t - 1][:, 1]
-        dh += go[t]
-        multiply(h, tc, out=s)                             # dc2 = dc + dh o (1 - tanh(c)^2)
+        dh += go[t]                                        # d h_t: output and step t+1
+        multiply(h, tc, out=s)                             # dc2
         subtract(o, s, out=s)
         multiply(s, dh, out=dc2)
         dc2 += dc
-        multiply(h, o, out=s)                              # d o = dh o (1 - o) tanh(c)
+        multiply(h, o, out=s)                              # d o
         subtract(h, s, out=s)
-        multiply(s, dh, out=dt[:, 3])
-        ifs = yt[:, 3:5]                                   # i (1 - i), f (1 - f)
+        multiply(s, dh, out=do)
+        ifs = yc[3:5]                                      # i (1 - i), f (1 - f)
         multiply(ifs, ifs, out=s2)
         subtract(ifs, s2, out=s2)
-        multiply(s2[:, 0], g, out=s)                       # d i
-        multiply(s, dc2, out=dt[:, 0])
-        multiply(s2[:, 1], c_prev, out=s)                  # d f
-        multiply(s, dc2, out=dt[:, 1])
-        multiply(g, g, out=s)                              # d g = dc2 (1 - g^2) i
+        multiply(s2[0], g, out=s)                          # d i
+        multiply(s, dc2, out=di)
+        multiply(s2[1], c_prev, out=s)                     # d f
+        multiply(s, dc2, out=df)
+        multiply(g, g, out=s)                              # d g
         multiply(s, i, out=s)
         subtract(i, s, out=s)
-        multiply(s, dc2, out=dt[:, 2])
-        multiply(dc2, f, out=dc)
-        matmul(dt.transpose(1, 0, 2), w, out=acc)          # d h_prev = sum_k d_k W_k
+        multiply(s, dc2, out=dgg)
+        multiply(dc2, f, out=dc)                           # d c_prev
+        d[t] = dd.transpose(1, 0, 2)
+        matmul(dd, w, out=acc)                             # d h_prev = sum_k d_k W_hh_k
         add.reduce(acc, axis=0, out=dh)
     tail = out[total:total + rows]
     tail[:, :n], tail[:, n:2 * n], tail[:, 2 * n:] = dh, dc, 0
@@ -132,9 +133,8 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
 # H rows d W_hh^T, one row d b_hh
 
 def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
-    # per step: acc = h W_hh^T + b_hh as (3, B, H) gate blocks, r's and z's negated (their
-    # weight and bias blocks are), so exp(-x) needs no negation pass; r, z, n and h go
-    # straight into y's columns
+    # as the LSTM's: acc = h W_hh^T + b_hh as (3, B, H) gate blocks, r's and z's negated
+    # (their weight and bias blocks are) for exp(-x); the step's y gate-major in sc
     rows, n = h0.shape
     dtype = np.result_type(gi, h0, w_hh_t, b_hh)
     y = np.empty((steps * rows, 5 * n), dtype=dtype)
@@ -148,36 +148,36 @@ def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
     np.negative(b_hh.reshape(3, 1, n)[:2], out=b[:2])
     b[2] = b_hh[2 * n:]
     acc = np.empty((3, rows, n), dtype=dtype)
+    sc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
+    hs, r, z, new, ghn = sc
     h = h0
     matmul, subtract, multiply, add, exp, tanh, reciprocal = (
         np.matmul, np.subtract, np.multiply, np.add, np.exp, np.tanh, np.reciprocal)
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        yt, git = y5[t], gi3[t]
+        git = gi3[t]
         matmul(h, w, out=acc)
         acc += b
         rz = acc[:2]
         subtract(rz, git[:2], out=rz)                      # -(pre-activations of r, z)
         exp(rz, out=rz)
         rz += 1
-        reciprocal(rz, out=yt[:, 1:3].transpose(1, 0, 2))  # r, z
-        ghn, new = yt[:, 4], yt[:, 3]
+        reciprocal(rz, out=sc[1:3])                        # r, z
         ghn[...] = acc[2]
-        multiply(yt[:, 1], ghn, out=new)                   # n = tanh(gi_n + r ghn)
+        multiply(r, ghn, out=new)                          # n = tanh(gi_n + r ghn)
         add(new, git[2], out=new)
         tanh(new, out=new)
-        h_new = yt[:, 0]
-        subtract(h, new, out=h_new)                        # n + z (h - n)
-        multiply(h_new, yt[:, 2], out=h_new)
-        add(h_new, new, out=h_new)
-        h = h_new
+        subtract(h, new, out=hs)                           # n + z (h - n)
+        multiply(hs, z, out=hs)
+        add(hs, new, out=hs)
+        h = hs
+        y5[t] = sc.transpose(1, 0, 2)
     return y
 
 
 def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
-    # step by step from y's rows of that step (hot in cache, as the LSTM's): with dh =
+    # as the LSTM's, step by step from a gate-major copy of the step's rows of y: with dh =
     # d h_t and a = (1 - z)(1 - n^2), d gi = [dh a ghn r (1 - r), dh (h_prev - n) z (1 - z),
-    # dh a] and d gh the same with its last block dh a r; both go in place into the result
-    # and d h_prev = d gh W_hh + dh z is taken gate block by gate block
+    # dh a] and d gh the same with its last block dh a r; d h_prev = d gh W_hh + dh z
     rows, n = h0.shape
     total = steps * rows
     dtype = y.dtype
@@ -191,32 +191,37 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
     dh = np.array(g_h, dtype=dtype)
     s = np.empty((rows, n), dtype=dtype)
     s2 = np.empty((rows, n), dtype=dtype)
+    yc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
+    dd = np.empty((4, rows, n), dtype=dtype)               # d n, d r, d z, d gh_n
     acc = np.empty((3, rows, n), dtype=dtype)
     back = np.empty((rows, n), dtype=dtype)
+    _, r, z, new, ghn = yc
+    dn, dr, dz, dghn = dd
     matmul, multiply, subtract, add = np.matmul, np.multiply, np.subtract, np.add
     first = steps - 1 if reverse else 0
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        yt, gi_t, gh_t = y5[t], d_gi[t], d_gh[t]
-        r, z, new, ghn = yt[:, 1], yt[:, 2], yt[:, 3], yt[:, 4]
+        yc[...] = y5[t].transpose(1, 0, 2)
         h_prev = h0 if t == first else y5[t + 1 if reverse else t - 1][:, 0]
         dh += go[t]
         multiply(new, new, out=s)                          # a = (1 - n^2)(1 - z)
         subtract(1, s, out=s)
         multiply(z, s, out=s2)
         subtract(s, s2, out=s)
-        dn = gi_t[:, 2]
         multiply(s, dh, out=dn)                            # d n = dh a
-        multiply(dn, r, out=gh_t[:, 2])                    # d gh_n = dh a r
-        multiply(gh_t[:, 2], ghn, out=s)                   # d r = d gh_n ghn (1 - r)
+        multiply(dn, r, out=dghn)                          # d gh_n = dh a r
+        multiply(dghn, ghn, out=s)                         # d r = d gh_n ghn (1 - r)
         multiply(s, r, out=s2)
-        subtract(s, s2, out=gi_t[:, 0])
+        subtract(s, s2, out=dr)
         subtract(h_prev, new, out=s)                       # d z = dh (h_prev - n) z (1 - z)
         s *= dh
         multiply(z, z, out=s2)
         subtract(z, s2, out=s2)
-        multiply(s, s2, out=gi_t[:, 1])
-        gh_t[:, :2] = gi_t[:, :2]
-        matmul(gh_t.transpose(1, 0, 2), w, out=acc)
+        multiply(s, s2, out=dz)
+        gi_t = d_gi[t]                                     # into the result's rows
+        gi_t[:, :2] = dd[1:3].transpose(1, 0, 2)
+        gi_t[:, 2] = dn
+        d_gh[t] = dd[1:].transpose(1, 0, 2)
+        matmul(dd[1:], w, out=acc)                         # d h_prev
         add.reduce(acc, axis=0, out=back)
         dh *= z
         dh += back
