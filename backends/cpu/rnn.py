@@ -1,7 +1,19 @@
-"""The CPU's kernels of ops/rnn.py's whole-sequence LSTM (lstm_sequence and its gradient):
-the time loop of one direction of one layer inside one kernel call, over buffers allocated
-once per sequence and written in place (out=), so a step costs its matmul and a dozen
-ufunc calls on (batch, hidden) blocks, without per-step dispatch, autograd or temporaries.
+"""The CPU's kernels of ops/rnn.py's whole-sequence LSTM and GRU (lstm_sequence,
+gru_sequence and their gradients): the time loop of one direction of one layer inside one
+kernel call, over buffers allocated once per sequence and written in place (out=), so a step
+costs its matmul and a dozen (the forwards) to twenty (the gradients) ufunc calls on
+(batch, hidden) blocks, without per-step dispatch, autograd or temporaries.
+
+What a step costs besides its product is mostly NumPy's calls, one pass each, so the kernels
+keep every call on a contiguous block: a step works gate-major, on (K, B, H) scratch blocks
+(a column block of y's (B, 7H) rows is strided, and a strided operand costs a ufunc call
+~1.5x), with ONE copy between the scratch and y's rows of that step; they fold what they can
+into the product (the recurrent weight's sigmoid-gate blocks come negated, so exp(-x) needs
+no negation pass); the gradients work from that step's rows of y while they are in cache
+(whole-sequence passes for the step-independent factors were ~20% slower: each pass a trip
+through memory); and the recurrent product runs gate by gate, h @ W as a stack of (H, H)
+blocks with a (K, B, H) result: ~30% faster in OpenBLAS than one (B, K*H) product (~15% in
+the gradient, with the sum over the blocks).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
@@ -13,95 +25,106 @@ from __future__ import annotations
 import numpy as np
 
 
-def _sigmoid_(x, out):
-    # 1 / (1 + exp(-x)) through out, in 4 ufunc calls (exp(-x) overflowing gives 0)
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += 1
-    np.reciprocal(out, out=out)
-
-
 def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
     rows, n = c0.shape
     dtype = np.result_type(gi, h0, c0, w_hh_t)
     y = np.empty((steps * rows, 7 * n), dtype=dtype)
-    gates = np.empty((rows, 4 * n), dtype=dtype)
+    y4 = y.reshape(steps, rows, 7, n)                      # h, c, tanh(c), i, f, g, o
+    gi4 = gi.reshape(steps, rows, 4, n).transpose(0, 2, 1, 3)   # (T, 4, B, H): i, f, g, o
+    w = np.empty((4, n, n), dtype=dtype)                   # -W_hh^T's gate blocks
+    np.negative(w_hh_t.reshape(n, 4, n).transpose(1, 0, 2), out=w)
+    acc = np.empty((4, rows, n), dtype=dtype)             # -(pre-activations), i f g o
+    sc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
+    hs, c, tc, i, f, g, o = sc
     ig = np.empty((rows, n), dtype=dtype)
-    h, c = h0, c0
+    c[...] = c0                                            # c and h update in place
+    h = h0
+    matmul, subtract, multiply, add, exp, tanh, negative, reciprocal = (
+        np.matmul, np.subtract, np.multiply, np.add, np.exp, np.tanh, np.negative,
+        np.reciprocal)
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        yt = y[t * rows:(t + 1) * rows]
-        np.matmul(h, w_hh_t, out=gates)
-        gates += gi[t * rows:(t + 1) * rows]
-        np.tanh(gates[:, 2 * n:3 * n], out=yt[:, 5 * n:6 * n])   # g
-        # i, f, o: one sigmoid over the contiguous block (the g columns too: fewer and
-        # faster calls than one per strided block, ~5% of the kernel), then two copies
-        _sigmoid_(gates, gates)
-        yt[:, 3 * n:5 * n] = gates[:, :2 * n]
-        yt[:, 6 * n:] = gates[:, 3 * n:]
-        i, f, g, o = (yt[:, k * n:(k + 1) * n] for k in range(3, 7))
-        c_new = yt[:, n:2 * n]
-        np.multiply(f, c, out=c_new)
-        np.multiply(i, g, out=ig)
-        c_new += ig
-        tc = yt[:, 2 * n:3 * n]
-        np.tanh(c_new, out=tc)
-        h = yt[:, :n]
-        np.multiply(o, tc, out=h)
-        c = c_new
+        matmul(h, w, out=acc)                              # -(h W_hh^T)
+        subtract(acc, gi4[t], out=acc)                     # -pre-activation
+        tanh(acc[2], out=g)
+        negative(g, out=g)                                 # g = -tanh(-x)
+        exp(acc, out=acc)                                  # 1 / (1 + exp(-x)) (overflow:
+        acc += 1                                           # 0); g's block is spare
+        reciprocal(acc[:2], out=sc[3:5])                   # i, f
+        reciprocal(acc[3], out=o)
+        multiply(f, c, out=c)                              # c = f c_prev + i g
+        multiply(i, g, out=ig)
+        add(c, ig, out=c)
+        tanh(c, out=tc)
+        multiply(o, tc, out=hs)                            # h = o tanh(c)
+        h = hs
+        y4[t] = sc.transpose(1, 0, 2)
     return y
 
 
 def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse):
+    # step by step from a gate-major copy of the step's rows of y: with dc2 = d c_t (through
+    # h_t and from step t+1), d gates = [dc2 i (1 - i) g, dc2 f (1 - f) c_prev,
+    # dc2 (1 - g^2) i, dh_t o (1 - o) tanh(c)], dc2 = dc_next + dh_t o (1 - tanh(c)^2),
+    # where h = o tanh(c) stands in for a product; the step's d gates go into the result's
+    # rows in one copy, and d h_prev = sum_k d_k W_hh_k
     rows, n = c0.shape
     total = steps * rows
     dtype = y.dtype
-    # h and c entering each step, as rows of y's step order
-    h_prev = np.empty((total, n), dtype=dtype)
-    c_prev = np.empty((total, n), dtype=dtype)
-    if reverse:
-        h_prev[:-rows], c_prev[:-rows] = y[rows:, :n], y[rows:, n:2 * n]
-        h_prev[-rows:], c_prev[-rows:] = h0, c0
-    else:
-        h_prev[rows:], c_prev[rows:] = y[:-rows, :n], y[:-rows, n:2 * n]
-        h_prev[:rows], c_prev[:rows] = h0, c0
-    tc, i, f, g, o = (y[:, k * n:(k + 1) * n] for k in range(2, 7))
-    # what does not depend on the recurrence, for all steps at once: with dc2 = d c_t
-    # (through h_t and from step t+1), d gates = [dc2 * p_i, dc2 * p_f, dc2 * p_g,
-    # dh_t * p_o] and dc2 = dc_next + dh_t * q
-    p = np.empty((total, 4, n), dtype=dtype)
-    s = np.empty((total, n), dtype=dtype)
-    np.multiply(i, i, out=s)                  # i (1 - i) g
-    np.subtract(i, s, out=s)
-    np.multiply(s, g, out=p[:, 0])
-    np.multiply(f, f, out=s)                  # f (1 - f) c_prev
-    np.subtract(f, s, out=s)
-    np.multiply(s, c_prev, out=p[:, 1])
-    np.multiply(g, g, out=s)                  # (1 - g^2) i
-    np.subtract(i, s * i, out=p[:, 2])
-    np.multiply(o, o, out=s)                  # o (1 - o) tanh(c)
-    np.subtract(o, s, out=s)
-    np.multiply(s, tc, out=p[:, 3])
-    q = np.multiply(tc, tc)                   # o (1 - tanh(c)^2)
-    np.subtract(o, q * o, out=q)
-    del s
+    y4 = y.reshape(steps, rows, 7, n)
+    go = g_out.reshape(steps, rows, n)
+    w = np.ascontiguousarray(w_hh_t.reshape(n, 4, n).transpose(1, 2, 0))   # W_hh's blocks
     out = np.empty((total + rows + n, 4 * n), dtype=dtype)
-    d = out[:total].reshape(total, 4, n)
-    w_hh = np.ascontiguousarray(w_hh_t.T)     # d h_prev = d gates @ W_hh: row-major W_hh
+    dg = out[:total]
+    d = dg.reshape(steps, rows, 4, n)
     dh = np.array(g_h, dtype=dtype)
     dc = np.array(g_c, dtype=dtype)
     dc2 = np.empty((rows, n), dtype=dtype)
+    s = np.empty((rows, n), dtype=dtype)
+    s2 = np.empty((2, rows, n), dtype=dtype)
+    yc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
+    dd = np.empty((4, rows, n), dtype=dtype)               # this step's d gates, gate-major
+    acc = np.empty((4, rows, n), dtype=dtype)
+    h, tc, i, f, g, o = yc[0], yc[2], yc[3], yc[4], yc[5], yc[6]
+    di, df, dgg, do = dd
+    matmul, multiply, subtract, add = np.matmul, np.multiply, np.subtract, np.add
+    first = steps - 1 if reverse else 0
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        r = slice(t * rows, (t + 1) * rows)
-        dh += g_out[r]                        # d h_t: from the output and from step t+1
-        np.multiply(dh, q[r], out=dc2)
+        yc[...] = y4[t].transpose(1, 0, 2)
+        c_prev = c0 if t == first else y4[t + 1 if reverse else t - 1][:, 1]
+        dh += go[t]                                        # d h_t: output and step t+1
+        multiply(h, tc, out=s)                             # dc2
+        subtract(o, s, out=s)
+        multiply(s, dh, out=dc2)
         dc2 += dc
-        np.multiply(p[r, :3], dc2[:, None, :], out=d[r, :3])
-        np.multiply(p[r, 3], dh, out=d[r, 3])
-        np.multiply(dc2, f[r], out=dc)
-        np.matmul(out[r], w_hh, out=dh)
+        multiply(h, o, out=s)                              # d o
+        subtract(h, s, out=s)
+        multiply(s, dh, out=do)
+        ifs = yc[3:5]                                      # i (1 - i), f (1 - f)
+        multiply(ifs, ifs, out=s2)
+        subtract(ifs, s2, out=s2)
+        multiply(s2[0], g, out=s)                          # d i
+        multiply(s, dc2, out=di)
+        multiply(s2[1], c_prev, out=s)                     # d f
+        multiply(s, dc2, out=df)
+        multiply(g, g, out=s)                              # d g
+        multiply(s, i, out=s)
+        subtract(i, s, out=s)
+        multiply(s, dc2, out=dgg)
+        multiply(dc2, f, out=dc)                           # d c_prev
+        d[t] = dd.transpose(1, 0, 2)
+        matmul(dd, w, out=acc)                             # d h_prev = sum_k d_k W_hh_k
+        add.reduce(acc, axis=0, out=dh)
     tail = out[total:total + rows]
     tail[:, :n], tail[:, n:2 * n], tail[:, 2 * n:] = dh, dc, 0
-    np.matmul(h_prev.T, out[:total], out=out[total + rows:])
+    # d W_hh^T = h_prev^T @ d gates, h_prev being y's h one step back (h0 at the first
+    # step): one product over y's h columns in place, one over the first step's rows
+    dw = out[total + rows:]
+    if reverse:
+        np.matmul(y[rows:, :n].T, dg[:-rows], out=dw)
+        dw += h0.T @ dg[-rows:]
+    else:
+        np.matmul(y[:-rows, :n].T, dg[rows:], out=dw)
+        dw += h0.T @ dg[:rows]
     return out
 
 
@@ -110,79 +133,106 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
 # H rows d W_hh^T, one row d b_hh
 
 def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
+    # as the LSTM's: acc = h W_hh^T + b_hh as (3, B, H) gate blocks, r's and z's negated
+    # (their weight and bias blocks are) for exp(-x); the step's y gate-major in sc
     rows, n = h0.shape
     dtype = np.result_type(gi, h0, w_hh_t, b_hh)
     y = np.empty((steps * rows, 5 * n), dtype=dtype)
-    gh = np.empty((rows, 3 * n), dtype=dtype)
-    rz = np.empty((rows, 2 * n), dtype=dtype)
+    y5 = y.reshape(steps, rows, 5, n)                      # h, r, z, n, W_hn h + b_hn
+    gi3 = gi.reshape(steps, rows, 3, n).transpose(0, 2, 1, 3)   # (T, 3, B, H): r, z, n
+    w = np.empty((3, n, n), dtype=dtype)                   # W_hh^T's gate blocks: -r, -z, n
+    w_blocks = w_hh_t.reshape(n, 3, n).transpose(1, 0, 2)
+    np.negative(w_blocks[:2], out=w[:2])
+    w[2] = w_blocks[2]
+    b = np.empty((3, 1, n), dtype=dtype)
+    np.negative(b_hh.reshape(3, 1, n)[:2], out=b[:2])
+    b[2] = b_hh[2 * n:]
+    acc = np.empty((3, rows, n), dtype=dtype)
+    sc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
+    hs, r, z, new, ghn = sc
     h = h0
+    matmul, subtract, multiply, add, exp, tanh, reciprocal = (
+        np.matmul, np.subtract, np.multiply, np.add, np.exp, np.tanh, np.reciprocal)
     for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        r = slice(t * rows, (t + 1) * rows)
-        yt, git = y[r], gi[r]
-        np.matmul(h, w_hh_t, out=gh)
-        gh += b_hh
-        np.add(git[:, :2 * n], gh[:, :2 * n], out=rz)
-        _sigmoid_(rz, yt[:, n:3 * n])                              # r, z
-        ghn, new = yt[:, 4 * n:], yt[:, 3 * n:4 * n]
-        ghn[...] = gh[:, 2 * n:]
-        np.multiply(yt[:, n:2 * n], ghn, out=new)
-        new += git[:, 2 * n:]
-        np.tanh(new, out=new)
-        h_new = yt[:, :n]
-        np.subtract(h, new, out=h_new)                            # n + z (h - n)
-        h_new *= yt[:, 2 * n:3 * n]
-        h_new += new
-        h = h_new
+        git = gi3[t]
+        matmul(h, w, out=acc)
+        acc += b
+        rz = acc[:2]
+        subtract(rz, git[:2], out=rz)                      # -(pre-activations of r, z)
+        exp(rz, out=rz)
+        rz += 1
+        reciprocal(rz, out=sc[1:3])                        # r, z
+        ghn[...] = acc[2]
+        multiply(r, ghn, out=new)                          # n = tanh(gi_n + r ghn)
+        add(new, git[2], out=new)
+        tanh(new, out=new)
+        subtract(h, new, out=hs)                           # n + z (h - n)
+        multiply(hs, z, out=hs)
+        add(hs, new, out=hs)
+        h = hs
+        y5[t] = sc.transpose(1, 0, 2)
     return y
 
 
 def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
+    # as the LSTM's, step by step from a gate-major copy of the step's rows of y: with dh =
+    # d h_t and a = (1 - z)(1 - n^2), d gi = [dh a ghn r (1 - r), dh (h_prev - n) z (1 - z),
+    # dh a] and d gh the same with its last block dh a r; d h_prev = d gh W_hh + dh z
     rows, n = h0.shape
     total = steps * rows
     dtype = y.dtype
-    h_prev = np.empty((total, n), dtype=dtype)
-    if reverse:
-        h_prev[:-rows], h_prev[-rows:] = y[rows:, :n], h0
-    else:
-        h_prev[rows:], h_prev[:rows] = y[:-rows, :n], h0
-    r, z, new, ghn = (y[:, k * n:(k + 1) * n] for k in range(1, 5))
-    # with dh = d h_t: d gi = dh * [a ghn r (1 - r), (h_prev - n) z (1 - z), a] and d gh
-    # the same with its last block a r, where a = (1 - z)(1 - n^2)
-    p = np.empty((total, 3, n), dtype=dtype)
-    p2 = np.empty((total, 3, n), dtype=dtype)
-    s = np.empty((total, n), dtype=dtype)
-    a = p[:, 2]
-    np.multiply(new, new, out=s)
-    np.subtract(1, s, out=a)
-    a *= 1 - z
-    np.multiply(r, r, out=s)                  # r (1 - r) ghn a
-    np.subtract(r, s, out=s)
-    s *= ghn
-    np.multiply(s, a, out=p[:, 0])
-    np.multiply(z, z, out=s)                  # z (1 - z) (h_prev - n)
-    np.subtract(z, s, out=s)
-    np.subtract(h_prev, new, out=p[:, 1])
-    p[:, 1] *= s
-    p2[:, :2] = p[:, :2]
-    np.multiply(a, r, out=p2[:, 2])
-    del s
+    y5 = y.reshape(steps, rows, 5, n)                      # h, r, z, n, ghn
     out = np.empty((2 * total + rows + n + 1, 3 * n), dtype=dtype)
-    d_gi = out[:total].reshape(total, 3, n)
+    d_gi = out[:total].reshape(steps, rows, 3, n)
     d_gh_rows = out[total:2 * total]
-    d_gh = d_gh_rows.reshape(total, 3, n)
-    w_hh = np.ascontiguousarray(w_hh_t.T)
+    d_gh = d_gh_rows.reshape(steps, rows, 3, n)
+    w = np.ascontiguousarray(w_hh_t.reshape(n, 3, n).transpose(1, 2, 0))   # W_hh's blocks
+    go = g_out.reshape(steps, rows, n)
     dh = np.array(g_h, dtype=dtype)
+    s = np.empty((rows, n), dtype=dtype)
+    s2 = np.empty((rows, n), dtype=dtype)
+    yc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
+    dd = np.empty((4, rows, n), dtype=dtype)               # d n, d r, d z, d gh_n
+    acc = np.empty((3, rows, n), dtype=dtype)
     back = np.empty((rows, n), dtype=dtype)
+    _, r, z, new, ghn = yc
+    dn, dr, dz, dghn = dd
+    matmul, multiply, subtract, add = np.matmul, np.multiply, np.subtract, np.add
+    first = steps - 1 if reverse else 0
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        k = slice(t * rows, (t + 1) * rows)
-        dh += g_out[k]
-        np.multiply(p[k], dh[:, None, :], out=d_gi[k])
-        np.multiply(p2[k], dh[:, None, :], out=d_gh[k])
-        np.matmul(d_gh_rows[k], w_hh, out=back)
-        dh *= z[k]
+        yc[...] = y5[t].transpose(1, 0, 2)
+        h_prev = h0 if t == first else y5[t + 1 if reverse else t - 1][:, 0]
+        dh += go[t]
+        multiply(new, new, out=s)                          # a = (1 - n^2)(1 - z)
+        subtract(1, s, out=s)
+        multiply(z, s, out=s2)
+        subtract(s, s2, out=s)
+        multiply(s, dh, out=dn)                            # d n = dh a
+        multiply(dn, r, out=dghn)                          # d gh_n = dh a r
+        multiply(dghn, ghn, out=s)                         # d r = d gh_n ghn (1 - r)
+        multiply(s, r, out=s2)
+        subtract(s, s2, out=dr)
+        subtract(h_prev, new, out=s)                       # d z = dh (h_prev - n) z (1 - z)
+        s *= dh
+        multiply(z, z, out=s2)
+        subtract(z, s2, out=s2)
+        multiply(s, s2, out=dz)
+        gi_t = d_gi[t]                                     # into the result's rows
+        gi_t[:, :2] = dd[1:3].transpose(1, 0, 2)
+        gi_t[:, 2] = dn
+        d_gh[t] = dd[1:].transpose(1, 0, 2)
+        matmul(dd[1:], w, out=acc)                         # d h_prev
+        add.reduce(acc, axis=0, out=back)
+        dh *= z
         dh += back
     tail = out[2 * total:2 * total + rows]
     tail[:, :n], tail[:, n:] = dh, 0
-    np.matmul(h_prev.T, d_gh_rows, out=out[2 * total + rows:-1])
+    dw = out[2 * total + rows:-1]             # d W_hh^T = h_prev^T @ d gh (see the LSTM's)
+    if reverse:
+        np.matmul(y[rows:, :n].T, d_gh_rows[:-rows], out=dw)
+        dw += h0.T @ d_gh_rows[-rows:]
+    else:
+        np.matmul(y[:-rows, :n].T, d_gh_rows[rows:], out=dw)
+        dw += h0.T @ d_gh_rows[:rows]
     np.sum(d_gh_rows, axis=0, out=out[-1])
     return out
