@@ -17,7 +17,7 @@ from .runtime import Runtime
 
 def _members(dt: str) -> list:
     out = [(("elementwise", dt), lambda: launch._family_source(dt)),
-           (("reduce", dt, dt), lambda: reduce._family(dt, dt)),
+           (("reduce-cold", dt, dt), lambda: reduce._cold_source(dt, dt)),
            (("arg", dt), lambda: reduce._arg_family(dt)),
            (("take", dt), lambda: index._take_source(dt)),
            (("gather", dt), lambda: index._gather_source(dt)),

@@ -71,7 +71,8 @@ def hot_elements() -> int:
 
 # what a program source defines at file scope: kernels, helper functions, macros (a bundle
 # of programs must not define one twice)
-_DEFINED = re.compile(r"(?:__kernel\s+void|inline\s+[\w ]+?)\s+(\w+)\s*\(|#define\s+(\w+)")
+_DEFINED = re.compile(r"(?:__kernel\s+void|(?:inline|__attribute__\(\(noinline\)\))\s+[\w ]+?)"
+                      r"\s+(\w+)\s*\(|#define\s+(\w+)")
 
 
 class KernelBuildError(EmberError, RuntimeError):
