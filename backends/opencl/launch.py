@@ -218,6 +218,11 @@ def _family_groups(dt: str):
             continue
         slots = in_dtypes if len(in_dtypes) != 1 or in_dtypes[0] != dt else (dt, dt)
         g = by_slots.get((slots, out))
+        if g is None:           # a group whose first slots are these: one kernel fewer
+            # (a cast from bool joins `where`, whose first operand is the bool)
+            g = next((h for (s, o), h in by_slots.items()
+                      if o == out and s[:len(slots)] == slots), None)
+            slots = slots if g is None else g[1]
         if g is None:
             g = by_slots[(slots, out)] = (f"u{len(by_slots)}", slots, out, None, [])
             groups.append(g + (None,))

@@ -36,6 +36,7 @@ TILE = 16
 PACKED_SHAPES = ((8, 32), (4, 32), (8, 16), (6, 16), (4, 16))
 VECTOR_PACK = (4, 8, 16)   # panel widths with an OpenCL vector type: packv{r} exists
 SMALL = 64 ** 3            # below this many multiply-adds one plain launch is fastest
+PACK_ANY = 1 << 17         # panels of at most this many floats: pack_any (one kernel)
 TUNE_SIZE = 512
 TUNE_AFTER = 1 << 38       # float32 multiply-adds run before the structures are timed
 DEFAULT_CPU = "packed6x16"  # the untimed choice: 16 vector registers (AVX2) suit it
@@ -95,6 +96,27 @@ void tiled(long M, long N, long K, {_HEAD.format(t=t)}) {{
     barrier(CLK_LOCAL_MEM_FENCE);
   }}
   if (i < M && j < N) out[(b * M + i) * N + j] = ({t})acc;
+}}
+"""
+
+
+def pack_any_source() -> str:
+    """`pack_any`: pack_kernel with the block's rows `r` an argument, for small panels
+    (PACK_ANY elements or fewer): one kernel for every panel width where each pack{r} and
+    packv{r} cost PoCL a compile at its first launch (~0.15-0.2 s of CPU each; a product
+    met three), and as fast at those sizes (a copy: the same bits)."""
+    return f"""
+__kernel void pack_any(long rows, long K, int nb, long8 bshape, long8 bst, long s_row,
+    long s_k, __global const float* x, long xo, __global float* p, int r) {{
+  long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
+  if (k >= K) return;
+  long q = xo + k * s_k;
+  {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
+  __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * r;
+  for (int e = 0; e < r; e++) {{
+    long row = blk * r + e;
+    dst[e] = row < rows ? x[q + row * s_row] : 0.0f;
+  }}
 }}
 """
 
@@ -204,13 +226,18 @@ def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
     bshape, (bst,) = codegen.collapse(pbatch, [(0,) * len(pbatch) if shared else bst])
     nblk = -(-rows // R)
     panels = rt.empty((numel(pbatch), nblk, K, R), D.float32)
-    vector = (vector_ok and R in VECTOR_PACK and s_row == 1 and a.offset % R == 0
-              and s_k % R == 0 and all(s % R == 0 for s in bst))
-    kernel = rt.kernel(key, make, f"packv{R}" if vector else f"pack{R}")
+    tail = ()
+    if panels.size <= PACK_ANY:
+        kernel = rt.kernel(("matmul-pack",), pack_any_source, "pack_any")
+        tail = (np.int32(R),)
+    else:
+        vector = (vector_ok and R in VECTOR_PACK and s_row == 1 and a.offset % R == 0
+                  and s_k % R == 0 and all(s % R == 0 for s in bst))
+        kernel = rt.kernel(key, make, f"packv{R}" if vector else f"pack{R}")
     rt.launch_nd(kernel, (-(-K // 64) * 64, nblk, numel(pbatch)), (64, 1, 1),
                  np.int64(rows), np.int64(K), np.int32(len(bshape)), codegen.long8(bshape),
                  codegen.strides8(bst), np.int64(s_row), np.int64(s_k), a.buffer,
-                 np.int64(a.offset), panels.buffer)
+                 np.int64(a.offset), panels.buffer, *tail)
     return panels, (0 if shared else nblk * K * R)
 
 

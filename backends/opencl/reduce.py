@@ -173,7 +173,8 @@ def _cold_source(dt: str, out_dt: str) -> str:
         inits.append(f"case {len(inits)}: return ({c})({init});")
         combines.append(f"case {len(combines)}: {{ {combine} return acc; }}")
     return f"""
-__attribute__((noinline)) {c} cold_init_{c}(int op) {{ switch (op) {{ {" ".join(inits)} }} return 0; }}
+__attribute__((noinline)) {c} cold_init_{c}(int op) {{
+  switch (op) {{ {" ".join(inits)} }} return 0; }}
 __attribute__((noinline)) {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
   switch (op) {{ {" ".join(combines)} }} return acc; }}
 __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,

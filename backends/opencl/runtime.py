@@ -163,6 +163,7 @@ class Runtime:
         self.fp16 = "cl_khr_fp16" in device.extensions
         self.local_size = min(LOCAL_SIZE, device.max_work_group_size)
         self._programs: dict = {}
+        self._renamed: dict = {}                # key -> {kernel name: its name in a bundle}
         self._kernels: dict = {}
         self._typed_kernels: set = set()     # ids of kernels (kept alive by _kernels)
         self._uploads: collections.deque = collections.deque()
@@ -271,7 +272,7 @@ class Runtime:
             if program is None:
                 program = self._build(key, make_source())
                 self._programs[key] = program
-            found = getattr(program, name)
+            found = getattr(program, self._renamed.get(key, {}).get(name, name))
             self._kernels[(key, name)] = found
         return found
 
@@ -293,19 +294,29 @@ class Runtime:
             except (KeyError, TypeError, ValueError):   # no such kernel for this dtype
                 continue
             defined = {a or b for a, b in _DEFINED.findall(source)}
-            if defined & names:          # a name clash: that member builds alone
-                continue
+            clash = defined & names
+            renamed = {}
+            if clash:           # another dtype's family: its names get the dtype's suffix
+                suffix = (f"_{mkey[-1]}" if str(mkey[-1]).isidentifier() else f"_b{len(parts)}")
+                renamed = {name: name + suffix for name in clash}
+                pattern = r"\b(" + "|".join(map(re.escape, sorted(clash))) + r")\b"
+                source = re.sub(pattern, lambda m, to=renamed: to[m.group(1)], source)
+                defined = (defined - clash) | set(renamed.values())
+                if defined & names:      # still clashing: that member builds alone
+                    continue
             names |= defined
-            parts.append((mkey, source))
-        if not any(mkey == key for mkey, _ in parts):
+            parts.append((mkey, source, renamed))
+        if not any(mkey == key for mkey, _, _ in parts):
             return None
         try:
-            program = self._build(("bundle",) + key, "\n".join(s for _, s in parts))
+            program = self._build(("bundle",) + key, "\n".join(s for _, s, _ in parts))
         except KernelBuildError:
             self.failed_families.add(("bundle",) + key)
             return None
-        for mkey, _ in parts:
+        for mkey, _, renamed in parts:
             self._programs[mkey] = program
+            if renamed:
+                self._renamed[mkey] = renamed
         return program
 
     def _build(self, key, source: str):

@@ -140,3 +140,52 @@ def test_a_dtype_program_the_compiler_rejects_falls_back_to_the_ops_own(opencl_d
     assert rt.failed_families == {("elementwise", "uint8")}
     assert ("add", ("uint8", "uint8"), "uint8") in rt._programs
     assert rt.builds == 1                    # the op's own program (the rejected one raised)
+
+
+def test_float32_and_int64_families_build_as_one_program(opencl_device):
+    """bundles.py: the families a training step meets for float32 and int64 are one
+    build; names both define get the int64 member's dtype as a suffix."""
+    from ember import dtypes as D
+    from ember.backends.opencl import index
+    from ember.backends.opencl import reduce as R
+    rt = _fresh(opencl_device)
+    rng = np.random.default_rng(5)
+    f = rng.standard_normal((6, 5)).astype(np.float32)
+    i = rng.integers(-9, 9, (6, 5))
+    idx = rt.from_host(np.array([4, 0, 0, 2]), D.int64)
+    for a, dt in ((f, D.float32), (i, D.int64)):
+        x = rt.from_host(a, dt)
+        for axis in (0, 1):
+            got = rt.to_host(index.take(x, idx, axis=axis))
+            np.testing.assert_array_equal(got, np.take(a, [4, 0, 0, 2], axis=axis))
+        np.testing.assert_array_equal(rt.to_host(R.reduction("sum")(x, axes=(0,),
+                                                                    keepdims=False)),
+                                      a.sum(0))
+    assert rt.builds == 1
+    assert rt._programs[("take-words",)] is rt._programs[("reduce-cold", "int64", "int64")]
+    names = {k.function_name for k in rt._kernels.values()}
+    assert {"take_words", "reduce_cold", "reduce_cold_int64"} <= names, names
+
+
+def test_small_panels_pack_with_one_kernel_bit_for_bit(opencl_device, monkeypatch):
+    """linalg.pack_any (the rows per block an argument) packs panels of up to PACK_ANY
+    floats: the same product, bit for bit, as the pack{r}/packv{r} kernels."""
+    from ember import dtypes as D
+    from ember.backends.opencl import linalg
+    rt = _fresh(opencl_device)
+    rng = np.random.default_rng(6)
+    got = []
+    for limit in (0, 1 << 40):
+        monkeypatch.setattr(linalg, "PACK_ANY", limit)
+        for (m, k, n) in ((70, 33, 50), (64, 96, 64)):
+            a = rng.standard_normal((m, k)).astype(np.float32)
+            b = rng.standard_normal((k, n)).astype(np.float32)
+            x, y = rt.from_host(a, D.float32), rt.from_host(b, D.float32)
+            out = rt.empty((m, n), D.float32)
+            linalg.VARIANTS[linalg.DEFAULT_CPU](x, y, out, (), m, n, k)
+            got.append(rt.to_host(out))
+            np.testing.assert_allclose(got[-1], a @ b, rtol=1e-4, atol=1e-4)
+        rng = np.random.default_rng(6)
+    assert all(g.tobytes() == h.tobytes() for g, h in zip(got[:2], got[2:]))
+    names = {name for _, name in rt._kernels}
+    assert "pack_any" in names and ({"pack6", "pack16", "packv16"} & names)
