@@ -160,9 +160,11 @@ def _cold_source(dt: str, out_dt: str) -> str:
 
     A program of its own (key ("reduce-cold", dt, out_dt), in the bundles): the unrolled
     kernels build only once a reduction is hot (each bundle's build ~0.2 s cheaper without
-    their source). The op's init and combine are functions kept out of line: inlined at
-    the kernel's four call sites they made PoCL's compile at first launch 0.7-0.97 s of
-    CPU, out of line 0.52-0.55 s (measured on a loaded 2-core machine, float32/int64)."""
+    their source). The op's init and combine, and the unravelling of a flat index over
+    up to 8 dims (cold_off: kept dims once per work-item, reduced dims per element past
+    two), are functions kept out of line: inlined at their call sites they made PoCL's
+    compile at first launch 0.7-0.97 s of CPU; init and combine out of line 0.52-0.55 s,
+    and cold_off too ~0.35 s (measured on a loaded 2-core machine, float32/int64)."""
     t, c, r = CTYPE[dt], COMPUTE[dt], CTYPE[out_dt]
     inits, combines = [], []
     for op in OPS:
@@ -173,6 +175,11 @@ def _cold_source(dt: str, out_dt: str) -> str:
         inits.append(f"case {len(inits)}: return ({c})({init});")
         combines.append(f"case {len(combines)}: {{ {combine} return acc; }}")
     return f"""
+__attribute__((noinline)) long cold_off(long i, int nd, long8 shape, long8 st) {{
+  long p = 0;
+  {codegen.unravel("i", "shape", "nd", [("p", "st")])}
+  return p;
+}}
 __attribute__((noinline)) {c} cold_init_{c}(int op) {{
   switch (op) {{ {" ".join(inits)} }} return 0; }}
 __attribute__((noinline)) {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
@@ -183,8 +190,7 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
   long g = get_global_id(0);
   if (g >= n) return;
   long o = g / nchunk, c = g - o * nchunk;
-  long base = xo;
-  {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
+  long base = xo + cold_off(o, ndk, kshape, kst);
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
   {c} acc = cold_init_{c}(op);
   if (ndr <= 1) {{
@@ -212,11 +218,8 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
     out[g] = ({r})acc;
     return;
   }}
-  for (long j = j0; j < j1; j++) {{
-    long p = base;
-    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
-    acc = cold_comb_{c}(op, acc, ({c})x[p]);
-  }}
+  for (long j = j0; j < j1; j++)
+    acc = cold_comb_{c}(op, acc, ({c})x[base + cold_off(j, ndr, rshape, rst)]);
   out[g] = ({r})acc;
 }}
 """
