@@ -169,7 +169,8 @@ def test_float32_and_int64_families_build_as_one_program(opencl_device):
 
 def test_small_panels_pack_with_one_kernel_bit_for_bit(opencl_device, monkeypatch):
     """linalg.pack_any (the rows per block an argument) packs panels of up to PACK_ANY
-    floats: the same product, bit for bit, as the pack{r}/packv{r} kernels."""
+    floats, and vector-aligned ones of any size: the same product, bit for bit, as the
+    pack{r} kernels."""
     from ember import dtypes as D
     from ember.backends.opencl import linalg
     rt = _fresh(opencl_device)
@@ -188,4 +189,4 @@ def test_small_panels_pack_with_one_kernel_bit_for_bit(opencl_device, monkeypatc
         rng = np.random.default_rng(6)
     assert all(g.tobytes() == h.tobytes() for g, h in zip(got[:2], got[2:]))
     names = {name for _, name in rt._kernels}
-    assert "pack_any" in names and ({"pack6", "pack16", "packv16"} & names)
+    assert "pack_any" in names and ({"pack6", "pack16"} & names)
