@@ -32,7 +32,6 @@ def _members(dt: str) -> list:
         out.append((("matmul-packed", rm, rn), lambda: linalg._packed_source(rm, rn)))
         out.append((("matmul-pack",), linalg.pack_any_source))
         out += [(("max_pool", dt), lambda: nn._max_pool_source(dt)),
-                (("max_pool_windows", dt), lambda: nn._max_pool_windows_source(dt)),
                 (("max_pool_backward", dt), lambda: nn._max_pool_backward_source(dt))]
     return out
 

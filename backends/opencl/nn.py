@@ -125,6 +125,15 @@ __kernel void fold_rows(long n, {_PARAMS}, long4 st, __global const {t}* cols, l
 """
 
 
+_ZERO4 = None
+
+
+def _zero4():
+    global _ZERO4
+    _ZERO4 = _long4((0, 0, 0, 0))
+    return _ZERO4
+
+
 def _long4(values):
     import pyopencl.cltypes as ct
     return np.array(list(values) + [0] * (4 - len(values)), dtype=np.int64).view(ct.long4)[0]
@@ -212,24 +221,33 @@ def _pool_tap(t: str, c: str, dt: str) -> str:
 
 
 def _max_pool_source(dt: str) -> str:
+    """`max_pool_pair`: the forward max (grad 0: into `out`) and the gradient for disjoint
+    windows (grad 1: _max_pool_windows_body) in one kernel, one work-item per window:
+    PoCL compiles each kernel at its first launch (~0.1 s of CPU nearly all fixed), and a
+    network that pools meets both in its first step."""
     t, c = CTYPE[dt], COMPUTE[dt]
     # NaN wins and stays, as NumPy's maximum (the CPU backend) and PyTorch propagate it
     better = "(v > m || v != v) && m == m" if dt in ("float16", "float32", "float64") \
         else "v > m"
     return f"""
-__kernel void max_pool(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x, long xo,
-                       __global {t}* out) {{
+__kernel void max_pool_pair(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
+                            long xo, long4 gs, __global const {t}* g, long go, long4 os,
+                            __global {t}* out, long oo, __global {t}* dx, int grad) {{
   long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
   if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
   long b = r / C, ch = r - b * C;
   __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
-  {c} m = ({c}){_lowest(dt)};
-  for (long i = 0; i < kh; i++)
-    for (long j = 0; j < kw; j++) {{
-      {_pool_tap(t, c, dt)}
-      if ({better}) m = v;
-    }}
-  out[(r * oh + oy) * ow + ox] = ({t})m;
+  if (!grad) {{
+    {c} m = ({c}){_lowest(dt)};
+    for (long i = 0; i < kh; i++)
+      for (long j = 0; j < kw; j++) {{
+        {_pool_tap(t, c, dt)}
+        if ({better}) m = v;
+      }}
+    out[(r * oh + oy) * ow + ox] = ({t})m;
+    return;
+  }}
+  {_max_pool_windows_body(t, c, dt)}
 }}
 """
 
@@ -276,20 +294,11 @@ __kernel void max_pool_backward(long n, {_POOL_PARAMS}, long disjoint, long4 xs,
 """
 
 
-def _max_pool_windows_source(dt: str) -> str:
+def _max_pool_windows_body(t: str, c: str, dt: str) -> str:
     """The gradient for disjoint windows, one work-item per window: g goes to the window's
     first maximum, g * 0 to its other taps (as the CPU backend writes g * hit), branch-free
     (PoCL vectorises across work-items only where control flow does not diverge)."""
-    t, c = CTYPE[dt], COMPUTE[dt]
-    return f"""
-__kernel void max_pool_windows(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
-                               long xo, long4 gs, __global const {t}* g, long go, long4 os,
-                               __global const {t}* out, long oo, __global {t}* dx) {{
-  long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
-  if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
-  long b = r / C, ch = r - b * C;
-  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
-  {c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + oy * os.s2 + ox * os.s3];
+    return f"""{c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + oy * os.s2 + ox * os.s3];
   {c} gv = ({c})g[go + b * gs.s0 + ch * gs.s1 + oy * gs.s2 + ox * gs.s3];
   long first = -1;
   for (long i = 0; i < kh; i++)
@@ -303,9 +312,7 @@ __kernel void max_pool_windows(long n, {_POOL_PARAMS}, long4 xs, __global const 
       long py = oy * sh - ph + i * dh, px = ox * sw - pw + j * dw;
       if (py >= 0 && py < H && px >= 0 && px < W)
         plane[py * W + px] = ({t})(gv * ({c})(first == i * kw + j));
-    }}
-}}
-"""
+    }}"""
 
 
 def _pool_args(x: CLArray, kernel_size, stride, padding, dilation, oh, ow):
@@ -336,10 +343,12 @@ def max_pool2d(x: CLArray, *, kernel_size, stride, padding, dilation, extra) -> 
     out = rt.empty((n, c, oh, ow), x.dtype)
     if out.size:
         dt = x.dtype.name
-        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool")
+        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool_pair")
+        zero4, zero = _ZERO4 or _zero4(), np.int64(0)
         _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
                  *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
-                 _long4(x.strides), x.buffer, np.int64(x.offset), out.buffer)
+                 _long4(x.strides), x.buffer, np.int64(x.offset), zero4, x.buffer, zero,
+                 zero4, out.buffer, zero, out.buffer, np.int32(0))
     return out
 
 
@@ -361,13 +370,12 @@ def max_pool2d_backward(g: CLArray, x: CLArray, out: CLArray, *, kernel_size, st
             dx = full(rt, shape=x.shape, value=0, dtype=g.dtype)
             dx.buffer                       # noqa: B018  (the zeros run before the writes)
         dt = x.dtype.name
-        k = rt.kernel(("max_pool_windows", dt), lambda: _max_pool_windows_source(dt),
-                      "max_pool_windows")
+        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool_pair")
         _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
                  *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
                  _long4(x.strides), x.buffer, np.int64(x.offset), _long4(g.strides),
                  g.buffer, np.int64(g.offset), _long4(out.strides), out.buffer,
-                 np.int64(out.offset), dx.buffer)
+                 np.int64(out.offset), dx.buffer, np.int32(1))
         return dx
     dx = rt.empty(x.shape, g.dtype)
     if dx.size:
