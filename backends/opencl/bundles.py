@@ -1,13 +1,17 @@
 """Which OpenCL programs are built together as one program (Runtime._build_bundle).
 
-A PoCL build (clBuildProgram) costs ~0.2 s of CPU whatever the program's size (measured:
-1 kernel 0.16-0.23 s, 100 kernels 0.40 s), and each kernel is compiled only at its first
-launch, so the families a training step meets for a dtype are one build instead of one
-each: the first time any of them is needed, all are built, and each keeps its own key
-(the demo's first epoch built 18 programs; the bundle makes that 1). A bundle costs a run
-that needs one family of it ~0.2 s more; one that does not build (a compiler that refuses
-a member) leaves each to build alone. Bundles hold float32 (everything a small network's
-training step meets) and int64 (labels, indices, counts); other dtypes build per family.
+A PoCL build (clBuildProgram) costs ~0.2-0.3 s of CPU plus a share of the program's size
+(measured: 1 kernel 0.16-0.23 s, 100 kernels 0.40 s; the first build of a process ~0.6 s
+more, PoCL's compiler starting), and each kernel is compiled only at its first launch, so
+the families a training step meets are one build instead of one each: the first time any
+of them is needed, all are built, and each keeps its own key (the demo's first epoch built
+18 programs; the bundle makes that 1). A bundle costs a run that needs one family of it
+~0.2-0.4 s more; one that does not build (a compiler that refuses a member) leaves each to
+build alone. The training bundle holds float32's families (everything a small network's
+training step meets) and int64's (labels, indices, counts); names both define get the
+int64 member's dtype as a suffix. Kernels only a hot op runs (the unrolled reductions,
+the fast elementwise variants) are not members: they build when an op gets hot. Other
+dtypes build per family.
 """
 from __future__ import annotations
 

@@ -12,11 +12,13 @@ once, the behaviour before them; the test suite can keep the defaults to compile
                              (linalg.py; read at the first product)
 `ember warmup` builds, times and stores everything ahead of time instead.
 Two more things keep a cold start short: the families a training step meets for float32
-and int64 build as one program each (bundles.py, Runtime._build_bundle), and while cold
-the ops of a family share kernels, the op an argument (launch._family_groups: one kernel
-per output dtype for the plain elementwise ops; reduce._cold_source: one per dtype pair for
-the reductions), since PoCL's compile at a kernel's first launch (~0.1 s) is nearly all
-fixed. Measured on the demo's first epoch: 18 builds and 47 kernels before, 2 and 25 now.
+and int64 build as one program (bundles.py, Runtime._build_bundle), and while cold the ops
+of a family share kernels, the op an argument (launch._family_groups: one kernel per
+output dtype for the plain elementwise ops, a cast from bool in where's; reduce.
+_cold_source: one per dtype pair for the reductions; index.take_words for every dtype's
+take; linalg.pack_any for every panel width; nn's max_pool_pair both ways), since PoCL's
+compile at a kernel's first launch (~0.1 s) is nearly all fixed. Measured on the demo's
+first epoch: 18 builds and 47 kernels before, 1 and 19 now.
 """
 from __future__ import annotations
 
