@@ -29,8 +29,7 @@ def _members(dt: str) -> list:
         out += [(("take-words",), index._take_words_source)]
         out += [(("colsum", dt), lambda: reduce._colsum_source(dt)),
                 (("matmul-naive", dt), lambda: linalg._naive_source(dt))]
-        out += [((key, dt), lambda name=name: nn._SOURCES[name](dt))
-                for key, name in (("unfold-rows", "unfold_rows"), ("fold-rows", "fold_rows"))]
+        out.append((("conv-rows", dt), lambda: nn._rows_source(dt)))
         # the packed product an untuned CPU device runs (linalg.DEFAULT_CPU)
         rm, rn = (int(v) for v in linalg.DEFAULT_CPU.removeprefix("packed").split("x"))
         out.append((("matmul-packed", rm, rn), lambda: linalg._packed_source(rm, rn)))

@@ -34,14 +34,11 @@ __kernel void unfold(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo
 """
 
 
-def _unfold_rows_source(dt: str) -> str:
-    t = CTYPE[dt]
-    return f"""
-__kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo,
-                     __global {t}* out) {{
-  /* one work-item per output row (oy, b * C*kh*kw + ckk): index arithmetic once per row,
-     then a plain loop along the row (per-element division ran at 6 ns an element) */
-  long oy = get_global_id(0);
+def _unfold_rows_body(t: str) -> str:
+    """unfold with one work-item per output row (oy, b * C*kh*kw + ckk) of `out`, from
+    image `x`: index arithmetic once per row, then a plain loop along the row (per-element
+    division ran at 6 ns an element)."""
+    return f"""long oy = get_global_id(0);
   long r = get_global_id(1);
   if (oy >= oh || r * oh * ow >= n) return;
   long kk = kh * kw, ckk_n = C * kk;
@@ -59,7 +56,23 @@ __kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, lo
   for (long ox = 0; ox < ow; ox++) {{
     long z = z0 + ox * sw;
     dst[ox] = (z >= 0 && z < W) ? src[z * st.s3] : ({t})0;
+  }}"""
+
+
+def _rows_source(dt: str) -> str:
+    """`conv_rows`: unfold (fold 0) and fold (fold 1, from columns `x`) with one work-item
+    per output row (CPU devices), one kernel: PoCL compiles each kernel at its first launch
+    (~0.1 s of CPU, nearly all fixed), and a convolution's first step meets both (its
+    forward and its input's gradient). The same arguments; the same code per work-item."""
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void conv_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo,
+                        __global {t}* out, int fold) {{
+  if (fold) {{
+    {_fold_rows_body(t, c)}
+    return;
   }}
+  {_unfold_rows_body(t)}
 }}
 """
 
@@ -104,25 +117,19 @@ __kernel void fold(long n, {_PARAMS}, long4 st, __global const {t}* cols, long c
 """
 
 
-def _fold_rows_source(dt: str) -> str:
-    """fold with one work-item per output row (CPU devices), the same sums in the same
+def _fold_rows_body(t: str, c: str) -> str:
+    """fold with one work-item per output row, from columns `x`: the same sums in the same
     order as the element kernel above."""
-    t, c = CTYPE[dt], COMPUTE[dt]
-    return f"""
-__kernel void fold_rows(long n, {_PARAMS}, long4 st, __global const {t}* cols, long co,
-                        __global {t}* out) {{
-  long y = get_global_id(0);
-  long r = get_global_id(1);
-  if (y >= H || r * H * W >= n) return;
-  long ch = r % C, b = r / C;
-  __global {t}* dst = out + (r * H + y) * W;
-  __global const {t}* base = cols + co + b * st.s0;
-  for (long z = 0; z < W; z++) {{
-    {_fold_sum(c)}
-    dst[z] = ({t})acc;
-  }}
-}}
-"""
+    return f"""long y = get_global_id(0);
+    long r = get_global_id(1);
+    if (y >= H || r * H * W >= n) return;
+    long ch = r % C, b = r / C;
+    __global {t}* dst = out + (r * H + y) * W;
+    __global const {t}* base = x + xo + b * st.s0;
+    for (long z = 0; z < W; z++) {{
+      {_fold_sum(c)}
+      dst[z] = ({t})acc;
+    }}"""
 
 
 _ZERO4 = None
@@ -156,8 +163,8 @@ def _run(rt, name, dt, out, rows, planes, params, src: CLArray) -> None:
     if rt.is_cpu:
         # PoCL ran the element kernels at ~6 ns an element (index division per element);
         # the row loops are ~3-10x faster
-        k = rt.kernel((f"{name}-rows", dt), lambda: _SOURCES[f"{name}_rows"](dt),
-                      f"{name}_rows")
+        k = rt.kernel(("conv-rows", dt), lambda: _rows_source(dt), "conv_rows")
+        args += (np.int32(name == "fold"),)
         # work-groups of ~64 work-items over rows and planes: one plane a group (16 items
         # for an 8-row image) cost PoCL its per-group overhead thousands of times a launch
         local = min(16 if rows <= 16 else 64, rt.local_size)
@@ -390,8 +397,7 @@ def max_pool2d_backward(g: CLArray, x: CLArray, out: CLArray, *, kernel_size, st
     return dx
 
 
-_SOURCES = {"unfold": _unfold_source, "unfold_rows": _unfold_rows_source,
-            "fold": _fold_source, "fold_rows": _fold_rows_source}
+_SOURCES = {"unfold": _unfold_source, "fold": _fold_source, "rows": _rows_source}
 
 
 def table() -> dict:
