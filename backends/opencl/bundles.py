@@ -23,7 +23,6 @@ def _members(dt: str) -> list:
     out = [(("elementwise", dt), lambda: launch._family_source(dt)),
            (("reduce-cold", dt, dt), lambda: reduce._cold_source(dt, dt)),
            (("arg", dt), lambda: reduce._arg_family(dt)),
-           (("gather", dt), lambda: index._gather_source(dt)),
            (("scatter_add", dt), lambda: index._scatter_source(dt))]
     if dt == "float32":
         out += [(("take-words",), index._take_words_source)]

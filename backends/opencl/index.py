@@ -89,21 +89,6 @@ def take(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     return out
 
 
-def _gather_source(dt: str) -> str:
-    t = CTYPE[dt]
-    return f"""
-__kernel void gather(long n, int nd, long8 shape, long8 ost, long8 ist, long8 xst, long ast,
-                     __global const {t}* x, long xo, __global const long* idx, long io,
-                     __global {t}* out) {{
-  long g = get_global_id(0);
-  if (g >= n) return;
-  long po = 0, pi = io, px = xo;
-  {codegen.unravel("g", "shape", "nd", [("po", "ost"), ("pi", "ist"), ("px", "xst")])}
-  out[po] = x[px + idx[pi] * ast];
-}}
-"""
-
-
 def gather(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     rt = x.runtime
     out = rt.empty(index.shape, x.dtype)
@@ -113,25 +98,37 @@ def gather(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     shape, (ost, ist, xst) = codegen.collapse(index.shape, [out.strides, index.strides, xst])
     _check_dims("gather", shape)
     dt = x.dtype.name
-    k = rt.kernel(("gather", dt), lambda: _gather_source(dt), "gather")
-    rt.launch(k, out.size, np.int64(out.size), np.int32(len(shape)), codegen.long8(shape),
-              codegen.strides8(ost), codegen.strides8(ist), codegen.strides8(xst),
-              np.int64(x.strides[axis]), x.buffer, np.int64(x.offset), index.buffer,
-              np.int64(index.offset), out.buffer)
+    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "gather_scatter")
+    zero = np.int64(0)
+    rt.launch(k, out.size, np.int64(out.size), zero, np.int32(len(shape)), codegen.long8(shape),
+              codegen.strides8(ist), codegen.strides8(xst), codegen.strides8(ost), zero,
+              np.int64(x.strides[axis]), zero, index.buffer, np.int64(index.offset),
+              x.buffer, np.int64(x.offset), out.buffer, np.int32(1))
     return out
 
 
 def _scatter_source(dt: str) -> str:
+    """`gather_scatter`: gather (gather 1: out[g] = src[its position + idx * sax], one
+    work-item per element) and scatter_add (gather 0: one work-item per position of the
+    other axes, adding along the axis in index order) in one kernel: PoCL compiles each
+    kernel at its first launch (~0.1 s of CPU, nearly all fixed), and a gather's gradient
+    is a scatter_add (a classifier's loss meets both in its first step). Both walk the
+    index, source and output offsets of the same unravelled position."""
     t, c = CTYPE[dt], COMPUTE[dt]
     add = codegen.binary_expr("add", dt)
     return f"""
-__kernel void scatter_add(long n, long L, int nd, long8 shape, long8 ist, long8 sst, long8 ost,
-                          long iax, long sax, long oax, __global const long* idx, long io,
-                          __global const {t}* src, long so, __global {t}* out) {{
+__kernel void gather_scatter(long n, long L, int nd, long8 shape, long8 ist, long8 sst,
+                             long8 ost, long iax, long sax, long oax,
+                             __global const long* idx, long io, __global const {t}* src,
+                             long so, __global {t}* out, int gather) {{
   long g = get_global_id(0);
   if (g >= n) return;
   long pi = io, ps = so, po = 0;
   {codegen.unravel("g", "shape", "nd", [("pi", "ist"), ("ps", "sst"), ("po", "ost")])}
+  if (gather) {{
+    out[po] = src[ps + idx[pi] * sax];
+    return;
+  }}
   for (long l = 0; l < L; l++) {{
     long p = po + idx[pi + l * iax] * oax;
     {c} x0 = ({c})out[p], x1 = ({c})src[ps + l * sax];
@@ -155,13 +152,13 @@ def _scatter(op: str, x: CLArray, index: CLArray, src: CLArray, axis: int) -> CL
                                                            enumerate(out.strides))])
     _check_dims(op, shape)
     dt = x.dtype.name
-    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "scatter_add")
+    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "gather_scatter")
     n = numel(rest)
     rt.launch(k, n, np.int64(n), np.int64(length), np.int32(len(shape)), codegen.long8(shape),
               codegen.strides8(ist), codegen.strides8(sst), codegen.strides8(ost),
               np.int64(index.strides[axis]), np.int64(src.strides[axis]),
               np.int64(out.strides[axis]), index.buffer, np.int64(index.offset), src.buffer,
-              np.int64(src.offset), out.buffer, local=64)
+              np.int64(src.offset), out.buffer, np.int32(0), local=64)
     return out
 
 
