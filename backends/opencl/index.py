@@ -39,6 +39,27 @@ __kernel void take(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int
 """
 
 
+def _take_words_source() -> str:
+    """`take_words`: take for every dtype of 4, 8 or 16 bytes, an element `w` 32-bit words
+    (a copy moves bits, whatever the dtype): one kernel where a typed one per dtype cost
+    PoCL a compile each at its first launch (~0.2 s of CPU; a training step takes float32
+    images and int64 labels). Offsets and strides come in words."""
+    return f"""
+__kernel void take_words(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int ndq,
+                         long8 qshape, long8 qst, long ast, __global const uint* x, long xo,
+                         __global const long* idx, long io, __global uint* out, int w) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  long q = g % Q, r = g / Q;
+  long k = r % K, p = r / K;
+  long off = xo + idx[io + k] * ast;
+  {codegen.unravel("p", "pshape", "ndp", [("off", "pst")])}
+  {codegen.unravel("q", "qshape", "ndq", [("off", "qst")])}
+  for (int j = 0; j < w; j++) out[g * w + j] = x[off + j];
+}}
+"""
+
+
 def take(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     rt = x.runtime
     if x.ndim == 0:
@@ -52,28 +73,20 @@ def take(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     _check_dims("take", pshape)
     _check_dims("take", qshape)
     dt = x.dtype.name
-    k = rt.kernel(("take", dt), lambda: _take_source(dt), "take")
+    w = x.dtype.itemsize // 4 if x.dtype.itemsize % 4 == 0 else 0
+    if w:
+        k = rt.kernel(("take-words",), _take_words_source, "take_words")
+        pst, qst = tuple(s * w for s in pst), tuple(s * w for s in qst)
+        tail = (np.int32(w),)
+    else:
+        k = rt.kernel(("take", dt), lambda: _take_source(dt), "take")
+        w, tail = 1, ()
     rt.launch(k, out.size, np.int64(out.size), np.int64(index.size),
               np.int64(numel(x.shape[axis + 1:])), np.int32(len(pshape)), codegen.long8(pshape),
               codegen.strides8(pst), np.int32(len(qshape)), codegen.long8(qshape),
-              codegen.strides8(qst), np.int64(x.strides[axis]), x.buffer, np.int64(x.offset),
-              index.buffer, np.int64(index.offset), out.buffer)
+              codegen.strides8(qst), np.int64(x.strides[axis] * w), x.buffer,
+              np.int64(x.offset * w), index.buffer, np.int64(index.offset), out.buffer, *tail)
     return out
-
-
-def _gather_source(dt: str) -> str:
-    t = CTYPE[dt]
-    return f"""
-__kernel void gather(long n, int nd, long8 shape, long8 ost, long8 ist, long8 xst, long ast,
-                     __global const {t}* x, long xo, __global const long* idx, long io,
-                     __global {t}* out) {{
-  long g = get_global_id(0);
-  if (g >= n) return;
-  long po = 0, pi = io, px = xo;
-  {codegen.unravel("g", "shape", "nd", [("po", "ost"), ("pi", "ist"), ("px", "xst")])}
-  out[po] = x[px + idx[pi] * ast];
-}}
-"""
 
 
 def gather(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
@@ -85,25 +98,37 @@ def gather(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
     shape, (ost, ist, xst) = codegen.collapse(index.shape, [out.strides, index.strides, xst])
     _check_dims("gather", shape)
     dt = x.dtype.name
-    k = rt.kernel(("gather", dt), lambda: _gather_source(dt), "gather")
-    rt.launch(k, out.size, np.int64(out.size), np.int32(len(shape)), codegen.long8(shape),
-              codegen.strides8(ost), codegen.strides8(ist), codegen.strides8(xst),
-              np.int64(x.strides[axis]), x.buffer, np.int64(x.offset), index.buffer,
-              np.int64(index.offset), out.buffer)
+    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "gather_scatter")
+    zero = np.int64(0)
+    rt.launch(k, out.size, np.int64(out.size), zero, np.int32(len(shape)), codegen.long8(shape),
+              codegen.strides8(ist), codegen.strides8(xst), codegen.strides8(ost), zero,
+              np.int64(x.strides[axis]), zero, index.buffer, np.int64(index.offset),
+              x.buffer, np.int64(x.offset), out.buffer, np.int32(1))
     return out
 
 
 def _scatter_source(dt: str) -> str:
+    """`gather_scatter`: gather (gather 1: out[g] = src[its position + idx * sax], one
+    work-item per element) and scatter_add (gather 0: one work-item per position of the
+    other axes, adding along the axis in index order) in one kernel: PoCL compiles each
+    kernel at its first launch (~0.1 s of CPU, nearly all fixed), and a gather's gradient
+    is a scatter_add (a classifier's loss meets both in its first step). Both walk the
+    index, source and output offsets of the same unravelled position."""
     t, c = CTYPE[dt], COMPUTE[dt]
     add = codegen.binary_expr("add", dt)
     return f"""
-__kernel void scatter_add(long n, long L, int nd, long8 shape, long8 ist, long8 sst, long8 ost,
-                          long iax, long sax, long oax, __global const long* idx, long io,
-                          __global const {t}* src, long so, __global {t}* out) {{
+__kernel void gather_scatter(long n, long L, int nd, long8 shape, long8 ist, long8 sst,
+                             long8 ost, long iax, long sax, long oax,
+                             __global const long* idx, long io, __global const {t}* src,
+                             long so, __global {t}* out, int gather) {{
   long g = get_global_id(0);
   if (g >= n) return;
   long pi = io, ps = so, po = 0;
   {codegen.unravel("g", "shape", "nd", [("pi", "ist"), ("ps", "sst"), ("po", "ost")])}
+  if (gather) {{
+    out[po] = src[ps + idx[pi] * sax];
+    return;
+  }}
   for (long l = 0; l < L; l++) {{
     long p = po + idx[pi + l * iax] * oax;
     {c} x0 = ({c})out[p], x1 = ({c})src[ps + l * sax];
@@ -127,13 +152,13 @@ def _scatter(op: str, x: CLArray, index: CLArray, src: CLArray, axis: int) -> CL
                                                            enumerate(out.strides))])
     _check_dims(op, shape)
     dt = x.dtype.name
-    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "scatter_add")
+    k = rt.kernel(("scatter_add", dt), lambda: _scatter_source(dt), "gather_scatter")
     n = numel(rest)
     rt.launch(k, n, np.int64(n), np.int64(length), np.int32(len(shape)), codegen.long8(shape),
               codegen.strides8(ist), codegen.strides8(sst), codegen.strides8(ost),
               np.int64(index.strides[axis]), np.int64(src.strides[axis]),
               np.int64(out.strides[axis]), index.buffer, np.int64(index.offset), src.buffer,
-              np.int64(src.offset), out.buffer, local=64)
+              np.int64(src.offset), out.buffer, np.int32(0), local=64)
     return out
 
 

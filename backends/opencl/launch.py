@@ -128,7 +128,8 @@ _NT_STORE = f"""#define VEC {VEC}
 # at its first launch, so a run meeting k ops of a dtype pays one build instead of k. The
 # faster variants (whole_, vec_, vecnt_) come from the op's own program, built once the op
 # is hot (runtime.hot_elements). A family the compiler rejects falls back to the per-op
-# programs.
+# programs. The ops with kernels of their own (_OWN_KERNEL, complex) are a second program
+# of the dtype (_own_source), built when one of them is first met.
 _FAMILY_SIGS = {1: ("A",), 2: ("AA", "AS", "SA"), 3: ("AAA", "AAS", "ASA", "ASS")}
 
 
@@ -218,6 +219,11 @@ def _family_groups(dt: str):
             continue
         slots = in_dtypes if len(in_dtypes) != 1 or in_dtypes[0] != dt else (dt, dt)
         g = by_slots.get((slots, out))
+        if g is None:           # a group whose first slots are these: one kernel fewer
+            # (a cast from bool joins `where`, whose first operand is the bool)
+            g = next((h for (s, o), h in by_slots.items()
+                      if o == out and s[:len(slots)] == slots), None)
+            slots = slots if g is None else g[1]
         if g is None:
             g = by_slots[(slots, out)] = (f"u{len(by_slots)}", slots, out, None, [])
             groups.append(g + (None,))
@@ -262,13 +268,25 @@ def _group_source(prefix: str, slots, out_dtype: str, cases) -> str:
 
 
 def _family_source(dt: str) -> str:
+    """dtype dt's group kernels (the shared cold kernels of its plain ops): a member of
+    the training bundle for float32 and int64 (bundles.py)."""
     parts = [codegen.helpers(dt)]
-    for prefix, in_dtypes, out, sigs, cases, expr in _family_groups(dt)[1]:
+    for prefix, in_dtypes, out, _sigs, cases, _expr in _family_groups(dt)[1]:
         if cases is not None:
             parts.append(_group_source(prefix, in_dtypes, out, cases))
-            continue
-        body = _source(expr, in_dtypes, out, sigs, generic_only=True)
-        parts.append(body.replace("__kernel void ", f"__kernel void {prefix}__"))
+    return "\n".join(parts)
+
+
+def _own_source(dt: str) -> str:
+    """dtype dt's ops of their own (_OWN_KERNEL, complex), generic kernels only: a program
+    apart from the groups', built when one of them is first met. In the training bundle
+    they were 2/3 of its kernels and a third of its build (~0.1-0.3 s of CPU), and a
+    small network meets none of them."""
+    parts = [codegen.helpers(dt)]
+    for prefix, in_dtypes, out, sigs, cases, expr in _family_groups(dt)[1]:
+        if cases is None:
+            body = _source(expr, in_dtypes, out, sigs, generic_only=True)
+            parts.append(body.replace("__kernel void ", f"__kernel void {prefix}__"))
     return "\n".join(parts)
 
 
@@ -279,12 +297,13 @@ def generic_kernel(runtime, full_key, make, variant: str, sig: str):
     (op number, slot dtypes) for a group's kernel (group_args)."""
     dt = _family_of(full_key) if variant != "strided" else None
     if dt is not None and sig in _family_members_sigs(full_key, dt):
-        fkey = ("elementwise", dt)
+        prefix, number, slots = _family_groups(dt)[0][full_key]
+        fkey = ("elementwise", dt) if number is not None else ("elementwise-own", dt)
         if fkey not in runtime.failed_families:
-            prefix, number, slots = _family_groups(dt)[0][full_key]
             name = f"{prefix}__{variant}" if number is not None else f"{prefix}__{variant}_{sig}"
+            make_family = _family_source if number is not None else _own_source
             try:
-                kernel = runtime.kernel(fkey, lambda: _family_source(dt), name)
+                kernel = runtime.kernel(fkey, lambda: make_family(dt), name)
             except KernelBuildError:
                 runtime.failed_families.add(fkey)    # the per-op programs still build
             else:

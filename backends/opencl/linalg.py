@@ -34,8 +34,10 @@ TILE = 16
 # (rows, columns) of C per work-item for the packed kernel; columns are float16 vectors.
 # 8x32 suits 32 vector registers (AVX-512), 6x16 and 4x16 suit 16 (AVX2): timing decides.
 PACKED_SHAPES = ((8, 32), (4, 32), (8, 16), (6, 16), (4, 16))
-VECTOR_PACK = (4, 8, 16)   # panel widths with an OpenCL vector type: packv{r} exists
+VECTOR_PACK = (4, 8, 16)   # panel widths with an OpenCL vector type: pack_any moves whole
+                           # vectors for these
 SMALL = 64 ** 3            # below this many multiply-adds one plain launch is fastest
+PACK_ANY = 1 << 17         # panels of at most this many floats: pack_any (one kernel)
 TUNE_SIZE = 512
 TUNE_AFTER = 1 << 38       # float32 multiply-adds run before the structures are timed
 DEFAULT_CPU = "packed6x16"  # the untimed choice: 16 vector registers (AVX2) suit it
@@ -99,29 +101,54 @@ void tiled(long M, long N, long K, {_HEAD.format(t=t)}) {{
 """
 
 
-def pack_kernel(r: int, vector: bool = False) -> str:
-    """Copy rows of x into panels [batch][row block][k][r], zero-padding the last block.
-    One work-item per (k, block): r values each, no division on the way.
-
-    `vector` (kernel packv{r}): for a source whose panel rows are contiguous (s_row == 1)
-    and aligned to r floats, a whole block moves as one vector (one by one, PoCL turns the
-    moves into gathers: 1.8 ms for B of a 1024 product)."""
-    scalar = f"""for (int e = 0; e < {r}; e++) {{
-    long row = blk * {r} + e;
-    dst[e] = row < rows ? x[q + row * s_row] : 0.0f;
-  }}"""
-    copy = (f"""if (blk * {r} + {r} <= rows) {{
-    *(__global float{r}*)dst = *(__global const float{r}*)(x + q + blk * {r});
-  }} else {scalar}""" if vector else scalar)
+def pack_any_source() -> str:
+    """`pack_any`: pack_kernel with the block's rows `r` an argument, one kernel for every
+    panel width where each pack{r} (and the vector one B's panels had) cost PoCL a compile
+    at its first launch (~0.15-0.2 s of CPU each; a product met three). `vec`: for a
+    source whose panel rows are contiguous (s_row == 1) and aligned to r floats (r in
+    VECTOR_PACK), a whole block moves as one vector (one by one, PoCL turns the moves
+    into gathers: 1.8 ms for B of a 1024 product); as fast as a kernel of a constant r at
+    every size measured. The element loop is as fast as pack{r}'s for panels of up to
+    PACK_ANY floats; larger ones run pack{r}, whose loop over a constant r was up to 2x
+    faster. A copy: the same bits."""
+    vec = " ".join(f"case {r}: *(__global float{r}*)dst = "
+                   f"*(__global const float{r}*)(x + q + blk * {r}); return;"
+                   for r in VECTOR_PACK)
     return f"""
-__kernel void pack{"v" if vector else ""}{r}(long rows, long K, int nb, long8 bshape,
+__kernel void pack_any(long rows, long K, int nb, long8 bshape, long8 bst, long s_row,
+    long s_k, __global const float* x, long xo, __global float* p, int r, int vec) {{
+  long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
+  if (k >= K) return;
+  long q = xo + k * s_k;
+  {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
+  __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * r;
+  if (vec && blk * r + r <= rows) {{
+    switch (r) {{ {vec} }}
+  }}
+  for (int e = 0; e < r; e++) {{
+    long row = blk * r + e;
+    dst[e] = row < rows ? x[q + row * s_row] : 0.0f;
+  }}
+}}
+"""
+
+
+def pack_kernel(r: int) -> str:
+    """Copy rows of x into panels [batch][row block][k][r], zero-padding the last block.
+    One work-item per (k, block): r values each, no division on the way (large panels
+    that pack_any's vector moves do not serve)."""
+    return f"""
+__kernel void pack{r}(long rows, long K, int nb, long8 bshape,
     long8 bst, long s_row, long s_k, __global const float* x, long xo, __global float* p) {{
   long k = get_global_id(0), blk = get_global_id(1), b = get_global_id(2);
   if (k >= K) return;
   long q = xo + k * s_k;
   {codegen.unravel("b", "bshape", "nb", [("q", "bst")])}
   __global float* dst = p + ((b * get_global_size(1) + blk) * K + k) * {r};
-  {copy}
+  for (int e = 0; e < {r}; e++) {{
+    long row = blk * {r} + e;
+    dst[e] = row < rows ? x[q + row * s_row] : 0.0f;
+  }}
 }}
 """
 
@@ -137,7 +164,6 @@ def _packed_source(rm: int, rn: int) -> str:
     return f"""
 {pack_kernel(rm)}
 {pack_kernel(rn) if rn != rm else ""}
-{pack_kernel(rn, vector=True) if rn in VECTOR_PACK else ""}
 __kernel void packed(long K, long ld, long apb, long bpb, long cpb,
                      __global const float* ap, __global const float* bpanels,
                      __global float* cp) {{
@@ -194,7 +220,7 @@ def _tiled(x, y, out, batch, M, N, K):
 def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
           vector_ok=False):
     """Panels of `a` ([batch][rows/R][K][R]); one copy when a is broadcast over the batch.
-    `vector_ok`: the program has packv{R} (B's panels), used where the layout allows."""
+    `vector_ok`: B's panels, moved as whole vectors where the layout allows (pack_any)."""
     from ember import dtypes as D
     lead = len(batch) - lead_dims
     bst = tuple(0 if i < lead or a.shape[i - lead] == 1 else a.strides[i - lead]
@@ -204,13 +230,18 @@ def _pack(rt, key, make, a: CLArray, batch, rows, K, R, s_row, s_k, lead_dims,
     bshape, (bst,) = codegen.collapse(pbatch, [(0,) * len(pbatch) if shared else bst])
     nblk = -(-rows // R)
     panels = rt.empty((numel(pbatch), nblk, K, R), D.float32)
+    tail = ()
     vector = (vector_ok and R in VECTOR_PACK and s_row == 1 and a.offset % R == 0
               and s_k % R == 0 and all(s % R == 0 for s in bst))
-    kernel = rt.kernel(key, make, f"packv{R}" if vector else f"pack{R}")
+    if vector or panels.size <= PACK_ANY:
+        kernel = rt.kernel(("matmul-pack",), pack_any_source, "pack_any")
+        tail = (np.int32(R), np.int32(vector))
+    else:
+        kernel = rt.kernel(key, make, f"pack{R}")
     rt.launch_nd(kernel, (-(-K // 64) * 64, nblk, numel(pbatch)), (64, 1, 1),
                  np.int64(rows), np.int64(K), np.int32(len(bshape)), codegen.long8(bshape),
                  codegen.strides8(bst), np.int64(s_row), np.int64(s_k), a.buffer,
-                 np.int64(a.offset), panels.buffer)
+                 np.int64(a.offset), panels.buffer, *tail)
     return panels, (0 if shared else nblk * K * R)
 
 

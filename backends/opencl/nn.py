@@ -34,14 +34,11 @@ __kernel void unfold(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo
 """
 
 
-def _unfold_rows_source(dt: str) -> str:
-    t = CTYPE[dt]
-    return f"""
-__kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo,
-                     __global {t}* out) {{
-  /* one work-item per output row (oy, b * C*kh*kw + ckk): index arithmetic once per row,
-     then a plain loop along the row (per-element division ran at 6 ns an element) */
-  long oy = get_global_id(0);
+def _unfold_rows_body(t: str) -> str:
+    """unfold with one work-item per output row (oy, b * C*kh*kw + ckk) of `out`, from
+    image `x`: index arithmetic once per row, then a plain loop along the row (per-element
+    division ran at 6 ns an element)."""
+    return f"""long oy = get_global_id(0);
   long r = get_global_id(1);
   if (oy >= oh || r * oh * ow >= n) return;
   long kk = kh * kw, ckk_n = C * kk;
@@ -59,7 +56,23 @@ __kernel void unfold_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, lo
   for (long ox = 0; ox < ow; ox++) {{
     long z = z0 + ox * sw;
     dst[ox] = (z >= 0 && z < W) ? src[z * st.s3] : ({t})0;
+  }}"""
+
+
+def _rows_source(dt: str) -> str:
+    """`conv_rows`: unfold (fold 0) and fold (fold 1, from columns `x`) with one work-item
+    per output row (CPU devices), one kernel: PoCL compiles each kernel at its first launch
+    (~0.1 s of CPU, nearly all fixed), and a convolution's first step meets both (its
+    forward and its input's gradient). The same arguments; the same code per work-item."""
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+__kernel void conv_rows(long n, {_PARAMS}, long4 st, __global const {t}* x, long xo,
+                        __global {t}* out, int fold) {{
+  if (fold) {{
+    {_fold_rows_body(t, c)}
+    return;
   }}
+  {_unfold_rows_body(t)}
 }}
 """
 
@@ -104,25 +117,28 @@ __kernel void fold(long n, {_PARAMS}, long4 st, __global const {t}* cols, long c
 """
 
 
-def _fold_rows_source(dt: str) -> str:
-    """fold with one work-item per output row (CPU devices), the same sums in the same
+def _fold_rows_body(t: str, c: str) -> str:
+    """fold with one work-item per output row, from columns `x`: the same sums in the same
     order as the element kernel above."""
-    t, c = CTYPE[dt], COMPUTE[dt]
-    return f"""
-__kernel void fold_rows(long n, {_PARAMS}, long4 st, __global const {t}* cols, long co,
-                        __global {t}* out) {{
-  long y = get_global_id(0);
-  long r = get_global_id(1);
-  if (y >= H || r * H * W >= n) return;
-  long ch = r % C, b = r / C;
-  __global {t}* dst = out + (r * H + y) * W;
-  __global const {t}* base = cols + co + b * st.s0;
-  for (long z = 0; z < W; z++) {{
-    {_fold_sum(c)}
-    dst[z] = ({t})acc;
-  }}
-}}
-"""
+    return f"""long y = get_global_id(0);
+    long r = get_global_id(1);
+    if (y >= H || r * H * W >= n) return;
+    long ch = r % C, b = r / C;
+    __global {t}* dst = out + (r * H + y) * W;
+    __global const {t}* base = x + xo + b * st.s0;
+    for (long z = 0; z < W; z++) {{
+      {_fold_sum(c)}
+      dst[z] = ({t})acc;
+    }}"""
+
+
+_ZERO4 = None
+
+
+def _zero4():
+    global _ZERO4
+    _ZERO4 = _long4((0, 0, 0, 0))
+    return _ZERO4
 
 
 def _long4(values):
@@ -147,8 +163,8 @@ def _run(rt, name, dt, out, rows, planes, params, src: CLArray) -> None:
     if rt.is_cpu:
         # PoCL ran the element kernels at ~6 ns an element (index division per element);
         # the row loops are ~3-10x faster
-        k = rt.kernel((f"{name}-rows", dt), lambda: _SOURCES[f"{name}_rows"](dt),
-                      f"{name}_rows")
+        k = rt.kernel(("conv-rows", dt), lambda: _rows_source(dt), "conv_rows")
+        args += (np.int32(name == "fold"),)
         # work-groups of ~64 work-items over rows and planes: one plane a group (16 items
         # for an 8-row image) cost PoCL its per-group overhead thousands of times a launch
         local = min(16 if rows <= 16 else 64, rt.local_size)
@@ -212,24 +228,33 @@ def _pool_tap(t: str, c: str, dt: str) -> str:
 
 
 def _max_pool_source(dt: str) -> str:
+    """`max_pool_pair`: the forward max (grad 0: into `out`) and the gradient for disjoint
+    windows (grad 1: _max_pool_windows_body) in one kernel, one work-item per window:
+    PoCL compiles each kernel at its first launch (~0.1 s of CPU nearly all fixed), and a
+    network that pools meets both in its first step."""
     t, c = CTYPE[dt], COMPUTE[dt]
     # NaN wins and stays, as NumPy's maximum (the CPU backend) and PyTorch propagate it
     better = "(v > m || v != v) && m == m" if dt in ("float16", "float32", "float64") \
         else "v > m"
     return f"""
-__kernel void max_pool(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x, long xo,
-                       __global {t}* out) {{
+__kernel void max_pool_pair(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
+                            long xo, long4 gs, __global const {t}* g, long go, long4 os,
+                            __global {t}* out, long oo, __global {t}* dx, int grad) {{
   long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
   if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
   long b = r / C, ch = r - b * C;
   __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
-  {c} m = ({c}){_lowest(dt)};
-  for (long i = 0; i < kh; i++)
-    for (long j = 0; j < kw; j++) {{
-      {_pool_tap(t, c, dt)}
-      if ({better}) m = v;
-    }}
-  out[(r * oh + oy) * ow + ox] = ({t})m;
+  if (!grad) {{
+    {c} m = ({c}){_lowest(dt)};
+    for (long i = 0; i < kh; i++)
+      for (long j = 0; j < kw; j++) {{
+        {_pool_tap(t, c, dt)}
+        if ({better}) m = v;
+      }}
+    out[(r * oh + oy) * ow + ox] = ({t})m;
+    return;
+  }}
+  {_max_pool_windows_body(t, c, dt)}
 }}
 """
 
@@ -276,20 +301,11 @@ __kernel void max_pool_backward(long n, {_POOL_PARAMS}, long disjoint, long4 xs,
 """
 
 
-def _max_pool_windows_source(dt: str) -> str:
+def _max_pool_windows_body(t: str, c: str, dt: str) -> str:
     """The gradient for disjoint windows, one work-item per window: g goes to the window's
     first maximum, g * 0 to its other taps (as the CPU backend writes g * hit), branch-free
     (PoCL vectorises across work-items only where control flow does not diverge)."""
-    t, c = CTYPE[dt], COMPUTE[dt]
-    return f"""
-__kernel void max_pool_windows(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
-                               long xo, long4 gs, __global const {t}* g, long go, long4 os,
-                               __global const {t}* out, long oo, __global {t}* dx) {{
-  long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
-  if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
-  long b = r / C, ch = r - b * C;
-  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
-  {c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + oy * os.s2 + ox * os.s3];
+    return f"""{c} best = ({c})out[oo + b * os.s0 + ch * os.s1 + oy * os.s2 + ox * os.s3];
   {c} gv = ({c})g[go + b * gs.s0 + ch * gs.s1 + oy * gs.s2 + ox * gs.s3];
   long first = -1;
   for (long i = 0; i < kh; i++)
@@ -303,9 +319,7 @@ __kernel void max_pool_windows(long n, {_POOL_PARAMS}, long4 xs, __global const 
       long py = oy * sh - ph + i * dh, px = ox * sw - pw + j * dw;
       if (py >= 0 && py < H && px >= 0 && px < W)
         plane[py * W + px] = ({t})(gv * ({c})(first == i * kw + j));
-    }}
-}}
-"""
+    }}"""
 
 
 def _pool_args(x: CLArray, kernel_size, stride, padding, dilation, oh, ow):
@@ -336,10 +350,12 @@ def max_pool2d(x: CLArray, *, kernel_size, stride, padding, dilation, extra) -> 
     out = rt.empty((n, c, oh, ow), x.dtype)
     if out.size:
         dt = x.dtype.name
-        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool")
+        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool_pair")
+        zero4, zero = _ZERO4 or _zero4(), np.int64(0)
         _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
                  *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
-                 _long4(x.strides), x.buffer, np.int64(x.offset), out.buffer)
+                 _long4(x.strides), x.buffer, np.int64(x.offset), zero4, x.buffer, zero,
+                 zero4, out.buffer, zero, out.buffer, np.int32(0))
     return out
 
 
@@ -361,13 +377,12 @@ def max_pool2d_backward(g: CLArray, x: CLArray, out: CLArray, *, kernel_size, st
             dx = full(rt, shape=x.shape, value=0, dtype=g.dtype)
             dx.buffer                       # noqa: B018  (the zeros run before the writes)
         dt = x.dtype.name
-        k = rt.kernel(("max_pool_windows", dt), lambda: _max_pool_windows_source(dt),
-                      "max_pool_windows")
+        k = rt.kernel(("max_pool", dt), lambda: _max_pool_source(dt), "max_pool_pair")
         _launch3(rt, k, ow, oh, n * c, np.int64(out.size),
                  *_pool_args(x, kernel_size, stride, padding, dilation, oh, ow),
                  _long4(x.strides), x.buffer, np.int64(x.offset), _long4(g.strides),
                  g.buffer, np.int64(g.offset), _long4(out.strides), out.buffer,
-                 np.int64(out.offset), dx.buffer)
+                 np.int64(out.offset), dx.buffer, np.int32(1))
         return dx
     dx = rt.empty(x.shape, g.dtype)
     if dx.size:
@@ -382,8 +397,7 @@ def max_pool2d_backward(g: CLArray, x: CLArray, out: CLArray, *, kernel_size, st
     return dx
 
 
-_SOURCES = {"unfold": _unfold_source, "unfold_rows": _unfold_rows_source,
-            "fold": _fold_source, "fold_rows": _fold_rows_source}
+_SOURCES = {"unfold": _unfold_source, "fold": _fold_source, "rows": _rows_source}
 
 
 def table() -> dict:

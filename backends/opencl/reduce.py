@@ -156,7 +156,15 @@ def _cold_source(dt: str, out_dt: str) -> str:
     0.3-0.4 s (measured with every op's code in it). It adds the elements in
     reduce_<op>'s order (the same accumulators, combined in the same order), so the
     results are the same bit for bit; a reduction runs it until it is hot
-    (runtime.hot_elements elements reduced), then its unrolled kernel."""
+    (runtime.hot_elements elements reduced), then its unrolled kernel.
+
+    A program of its own (key ("reduce-cold", dt, out_dt), in the bundles): the unrolled
+    kernels build only once a reduction is hot (each bundle's build ~0.2 s cheaper without
+    their source). The op's init and combine, and the unravelling of a flat index over
+    up to 8 dims (cold_off: kept dims once per work-item, reduced dims per element past
+    two), are functions kept out of line: inlined at their call sites they made PoCL's
+    compile at first launch 0.7-0.97 s of CPU; init and combine out of line 0.52-0.55 s,
+    and cold_off too ~0.35 s (measured on a loaded 2-core machine, float32/int64)."""
     t, c, r = CTYPE[dt], COMPUTE[dt], CTYPE[out_dt]
     inits, combines = [], []
     for op in OPS:
@@ -167,8 +175,14 @@ def _cold_source(dt: str, out_dt: str) -> str:
         inits.append(f"case {len(inits)}: return ({c})({init});")
         combines.append(f"case {len(combines)}: {{ {combine} return acc; }}")
     return f"""
-inline {c} cold_init_{c}(int op) {{ switch (op) {{ {" ".join(inits)} }} return 0; }}
-inline {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
+__attribute__((noinline)) long cold_off(long i, int nd, long8 shape, long8 st) {{
+  long p = 0;
+  {codegen.unravel("i", "shape", "nd", [("p", "st")])}
+  return p;
+}}
+__attribute__((noinline)) {c} cold_init_{c}(int op) {{
+  switch (op) {{ {" ".join(inits)} }} return 0; }}
+__attribute__((noinline)) {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
   switch (op) {{ {" ".join(combines)} }} return acc; }}
 __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
                           int ndk, long8 kshape, long8 kst, int ndr, long8 rshape, long8 rst,
@@ -176,8 +190,7 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
   long g = get_global_id(0);
   if (g >= n) return;
   long o = g / nchunk, c = g - o * nchunk;
-  long base = xo;
-  {codegen.unravel("o", "kshape", "ndk", [("base", "kst")])}
+  long base = xo + cold_off(o, ndk, kshape, kst);
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
   {c} acc = cold_init_{c}(op);
   if (ndr <= 1) {{
@@ -205,26 +218,21 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
     out[g] = ({r})acc;
     return;
   }}
-  for (long j = j0; j < j1; j++) {{
-    long p = base;
-    {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
-    acc = cold_comb_{c}(op, acc, ({c})x[p]);
-  }}
+  for (long j = j0; j < j1; j++)
+    acc = cold_comb_{c}(op, acc, ({c})x[base + cold_off(j, ndr, rshape, rst)]);
   out[g] = ({r})acc;
 }}
 """
 
 
 def _family(dt: str, out_dt: str) -> str:
-    """One program holding every reduction of one input and output dtype, `reduce_<op>`
-    and `reduce_cold` (every op; see _cold_source): a build costs PoCL ~0.16 s of CPU
-    whatever its size (6 kernels cost what 1 does), and only the kernels launched are
-    compiled further."""
-    # complex pairs keep their per-op kernels (the cold kernel's ops assume plain numbers)
-    cold = [] if dt in codegen.COMPLEX else [_cold_source(dt, out_dt)]
-    return "\n".join(cold + [
+    """One program holding every unrolled reduction of one input and output dtype,
+    `reduce_<op>`: a build costs PoCL ~0.16 s of CPU whatever its size (6 kernels cost
+    what 1 does), and only the kernels launched are compiled further. Until a reduction
+    is hot it runs `reduce_cold` (_cold_source), a program of its own."""
+    return "\n".join(
         _source(op, dt, out_dt).replace("__kernel void reduce(", f"__kernel void reduce_{op}(")
-        for op in OPS])
+        for op in OPS)
 
 
 def _arg_family(dt: str) -> str:
@@ -449,8 +457,11 @@ def _reduce(op: str, x: CLArray, axes, out_shape, out_dtype) -> CLArray:
         cold = seen < rt.hot_elements and dt not in codegen.COMPLEX
         if cold:
             rt.dense_elements[(pkey, op)] = seen + nout * nred
-        kernel = rt.kernel(pkey, lambda: _family(dt, out_dt),
-                           "reduce_cold" if cold else f"reduce_{op}")
+        if cold:
+            kernel = rt.kernel(("reduce-cold", dt, out_dt),
+                               lambda: _cold_source(dt, out_dt), "reduce_cold")
+        else:
+            kernel = rt.kernel(pkey, lambda: _family(dt, out_dt), f"reduce_{op}")
         rt.launch(kernel, nout * nchunk, *head(), codegen.strides8(kst), np.int32(len(rshape)),
                   codegen.long8(rshape), codegen.strides8(rst), x.buffer, np.int64(x.offset),
                   target.buffer, *((_OP_NUMBER[op],) if cold else ()), local=64, fresh=True)

@@ -12,11 +12,15 @@ once, the behaviour before them; the test suite can keep the defaults to compile
                              (linalg.py; read at the first product)
 `ember warmup` builds, times and stores everything ahead of time instead.
 Two more things keep a cold start short: the families a training step meets for float32
-and int64 build as one program each (bundles.py, Runtime._build_bundle), and while cold
-the ops of a family share kernels, the op an argument (launch._family_groups: one kernel
-per output dtype for the plain elementwise ops; reduce._cold_source: one per dtype pair for
-the reductions), since PoCL's compile at a kernel's first launch (~0.1 s) is nearly all
-fixed. Measured on the demo's first epoch: 18 builds and 47 kernels before, 2 and 25 now.
+and int64 build as one program (bundles.py, Runtime._build_bundle), and while cold the ops
+of a family share kernels, the op an argument (launch._family_groups: one kernel per
+output dtype for the plain elementwise ops, a cast from bool in where's; reduce.
+_cold_source: one per dtype pair for the reductions; index.take_words for every dtype's
+take; linalg.pack_any for every panel width; nn's max_pool_pair both ways, conv_rows for
+unfold and fold; index's gather_scatter), since PoCL's compile at a kernel's first launch
+(~0.1 s) is nearly all fixed. Measured on the demo's first epoch: 18 builds and 47 kernels
+before, 1 build (42 kernels in it) and 17 kernels now; with every cache empty it took
+4.8-6.3 s on a 2-core machine at load ~1 (8.8-9.7 s before this round, side by side).
 """
 from __future__ import annotations
 
@@ -71,7 +75,8 @@ def hot_elements() -> int:
 
 # what a program source defines at file scope: kernels, helper functions, macros (a bundle
 # of programs must not define one twice)
-_DEFINED = re.compile(r"(?:__kernel\s+void|inline\s+[\w ]+?)\s+(\w+)\s*\(|#define\s+(\w+)")
+_DEFINED = re.compile(r"(?:__kernel\s+void|(?:inline|__attribute__\(\(noinline\)\))\s+[\w ]+?)"
+                      r"\s+(\w+)\s*\(|#define\s+(\w+)")
 
 
 class KernelBuildError(EmberError, RuntimeError):
@@ -162,6 +167,7 @@ class Runtime:
         self.fp16 = "cl_khr_fp16" in device.extensions
         self.local_size = min(LOCAL_SIZE, device.max_work_group_size)
         self._programs: dict = {}
+        self._renamed: dict = {}                # key -> {kernel name: its name in a bundle}
         self._kernels: dict = {}
         self._typed_kernels: set = set()     # ids of kernels (kept alive by _kernels)
         self._uploads: collections.deque = collections.deque()
@@ -270,7 +276,7 @@ class Runtime:
             if program is None:
                 program = self._build(key, make_source())
                 self._programs[key] = program
-            found = getattr(program, name)
+            found = getattr(program, self._renamed.get(key, {}).get(name, name))
             self._kernels[(key, name)] = found
         return found
 
@@ -292,19 +298,29 @@ class Runtime:
             except (KeyError, TypeError, ValueError):   # no such kernel for this dtype
                 continue
             defined = {a or b for a, b in _DEFINED.findall(source)}
-            if defined & names:          # a name clash: that member builds alone
-                continue
+            clash = defined & names
+            renamed = {}
+            if clash:           # another dtype's family: its names get the dtype's suffix
+                suffix = (f"_{mkey[-1]}" if str(mkey[-1]).isidentifier() else f"_b{len(parts)}")
+                renamed = {name: name + suffix for name in clash}
+                pattern = r"\b(" + "|".join(map(re.escape, sorted(clash))) + r")\b"
+                source = re.sub(pattern, lambda m, to=renamed: to[m.group(1)], source)
+                defined = (defined - clash) | set(renamed.values())
+                if defined & names:      # still clashing: that member builds alone
+                    continue
             names |= defined
-            parts.append((mkey, source))
-        if not any(mkey == key for mkey, _ in parts):
+            parts.append((mkey, source, renamed))
+        if not any(mkey == key for mkey, _, _ in parts):
             return None
         try:
-            program = self._build(("bundle",) + key, "\n".join(s for _, s in parts))
+            program = self._build(("bundle",) + key, "\n".join(s for _, s, _ in parts))
         except KernelBuildError:
             self.failed_families.add(("bundle",) + key)
             return None
-        for mkey, _ in parts:
+        for mkey, _, renamed in parts:
             self._programs[mkey] = program
+            if renamed:
+                self._renamed[mkey] = renamed
         return program
 
     def _build(self, key, source: str):

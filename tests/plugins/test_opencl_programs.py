@@ -17,13 +17,15 @@ def test_the_reductions_of_one_dtype_share_one_program(opencl_device):
     np.testing.assert_array_equal(got[1], a.min(0))
     np.testing.assert_array_equal(got[2], a.argmax(1))
     np.testing.assert_array_equal(got[3], a.argmin(0))
-    assert ("reduce", "int32", "int32") in rt._programs
+    # cold, max and min run reduce_cold, a program of its own (the unrolled reduce_<op>
+    # build once hot)
+    assert ("reduce-cold", "int32", "int32") in rt._programs
     assert ("arg", "int32") in rt._programs
     # max and min: one reduction program; argmax and argmin: one more (at most two builds,
     # fewer when an earlier test in this process built them)
     assert rt.builds - before <= 2
-    kernels = {name for key, name in rt._kernels if key in (("reduce", "int32", "int32"),
-                                                            ("arg", "int32"))}
+    kernels = {name for key, name in rt._kernels
+               if key in (("reduce-cold", "int32", "int32"), ("arg", "int32"))}
     # max and min run one kernel while cold (reduce_cold, the op its argument)
     assert {"reduce_cold", "arg_argmax", "arg_argmin"} <= kernels
 
@@ -53,7 +55,7 @@ def test_a_cold_reduction_runs_one_kernel_for_every_op_and_matches_the_hot_bit_f
                 assert got[0].tobytes() == got[1].tobytes(), (dt, shape, axes, op)
                 if ref is not None:
                     np.testing.assert_allclose(got[0], ref(a, axis=axes), rtol=1e-5)
-    launched = {name for key, name in rt._kernels if key[0] == "reduce"}
+    launched = {name for key, name in rt._kernels if key[0] in ("reduce", "reduce-cold")}
     assert launched == {"reduce_cold", "reduce_sum", "reduce_max", "reduce_min",
                         "reduce_prod"}
 
@@ -138,3 +140,53 @@ def test_a_dtype_program_the_compiler_rejects_falls_back_to_the_ops_own(opencl_d
     assert rt.failed_families == {("elementwise", "uint8")}
     assert ("add", ("uint8", "uint8"), "uint8") in rt._programs
     assert rt.builds == 1                    # the op's own program (the rejected one raised)
+
+
+def test_float32_and_int64_families_build_as_one_program(opencl_device):
+    """bundles.py: the families a training step meets for float32 and int64 are one
+    build; names both define get the int64 member's dtype as a suffix."""
+    from ember import dtypes as D
+    from ember.backends.opencl import index
+    from ember.backends.opencl import reduce as R
+    rt = _fresh(opencl_device)
+    rng = np.random.default_rng(5)
+    f = rng.standard_normal((6, 5)).astype(np.float32)
+    i = rng.integers(-9, 9, (6, 5))
+    idx = rt.from_host(np.array([4, 0, 0, 2]), D.int64)
+    for a, dt in ((f, D.float32), (i, D.int64)):
+        x = rt.from_host(a, dt)
+        for axis in (0, 1):
+            got = rt.to_host(index.take(x, idx, axis=axis))
+            np.testing.assert_array_equal(got, np.take(a, [4, 0, 0, 2], axis=axis))
+        np.testing.assert_array_equal(rt.to_host(R.reduction("sum")(x, axes=(0,),
+                                                                    keepdims=False)),
+                                      a.sum(0))
+    assert rt.builds == 1
+    assert rt._programs[("take-words",)] is rt._programs[("reduce-cold", "int64", "int64")]
+    names = {k.function_name for k in rt._kernels.values()}
+    assert {"take_words", "reduce_cold", "reduce_cold_int64"} <= names, names
+
+
+def test_small_panels_pack_with_one_kernel_bit_for_bit(opencl_device, monkeypatch):
+    """linalg.pack_any (the rows per block an argument) packs panels of up to PACK_ANY
+    floats, and vector-aligned ones of any size: the same product, bit for bit, as the
+    pack{r} kernels."""
+    from ember import dtypes as D
+    from ember.backends.opencl import linalg
+    rt = _fresh(opencl_device)
+    rng = np.random.default_rng(6)
+    got = []
+    for limit in (0, 1 << 40):
+        monkeypatch.setattr(linalg, "PACK_ANY", limit)
+        for (m, k, n) in ((70, 33, 50), (64, 96, 64)):
+            a = rng.standard_normal((m, k)).astype(np.float32)
+            b = rng.standard_normal((k, n)).astype(np.float32)
+            x, y = rt.from_host(a, D.float32), rt.from_host(b, D.float32)
+            out = rt.empty((m, n), D.float32)
+            linalg.VARIANTS[linalg.DEFAULT_CPU](x, y, out, (), m, n, k)
+            got.append(rt.to_host(out))
+            np.testing.assert_allclose(got[-1], a @ b, rtol=1e-4, atol=1e-4)
+        rng = np.random.default_rng(6)
+    assert all(g.tobytes() == h.tobytes() for g, h in zip(got[:2], got[2:]))
+    names = {name for _, name in rt._kernels}
+    assert "pack_any" in names and ({"pack6", "pack16"} & names)

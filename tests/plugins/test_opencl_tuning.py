@@ -92,10 +92,10 @@ def test_a_cold_device_runs_the_default_until_its_products_pay_for_the_timing(
     assert rt.choices["matmul_source"] == "default"
     assert "matmul" not in rt.choices
     default = linalg.DEFAULT_CPU if rt.is_cpu else linalg.DEFAULT_GPU
-    # only the default's program was built (besides what float32's bundle builds with it,
-    # bundles.py: the naive and the default packed product are members)
+    # only the default's program was built (besides what the training bundle builds with
+    # it, bundles.py: the naive and the default packed product are members)
     from ember.backends.opencl import bundles
-    in_bundle = {key for key, _ in bundles.BUNDLES["float32"]}
+    in_bundle = {key for key, _ in bundles.BUNDLES["training"]}
     built = [key for key in rt._programs if str(key[0]).startswith("matmul")
              and key not in in_bundle]
     shape = tuple(int(n) for n in default[len("packed"):].split("x")) if \
