@@ -1,0 +1,196 @@
+"""The CPU's kernels of ops/nn.py's conv2d and its two gradients (conv2d_input_grad,
+conv2d_weight_grad).
+
+float32 3x3 stride-1 convolutions (dilation 1, padding at most 2, any groups) take Winograd
+F(2x2, 3x3): each 4x4 input tile d (stride 2) becomes V = B^T d B, each 3x3 filter
+U = G g G^T (4x4), the 16 tile positions multiply as 16 GEMMs (tiles x C) @ (C x O) per
+group, and A^T M A gives the 2x2 output tile: 16 products for 4 outputs, against 36 for
+im2col's (2.25x fewer multiply-adds).  The input gradient is the same convolution of the
+output gradient by the flipped, transposed filter (padding 2 - p); the weight gradient
+transforms the output gradient's 2x2 tiles (A g A^T), multiplies them with the input's
+V over all tiles (16 GEMMs, O x tiles x C) and maps the 4x4 sums back (G^T dU G).
+
+The transforms are themselves small GEMMs (kron(B^T, B^T), 16x16, over the tiles gathered
+channels-last by one strided copy; kron(A^T, A^T), 4x16), and everything runs a few images
+at a time so that the tiles and their products stay in the L2 cache (the whole batch's do
+not: NumPy's passes over them then run at the memory's speed).
+
+Other convolutions and dtypes run what the decomposition runs (the unfold kernel, then
+NumPy's matmul per image and group; the input gradient folds back with the fold kernel),
+with the same results.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_F32 = np.dtype(np.float32)
+_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float32)
+_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]], np.float32)
+_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float32)
+_KB = np.kron(_BT, _BT)                     # (16, 16): V = _KB @ d (d's 4x4 tile flattened)
+_KA = np.kron(_AT, _AT)                     # (4, 16): the 2x2 output tile from M
+_KAT = np.ascontiguousarray(_KA.T)          # (16, 4): d M from the output gradient's tile
+_KG = np.kron(_G, _G)                       # (16, 9): U from the 3x3 filter
+_KGT = np.ascontiguousarray(_KG.T)          # (9, 16): d filter from d U
+
+_BLOCK = 1 << 18     # bytes of transformed tiles per block of images (measured: 256 KiB
+#                      beats 1 and 4 MiB by 1.5-2x; the GEMMs and copies stay in L2)
+_MIN_CHANNELS = 8    # per group, in and out: below it the im2col GEMMs are as fast
+
+
+def winograd(dtype, weight_shape, hw, stride, padding, dilation, groups) -> bool:
+    """Whether a conv2d of (N, C, *hw) images of dtype by a weight of weight_shape, and
+    its gradients, take the Winograd kernels."""
+    o, cg, kh, kw = weight_shape
+    return (dtype is _F32 and kh == 3 and kw == 3 and stride == (1, 1)
+            and dilation == (1, 1) and max(padding) <= 2 and cg >= _MIN_CHANNELS
+            and o // groups >= _MIN_CHANNELS and hw[0] + 2 * padding[0] >= 3
+            and hw[1] + 2 * padding[1] >= 3)
+
+
+def _filters(weight, groups, flip):
+    """U: (16, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
+    filters) (16, G, O/G, C/G)."""
+    o, cg = weight.shape[:2]
+    w = weight[:, :, ::-1, ::-1] if flip else weight
+    u = (_KG @ w.reshape(o * cg, 9).T).reshape(16, groups, o // groups, cg)
+    return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
+
+
+def _tiles(xp, th, tw, m, out):
+    """The 4x4 tiles (stride 2) of the padded block xp (>= m, C, 2*th + 2, 2*tw + 2)
+    transformed: out (16, th*tw*m*C) = kron(B^T, B^T) @ the tiles, channels-last."""
+    c = xp.shape[1]
+    s0, s1, s2, s3 = xp.strides
+    d = np.empty((16, th * tw * m * c), _F32)
+    np.copyto(d.reshape(4, 4, th, tw, m, c), np.lib.stride_tricks.as_strided(
+        xp, (4, 4, th, tw, m, c), (s2, s3, 2 * s2, 2 * s3, s0, s1), writeable=False))
+    return np.matmul(_KB, d, out=out)
+
+
+def _blocks(n, per_image):
+    step = max(1, min(n, _BLOCK // max(per_image, 1)))
+    return [(b, min(step, n - b)) for b in range(0, n, step)], step
+
+
+def _padded(x, b, m, pad, buf):
+    """Images b..b+m of x into the zero-bordered buffer (its borders stay zero)."""
+    (ph, pw), (hp, wp) = pad, buf.shape[2:]
+    hh, ww = min(x.shape[2], hp - ph), min(x.shape[3], wp - pw)
+    buf[:m, :, ph:ph + hh, pw:pw + ww] = x[b:b + m, :, :hh, :ww]
+    return buf
+
+
+def _wino_conv(x, u, pad, out_hw):
+    """x (N, C, H, W) by the transformed filters u (16, G, C/G, O/G), zero padding pad,
+    cropped to out_hw (N, O, OH, OW)."""
+    n, c = x.shape[:2]
+    _, groups, cg, og = u.shape
+    o = groups * og
+    oh, ow = out_hw
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    out = np.empty((n, o, oh, ow), _F32)
+    blocks, step = _blocks(n, 16 * th * tw * max(c, o) * 4)
+    xp = np.zeros((step, c, 2 * th + 2, 2 * tw + 2), _F32)
+    v = np.empty((16, th * tw * step * c), _F32)
+    whole = oh == 2 * th and ow == 2 * tw
+    for b, m in blocks:
+        p = th * tw * m
+        vb = _tiles(_padded(x, b, m, pad, xp), th, tw, m, v[:, :p * c])
+        mm = np.matmul(vb.reshape(16, p, groups, cg).transpose(0, 2, 1, 3), u)  # 16,G,P,O/G
+        mm = mm.reshape(16, p * o) if groups == 1 else \
+            np.ascontiguousarray(mm.transpose(0, 2, 1, 3)).reshape(16, p * o)
+        y = (_KA @ mm).reshape(2, 2, th, tw, m, o).transpose(4, 5, 2, 0, 3, 1)
+        if whole:
+            np.copyto(out[b:b + m].reshape(m, o, th, 2, tw, 2), y)
+        else:
+            out[b:b + m] = y.reshape(m, o, 2 * th, 2 * tw)[:, :, :oh, :ow]
+    return out
+
+
+def _wino_weight_grad(g, x, padding, groups):
+    n, o, oh, ow = g.shape
+    c = x.shape[1]
+    cg, og = c // groups, o // groups
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    blocks, step = _blocks(n, 16 * th * tw * max(c, o) * 4)
+    xp = np.zeros((step, c, 2 * th + 2, 2 * tw + 2), _F32)
+    gp = np.zeros((step, o, 2 * th, 2 * tw), _F32)
+    v = np.empty((16, th * tw * step * c), _F32)
+    gt = np.empty((4, th * tw * step * o), _F32)
+    du = np.zeros((16, groups, og, cg), _F32)
+    for b, m in blocks:
+        p = th * tw * m
+        vb = _tiles(_padded(x, b, m, padding, xp), th, tw, m, v[:, :p * c])
+        gp[:m, :, :oh, :ow] = g[b:b + m]
+        gb = gt[:, :p * o]
+        np.copyto(gb.reshape(2, 2, th, tw, m, o),
+                  gp[:m].reshape(m, o, th, 2, tw, 2).transpose(3, 5, 2, 4, 0, 1))
+        dm = (_KAT @ gb).reshape(16, p, groups, og).transpose(0, 2, 3, 1)   # 16, G, O/G, P
+        du += np.matmul(dm, vb.reshape(16, p, groups, cg).transpose(0, 2, 1, 3))
+    dw = (_KGT @ du.reshape(16, o * cg)).reshape(3, 3, o, cg)
+    return np.ascontiguousarray(dw.transpose(2, 3, 0, 1))
+
+
+def kernels(unfold, fold) -> dict:
+    """conv2d, conv2d_input_grad and conv2d_weight_grad over the backend's unfold and fold
+    kernels (what the decompositions run elsewhere)."""
+
+    def conv2d(x, weight, *, stride, padding, dilation, groups):
+        n = x.shape[0]
+        o, cg, kh, kw = weight.shape
+        if n and weight.dtype is x.dtype and winograd(
+                x.dtype, weight.shape, x.shape[2:], stride, padding, dilation, groups):
+            oh, ow = x.shape[2] + 2 * padding[0] - 2, x.shape[3] + 2 * padding[1] - 2
+            return _wino_conv(x, _filters(weight, groups, False), padding, (oh, ow))
+        cols = unfold(x, kernel_size=(kh, kw), dilation=dilation, padding=padding,
+                      stride=stride)                                   # (N, C*kh*kw, L)
+        length = cols.shape[-1]
+        if groups == 1:
+            out = np.matmul(weight.reshape(o, cg * kh * kw), cols)
+        else:
+            out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
+                            cols.reshape(n, groups, cg * kh * kw, length))
+        (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
+        return out.reshape(n, o, (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+                           (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+
+    def conv2d_input_grad(g, weight, *, input_size, stride, padding, dilation, groups):
+        n, o, oh, ow = g.shape
+        _, cg, kh, kw = weight.shape
+        if n and weight.dtype is g.dtype and winograd(
+                g.dtype, weight.shape, input_size, stride, padding, dilation, groups):
+            return _wino_conv(g, _filters(weight, groups, True),
+                              (2 - padding[0], 2 - padding[1]), input_size)
+        if groups == 1:
+            cols = np.matmul(weight.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))
+        else:
+            cols = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw).transpose(
+                0, 2, 1), g.reshape(n, groups, o // groups, oh * ow))
+        return fold(cols.reshape(n, groups * cg * kh * kw, oh * ow),
+                    output_size=tuple(input_size), kernel_size=(kh, kw), dilation=dilation,
+                    padding=padding, stride=stride)
+
+    def conv2d_weight_grad(g, x, *, kernel_size, stride, padding, dilation, groups):
+        n, o, oh, ow = g.shape
+        c = x.shape[1]
+        kh, kw = kernel_size
+        if n and x.dtype is g.dtype and winograd(g.dtype, (o, c // groups, kh, kw),
+                                                 x.shape[2:], stride, padding, dilation,
+                                                 groups):
+            return _wino_weight_grad(g, x, padding, groups)
+        cols = unfold(x, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                      stride=stride)
+        if groups == 1:
+            gw = np.matmul(g.reshape(n, o, oh * ow), cols.transpose(0, 2, 1))
+        else:
+            gw = np.matmul(g.reshape(n, groups, o // groups, oh * ow), cols.reshape(
+                n, groups, c // groups * kh * kw, oh * ow).transpose(0, 1, 3, 2))
+        if gw.dtype.itemsize < 4 and gw.dtype.kind == "f":   # as the sum kernel: float32
+            gw = np.add.reduce(gw, axis=0, dtype=np.float32).astype(gw.dtype)
+        else:
+            gw = np.add.reduce(gw, axis=0)
+        return gw.reshape(o, c // groups, kh, kw)
+
+    return {"conv2d": conv2d, "conv2d_input_grad": conv2d_input_grad,
+            "conv2d_weight_grad": conv2d_weight_grad}
