@@ -131,16 +131,19 @@ def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, m
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-def test_conv2d_kernels_off_winograd_are_the_decomposition(dtype):
+def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
     """Every other convolution (stride, dilation, other kernels, few channels, small
-    planes, float64/float16) runs the decomposition's kernels, so its results are the
-    decomposition's bit for bit."""
+    planes, float64/float16): without groups and onto planes of up to 64 pixels, float32
+    and float64 forwards and weight gradients are one GEMM over the whole batch (the same
+    sums in another order: equal within rounding); everything else runs the decomposition's kernels, so its results are
+    the decomposition's bit for bit."""
     import ember
     from ember.ops.nn import conv2d_op
     rng = np.random.default_rng(2)
     for (n, c, h, w, o, k, s, p, d, g) in [
             (2, 4, 9, 8, 6, 3, 1, 1, 1, 1), (2, 8, 9, 8, 8, 3, 2, 1, 1, 1),
             (2, 8, 9, 8, 8, 3, 1, 1, 2, 1), (2, 8, 4, 4, 8, 3, 1, 1, 1, 1),
+            (3, 5, 6, 7, 4, 1, 1, 0, 1, 1), (2, 3, 11, 10, 5, 4, 3, 2, 1, 1),
             (2, 8, 9, 8, 12, (1, 3), 1, (0, 1), 1, 2), (3, 6, 7, 7, 9, 2, 1, 0, 1, 3)]:
         k2, s2, p2, d2 = (v if isinstance(v, tuple) else (v, v) for v in (k, s, p, d))
         a = dict(stride=s2, padding=p2, dilation=d2, groups=g)
@@ -154,7 +157,15 @@ def test_conv2d_kernels_off_winograd_are_the_decomposition(dtype):
         dx, dw = ember.tensor(x, requires_grad=True), ember.tensor(wt, requires_grad=True)
         want = conv2d_op.decompose(dx, dw, **a)
         want.backward(ember.tensor(g_))
-        for name, u, v in (("forward", got, want), ("input grad", ex.grad, dx.grad),
-                           ("weight grad", ew.grad, dw.grad)):
+        flat = g == 1 and dtype != np.float16 and got.shape[2] * got.shape[3] <= 64
+        for name, u, v, exact in (("forward", got, want, not flat),
+                                  ("input grad", ex.grad, dx.grad, True),
+                                  ("weight grad", ew.grad, dw.grad, not flat)):
             u, v = u.detach().numpy(), v.detach().numpy()
-            assert u.dtype == v.dtype and np.array_equal(u, v), (name, n, c, k, s, p, d, g)
+            assert u.dtype == v.dtype and u.shape == v.shape, name
+            if exact:
+                assert np.array_equal(u, v), (name, n, c, k, s, p, d, g)
+            else:
+                tol = 1e-5 if dtype == np.float32 else 1e-13
+                np.testing.assert_allclose(u, v, rtol=tol, atol=tol * np.abs(v).max(),
+                                           err_msg=name)
