@@ -135,8 +135,8 @@ def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
     """Every other convolution (stride, dilation, other kernels, few channels, small
     planes, float64/float16): without groups and onto planes of up to 64 pixels, float32
     and float64 forwards and weight gradients are one GEMM over the whole batch (the same
-    sums in another order: equal within rounding); everything else runs the decomposition's kernels, so its results are
-    the decomposition's bit for bit."""
+    sums in another order: equal within rounding); everything else runs the
+    decomposition's kernels, so its results are the decomposition's bit for bit."""
     import ember
     from ember.ops.nn import conv2d_op
     rng = np.random.default_rng(2)
