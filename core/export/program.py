@@ -552,13 +552,26 @@ def _pool_shape(x, *, kernel_size, stride, padding, dilation, extra):
     return (n, c) + _pooled(h, w, kernel_size, dilation, padding, stride, extra)
 
 
+def _conv2d_shape(x, weight, *, stride, padding, dilation, groups):
+    (n, c, h, w), (o, cg, kh, kw) = x, weight
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ValueError(f"{c} input channels do not fit the weight {weight} in {groups} "
+                         "groups")
+    oh, ow = _pooled(h, w, (kh, kw), dilation, padding, stride)
+    # the im2col columns a backend's kernel may build (unfold's output before conv2d was
+    # one op): bounded as a recorded value is
+    if c * kh * kw * n * oh * ow * 4 > MAX_VALUE_BYTES:         # at float32
+        raise ValueError("its im2col columns would exceed the exported program's value limit")
+    return n, o, oh, ow
+
+
 def _arange_shape(*, start, stop, step, dtype):
     if step == 0 or not all(math.isfinite(v) for v in (start, stop, step)):
         raise ValueError("arange needs a finite, non-zero step and finite bounds")
     return (max(0, math.ceil((stop - start) / step)),)
 
 
-# the ops whose declarations have no shape rule (ops/_op.py): computed before a file's graph
-# may allocate anything
+# the ops whose declarations have no shape rule (ops/_op.py), and conv2d (whose rule trusts
+# its inputs' channels): computed before a file's graph may allocate anything
 _SHAPES = {"unfold": _unfold_shape, "fold": _fold_shape, "max_pool2d": _pool_shape,
-           "arange": _arange_shape}
+           "arange": _arange_shape, "conv2d": _conv2d_shape}
