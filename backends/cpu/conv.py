@@ -101,9 +101,10 @@ def _padded(x, b, m, pad, buf):
     np.copyto(buf[:m, ph:ph + hh, pw:pw + ww], x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1))
 
 
-def _wino_conv(x, u, pad, out_hw):
+def _wino_conv(x, u, pad, out_hw, bias=None):
     """x (N, C, H, W) by the transformed filters u (16, G, C/G, O/G), zero padding pad,
-    cropped to out_hw (N, O, OH, OW)."""
+    cropped to out_hw (N, O, OH, OW), plus bias (O,) (added to each block's tiles while
+    they are in the cache: no pass over the whole output)."""
     n, c = x.shape[:2]
     _, groups, cg, og = u.shape
     o = groups * og
@@ -122,8 +123,10 @@ def _wino_conv(x, u, pad, out_hw):
         # is then one 8-byte unit, so the copy into the (N, O, OH, OW) layout moves half as
         # many, in rows of tw (the tile order's (a, b)-major GEMM output copied 2 floats a
         # row: 2.3x slower)
-        y = (mm.reshape(16, -1).T @ _KAT).view(np.float64).reshape(
-            groups, th, tw, m, og, 2)
+        y = mm.reshape(16, -1).T @ _KAT                     # (G*th*tw*m*O/G, 4)
+        if bias is not None:
+            y.reshape(groups, th * tw * m, og, 4)[...] += bias.reshape(groups, 1, og, 1)
+        y = y.view(np.float64).reshape(groups, th, tw, m, og, 2)
         dest = out[b:b + m] if whole else full[:m]
         np.copyto(dest.view(np.float64).reshape(m, groups, og, th, 2, tw),
                   y.transpose(3, 0, 4, 1, 5, 2))
@@ -191,19 +194,21 @@ def kernels(unfold, fold) -> dict:
     """conv2d, conv2d_input_grad and conv2d_weight_grad over the backend's unfold and fold
     kernels (what the decompositions run elsewhere)."""
 
-    def conv2d(x, weight, *, stride, padding, dilation, groups):
+    def conv2d(x, weight, bias=None, *, stride, padding, dilation, groups):
         n = x.shape[0]
         o, cg, kh, kw = weight.shape
-        if n and weight.dtype is x.dtype and winograd(
-                x.dtype, weight.shape, x.shape[2:], stride, padding, dilation, groups):
+        if n and weight.dtype is x.dtype and (bias is None or bias.dtype is x.dtype) and \
+                winograd(x.dtype, weight.shape, x.shape[2:], stride, padding, dilation, groups):
             oh, ow = x.shape[2] + 2 * padding[0] - 2, x.shape[3] + 2 * padding[1] - 2
-            return _wino_conv(x, _filters(weight, groups, False), padding, (oh, ow))
+            return _wino_conv(x, _filters(weight, groups, False), padding, (oh, ow), bias)
         if n and groups == 1 and x.dtype in _FLAT and weight.dtype is x.dtype and _small(
                 x.shape, (kh, kw), stride, padding, dilation):
             # one (O, C*kh*kw) @ (C*kh*kw, N*L) GEMM, not N of them: the batch folded
             # into the columns (then one copy back to (N, O, OH, OW))
             cols, (oh, ow) = _flat_cols(x, (kh, kw), dilation, padding, stride)
             out = weight.reshape(o, cg * kh * kw) @ cols
+            if bias is not None:
+                out += bias.reshape(o, 1)
             return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
         cols = unfold(x, kernel_size=(kh, kw), dilation=dilation, padding=padding,
                       stride=stride)                                   # (N, C*kh*kw, L)
@@ -214,8 +219,11 @@ def kernels(unfold, fold) -> dict:
             out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
                             cols.reshape(n, groups, cg * kh * kw, length))
         (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
-        return out.reshape(n, o, (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
-                           (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+        out = out.reshape(n, o, (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+                          (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+        if bias is not None:      # the decomposition's out + bias, in place
+            np.add(out, bias.reshape(o, 1, 1), out=out)
+        return out
 
     def conv2d_input_grad(g, weight, *, input_size, stride, padding, dilation, groups):
         n, o, oh, ow = g.shape

@@ -552,8 +552,10 @@ def _pool_shape(x, *, kernel_size, stride, padding, dilation, extra):
     return (n, c) + _pooled(h, w, kernel_size, dilation, padding, stride, extra)
 
 
-def _conv2d_shape(x, weight, *, stride, padding, dilation, groups):
+def _conv2d_shape(x, weight, bias=None, *, stride, padding, dilation, groups):
     (n, c, h, w), (o, cg, kh, kw) = x, weight
+    if bias is not None and tuple(bias) != (o,):
+        raise ValueError(f"the bias {bias} does not fit the weight {weight}")
     if groups < 1 or c != cg * groups or o % groups:
         raise ValueError(f"{c} input channels do not fit the weight {weight} in {groups} "
                          "groups")

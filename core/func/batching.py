@@ -433,10 +433,11 @@ def _from_groups(t, size):
 @register("batch joins N; a batched weight (or the weight gradient): the samples as groups",
           "conv2d", "conv2d_input_grad", "conv2d_weight_grad")
 def _conv2d(op, args, batched, attrs, size):
-    a, b = args                 # (x, weight), (g, weight) or (g, x)
-    if op.name != "conv2d_weight_grad" and not batched[1]:
+    a, b = args[:2]             # (x, weight[, bias]), (g, weight) or (g, x)
+    bias = list(args[2:3])
+    if op.name != "conv2d_weight_grad" and not batched[1] and not any(batched[2:3]):
         a = reshape(a, (size * a.shape[1],) + tuple(a.shape[2:]))
-        out = dispatch.run(op, a, b, **attrs)
+        out = dispatch.run(op, a, b, *bias, **attrs)
         return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
     # per-sample weights, or each sample's own weight gradient (not summed over samples):
     # one grouped convolution, groups * size groups
@@ -447,7 +448,8 @@ def _conv2d(op, args, batched, attrs, size):
         out = dispatch.run(op, a, _as_groups(b, size), **grouped)       # (size*O, C/G, kh, kw)
         return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
     b = reshape(b, (size * b.shape[1],) + tuple(b.shape[2:]))
-    return _from_groups(dispatch.run(op, a, b, **grouped), size)
+    bias = [reshape(materialize(t, batched[2], size), (size * t.shape[-1],)) for t in bias]
+    return _from_groups(dispatch.run(op, a, b, *bias, **grouped), size)
 
 
 # --- in place --------------------------------------------------------------------------------

@@ -97,11 +97,13 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise ShapeError(f"conv2d: the kernel {(kh, kw)} (dilation {dilation}) is larger than "
                          f"the padded input {(h + 2 * padding[0], w + 2 * padding[1])}; use a "
                          "smaller kernel or more padding")
-    # ops/nn.py's declared conv2d: unfold + matmul, or one backend kernel each way
-    out = run(conv2d_op, x, weight, stride=stride, padding=padding, dilation=dilation,
-              groups=groups)
-    if bias is not None:
-        out = out + bias.reshape(o, 1, 1)
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise ShapeError(f"conv2d: weight {tuple(weight.shape)} expects a bias of shape "
+                         f"({o},), got {tuple(bias.shape)}")
+    # ops/nn.py's declared conv2d: unfold + matmul (+ bias), or one backend kernel each way
+    a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    out = run(conv2d_op, x, weight, **a) if bias is None else \
+        run(conv2d_op, x, weight, bias, **a)
     return out.squeeze(0) if unbatched else out
 
 

@@ -581,7 +581,7 @@ def _max_pool2d(L, node, ins, attrs):
 
 
 def _conv2d(L, node, ins, attrs):
-    """ops/nn.py's conv2d (no bias: ember adds it as its own node): ONNX Conv."""
+    """ops/nn.py's conv2d (x, weight[, bias]): ONNX Conv."""
     (ph, pw), w = attrs["padding"], L.shapes[node.args[1].index]
     return L.emit("Conv", ins, kernel_shape=[int(w[2]), int(w[3])],
                   strides=list(attrs["stride"]), pads=[ph, pw, ph, pw],

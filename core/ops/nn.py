@@ -112,7 +112,7 @@ _CONV = ("stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int
          "groups: int")
 
 
-def _conv2d_decompose(x, weight, *, stride, padding, dilation, groups):
+def _conv2d_decompose(x, weight, bias=None, *, stride, padding, dilation, groups):
     n, c = x._data.shape[:2]
     o, cg, kh, kw = weight._data.shape
     cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
@@ -122,8 +122,9 @@ def _conv2d_decompose(x, weight, *, stride, padding, dilation, groups):
     else:
         out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
             n, groups, cg * kh * kw, length)                       # (N, G, O/G, L)
-    return out.reshape(_conv2d_shape((x, weight), dict(stride=stride, padding=padding,
-                                                       dilation=dilation)))
+    out = out.reshape(_conv2d_shape((x, weight), dict(stride=stride, padding=padding,
+                                                      dilation=dilation)))
+    return out if bias is None else out + bias.reshape(o, 1, 1)
 
 
 def _conv2d_shape(inputs, attrs) -> tuple:
@@ -175,19 +176,21 @@ conv2d_weight_grad_op = declare(
     doc="conv2d's gradient to its weight (O, C/groups, kh, kw) from d out and the input x")
 
 
-def _conv2d_vjp(g, out, x, weight, **attrs):
+def _conv2d_vjp(g, out, x, weight, bias=None, **attrs):
     # lazily: a frozen input or weight costs nothing (the first layer's x)
-    return (lambda: run(conv2d_input_grad_op, g, weight,
-                        input_size=tuple(x._data.shape[-2:]), **attrs),
-            lambda: run(conv2d_weight_grad_op, g, x,
-                        kernel_size=tuple(weight._data.shape[-2:]), **attrs))
+    from .reduce import sum as sum_
+    grads = (lambda: run(conv2d_input_grad_op, g, weight,
+                         input_size=tuple(x._data.shape[-2:]), **attrs),
+             lambda: run(conv2d_weight_grad_op, g, x,
+                         kernel_size=tuple(weight._data.shape[-2:]), **attrs))
+    return grads if bias is None else grads + (lambda: sum_(g, (0, 2, 3)),)
 
 
 conv2d_op = declare(
-    "conv2d", "composite", rule_same, sig="x, weight, *, " + _CONV, shape=_conv2d_shape,
-    decompose=_conv2d_decompose, vjp=_conv2d_vjp,
+    "conv2d", "composite", rule_same, sig="x, weight, bias?, *, " + _CONV,
+    shape=_conv2d_shape, decompose=_conv2d_decompose, vjp=_conv2d_vjp,
     doc="2-D convolution (cross-correlation) of x (N, C, H, W) by weight (O, C/groups, kh, "
-        "kw), without bias: (N, O, OH, OW)")
+        "kw), plus bias (O,) when given: (N, O, OH, OW)")
 
 
 def _windows(x, kernel_size, stride, padding, dilation, extra):

@@ -110,6 +110,9 @@ def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, m
     want = _conv_ref(x, wt, padding, groups)
     g = rng.standard_normal(want.shape, dtype=np.float32)
     got = CONV["conv2d"](x, wt, **a)
+    bias = rng.standard_normal(o, dtype=np.float32)
+    np.testing.assert_allclose(CONV["conv2d"](x, wt, bias, **a), want + bias[:, None, None],
+                               rtol=0, atol=2e-6 * np.abs(want).max(), err_msg="bias")
     # the references: dx = the convolution of g by the flipped, transposed filter (padding
     # 2 - p); dw[o, c, i, j] = sum of g[:, o] * the (i, j)-shifted padded input x[:, c]
     gx = CONV["conv2d_input_grad"](g, wt, input_size=(h, w), **a)
@@ -150,13 +153,20 @@ def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
         x = rng.standard_normal((n, c, h, w)).astype(dtype)
         wt = rng.standard_normal((o, c // g) + k2).astype(dtype)
         assert not conv.winograd(np.dtype(dtype), wt.shape, (h, w), **a)
+        b = rng.standard_normal(o).astype(dtype)
         ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(wt, requires_grad=True)
-        got = ember.dispatch.run(conv2d_op, ex, ew, **a)
+        eb = ember.tensor(b, requires_grad=True)
+        got = ember.dispatch.run(conv2d_op, ex, ew, eb, **a)
         g_ = rng.standard_normal(got.shape).astype(dtype)
         got.backward(ember.tensor(g_))
         dx, dw = ember.tensor(x, requires_grad=True), ember.tensor(wt, requires_grad=True)
-        want = conv2d_op.decompose(dx, dw, **a)
+        db = ember.tensor(b, requires_grad=True)
+        want = conv2d_op.decompose(dx, dw, db, **a)
         want.backward(ember.tensor(g_))
+        # the bias gradient: one sum over (N, OH, OW) each way
+        np.testing.assert_allclose(eb.grad.numpy().astype(np.float64),
+                                   db.grad.numpy().astype(np.float64),
+                                   rtol=1e-2 if dtype == np.float16 else 1e-5)
         flat = g == 1 and dtype != np.float16 and got.shape[2] * got.shape[3] <= 64
         for name, u, v, exact in (("forward", got, want, not flat),
                                   ("input grad", ex.grad, dx.grad, True),
