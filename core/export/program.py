@@ -137,7 +137,16 @@ class ExportedProgram:
         program = self if device is None else self.to(device)
         inputs, expected = self.examples
         args, kwargs = _fill(self.spec.in_tree, [x.to(program.device) for x in inputs])
-        got = [t for t in _leaves(program(*args, **kwargs)) if type(t) is Tensor]
+        try:
+            got = [t for t in _leaves(program(*args, **kwargs)) if type(t) is Tensor]
+        except EmberError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (a kernel fed what the file's graph says)
+            # the file's nodes passed the loader's checks but do not fit together (an input
+            # swapped for another of a different size, ...): a corrupted or hostile file
+            raise ExportVerificationError(
+                f"export.verify: the program fails on its stored example inputs "
+                f"({type(exc).__name__}: {exc}); the file's graph is inconsistent") from None
         if len(got) != len(expected):
             raise ExportVerificationError(f"export.verify: the program made {len(got)} tensor "
                                           f"outputs; {len(expected)} are stored")
