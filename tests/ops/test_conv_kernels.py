@@ -87,9 +87,11 @@ def _conv_ref(x, w, padding, groups):
     return out
 
 
-WINOGRAD = [  # (N, C, H, W, O, padding, groups): odd sizes, paddings 0-2, groups
+WINOGRAD = [  # (N, C, H, W, O, padding, groups): odd sizes, paddings 0-2, groups; F(4x4)
+    # but for the flat (2, 34) output (F(2x2): its tiles cost less there)
     (2, 8, 9, 9, 8, (1, 1), 1), (3, 8, 10, 9, 16, (0, 0), 1), (2, 16, 8, 11, 8, (2, 1), 1),
-    (2, 16, 9, 8, 32, (1, 2), 2), (5, 24, 8, 8, 24, (1, 1), 3), (1, 8, 7, 9, 8, (2, 2), 1)]
+    (2, 16, 9, 8, 32, (1, 2), 2), (5, 24, 8, 8, 24, (1, 1), 3), (1, 8, 7, 9, 8, (2, 2), 1),
+    (2, 8, 2, 34, 8, (1, 1), 1), (4, 32, 16, 16, 32, (1, 1), 1)]
 
 
 @pytest.mark.parametrize("shape", WINOGRAD)
@@ -97,7 +99,8 @@ WINOGRAD = [  # (N, C, H, W, O, padding, groups): odd sizes, paddings 0-2, group
 def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, monkeypatch):
     """The Winograd kernels (float32 3x3 stride 1) against a direct float64 convolution:
     the forward, the input gradient (the convolution's adjoint) and the weight gradient,
-    within float32 rounding of the sums; block=1 runs one image a block (a partial last
+    within float32 rounding of the sums (F(4x4)'s transforms round ~15x more than a direct
+    sum's: 1e-5 of the largest value); block=1 runs one image a block (a partial last
     block, buffers reused across blocks)."""
     if block is not None:
         monkeypatch.setattr(conv, "_BLOCK", block)
@@ -112,7 +115,7 @@ def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, m
     got = CONV["conv2d"](x, wt, **a)
     bias = rng.standard_normal(o, dtype=np.float32)
     np.testing.assert_allclose(CONV["conv2d"](x, wt, bias, **a), want + bias[:, None, None],
-                               rtol=0, atol=2e-6 * np.abs(want).max(), err_msg="bias")
+                               rtol=0, atol=1e-5 * np.abs(want).max(), err_msg="bias")
     # the references: dx = the convolution of g by the flipped, transposed filter (padding
     # 2 - p); dw[o, c, i, j] = sum of g[:, o] * the (i, j)-shifted padded input x[:, c]
     gx = CONV["conv2d_input_grad"](g, wt, input_size=(h, w), **a)
@@ -130,7 +133,7 @@ def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, m
                               ("weight grad", gw, want_gw)):
         assert got_.dtype == np.float32 and got_.shape == want_.shape, name
         scale = np.abs(want_).max()
-        np.testing.assert_allclose(got_, want_, rtol=0, atol=2e-6 * scale, err_msg=name)
+        np.testing.assert_allclose(got_, want_, rtol=0, atol=1e-5 * scale, err_msg=name)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
