@@ -13,6 +13,7 @@ from ember.backend import Capabilities, DeviceInfo, Probe
 from ember.plugins import hookimpl
 
 from .. import array_api
+from . import conv as _conv
 from . import rnn as _rnn
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
@@ -380,6 +381,8 @@ class CPUBackend:
         table["linear"] = _linear
         table["unfold"] = _unfold
         table["fold"] = _fold(table["fold"])
+        # conv2d and its gradients (ops/nn.py): Winograd for 3x3 stride 1 (backends/cpu/conv.py)
+        table.update(_conv.kernels(table["unfold"], table["fold"]))
         table["max_pool2d"] = _max_pool2d
         table["max_pool2d_backward"] = _max_pool2d_backward
         table["tanh_backward"] = _tanh_backward

@@ -421,6 +421,9 @@ class _Reader:
             kind = inputs[min(j, len(inputs) - 1)]["type"] if inputs else "array"
             if not isinstance(a, Ref) and "scalar" not in kind and a is not None:
                 raise self.bad(f"{where}: argument {j} must be an array, got {brief(a, 40)}")
+            if a is None and not sig["variadic"] and not inputs[j]["optional"]:
+                raise self.bad(f"{where}: argument {j} ({inputs[j]['name']}) is required, "
+                               "got None")
         unknown = set(attrs) - set(sig["attrs"])
         missing = set(sig["attrs"]) - set(attrs)
         if unknown or missing:
@@ -429,6 +432,10 @@ class _Reader:
         for key, kind in sig["attrs"].items():
             if not _typed(attrs[key], kind):
                 raise self.bad(f"{where}: attribute {key}={brief(attrs[key], 80)} is not a {kind}")
+            if key in _AXES and _symbolic(attrs[key]):
+                # a dimension index is never a function of a dynamic size
+                raise self.bad(f"{where}: attribute {key}={brief(attrs[key], 80)} is a "
+                               "dimension index, not a size")
 
     def shape(self, shape, where) -> tuple:
         value = self.decode(shape, where)
@@ -533,6 +540,14 @@ class _Reader:
 
 def _scalar(a) -> bool:
     return a is None or isinstance(a, (bool, int, float, Expr))
+
+
+_AXES = frozenset({"axis", "axes", "dim", "dims", "dim0", "dim1"})
+
+
+def _symbolic(value) -> bool:
+    return isinstance(value, Expr) or isinstance(value, tuple) and any(
+        isinstance(v, Expr) for v in value)
 
 
 def _typed(value, kind: str) -> bool:

@@ -137,7 +137,16 @@ class ExportedProgram:
         program = self if device is None else self.to(device)
         inputs, expected = self.examples
         args, kwargs = _fill(self.spec.in_tree, [x.to(program.device) for x in inputs])
-        got = [t for t in _leaves(program(*args, **kwargs)) if type(t) is Tensor]
+        try:
+            got = [t for t in _leaves(program(*args, **kwargs)) if type(t) is Tensor]
+        except EmberError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (a kernel fed what the file's graph says)
+            # the file's nodes passed the loader's checks but do not fit together (an input
+            # swapped for another of a different size, ...): a corrupted or hostile file
+            raise ExportVerificationError(
+                f"export.verify: the program fails on its stored example inputs "
+                f"({type(exc).__name__}: {exc}); the file's graph is inconsistent") from None
         if len(got) != len(expected):
             raise ExportVerificationError(f"export.verify: the program made {len(got)} tensor "
                                           f"outputs; {len(expected)} are stored")
@@ -552,13 +561,28 @@ def _pool_shape(x, *, kernel_size, stride, padding, dilation, extra):
     return (n, c) + _pooled(h, w, kernel_size, dilation, padding, stride, extra)
 
 
+def _conv2d_shape(x, weight, bias=None, *, stride, padding, dilation, groups):
+    (n, c, h, w), (o, cg, kh, kw) = x, weight
+    if bias is not None and tuple(bias) != (o,):
+        raise ValueError(f"the bias {bias} does not fit the weight {weight}")
+    if groups < 1 or c != cg * groups or o % groups:
+        raise ValueError(f"{c} input channels do not fit the weight {weight} in {groups} "
+                         "groups")
+    oh, ow = _pooled(h, w, (kh, kw), dilation, padding, stride)
+    # the im2col columns a backend's kernel may build (unfold's output before conv2d was
+    # one op): bounded as a recorded value is
+    if c * kh * kw * n * oh * ow * 4 > MAX_VALUE_BYTES:         # at float32
+        raise ValueError("its im2col columns would exceed the exported program's value limit")
+    return n, o, oh, ow
+
+
 def _arange_shape(*, start, stop, step, dtype):
     if step == 0 or not all(math.isfinite(v) for v in (start, stop, step)):
         raise ValueError("arange needs a finite, non-zero step and finite bounds")
     return (max(0, math.ceil((stop - start) / step)),)
 
 
-# the ops whose declarations have no shape rule (ops/_op.py): computed before a file's graph
-# may allocate anything
+# the ops whose declarations have no shape rule (ops/_op.py), and conv2d (whose rule trusts
+# its inputs' channels): computed before a file's graph may allocate anything
 _SHAPES = {"unfold": _unfold_shape, "fold": _fold_shape, "max_pool2d": _pool_shape,
-           "arange": _arange_shape}
+           "arange": _arange_shape, "conv2d": _conv2d_shape}

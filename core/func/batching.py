@@ -417,6 +417,41 @@ def _merge_n(op, args, batched, attrs, size):
     return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
 
 
+def _as_groups(t, size):
+    """A batched (size, N, C, H, W) as (N, size*C, H, W): the samples side by side as
+    channel groups."""
+    t = _run("permute", t, dims=(1, 0, 2, 3, 4))
+    return reshape(t, (t.shape[0], size * t.shape[2]) + tuple(t.shape[3:]))
+
+
+def _from_groups(t, size):
+    """(N, size*O, H, W) back to the batched (size, N, O, H, W)."""
+    t = reshape(t, (t.shape[0], size, t.shape[1] // size) + tuple(t.shape[2:]))
+    return _run("permute", t, dims=(1, 0, 2, 3, 4))
+
+
+@register("batch joins N; a batched weight (or the weight gradient): the samples as groups",
+          "conv2d", "conv2d_input_grad", "conv2d_weight_grad")
+def _conv2d(op, args, batched, attrs, size):
+    a, b = args[:2]             # (x, weight[, bias]), (g, weight) or (g, x)
+    bias = list(args[2:3])
+    if op.name != "conv2d_weight_grad" and not batched[1] and not any(batched[2:3]):
+        a = reshape(a, (size * a.shape[1],) + tuple(a.shape[2:]))
+        out = dispatch.run(op, a, b, *bias, **attrs)
+        return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
+    # per-sample weights, or each sample's own weight gradient (not summed over samples):
+    # one grouped convolution, groups * size groups
+    grouped = {**attrs, "groups": attrs["groups"] * size}
+    a = _as_groups(materialize(a, batched[0], size), size)
+    b = materialize(b, batched[1], size)
+    if op.name == "conv2d_weight_grad":
+        out = dispatch.run(op, a, _as_groups(b, size), **grouped)       # (size*O, C/G, kh, kw)
+        return reshape(out, (size, out.shape[0] // size) + tuple(out.shape[1:]))
+    b = reshape(b, (size * b.shape[1],) + tuple(b.shape[2:]))
+    bias = [reshape(materialize(t, batched[2], size), (size * t.shape[-1],)) for t in bias]
+    return _from_groups(dispatch.run(op, a, b, *bias, **grouped), size)
+
+
 # --- in place --------------------------------------------------------------------------------
 
 @register("in place (batched target)", "add_", "sub_", "mul_", "div_", "assign")

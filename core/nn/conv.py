@@ -9,9 +9,10 @@ import math
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
+from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
-from ..ops import fold, pad, unfold
-from ..ops.nn import out_size, pair
+from ..ops import fold, pad
+from ..ops.nn import conv2d_op, out_size, pair
 from ..tensor import Tensor
 from . import init
 from ._util import _batched
@@ -52,7 +53,8 @@ def _same_dtype(name, input, weight, bias):
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
-    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): unfold + one matmul.
+    """2-D convolution of (N, C, H, W) by (O, C/groups, kh, kw): ops/nn.py's conv2d op
+    (unfold + one matmul, or the backend's kernel; the CPU's is Winograd for 3x3 stride 1).
 
     PyTorch
     -------
@@ -95,15 +97,13 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise ShapeError(f"conv2d: the kernel {(kh, kw)} (dilation {dilation}) is larger than "
                          f"the padded input {(h + 2 * padding[0], w + 2 * padding[1])}; use a "
                          "smaller kernel or more padding")
-    cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
-    if groups == 1:
-        out = weight.reshape(o, c * kh * kw) @ cols                # (N, O, L)
-    else:
-        out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
-            n, groups, cg * kh * kw, oh * ow)                      # (N, G, O/G, L)
-    out = out.reshape(n, o, oh, ow)
-    if bias is not None:
-        out = out + bias.reshape(o, 1, 1)
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise ShapeError(f"conv2d: weight {tuple(weight.shape)} expects a bias of shape "
+                         f"({o},), got {tuple(bias.shape)}")
+    # ops/nn.py's declared conv2d: unfold + matmul (+ bias), or one backend kernel each way
+    a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    out = run(conv2d_op, x, weight, **a) if bias is None else \
+        run(conv2d_op, x, weight, bias, **a)
     return out.squeeze(0) if unbatched else out
 
 

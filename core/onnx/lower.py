@@ -580,6 +580,14 @@ def _max_pool2d(L, node, ins, attrs):
                   dilations=list(attrs["dilation"]))
 
 
+def _conv2d(L, node, ins, attrs):
+    """ops/nn.py's conv2d (x, weight[, bias]): ONNX Conv."""
+    (ph, pw), w = attrs["padding"], L.shapes[node.args[1].index]
+    return L.emit("Conv", ins, kernel_shape=[int(w[2]), int(w[3])],
+                  strides=list(attrs["stride"]), pads=[ph, pw, ph, pw],
+                  dilations=list(attrs["dilation"]), group=int(attrs["groups"]))
+
+
 def _reduce(onnx_op, axes_input_from):
     def lower(L, node, ins, attrs):
         axes = list(attrs["axes"])
@@ -661,7 +669,7 @@ LOWER = {
     "scatter_add": _scatter_add, "matmul": _matmul, "reshape": _reshape,
     "permute": _permute, "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad,
     "concatenate": _concatenate, "contiguous": _identity, "unfold": _unfold, "fold": _fold,
-    "max_pool2d": _max_pool2d,
+    "max_pool2d": _max_pool2d, "conv2d": _conv2d,
     "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18),
     "max": _reduce("ReduceMax", 18), "min": _reduce("ReduceMin", 18),
     "any": _logical_reduce("ReduceMax"), "all": _logical_reduce("ReduceMin"),

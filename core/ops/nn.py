@@ -102,6 +102,97 @@ def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1
 
 # --- declared kernels: composites a backend may run as one kernel ------------------------
 
+# conv2d: a composite (unfold + one matmul per group) with its own gradient rule, so that a
+# backend may run the forward, the input gradient and the weight gradient as one kernel each
+# (the CPU's: backends/cpu/conv.py, Winograd for 3x3 stride-1 convolutions); without one
+# the decompositions below run as ember ops on any device, and create_graph differentiates
+# them.  x is already padded for asymmetric 'same' padding; the bias is added outside.
+
+_CONV = ("stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int], "
+         "groups: int")
+
+
+def _conv2d_decompose(x, weight, bias=None, *, stride, padding, dilation, groups):
+    n, c = x._data.shape[:2]
+    o, cg, kh, kw = weight._data.shape
+    cols = unfold(x, (kh, kw), dilation, padding, stride)          # (N, C*kh*kw, L)
+    length = cols._data.shape[-1]
+    if groups == 1:
+        out = weight.reshape(o, c * kh * kw) @ cols                # (N, O, L)
+    else:
+        out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols.reshape(
+            n, groups, cg * kh * kw, length)                       # (N, G, O/G, L)
+    out = out.reshape(_conv2d_shape((x, weight), dict(stride=stride, padding=padding,
+                                                      dilation=dilation)))
+    return out if bias is None else out + bias.reshape(o, 1, 1)
+
+
+def _conv2d_shape(inputs, attrs) -> tuple:
+    (n, _, h, w), (o, _, kh, kw) = inputs[0]._data.shape, inputs[1]._data.shape
+    (sh, sw), (ph, pw), (dh, dw) = attrs["stride"], attrs["padding"], attrs["dilation"]
+    return n, o, out_size(h, kh, dh, ph, sh), out_size(w, kw, dw, pw, sw)
+
+
+def _conv2d_input_grad_decompose(g, weight, *, input_size, stride, padding, dilation,
+                                 groups):
+    n, o, oh, ow = g._data.shape
+    _, cg, kh, kw = weight._data.shape
+    if groups == 1:
+        cols = weight.reshape(o, cg * kh * kw).mT @ g.reshape(n, o, oh * ow)
+    else:
+        cols = weight.reshape(groups, o // groups, cg * kh * kw).mT @ g.reshape(
+            n, groups, o // groups, oh * ow)                       # (N, G, C/G*kh*kw, L)
+    return fold(cols.reshape(n, groups * cg * kh * kw, oh * ow), input_size, (kh, kw),
+                dilation, padding, stride)
+
+
+def _conv2d_weight_grad_decompose(g, x, *, kernel_size, stride, padding, dilation, groups):
+    n, o, oh, ow = g._data.shape
+    c = x._data.shape[1]
+    kh, kw = kernel_size
+    cols = unfold(x, kernel_size, dilation, padding, stride)       # (N, C*kh*kw, L)
+    if groups == 1:
+        gw = (g.reshape(n, o, oh * ow) @ cols.mT).sum(0)
+    else:
+        gw = (g.reshape(n, groups, o // groups, oh * ow) @ cols.reshape(
+            n, groups, c // groups * kh * kw, oh * ow).mT).sum(0)
+    return gw.reshape(o, c // groups, kh, kw)
+
+
+conv2d_input_grad_op = declare(
+    "conv2d_input_grad", "gradient", rule_same, sig="g, weight, *, input_size: "
+    "tuple[int, int], " + _CONV, serves="conv2d", decompose=_conv2d_input_grad_decompose,
+    shape=lambda inputs, attrs: (inputs[0]._data.shape[0],
+                                 inputs[1]._data.shape[1] * attrs["groups"])
+    + tuple(attrs["input_size"]),
+    doc="conv2d's gradient to its input x (N, C, H, W) from d out: the transposed "
+        "convolution of g by the weight")
+conv2d_weight_grad_op = declare(
+    "conv2d_weight_grad", "gradient", rule_same, sig="g, x, *, kernel_size: "
+    "tuple[int, int], " + _CONV, serves="conv2d", decompose=_conv2d_weight_grad_decompose,
+    shape=lambda inputs, attrs: (inputs[0]._data.shape[1],
+                                 inputs[1]._data.shape[1] // attrs["groups"])
+    + tuple(attrs["kernel_size"]),
+    doc="conv2d's gradient to its weight (O, C/groups, kh, kw) from d out and the input x")
+
+
+def _conv2d_vjp(g, out, x, weight, bias=None, **attrs):
+    # lazily: a frozen input or weight costs nothing (the first layer's x)
+    from .reduce import sum as sum_
+    grads = (lambda: run(conv2d_input_grad_op, g, weight,
+                         input_size=tuple(x._data.shape[-2:]), **attrs),
+             lambda: run(conv2d_weight_grad_op, g, x,
+                         kernel_size=tuple(weight._data.shape[-2:]), **attrs))
+    return grads if bias is None else grads + (lambda: sum_(g, (0, 2, 3)),)
+
+
+conv2d_op = declare(
+    "conv2d", "composite", rule_same, sig="x, weight, bias?, *, " + _CONV,
+    shape=_conv2d_shape, decompose=_conv2d_decompose, vjp=_conv2d_vjp,
+    doc="2-D convolution (cross-correlation) of x (N, C, H, W) by weight (O, C/groups, kh, "
+        "kw), plus bias (O,) when given: (N, O, OH, OW)")
+
+
 def _windows(x, kernel_size, stride, padding, dilation, extra):
     """x's pooling windows as columns (N*C, kh*kw, L), padded with the dtype's lowest value,
     and the position of each window's first maximum (N*C, 1, L)."""

@@ -164,7 +164,7 @@ def test_file_is_a_zip_of_json_and_safetensors(saved, tmp_path):
         assert zf.namelist() == ["program.json", "weights.safetensors", "examples.safetensors"]
         doc = json.loads(zf.read("program.json"))
     assert doc["format"] == "ember.export" and doc["version"] == 1
-    assert "unfold" in doc["ops"] and doc["dims"] == [["batch", 1, 2**62]]
+    assert "conv2d" in doc["ops"] and doc["dims"] == [["batch", 1, 2**62]]
     from safetensors.numpy import load as st_load  # the weights: plain safetensors
     with zipfile.ZipFile(path) as zf:
         weights = st_load(zf.read("weights.safetensors"))

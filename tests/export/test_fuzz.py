@@ -188,7 +188,7 @@ def test_specific_refusals_name_the_problem(tmp_path, monkeypatch):
     node[3]["shape"] = [2, "eight"]
     assert "attribute shape" in load(bad)
     bad = copy.deepcopy(doc)
-    node = next(n for n in bad["nodes"] if n[1] == "unfold")
+    node = next(n for n in bad["nodes"] if n[1] == "conv2d")
     node[3]["padding"] = [100000, 100000]
     assert "records shape" in load(bad) or "bytes" in load(bad)
     bad = copy.deepcopy(doc)

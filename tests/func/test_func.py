@@ -281,3 +281,35 @@ def test_per_sample_grads_batch_the_fused_backward_kernels():
     h = func.grad(lambda a: func.grad(lambda b: (b.sin() ** 2).sum())(a).sum())(x[0, 0, 0])
     a = x[0, 0, 0].numpy()
     np.testing.assert_allclose(h.numpy(), 2 * np.cos(2 * a), rtol=1e-5, atol=1e-6)
+
+
+def test_per_sample_grads_of_stacked_convolutions_batch_the_conv_kernels():
+    # conv2d, conv2d_input_grad and conv2d_weight_grad batch (the samples join N, or with
+    # per-sample weights and weight gradients become channel groups): no per-sample loop,
+    # each sample's gradient as grad alone gives it (3x3 stride 1 with 8 channels: the
+    # CPU's Winograd kernels, grouped)
+    F = ember.nn.functional
+    ember.manual_seed(0)
+    c1, c2 = ember.nn.Conv2d(8, 8, 3, padding=1), ember.nn.Conv2d(8, 8, 3, padding=1)
+    params = {"w1": c1.weight.detach(), "b1": c1.bias.detach(), "w2": c2.weight.detach()}
+
+    def loss(p, x):
+        h = F.relu(F.conv2d(x.unsqueeze(0), p["w1"], p["b1"], padding=1))
+        return (F.conv2d(h, p["w2"], padding=1) ** 2).mean()
+    x = ember.randn(4, 8, 8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, names = _ops_run(lambda: func.vmap(func.grad(loss), in_dims=(None, 0))(params, x))
+    assert {"conv2d_input_grad", "conv2d_weight_grad"} <= set(names), names
+    for i in range(4):
+        g = func.grad(loss)(params, x[i])
+        for k in g:
+            np.testing.assert_allclose(got[k][i].numpy(), g[k].numpy(), rtol=1e-4,
+                                       atol=1e-6 * np.abs(g[k].numpy()).max())
+    # per-sample weights: conv2d itself as channel groups
+    ws = ember.randn(4, 8, 8, 3, 3)
+    out = func.vmap(lambda w, xi: F.conv2d(xi.unsqueeze(0), w, padding=1))(ws, x)
+    for i in range(4):
+        want = F.conv2d(x[i].unsqueeze(0), ws[i], padding=1)
+        np.testing.assert_allclose(out[i].numpy(), want.numpy(), rtol=1e-4,
+                                   atol=1e-6 * np.abs(want.numpy()).max())

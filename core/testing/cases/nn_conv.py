@@ -95,6 +95,17 @@ for _name, _kw in [("conv2d", {}),
          Input((2, 4, 6, 5)), Input((4, 4 // _groups, 3, 3)), Input((4,)),
          dtypes=ALL_FLOATS if _name == "conv2d" else FLOATS, ops=("conv2d",),
          atol=1e-4, rtol=1e-4)
+# 3x3 stride-1 float32 convolutions with 8+ channels a group take the CPU's Winograd
+# kernels (backends/cpu/conv.py; 16+ 2x2 output tiles an image): odd sizes (a partial
+# last tile), paddings 0-2, groups
+case("conv2d:winograd", lambda E, x, w, b: (F(E).conv2d(x, w, b, padding=1),
+                                            F(E).conv2d(x, w, None, padding=(0, 2))),
+     lambda np, x, w, b: (_conv2d(x, w, b, padding=(1, 1)), _conv2d(x, w, padding=(0, 2))),
+     Input((2, 8, 7, 9)), Input((12, 8, 3, 3)), Input((12,)), ops=("conv2d",),
+     atol=1e-4, rtol=1e-4)
+case("conv2d:winograd_groups", lambda E, x, w: F(E).conv2d(x, w, padding=2, groups=2),
+     lambda np, x, w: _conv2d(x, w, padding=(2, 2), groups=2), Input((3, 16, 6, 5)),
+     Input((16, 8, 3, 3)), ops=("conv2d",), atol=1e-4, rtol=1e-4)
 case("conv2d:unbatched", lambda E, x, w: F(E).conv2d(x, w, padding=1),
      lambda np, x, w: _conv2d(x[None], w, padding=(1, 1))[0], Input((2, 4, 4)),
      Input((3, 2, 3, 3)), ops=("conv2d",), atol=1e-4)

@@ -1,0 +1,311 @@
+"""The CPU's kernels of ops/nn.py's conv2d and its two gradients (conv2d_input_grad,
+conv2d_weight_grad).
+
+float32 3x3 stride-1 convolutions (dilation 1, padding at most 2, any groups) take Winograd
+F(4x4, 3x3) (F(2x2, 3x3) where partial edge tiles make the larger ones dearer): each
+(t+2)x(t+2) input tile d (stride t) becomes V = B^T d B, each 3x3 filter U = G g G^T, the
+(t+2)^2 tile positions multiply as as many GEMMs (tiles x C) @ (C x O) per group, and
+A^T M A gives the t x t output tile: 36 products for 16 outputs (F(2x2): 16 for 4), against
+144 (64) for im2col's (4x and 2.25x fewer multiply-adds).  The input gradient is the same
+convolution of the output gradient by the flipped, transposed filter (padding 2 - p); the
+weight gradient transforms the output gradient's t x t tiles (A g A^T), multiplies them
+with the input's V over all tiles (O x tiles x C GEMMs) and maps the sums back
+(G^T dU G).
+
+The transforms are themselves small GEMMs (kron(B^T, B^T) over the tiles gathered
+channels-last by one strided copy; kron(A^T, A^T)), and everything runs a few images at a
+time so that the tiles and their products stay in the L2 cache (the whole batch's do not:
+NumPy's passes over them then run at the memory's speed).
+
+Other float32 and float64 convolutions without groups onto small planes (<= 64 pixels) fold
+the batch into one GEMM each for the forward and the weight gradient (im2col as
+(C*kh*kw, N*L) columns); larger planes, the input
+gradient, grouped convolutions and other dtypes run what the decomposition runs (the unfold
+kernel, NumPy's matmul per image and group, the fold kernel), with the same results.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_F32 = np.dtype(np.float32)
+
+
+def _scheme(t: int) -> dict:
+    """F(t x t, 3x3)'s transforms as Kronecker products over the flattened tiles: V = KB @ d
+    (a (t+2)^2 input tile), U = KG @ g (the 3x3 filter), the output tile = KAT.T @ M, and
+    the gradient's KAT (d M from d out), KGT (d g from d U); `unit` moves t floats at once."""
+    if t == 2:
+        bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+        g = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]
+        at = [[1, 1, 1, 0], [0, 1, -1, -1]]
+    else:                     # interpolation points 0, +-1, +-2 (Lavin & Gray)
+        bt = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+              [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
+        g = [[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+             [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]
+        at = [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
+              [0, 1, -1, 8, -8, 1]]
+    bt, g, at = (np.array(m, np.float64) for m in (bt, g, at))
+    kg = np.kron(g, g)
+
+    def f32(a):
+        return np.ascontiguousarray(a, dtype=np.float32)
+    return dict(t=t, alpha=t + 2, KB=f32(np.kron(bt, bt)), KAT=f32(np.kron(at, at).T),
+                KG=f32(kg), KGT=f32(kg.T), unit=np.float64 if t == 2 else np.complex128)
+
+
+# F(2x2, 3x3): 16 products for 4 outputs; F(4x4, 3x3): 36 for 16 (1.8x fewer, and 1.8x
+# fewer transformed values to copy), its rounding ~15x F(2x2)'s (still ~1e-5 of the
+# largest output on 576-term sums); the larger tiles waste more on partial edges
+_F2, _F4 = _scheme(2), _scheme(4)
+
+_BLOCK = 1 << 18     # bytes of transformed tiles per block of images (measured: 256 KiB
+#                      beats 1 and 4 MiB by 1.5-2x; the GEMMs and copies stay in L2)
+_MIN_CHANNELS = 8    # per group, in and out: below it the im2col GEMMs are as fast
+# tiles per image: on smaller planes the tile copies' short rows cost more than the GEMMs
+# save (measured, 16 -> 32 channels, batch 32: 4x4 images 2x slower than im2col, 8x8
+# (16 tiles) 1.7x faster, fwd + both gradients)
+_MIN_TILES = 16
+
+
+def winograd(dtype, weight_shape, hw, stride, padding, dilation, groups) -> bool:
+    """Whether a conv2d of (N, C, *hw) images of dtype by a weight of weight_shape, and
+    its gradients, take the Winograd kernels."""
+    o, cg, kh, kw = weight_shape
+    if not (dtype is _F32 and kh == 3 and kw == 3 and stride == (1, 1)
+            and dilation == (1, 1) and max(padding) <= 2 and cg >= _MIN_CHANNELS
+            and o // groups >= _MIN_CHANNELS):
+        return False
+    oh, ow = hw[0] + 2 * padding[0] - 2, hw[1] + 2 * padding[1] - 2
+    return oh > 0 and ow > 0 and (oh + 1) // 2 * ((ow + 1) // 2) >= _MIN_TILES
+
+
+def _pick(oh, ow) -> dict:
+    """F(4x4) where its tiles (36 values each, partial ones at the edges counted whole)
+    cost less than F(2x2)'s (16 each): 16x16 outputs 576 against 1024, 8x8 144 against 256
+    (measured 10-17% faster, fwd + both gradients)."""
+    return _F4 if 36 * -(-oh // 4) * -(-ow // 4) < 16 * -(-oh // 2) * -(-ow // 2) else _F2
+
+
+def _filters(s, weight, groups, flip):
+    """U: (alpha^2, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
+    filters) (alpha^2, G, O/G, C/G)."""
+    o, cg = weight.shape[:2]
+    w = weight[:, :, ::-1, ::-1] if flip else weight
+    u = (s["KG"] @ w.reshape(o * cg, 9).T).reshape(s["alpha"] ** 2, groups, o // groups, cg)
+    return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
+
+
+def _tiler(s, c, th, tw, pad, step):
+    """tiles(x, b, m): images b..b+m of x (N, C, H, W) zero-padded channels-last, their
+    alpha x alpha tiles (stride t) gathered by one strided copy and transformed:
+    V (alpha^2, th*tw*m*C) = KB @ the tiles.  The buffers and the window view over them are
+    made once a call (as_strided costs ~30 us: 10% of a step at one image a block)."""
+    t, alpha = s["t"], s["alpha"]
+    xp = np.zeros((step, t * th + 2, t * tw + 2, c), _F32)
+    s0, s1, s2, s3 = xp.strides
+    win = np.lib.stride_tricks.as_strided(xp, (alpha, alpha, th, tw, step, c),
+                                          (s1, s2, t * s1, t * s2, s0, s3), writeable=False)
+    bufs = {}
+
+    def tiles(x, b, m):
+        _padded(x, b, m, pad, xp)
+        if m not in bufs:          # the last block may be smaller
+            bufs[m] = (np.empty((alpha, alpha, th, tw, m, c), _F32), win[:, :, :, :, :m],
+                       np.empty((alpha * alpha, th * tw * m * c), _F32))
+        d, view, v = bufs[m]
+        np.copyto(d, view)
+        return np.matmul(s["KB"], d.reshape(alpha * alpha, -1), out=v)
+    return tiles
+
+
+def _blocks(n, per_image):
+    step = max(1, min(n, _BLOCK // max(per_image, 1)))
+    return [(b, min(step, n - b)) for b in range(0, n, step)], step
+
+
+def _padded(x, b, m, pad, buf):
+    """Images b..b+m of x channels-last into the zero-bordered buffer (m, H', W', C) (its
+    borders stay zero; the tiles' copy then moves whole rows of C: 25% faster than from
+    (N, C, H, W))."""
+    (ph, pw), (hp, wp) = pad, buf.shape[1:3]
+    hh, ww = min(x.shape[2], hp - ph), min(x.shape[3], wp - pw)
+    np.copyto(buf[:m, ph:ph + hh, pw:pw + ww], x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1))
+
+
+def _wino_conv(s, x, u, pad, out_hw, bias=None):
+    """x (N, C, H, W) by the transformed filters u (alpha^2, G, C/G, O/G), zero padding pad,
+    cropped to out_hw (N, O, OH, OW), plus bias (O,) (added to each block's tiles while
+    they are in the cache: no pass over the whole output)."""
+    t, a2 = s["t"], s["alpha"] ** 2
+    n, c = x.shape[:2]
+    _, groups, cg, og = u.shape
+    o = groups * og
+    oh, ow = out_hw
+    th, tw = -(-oh // t), -(-ow // t)
+    out = np.empty((n, o, oh, ow), _F32)
+    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
+    tiles = _tiler(s, c, th, tw, pad, step)
+    whole = oh == t * th and ow == t * tw
+    full = None if whole else np.empty((step, o, t * th, t * tw), _F32)
+    for b, m in blocks:
+        p = th * tw * m
+        vb = tiles(x, b, m)
+        mm = np.matmul(vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), u)  # a2,G,P,O/G
+        # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row of
+        # t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
+        # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major GEMM
+        # output copied t floats a row: 2.3x slower)
+        y = mm.reshape(a2, -1).T @ s["KAT"]                 # (G*th*tw*m*O/G, t*t)
+        if bias is not None:
+            y.reshape(groups, p, og, t * t)[...] += bias.reshape(groups, 1, og, 1)
+        y = y.view(s["unit"]).reshape(groups, th, tw, m, og, t)
+        dest = out[b:b + m] if whole else full[:m]
+        np.copyto(dest.view(s["unit"]).reshape(m, groups, og, th, t, tw),
+                  y.transpose(3, 0, 4, 1, 5, 2))
+        if not whole:
+            out[b:b + m] = full[:m, :, :oh, :ow]
+    return out
+
+
+def _wino_weight_grad(g, x, padding, groups):
+    n, o, oh, ow = g.shape
+    c = x.shape[1]
+    cg, og = c // groups, o // groups
+    s = _pick(oh, ow)
+    t, a2 = s["t"], s["alpha"] ** 2
+    th, tw = -(-oh // t), -(-ow // t)
+    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
+    tiles = _tiler(s, c, th, tw, padding, step)
+    gp = np.zeros((step, o, t * th, t * tw), _F32)
+    gt = np.empty((t * t, th * tw * step * o), _F32)
+    du = np.zeros((a2, groups, og, cg), _F32)
+    for b, m in blocks:
+        p = th * tw * m
+        vb = tiles(x, b, m)
+        gp[:m, :, :oh, :ow] = g[b:b + m]
+        gb = gt[:, :p * o]
+        np.copyto(gb.reshape(t, t, th, tw, m, o),
+                  gp[:m].reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
+        dm = (s["KAT"] @ gb).reshape(a2, p, groups, og).transpose(0, 2, 3, 1)  # a2,G,O/G,P
+        du += np.matmul(dm, vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3))
+    dw = (s["KGT"] @ du.reshape(a2, o * cg)).reshape(3, 3, o, cg)
+    return np.ascontiguousarray(dw.transpose(2, 3, 0, 1))
+
+
+_FLAT = (_F32, np.dtype(np.float64))
+# output pixels an image up to which one GEMM over the batch beats one per image (measured:
+# 4x4 and 8x8 planes 13-25% faster fwd + gradients; 16x16 and larger 5-25% slower, the
+# copies between layouts costing more than the per-image GEMMs' overhead)
+_FLAT_PIXELS = 64
+
+
+def _small(shape, kernel_size, stride, padding, dilation):
+    oh = (shape[2] + 2 * padding[0] - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
+    ow = (shape[3] + 2 * padding[1] - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
+    return oh * ow <= _FLAT_PIXELS
+
+
+def _flat_cols(x, kernel_size, dilation, padding, stride):
+    """im2col with the batch folded into the columns: (C*kh*kw, N*OH*OW), one strided copy
+    of the zero-padded input's windows; and (OH, OW)."""
+    n, c, h, w = x.shape
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if ph or pw:
+        src = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
+        src[:, :, ph:ph + h, pw:pw + w] = x
+    else:
+        src = x
+    s0, s1, s2, s3 = src.strides
+    cols = np.empty((c, kh, kw, n, oh, ow), dtype=x.dtype)
+    np.copyto(cols, np.lib.stride_tricks.as_strided(
+        src, cols.shape, (s1, dh * s2, dw * s3, s0, sh * s2, sw * s3), writeable=False))
+    return cols.reshape(c * kh * kw, n * oh * ow), (oh, ow)
+
+
+def kernels(unfold, fold) -> dict:
+    """conv2d, conv2d_input_grad and conv2d_weight_grad over the backend's unfold and fold
+    kernels (what the decompositions run elsewhere)."""
+
+    def conv2d(x, weight, bias=None, *, stride, padding, dilation, groups):
+        n = x.shape[0]
+        o, cg, kh, kw = weight.shape
+        if n and weight.dtype is x.dtype and (bias is None or bias.dtype is x.dtype) and \
+                winograd(x.dtype, weight.shape, x.shape[2:], stride, padding, dilation, groups):
+            oh, ow = x.shape[2] + 2 * padding[0] - 2, x.shape[3] + 2 * padding[1] - 2
+            s = _pick(oh, ow)
+            return _wino_conv(s, x, _filters(s, weight, groups, False), padding, (oh, ow),
+                              bias)
+        if n and groups == 1 and x.dtype in _FLAT and weight.dtype is x.dtype and _small(
+                x.shape, (kh, kw), stride, padding, dilation):
+            # one (O, C*kh*kw) @ (C*kh*kw, N*L) GEMM, not N of them: the batch folded
+            # into the columns (then one copy back to (N, O, OH, OW))
+            cols, (oh, ow) = _flat_cols(x, (kh, kw), dilation, padding, stride)
+            out = weight.reshape(o, cg * kh * kw) @ cols
+            if bias is not None:
+                out += bias.reshape(o, 1)
+            return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+        cols = unfold(x, kernel_size=(kh, kw), dilation=dilation, padding=padding,
+                      stride=stride)                                   # (N, C*kh*kw, L)
+        length = cols.shape[-1]
+        if groups == 1:
+            out = np.matmul(weight.reshape(o, cg * kh * kw), cols)
+        else:
+            out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
+                            cols.reshape(n, groups, cg * kh * kw, length))
+        (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
+        out = out.reshape(n, o, (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+                          (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+        if bias is not None:      # the decomposition's out + bias, in place
+            np.add(out, bias.reshape(o, 1, 1), out=out)
+        return out
+
+    def conv2d_input_grad(g, weight, *, input_size, stride, padding, dilation, groups):
+        n, o, oh, ow = g.shape
+        _, cg, kh, kw = weight.shape
+        if n and weight.dtype is g.dtype and winograd(
+                g.dtype, weight.shape, input_size, stride, padding, dilation, groups):
+            s = _pick(oh, ow)      # as the forward's (the same tiles' rounding)
+            return _wino_conv(s, g, _filters(s, weight, groups, True),
+                              (2 - padding[0], 2 - padding[1]), input_size)
+        if groups == 1:
+            cols = np.matmul(weight.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))
+        else:
+            cols = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw).transpose(
+                0, 2, 1), g.reshape(n, groups, o // groups, oh * ow))
+        return fold(cols.reshape(n, groups * cg * kh * kw, oh * ow),
+                    output_size=tuple(input_size), kernel_size=(kh, kw), dilation=dilation,
+                    padding=padding, stride=stride)
+
+    def conv2d_weight_grad(g, x, *, kernel_size, stride, padding, dilation, groups):
+        n, o, oh, ow = g.shape
+        c = x.shape[1]
+        kh, kw = kernel_size
+        if n and x.dtype is g.dtype and winograd(g.dtype, (o, c // groups, kh, kw),
+                                                 x.shape[2:], stride, padding, dilation,
+                                                 groups):
+            return _wino_weight_grad(g, x, padding, groups)
+        if n and groups == 1 and x.dtype in _FLAT and g.dtype is x.dtype and \
+                oh * ow <= _FLAT_PIXELS:
+            # one GEMM over the whole batch: (O, N*L) @ (N*L, C*kh*kw), no per-image
+            # products to sum
+            cols = _flat_cols(x, kernel_size, dilation, padding, stride)[0]
+            g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, n * oh * ow)
+            return (g2 @ cols.T).reshape(o, c, kh, kw)
+        cols = unfold(x, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                      stride=stride)
+        if groups == 1:
+            gw = np.matmul(g.reshape(n, o, oh * ow), cols.transpose(0, 2, 1))
+        else:
+            gw = np.matmul(g.reshape(n, groups, o // groups, oh * ow), cols.reshape(
+                n, groups, c // groups * kh * kw, oh * ow).transpose(0, 1, 3, 2))
+        if gw.dtype.itemsize < 4 and gw.dtype.kind == "f":   # as the sum kernel: float32
+            gw = np.add.reduce(gw, axis=0, dtype=np.float32).astype(gw.dtype)
+        else:
+            gw = np.add.reduce(gw, axis=0)
+        return gw.reshape(o, c // groups, kh, kw)
+
+    return {"conv2d": conv2d, "conv2d_input_grad": conv2d_input_grad,
+            "conv2d_weight_grad": conv2d_weight_grad}
