@@ -12,14 +12,13 @@ import importlib.util
 import json
 import os
 import re
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 
+from ember._cachefile import cache_dir, read_json, write_json
 from ember.backend import Probe
 
 from .compat import FLAVOURS, MIN_DRIVER, WHEEL_GUIDE, Flavour
@@ -357,15 +356,8 @@ _LIBRARY_DIST = re.compile(r"^(cupy.*|nvidia-.*|hip-.*|rocm-.*|amd-.*)$")
 
 
 def _cache_file() -> str | None:
-    configured = os.environ.get("EMBER_CACHE_DIR", "").strip()
-    if configured.lower() in ("off", "none", "0"):
-        return None
-    if configured:
-        root = os.path.expanduser(configured)
-    else:
-        root = os.path.join(os.environ.get("XDG_CACHE_HOME", "").strip()
-                            or os.path.expanduser("~/.cache"), "ember")
-    return os.path.join(root, DISK_FILE)
+    folder = cache_dir()
+    return None if folder is None else os.path.join(folder, DISK_FILE)
 
 
 def _stamp(path: str) -> str:
@@ -396,20 +388,7 @@ def _disk_key() -> str:
 def _disk_entries(path: str) -> dict:
     """The file's entries, {} for anything missing, foreign or hostile (a regular file of
     at most _DISK_MAX_BYTES is read, never a FIFO or a device)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return {}
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _DISK_MAX_BYTES:
-            return {}
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = json.loads(fh.read(_DISK_MAX_BYTES + 1).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    finally:
-        os.close(fd)
+    data = read_json(path, _DISK_MAX_BYTES)
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items()
@@ -436,19 +415,8 @@ def _disk_write(key: str, facts: dict) -> None:
     entries = _disk_entries(path)
     entries[key] = {"time": time.time(), "facts": facts}
     kept = dict(sorted(entries.items(), key=lambda kv: kv[1]["time"])[-_DISK_MAX_ENTRIES:])
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cupy-query-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(kept, fh)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except (OSError, TypeError, ValueError):
-        pass           # no cache folder (read-only home): the next process asks again
+    # no cache folder (a read-only home): the next process asks a child again
+    write_json(path, kept, ".cupy-query-")
 
 
 def _query(timeout: float) -> dict:

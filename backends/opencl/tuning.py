@@ -11,25 +11,14 @@ two processes at once never leave a half-written file.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
-import stat
-import tempfile
 from pathlib import Path
+
+from ember._cachefile import cache_dir, read_json, write_json
 
 FILE = "opencl-tuning.json"
 MAX_BYTES = 1 << 20        # a few hundred devices' entries; anything larger is not ours
-
-
-def cache_dir() -> Path | None:
-    configured = os.environ.get("EMBER_CACHE_DIR", "").strip()
-    if configured.lower() in ("off", "none", "0"):
-        return None
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ember"
 
 
 def device_key(device) -> str:
@@ -44,20 +33,7 @@ def _read(path: Path) -> dict:
     Only a regular file of at most MAX_BYTES is read (not a FIFO, which would block, nor
     /dev/zero); anything unreadable, malformed or out of schema counts as absent, so a bad
     file costs one new timing and is rewritten whole by the next store()."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return {}
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return {}
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = json.loads(fh.read(MAX_BYTES + 1).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    finally:
-        os.close(fd)
+    data = read_json(path, MAX_BYTES)
     if not isinstance(data, dict):
         return {}
     out = {}
@@ -112,20 +88,9 @@ def store(device, name: str, choice: str, times: dict) -> None:
     folder = cache_dir()
     if folder is None:
         return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / FILE
-        data = {key: {n: {"choice": c, "times": t} for n, (c, t) in entry.items()}
-                for key, entry in _read(path).items()}
-        entry = data.setdefault(device_key(device), {})
-        entry[name] = {"choice": choice, "times": {k: round(v, 6) for k, v in times.items()}}
-        fd, tmp = tempfile.mkstemp(prefix=".tuning-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass
+    path = folder / FILE
+    data = {key: {n: {"choice": c, "times": t} for n, (c, t) in entry.items()}
+            for key, entry in _read(path).items()}
+    entry = data.setdefault(device_key(device), {})
+    entry[name] = {"choice": choice, "times": {k: round(v, 6) for k, v in times.items()}}
+    write_json(path, data, ".tuning-", indent=1, sort_keys=True)
