@@ -25,8 +25,9 @@ def cache_dir() -> Path | None:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "ember"
 
 
-def read_json(path, max_bytes: int):
-    """The JSON value of a regular file of at most max_bytes, else None."""
+def read_bytes(path, max_bytes: int) -> bytes | None:
+    """The contents of a regular file of at most max_bytes, else None (never blocks on a
+    FIFO, never reads a device)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -36,11 +37,22 @@ def read_json(path, max_bytes: int):
         if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
             return None
         with os.fdopen(os.dup(fd), "rb") as fh:
-            return json.loads(fh.read(max_bytes + 1).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+            return fh.read(max_bytes + 1)
+    except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_json(path, max_bytes: int):
+    """The JSON value of a regular file of at most max_bytes, else None."""
+    data = read_bytes(path, max_bytes)
+    if data is None or len(data) > max_bytes:
+        return None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
 
 
 def write_json(path, data, prefix: str, **dump) -> bool:

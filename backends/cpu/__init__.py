@@ -93,15 +93,9 @@ def _unfold(x, *, kernel_size, dilation, padding, stride):
     """im2col as one copy: a strided (N, C, kh, kw, OH, OW) window view of the zero-padded
     input copied once into the (N, C*kh*kw, L) result (the array-API table stacks kh*kw
     strided slices: 2.5-4x slower; benchmarks/conv.py)."""
-    n, c, h, w = x.shape
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if ph or pw:
-        src = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
-        src[:, :, ph:ph + h, pw:pw + w] = x
-    else:
-        src = x
+    n, c = x.shape[:2]
+    (kh, kw), (dh, dw), (sh, sw) = kernel_size, dilation, stride
+    src, oh, ow = _conv.padded_windows(x, kernel_size, dilation, padding, stride)
     s0, s1, s2, s3 = src.strides
     windows = np.lib.stride_tricks.as_strided(
         src, (n, c, kh, kw, oh, ow), (s0, s1, dh * s2, dw * s3, sh * s2, sw * s3),

@@ -206,18 +206,26 @@ def _small(shape, kernel_size, stride, padding, dilation):
     return oh * ow <= _FLAT_PIXELS
 
 
-def _flat_cols(x, kernel_size, dilation, padding, stride):
-    """im2col with the batch folded into the columns: (C*kh*kw, N*OH*OW), one strided copy
-    of the zero-padded input's windows; and (OH, OW)."""
+def padded_windows(x, kernel_size, dilation, padding, stride):
+    """The zero-padded input (x itself without padding) and the output's (OH, OW): what
+    both im2col layouts take their strided window views of."""
     n, c, h, w = x.shape
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if ph or pw:
-        src = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
-        src[:, :, ph:ph + h, pw:pw + w] = x
-    else:
-        src = x
+    if not (ph or pw):
+        return x, oh, ow
+    src = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
+    src[:, :, ph:ph + h, pw:pw + w] = x
+    return src, oh, ow
+
+
+def _flat_cols(x, kernel_size, dilation, padding, stride):
+    """im2col with the batch folded into the columns: (C*kh*kw, N*OH*OW), one strided copy
+    of the zero-padded input's windows; and (OH, OW)."""
+    n, c = x.shape[:2]
+    (kh, kw), (dh, dw), (sh, sw) = kernel_size, dilation, stride
+    src, oh, ow = padded_windows(x, kernel_size, dilation, padding, stride)
     s0, s1, s2, s3 = src.strides
     cols = np.empty((c, kh, kw, n, oh, ow), dtype=x.dtype)
     np.copyto(cols, np.lib.stride_tricks.as_strided(

@@ -38,6 +38,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from ember._cachefile import read_bytes
+
 from . import tuning
 
 FOLDER = "opencl-binaries"
@@ -120,20 +122,9 @@ def read(key: str) -> bytes | None:
     if base is None:
         return None
     path = base / (key + SUFFIX)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+    data = read_bytes(path, MAX_ENTRY_BYTES + 64)
+    if data is None:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES + 64:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_ENTRY_BYTES + 65)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     binary = _unpack(data)
     if binary is not None:
         try:
