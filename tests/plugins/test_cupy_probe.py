@@ -202,10 +202,8 @@ def test_query_times_out_instead_of_hanging(monkeypatch):
     assert decide(cuda_facts(**facts)).reference == "cuda-query-failed"
 
 
-def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
-    """Each CuPy flavour's backend and the doctor's NCCL check ask the same question: one
-    child answers them all (each child imports CuPy, ~2 s); a changed variable CuPy reads
-    asks again."""
+def _count_query_children(monkeypatch) -> list:
+    """The list each CuPy query child's command line is appended to as it starts."""
     children = []
     real = subprocess.run
 
@@ -214,6 +212,14 @@ def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
             children.append(args)
         return real(args, *a, **k)
     monkeypatch.setattr(probe.subprocess, "run", counted)
+    return children
+
+
+def test_one_query_child_per_process_until_its_inputs_change(monkeypatch):
+    """Each CuPy flavour's backend and the doctor's NCCL check ask the same question: one
+    child answers them all (each child imports CuPy, ~2 s); a changed variable CuPy reads
+    asks again."""
+    children = _count_query_children(monkeypatch)
     monkeypatch.setattr(probe, "_QUERIES", {})
     monkeypatch.setenv("EMBER_CACHE_DIR", "off")          # this process's memo alone
     first = probe.query(timeout=120)
@@ -232,14 +238,7 @@ def test_a_later_process_reuses_the_facts_until_an_input_changes(monkeypatch, tm
     input, an expired entry or a failed query asks a child; a hostile file is ignored."""
     if importlib.util.find_spec("cupy") is None:
         pytest.skip("no CuPy installed: gather() needs no child here")
-    children = []
-    real = subprocess.run
-
-    def counted(args, *a, **k):
-        if probe._QUERY_SCRIPT in args:
-            children.append(args)
-        return real(args, *a, **k)
-    monkeypatch.setattr(probe.subprocess, "run", counted)
+    children = _count_query_children(monkeypatch)
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
 
     def new_process():
