@@ -253,22 +253,24 @@ def test_a_later_process_reuses_the_facts_until_an_input_changes(monkeypatch, tm
     monkeypatch.setenv("CUPY_CACHE_DIR", "/nonexistent-ember-test")      # an input changed
     assert probe.query(timeout=120) == first and len(children) == 2
     monkeypatch.delenv("CUPY_CACHE_DIR")
-    new_process()
+    key = probe._disk_key()
+    assert probe._disk_read(key) == first
     monkeypatch.setattr(probe, "DISK_TTL_S", 0.0)                          # expired
-    probe.query(timeout=120)
-    assert len(children) == 3
+    assert probe._disk_read(key) is None
     monkeypatch.setattr(probe, "DISK_TTL_S", 3600.0)
     # a failed query is never kept: the next process asks again
     (tmp_path / probe.DISK_FILE).unlink()
     new_process()
     assert "took more than" in probe.query(timeout=0.001)["query_error"]
     assert not (tmp_path / probe.DISK_FILE).exists()
-    # a foreign or hostile file only means asking a child
-    for junk in (b"[1, 2]", b"{" * 100_000, b'{"k": {"time": "x", "facts": 1}}', b"\xff\xfe"):
-        (tmp_path / probe.DISK_FILE).write_bytes(junk)
-        new_process()
-        before = len(children)
-        assert probe.query(timeout=120) == first and len(children) == before + 1
+    # a foreign or hostile file reads as no facts (the next query asks a child)
+    junk = {"k": {"time": "x", "facts": 1}, key: {"time": 1e300, "facts": first}}
+    for data in (b"[1, 2]", b"{" * 100_000, json.dumps(junk).encode(), b"\xff\xfe"):
+        (tmp_path / probe.DISK_FILE).write_bytes(data)
+        assert probe._disk_read(key) is None
+    (tmp_path / probe.DISK_FILE).unlink()
+    os.mkfifo(tmp_path / probe.DISK_FILE)                    # never blocks on a FIFO
+    assert probe._disk_read(key) is None
 
 
 def test_backend_probe_is_cached_and_never_raises():
