@@ -59,7 +59,8 @@ def console() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 pass
-        os._exit(code if isinstance(code, int) else 1)
+        # sys.exit's meaning of main()'s value: None is 0, an int itself, anything else 1
+        os._exit(0 if code is None else code if isinstance(code, int) else 1)
     sys.exit(code)
 
 

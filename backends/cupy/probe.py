@@ -306,35 +306,29 @@ def _visible(kind: str) -> str | None:
 # One child per process for the same inputs: each CuPy flavour's backend (cuda12, cuda13,
 # rocm) and the doctor's plugin checks asked again, ~2 s of CPU each (importing CuPy) —
 # half of `ember doctor`'s 8 s on a machine without a GPU.  The child's answer depends on
-# the interpreter, the installed CuPy packages, the driver files and the environment
-# variables CuPy and the driver read; all are in the key, so a change runs a new child.
+# what _inputs() lists; the same inputs (and timeout) in this process get the same facts,
+# a change runs a new child.
 _QUERY_ENV = ("CUDA", "CUPY", "HIP", "ROCM", "ROCR", "NVIDIA", "NCCL", "LD_LIBRARY_PATH",
               "PATH")
 _QUERIES: dict = {}
 _QUERIES_LOCK = threading.Lock()
 
 
-def _query_key(timeout: float) -> tuple:
-    return (sys.executable, _QUERY_SCRIPT, timeout, installed_cupy(), _driver_files("cuda"),
-            _driver_files("rocm"),
-            tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_QUERY_ENV))))
-
-
 def query(timeout: float | None = None) -> dict:
     """Run _query.py in a child process; its facts, or {'query_error': why}.  Asked again
-    in the same process with the same inputs (see _query_key), the same facts; asked by
+    in the same process with the same inputs (see _inputs), the same facts; asked by
     another process within DISK_TTL_S with the same inputs, the facts a child found then
-    (see _disk_key: the cache folder's `cupy-query.json`)."""
+    (the cache folder's `cupy-query.json`)."""
     timeout = query_timeout() if timeout is None else timeout
-    key = _query_key(timeout)
+    inputs = _inputs()
+    key = (timeout, inputs)
     with _QUERIES_LOCK:      # a second asker waits for the first's child, never two children
         if key not in _QUERIES:
-            disk = _disk_key()
-            facts = _disk_read(disk)
+            facts = _disk_read(inputs)
             if facts is None:
                 facts = _query(timeout)
                 if not facts.get("query_error") and not facts.get("import_error"):
-                    _disk_write(disk, facts)
+                    _disk_write(inputs, facts)
             _QUERIES[key] = facts
         return dict(_QUERIES[key])
 
@@ -342,7 +336,7 @@ def query(timeout: float | None = None) -> dict:
 # -- the same facts across processes ----------------------------------------------------------
 # Every process that lists devices (`ember devices`, `ember doctor`, a script's first
 # `device("auto")`) would import CuPy in a child again: ~2 s of CPU each.  A child's facts
-# are kept for DISK_TTL_S under a key of everything they can depend on: the interpreter, the
+# are kept for DISK_TTL_S under _inputs(), everything they can depend on: the interpreter, the
 # query script, the CuPy and NVIDIA/ROCm library distributions (names, versions) and the
 # files of `cupy` itself (a reinstall rewrites them), the driver's files and device nodes,
 # the dynamic linker's cache (installing libcuda runs ldconfig) and the environment CuPy
@@ -368,7 +362,8 @@ def _stamp(path: str) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
-def _disk_key() -> str:
+def _inputs() -> str:
+    """What a query child's facts depend on, as one string (the memo's and the file's key)."""
     libraries = sorted({((d.metadata["Name"] or "").lower(), d.version or "")
                         for d in importlib.metadata.distributions()
                         if _LIBRARY_DIST.match((d.metadata["Name"] or "").lower())})

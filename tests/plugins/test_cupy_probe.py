@@ -253,7 +253,7 @@ def test_a_later_process_reuses_the_facts_until_an_input_changes(monkeypatch, tm
     monkeypatch.setenv("CUPY_CACHE_DIR", "/nonexistent-ember-test")      # an input changed
     assert probe.query(timeout=120) == first and len(children) == 2
     monkeypatch.delenv("CUPY_CACHE_DIR")
-    key = probe._disk_key()
+    key = probe._inputs()
     assert probe._disk_read(key) == first
     monkeypatch.setattr(probe, "DISK_TTL_S", 0.0)                          # expired
     assert probe._disk_read(key) is None
