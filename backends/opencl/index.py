@@ -21,12 +21,14 @@ def _check_dims(op, shape):
         raise max_dims_error(op, shape)
 
 
-def _take_source(dt: str) -> str:
-    t = CTYPE[dt]
+def _take_kernel(name: str, t: str, extra: str, store: str) -> str:
+    """A take kernel over elements of C type t: the index arithmetic both take and
+    take_words share; `extra` parameters after out, `store` writes element g."""
+    indent = " " * len(f"__kernel void {name}(")
     return f"""
-__kernel void take(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int ndq,
-                   long8 qshape, long8 qst, long ast, __global const {t}* x, long xo,
-                   __global const long* idx, long io, __global {t}* out) {{
+__kernel void {name}(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int ndq,
+{indent}long8 qshape, long8 qst, long ast, __global const {t}* x, long xo,
+{indent}__global const long* idx, long io, __global {t}* out{extra}) {{
   long g = get_global_id(0);
   if (g >= n) return;
   long q = g % Q, r = g / Q;
@@ -34,9 +36,13 @@ __kernel void take(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int
   long off = xo + idx[io + k] * ast;
   {codegen.unravel("p", "pshape", "ndp", [("off", "pst")])}
   {codegen.unravel("q", "qshape", "ndq", [("off", "qst")])}
-  out[g] = x[off];
+  {store}
 }}
 """
+
+
+def _take_source(dt: str) -> str:
+    return _take_kernel("take", CTYPE[dt], "", "out[g] = x[off];")
 
 
 def _take_words_source() -> str:
@@ -44,20 +50,8 @@ def _take_words_source() -> str:
     (a copy moves bits, whatever the dtype): one kernel where a typed one per dtype cost
     PoCL a compile each at its first launch (~0.2 s of CPU; a training step takes float32
     images and int64 labels). Offsets and strides come in words."""
-    return f"""
-__kernel void take_words(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int ndq,
-                         long8 qshape, long8 qst, long ast, __global const uint* x, long xo,
-                         __global const long* idx, long io, __global uint* out, int w) {{
-  long g = get_global_id(0);
-  if (g >= n) return;
-  long q = g % Q, r = g / Q;
-  long k = r % K, p = r / K;
-  long off = xo + idx[io + k] * ast;
-  {codegen.unravel("p", "pshape", "ndp", [("off", "pst")])}
-  {codegen.unravel("q", "qshape", "ndq", [("off", "qst")])}
-  for (int j = 0; j < w; j++) out[g * w + j] = x[off + j];
-}}
-"""
+    return _take_kernel("take_words", "uint", ", int w",
+                        "for (int j = 0; j < w; j++) out[g * w + j] = x[off + j];")
 
 
 def take(x: CLArray, index: CLArray, *, axis: int) -> CLArray:
