@@ -55,6 +55,10 @@ class Mismatch(AssertionError):
     """ember's answer differs from torch's."""
 
 
+class ValueMismatch(Mismatch):
+    """ember's values differ from torch's (shapes and dtypes matched)."""
+
+
 @dataclass
 class SampleResult:
     op: str                       # OpInfo name, with ".variant" where it has one
@@ -426,9 +430,9 @@ def _compare(t_out, e_out, rtol, atol, what="output", check_dtype=True, values=T
             except AssertionError as exc:
                 lines = [ln for ln in str(exc).splitlines() if ln.strip()]
                 detail = "; ".join(ln.strip() for ln in lines[1:4])
-                raise Mismatch(f"{where}: values differ ({detail})") from None
+                raise ValueMismatch(f"{where}: values differ ({detail})") from None
         elif not np.array_equal(ta, ea):
-            raise Mismatch(f"{where}: values differ (exact)")
+            raise ValueMismatch(f"{where}: values differ (exact)")
 
 
 def _upcast(obj):
@@ -444,7 +448,7 @@ def _upcast(obj):
     return obj
 
 
-def _as_accurate_as_torch(op, sample, t_out, e_out, mismatch) -> None:
+def _as_accurate_as_torch(op, sample, t_out, e_out, rtol, atol, mismatch) -> None:
     """Where ember's values differ from torch's by more than the tolerance, the same op
     in double precision decides: ember passes when each of its outputs is at least as
     close to torch's float64/complex128 result as torch's own float32/complex64 output is
@@ -453,6 +457,8 @@ def _as_accurate_as_torch(op, sample, t_out, e_out, mismatch) -> None:
     where the op has no double-precision result, the mismatch stands, with both errors."""
     import numpy as np
     import torch
+    # the leaves after the first differing one: their shapes and dtypes still must match
+    _compare(t_out, e_out, rtol, atol, values=False)
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
@@ -617,8 +623,8 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
         else:
             try:
                 _compare(t_out, e_out, rtol, atol, values=not random)
-            except Mismatch as exc:
-                _as_accurate_as_torch(op, sample, t_out, e_out, exc)
+            except ValueMismatch as exc:     # never a shape, dtype or structure mismatch
+                _as_accurate_as_torch(op, sample, t_out, e_out, rtol, atol, exc)
         if grad and not random and op.supports_autograd:
             proc = sample.output_process_fn_grad
             with warnings.catch_warnings():
