@@ -26,6 +26,7 @@ kernel, NumPy's matmul per image and group, the fold kernel), with the same resu
 from __future__ import annotations
 
 import numpy as np
+from ember.ops.nn import out_size
 
 _F32 = np.dtype(np.float32)
 
@@ -201,8 +202,8 @@ _FLAT_PIXELS = 64
 
 
 def _small(shape, kernel_size, stride, padding, dilation):
-    oh = (shape[2] + 2 * padding[0] - dilation[0] * (kernel_size[0] - 1) - 1) // stride[0] + 1
-    ow = (shape[3] + 2 * padding[1] - dilation[1] * (kernel_size[1] - 1) - 1) // stride[1] + 1
+    oh, ow = (out_size(shape[2 + i], kernel_size[i], dilation[i], padding[i], stride[i])
+              for i in (0, 1))
     return oh * ow <= _FLAT_PIXELS
 
 
@@ -211,8 +212,7 @@ def padded_windows(x, kernel_size, dilation, padding, stride):
     both im2col layouts take their strided window views of."""
     n, c, h, w = x.shape
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = out_size(h, kh, dh, ph, sh), out_size(w, kw, dw, pw, sw)
     if not (ph or pw):
         return x, oh, ow
     src = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
@@ -263,9 +263,8 @@ def kernels(unfold, fold) -> dict:
         else:
             out = np.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
                             cols.reshape(n, groups, cg * kh * kw, length))
-        (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
-        out = out.reshape(n, o, (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
-                          (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+        out = out.reshape(n, o, *(out_size(x.shape[2 + i], (kh, kw)[i], dilation[i],
+                                           padding[i], stride[i]) for i in (0, 1)))
         if bias is not None:      # the decomposition's out + bias, in place
             np.add(out, bias.reshape(o, 1, 1), out=out)
         return out
