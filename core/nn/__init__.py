@@ -20,7 +20,6 @@ from . import (
     parameter,
     pixelshuffle,
     pooling,
-    pooling_extra,
     rnn,
     sparse,
     transformer,
@@ -43,7 +42,6 @@ from .padding import *  # noqa: F403
 from .parameter import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
-from .pooling_extra import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
@@ -53,7 +51,7 @@ from .upsampling import *  # noqa: F403
 __all__ = [*activation.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
            *distance.__all__, *dropout.__all__, *fold.__all__, *linear.__all__, *loss.__all__,
            *margin_loss.__all__, *module.__all__, *normalization.__all__, *padding.__all__,
-           *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__, *pooling_extra.__all__,
+           *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__,
            *rnn.__all__,
            *sparse.__all__, *transformer.__all__, *upsampling.__all__, "functional", "init",
            "utils"]

@@ -42,8 +42,8 @@ from . import attention as _attention
 from . import conv as _conv
 from . import dropout as _dropout
 from . import normalization as _normalization
-from . import pooling as _pooling
-from . import pooling_extra as _pooling_extra
+from .pooling import composed as _pooling_composed
+from .pooling import planar as _pooling_planar
 from . import sparse as _sparse
 from .activation import (
     celu,
@@ -124,7 +124,7 @@ from .normalization import (
     rms_norm,
 )
 from .pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
-from .pooling import (
+from .pooling.planar import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_max_pool2d,
@@ -133,7 +133,7 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
-from .pooling_extra import (
+from .pooling.composed import (
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool3d,
@@ -197,8 +197,8 @@ __all__ = [
 
 
 # the families' Modules call their forms through this module: hand it down to them
-for _family in (_activation, _attention, _conv, _dropout, _normalization, _pooling,
-                _pooling_extra, _sparse):
+for _family in (_activation, _attention, _conv, _dropout, _normalization,
+                _pooling_composed, _pooling_planar, _sparse):
     _family.F = sys.modules[__name__]
 
 

@@ -1,4 +1,4 @@
-"""The 3-d pools, LP pools, adaptive max pooling in 1-d and unpooling (nn.pooling_extra)
+"""The 3-d pools, LP pools, adaptive max pooling in 1-d and unpooling (nn.pooling.composed)
 against PyTorch on the CPU and opencl:0: values, shapes, indices and input gradients for a
 random upstream gradient; the Modules' reprs; bad arguments are ember errors."""
 from __future__ import annotations

@@ -4,15 +4,15 @@ MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool2d, and max_poo
 avg_pool2d, adaptive_avg_pool2d, ... (unfold plus one reduction each)."""
 from __future__ import annotations
 
-from .. import amp_policy, dispatch, ops
-from ..amp_policy import active as _amp
-from ..autograd.grad_mode import no_grad
-from ..errors import EmberValueError, ShapeError
-from ..ops import pad, unfold
-from ..ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
-from ..tensor import Tensor
-from ._util import _batched
-from .module import Module
+from ... import amp_policy, dispatch, ops
+from ...amp_policy import active as _amp
+from ...autograd.grad_mode import no_grad
+from ...errors import EmberValueError, ShapeError
+from ...ops import pad, unfold
+from ...ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
+from ...tensor import Tensor
+from .._util import _batched
+from ..module import Module
 
 # ember.nn.functional, handed down when it loads (it re-exports this module's functions):
 # the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them

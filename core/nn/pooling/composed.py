@@ -8,11 +8,11 @@ that dimension alone, as in torch, whose divisors are products of the per-dimens
 counts).  So they run, with their gradients, on every device the 2-d pools run on."""
 from __future__ import annotations
 
-from .. import ops
-from ..errors import EmberValueError, ShapeError
-from ..functional.index import scatter as _scatter
-from ..tensor import Tensor
-from .module import Module
+from ... import ops
+from ...errors import EmberValueError, ShapeError
+from ...functional.index import scatter as _scatter
+from ...tensor import Tensor
+from ..module import Module
 
 # ember.nn.functional, handed down when it loads (it re-exports this module's functions)
 F = None
