@@ -42,8 +42,6 @@ from . import attention as _attention
 from . import conv as _conv
 from . import dropout as _dropout
 from . import normalization as _normalization
-from .pooling import composed as _pooling_composed
-from .pooling import planar as _pooling_planar
 from . import sparse as _sparse
 from .activation import (
     celu,
@@ -124,15 +122,8 @@ from .normalization import (
     rms_norm,
 )
 from .pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
-from .pooling.planar import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool2d,
-)
+from .pooling import composed as _pooling_composed
+from .pooling import planar as _pooling_planar
 from .pooling.composed import (
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
@@ -145,6 +136,15 @@ from .pooling.composed import (
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+)
+from .pooling.planar import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
 )
 from .sparse import embedding, embedding_bag, one_hot
 from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
