@@ -14,6 +14,7 @@ from ember.plugins import hookimpl
 
 from .. import array_api
 from . import conv as _conv
+from . import loss as _loss
 from . import rnn as _rnn
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
@@ -378,6 +379,9 @@ class CPUBackend:
         # conv2d and its gradients (ops/nn.py): Winograd for 3x3 stride 1 (backends/cpu/conv.py)
         table.update(_conv.kernels(table["unfold"], table["fold"]))
         table["max_pool2d"] = _max_pool2d
+        # cross-entropy over class indices and its gradient, one pass each (ops/loss.py)
+        table["cross_entropy"] = _loss.cross_entropy
+        table["cross_entropy_backward"] = _loss.cross_entropy_backward
         table["max_pool2d_backward"] = _max_pool2d_backward
         table["tanh_backward"] = _tanh_backward
         table["sigmoid_backward"] = _sigmoid_backward

@@ -330,6 +330,53 @@ def _cell_rows(op, args, batched, attrs, size):
     return reshape(out, (size, n, out.shape[1]))
 
 
+def _class_weights(target, weight, dtype, ignore_index):
+    """Each row's weight in cross_entropy: 0 where the target is ignore_index, else the
+    weight of its class (1 without a weight)."""
+    keep = _run("ne", target, ignore_index)
+    w = _run("cast", keep, dtype=dtype)
+    if weight is None:
+        return w
+    safe = _run("where", keep, target, 0)
+    return _run("mul", w, _run("take", weight, safe, axis=0))
+
+
+@register("rows: batch joins N", "cross_entropy", "cross_entropy_backward")
+def _cross_entropy_rows(op, args, batched, attrs, size):
+    # the samples' (N, C) logits join as (size * N, C) rows under reduction 'none'; 'sum'
+    # and 'mean' reduce each sample's rows after (forward) or hand each row its share of
+    # g (gradient); a per-sample class weight runs once per sample
+    backward = op.name == "cross_entropy_backward"
+    weight = args[backward + 2] if len(args) > backward + 2 else None
+    if weight is not None and batched[backward + 2]:
+        return loop(op, args, batched, attrs, size)
+    x, target = (contiguous_rows(materialize(a, b, size))
+                 for a, b in zip(args[backward:backward + 2], batched[backward:backward + 2]))
+    n, c = x.shape[1], x.shape[2]
+    rows_x, rows_t = reshape(x, (size * n, c)), reshape(target, (size * n,))
+    reduction = attrs["reduction"]
+    none = dict(attrs, reduction="none")
+    if not backward:
+        out = reshape(dispatch.run(op, rows_x, rows_t, weight, **none), (size, n))
+        if reduction == "none":
+            return out
+        total = _run("sum", out, axes=(1,), keepdims=False)
+        if reduction == "sum":
+            return total
+        w = reshape(_class_weights(rows_t, weight, x._dtype, attrs["ignore_index"]), (size, n))
+        return _run("div", total, _run("sum", w, axes=(1,), keepdims=False))
+    g = materialize(args[0], batched[0], size)
+    if reduction != "none":                 # one g per sample: each of its rows' share
+        if reduction == "mean":
+            w = reshape(_class_weights(rows_t, weight, x._dtype, attrs["ignore_index"]),
+                        (size, n))
+            g = _run("div", g, _run("sum", w, axes=(1,), keepdims=False))
+        g = _run("expand", reshape(g, (size, 1)), shape=(size, n))
+    out = dispatch.run(op, reshape(contiguous_rows(g), (size * n,)), rows_x, rows_t, weight,
+                       **none)
+    return reshape(out, (size, n, c))
+
+
 def _steps_rows(t, steps, size, inner):
     """(size, steps * rows, k) per sample <-> (steps * size * rows, k): each step's rows of
     every sample together (inner=True), or back (inner=False)."""

@@ -15,8 +15,11 @@ from .. import amp_policy, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
+from ..dispatch import run
 from ..errors import EmberIndexError, EmberTypeError, EmberValueError, ShapeError
 from ..functional import log_softmax, xlogy
+from ..ops import loss as _ops_loss
+from ..ops.loss import cross_entropy_op
 from ..tensor import Tensor
 from ._util import _need_float, _tensor
 from .module import Module
@@ -209,22 +212,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != (classes,):
         raise ShapeError(f"nll_loss: weight must have shape ({classes},) (one per class), got "
                          f"{tuple(weight.shape)}")
-    keep = target != ignore_index
-    # negative targets are errors here (gather would wrap them): send them out of range
-    safe = ops.where(keep, ops.where(target < 0, classes, target), 0)
     try:
-        picked = ops.gather(input, cd, safe.unsqueeze(cd)).squeeze(cd)
+        return _ops_loss.nll(input, target, weight, cd, ignore_index, reduction)
     except EmberIndexError:
         raise _out_of_bounds("nll_loss", target, classes, ignore_index) from None
-    w = keep.to(input._dtype)
-    if weight is not None:
-        w = w * ops.take_along(weight, safe, 0)
-    loss = -(picked * w)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return ops.sum(loss)
-    return ops.sum(loss) / ops.sum(w)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -255,6 +246,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                               f"got {label_smoothing}")
     cd = _class_dim("cross_entropy", input)
     classes = input._data.shape[cd]
+    if _one_kernel(input, target, weight, label_smoothing):
+        # ops/loss.py's declared cross_entropy: one kernel each way where the device has
+        # them (the CPU's), else the same log_softmax + nll as below
+        _check_target("cross_entropy", input, target, cd)
+        try:
+            return run(cross_entropy_op, input, target, weight, ignore_index=ignore_index,
+                       reduction=reduction)
+        except EmberIndexError:
+            raise _out_of_bounds("cross_entropy", target, classes, ignore_index) from None
     logp = log_softmax(input, cd)
     wshape = (classes,) + (1,) * (input.ndim - cd - 1)
     if type(target) is Tensor and target._dtype.category == D.FLOAT:
@@ -285,6 +285,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     elif reduction == "sum":
         smooth = ops.sum(smooth)
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def _one_kernel(input: Tensor, target, weight, label_smoothing: float) -> bool:
+    """Whether cross_entropy is the declared op: (N, C) float32/float64 logits, N and C
+    not 0, class indices, no label smoothing, and a weight (C,) of the logits' dtype that
+    takes no gradient (torch's has none: nll_loss's weight is not differentiated)."""
+    return (input.ndim == 2 and 0 not in input._data.shape and label_smoothing == 0.0
+            and input._dtype in (D.float32, D.float64) and type(target) is Tensor
+            and target._dtype.category == D.INT
+            and (weight is None or (type(weight) is Tensor and weight._dtype is input._dtype
+                                    and tuple(weight.shape) == input._data.shape[1:]
+                                    and not weight.requires_grad)))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,

@@ -17,6 +17,7 @@ from . import (
     index,
     layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
     linalg,
+    loss,  # declares cross_entropy and its gradient kernel (nn/loss.py runs them)
     movement,
     nn,
     reduce,

@@ -180,11 +180,26 @@ def test_an_index_is_checked_once_per_graph_and_argmax_indices_not_at_all():
 
     def step(x, y):
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        loss = F.nll_loss(F.log_softmax(model(x), 1), y)     # gather of the targets
         loss.backward()                       # its scatter reuses the forward's index
         opt.step()
         return loss.detach()
     assert _check_names(step, ember.ones(2, 3), ember.tensor([0, 3])) == ["gather_bounds"]
+
+    # cross_entropy is one declared op on the CPU: its kernel checks the targets itself,
+    # at every replay, before anything is written
+    def ce_step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    assert _check_names(ce_step, ember.ones(2, 3), ember.tensor([0, 3])) == []
+    compiled = _compiled(ce_step, ember.ones(2, 3), ember.tensor([0, 3]))
+    weight = model.weight.detach().numpy().copy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        compiled(ember.ones(2, 3), ember.tensor([0, 4]))
+    np.testing.assert_array_equal(model.weight.detach().numpy(), weight)
 
     def pool(x):
         out, idx = F.max_pool2d(x, 2, return_indices=True)   # argmax, then gather

@@ -163,7 +163,7 @@ def test_losses_are_stable_for_extreme_logits():
 
 def test_loss_errors_are_clear():
     x = ember.randn(4, 3)
-    with pytest.raises(ValueError, match=r"cross_entropy.*nll_loss|nll_loss: target 7 is out"):
+    with pytest.raises(ValueError, match=r"cross_entropy: target 7 is out of bounds"):
         F.cross_entropy(x, ember.tensor([0, 1, 7, 2]))
     with pytest.raises(ValueError, match="target -3 is out of bounds"):
         F.cross_entropy(x, ember.tensor([0, -3, 1, 1]))       # no wrap-around
