@@ -233,6 +233,134 @@ def _flat_cols(x, kernel_size, dilation, padding, stride):
     return cols.reshape(c * kh * kw, n * oh * ow), (oh, ow)
 
 
+def _rows_geometry(shape, kernel_size, dilation, padding, stride):
+    """(OH, OW) and the padded plane (H', W') the channels-last windows are taken from."""
+    h, w = shape[2:]
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    return (out_size(h, kh, dh, ph, sh), out_size(w, kw, dw, pw, sw)), (h + 2 * ph, w + 2 * pw)
+
+
+def _row_gather(x_shape, dtype, kernel_size, dilation, padding, stride, step):
+    """rows(x, b, m): images b..b+m of x (N, C, H, W) as im2col rows (m*OH*OW, kh*kw*C),
+    columns ordered (i, j, c): one copy into a zero-bordered channels-last block, one
+    strided copy of its windows (a window's row of kw taps is then kw*C contiguous values
+    where dilation is 1, whatever the stride: 3-4x faster than the (C*kh*kw, L) layout's
+    copy of 1-value runs at stride 2).  The buffers and the window view are made once a
+    call and reused by every block."""
+    c = x_shape[1]
+    (kh, kw), (dh, dw), (sh, sw) = kernel_size, dilation, stride
+    (oh, ow), (hp, wp) = _rows_geometry(x_shape, kernel_size, dilation, padding, stride)
+    xp = np.zeros((step, hp, wp, c), dtype)
+    s0, s1, s2, s3 = xp.strides
+    win = np.lib.stride_tricks.as_strided(xp, (step, oh, ow, kh, kw, c),
+                                          (s0, sh * s1, sw * s2, dh * s1, dw * s2, s3),
+                                          writeable=False)
+    buf = np.empty((step, oh, ow, kh, kw, c), dtype)
+
+    def rows(x, b, m):
+        _padded(x, b, m, padding, xp)
+        np.copyto(buf[:m], win[:m])
+        return buf[:m].reshape(m * oh * ow, kh * kw * c)
+    return rows
+
+
+_ROWS_BLOCK = 1 << 18
+
+
+def _row_blocks(shape, kernel_size, itemsize):
+    per_image = shape[1] * kernel_size[0] * kernel_size[1] * shape[2] * shape[3] * itemsize
+    step = max(1, min(shape[0], _ROWS_BLOCK // max(per_image, 1)))
+    return [(b, min(step, shape[0] - b)) for b in range(0, shape[0], step)], step
+
+
+def _rows_conv(x, weight, bias, stride, padding, dilation):
+    """conv2d (groups 1) as (m*L, kh*kw*C) @ (kh*kw*C, O) GEMMs over blocks of images
+    whose rows stay in the cache, each block's (m*L, O) result (plus bias) copied into
+    the (N, O, OH, OW) output."""
+    n = x.shape[0]
+    o, c, kh, kw = weight.shape
+    (oh, ow), _ = _rows_geometry(x.shape, (kh, kw), dilation, padding, stride)
+    wk = np.ascontiguousarray(weight.transpose(2, 3, 1, 0)).reshape(kh * kw * c, o)
+    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), x.itemsize)
+    rows = _row_gather(x.shape, x.dtype, (kh, kw), dilation, padding, stride, step)
+    out = np.empty((n, o, oh, ow), x.dtype)
+    for b, m in blocks:
+        y = rows(x, b, m) @ wk
+        if bias is not None:
+            y += bias
+        np.copyto(out[b:b + m], y.reshape(m, oh, ow, o).transpose(0, 3, 1, 2))
+    return out
+
+
+def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
+    """conv2d_weight_grad (groups 1): the sum over blocks of images of (O, m*L) @ the
+    block's im2col rows (m*L, kh*kw*C), gathered again here (in the cache: cheaper than
+    keeping the forward's whole-batch columns in memory)."""
+    n, o, oh, ow = g.shape
+    c = x.shape[1]
+    kh, kw = kernel_size
+    blocks, step = _row_blocks((n, c, oh, ow), kernel_size, x.itemsize)
+    rows = _row_gather(x.shape, x.dtype, kernel_size, dilation, padding, stride, step)
+    gw = np.zeros((o, kh * kw * c), x.dtype)
+    for b, m in blocks:
+        gb = g[b:b + m].reshape(m, o, oh * ow).transpose(1, 0, 2).reshape(o, m * oh * ow)
+        gw += gb @ rows(x, b, m)
+    return np.ascontiguousarray(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+
+
+def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
+    """conv2d_input_grad (groups 1): per block of images, g's (m*L, O) rows (a transposed
+    view: no copy) times the (O, kh*kw*C) filter, then each tap's (m*L, C) part added
+    into a zero-bordered channels-last block at its (i, j) offset, the block copied out
+    as (N, C, H, W).  Without dilation the taps j..j+s-1 of a row (s the stride) land side
+    by side, s*C values, and no two pixels' overlap: one add moves them all (a 3x3 stride-2
+    fold: 6 adds, not 9; NumPy's cost is per run, so longer runs are cheaper)."""
+    n, o, oh, ow = g.shape
+    _, c, kh, kw = weight.shape
+    h, w = input_size
+    (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
+    run = min(sw, kw) if dw == 1 else 1
+    wk = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
+    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
+    dxp = np.empty((step, h + 2 * ph, w + 2 * pw, c), g.dtype)
+    p0, p1, p2, p3 = dxp.strides
+    dx = np.empty((n, c, h, w), g.dtype)
+    for b, m in blocks:
+        taps = np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk)
+        taps = taps.reshape(m, oh, ow, kh, kw * c)
+        part = dxp[:m]
+        part.fill(0)
+        for i in range(kh):
+            for j in range(0, kw, run):
+                r = min(run, kw - j)
+                # taps (i, j..j+r-1) of every pixel: (m, OH, OW, r*C) at rows i*dh +
+                # sh*y, columns j*dw + sw*x (as_strided: a reshaped slice could be a copy)
+                region = np.lib.stride_tricks.as_strided(
+                    part[:, i * dh:, j * dw:], (m, oh, ow, r * c), (p0, sh * p1, sw * p2, p3))
+                np.add(region, taps[..., i, j * c:(j + r) * c], out=region)
+        np.copyto(dx[b:b + m], part[:, ph:ph + h, pw:pw + w].transpose(0, 3, 1, 2))
+    return dx
+
+
+# the channels-last rows (_rows_*) against unfold's (C*kh*kw, L) per-image GEMMs and the
+# fold, measured at 16x16 and 32x32 outputs: the weight gradient faster from 8 channels
+# (3x3: 4 are 20% slower) and with 3 on 7x7; the forward from 32 channels (3x3: 16 are
+# 12% slower) or with 3 on 7x7; the input gradient from 32 channels (16: 30% slower; 3 on
+# 7x7: 2.2x, its adds move runs of 3-6 values).  1x1 kernels: unfold is a plain copy, the
+# rows only add transposes.
+_ROWS_CHANNELS = {"forward": 32, "input": 32, "weight": 8}
+_ROWS_TAPS = {"forward": 25, "weight": 25}        # or from this many taps (7x7)
+
+
+def _by_rows(kernel, dtype, other, groups, c, kernel_size) -> bool:
+    """Whether kernel ("forward", "input", "weight") of a conv2d of c input channels
+    takes the channels-last rows."""
+    taps = kernel_size[0] * kernel_size[1]
+    if not (groups == 1 and dtype in _FLAT and other is dtype and taps > 1):
+        return False
+    return c >= _ROWS_CHANNELS[kernel] or taps >= _ROWS_TAPS.get(kernel, taps + 1)
+
+
 def kernels(unfold, fold) -> dict:
     """conv2d, conv2d_input_grad and conv2d_weight_grad over the backend's unfold and fold
     kernels (what the decompositions run elsewhere)."""
@@ -255,6 +383,8 @@ def kernels(unfold, fold) -> dict:
             if bias is not None:
                 out += bias.reshape(o, 1)
             return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+        if n and _by_rows("forward", x.dtype, weight.dtype, groups, cg, (kh, kw)):
+            return _rows_conv(x, weight, bias, stride, padding, dilation)
         cols = unfold(x, kernel_size=(kh, kw), dilation=dilation, padding=padding,
                       stride=stride)                                   # (N, C*kh*kw, L)
         length = cols.shape[-1]
@@ -277,6 +407,8 @@ def kernels(unfold, fold) -> dict:
             s = _pick(oh, ow)      # as the forward's (the same tiles' rounding)
             return _wino_conv(s, g, _filters(s, weight, groups, True),
                               (2 - padding[0], 2 - padding[1]), input_size)
+        if n and _by_rows("input", g.dtype, weight.dtype, groups, cg, (kh, kw)):
+            return _rows_input_grad(g, weight, input_size, stride, padding, dilation)
         if groups == 1:
             cols = np.matmul(weight.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))
         else:
@@ -301,6 +433,8 @@ def kernels(unfold, fold) -> dict:
             cols = _flat_cols(x, kernel_size, dilation, padding, stride)[0]
             g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, n * oh * ow)
             return (g2 @ cols.T).reshape(o, c, kh, kw)
+        if n and _by_rows("weight", x.dtype, g.dtype, groups, c, kernel_size):
+            return _rows_weight_grad(g, x, kernel_size, stride, padding, dilation)
         cols = unfold(x, kernel_size=kernel_size, dilation=dilation, padding=padding,
                       stride=stride)
         if groups == 1:
