@@ -324,20 +324,21 @@ def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
     blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
     dxp = np.empty((step, h + 2 * ph, w + 2 * pw, c), g.dtype)
     p0, p1, p2, p3 = dxp.strides
+    # taps (i, j..j+r-1) of every pixel: (step, OH, OW, r*C) at rows i*dh + sh*y, columns
+    # j*dw + sw*x; made once a call (as_strided costs ~30 us; a reshaped slice could be a
+    # copy)
+    regions = [(i, j, r, np.lib.stride_tricks.as_strided(
+        dxp[:, i * dh:, j * dw:], (step, oh, ow, r * c), (p0, sh * p1, sw * p2, p3)))
+        for i in range(kh) for j in range(0, kw, run) for r in (min(run, kw - j),)]
     dx = np.empty((n, c, h, w), g.dtype)
     for b, m in blocks:
         taps = np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk)
         taps = taps.reshape(m, oh, ow, kh, kw * c)
         part = dxp[:m]
         part.fill(0)
-        for i in range(kh):
-            for j in range(0, kw, run):
-                r = min(run, kw - j)
-                # taps (i, j..j+r-1) of every pixel: (m, OH, OW, r*C) at rows i*dh +
-                # sh*y, columns j*dw + sw*x (as_strided: a reshaped slice could be a copy)
-                region = np.lib.stride_tricks.as_strided(
-                    part[:, i * dh:, j * dw:], (m, oh, ow, r * c), (p0, sh * p1, sw * p2, p3))
-                np.add(region, taps[..., i, j * c:(j + r) * c], out=region)
+        for i, j, r, region in regions:
+            region = region[:m]
+            np.add(region, taps[..., i, j * c:(j + r) * c], out=region)
         np.copyto(dx[b:b + m], part[:, ph:ph + h, pw:pw + w].transpose(0, 3, 1, 2))
     return dx
 
