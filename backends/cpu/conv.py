@@ -19,9 +19,16 @@ NumPy's passes over them then run at the memory's speed).
 
 Other float32 and float64 convolutions without groups onto small planes (<= 64 pixels) fold
 the batch into one GEMM each for the forward and the weight gradient (im2col as
-(C*kh*kw, N*L) columns); larger planes, the input
-gradient, grouped convolutions and other dtypes run what the decomposition runs (the unfold
-kernel, NumPy's matmul per image and group, the fold kernel), with the same results.
+(C*kh*kw, N*L) columns).  Larger planes (and the input gradient at any size) with kernels
+over 1x1 and enough channels (_by_rows) take im2col rows channels-last, a few images at a
+time: (m*L, kh*kw*C) rows, gathered in runs of kw*C values whatever the stride (the
+(C*kh*kw, L) layout's strided copy moves single values at stride 2), one GEMM each for the
+forward and the weight gradient (which gathers its rows again, in the cache, rather than
+keeping the forward's), and for the input gradient one GEMM to (m*L, kh*kw*C) whose taps
+are added into a channels-last block in stride-wide runs (no fold).  Everything else
+(grouped convolutions off Winograd, float16 and other dtypes, 1x1 kernels, few channels)
+runs what the decomposition runs (the unfold kernel, NumPy's matmul per image and group,
+the fold kernel), with the same results.
 """
 from __future__ import annotations
 
