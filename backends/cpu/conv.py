@@ -271,7 +271,9 @@ def _row_gather(x_shape, dtype, kernel_size, dilation, padding, stride, step):
     return rows
 
 
-_ROWS_BLOCK = 1 << 18
+# bytes of im2col rows per block of images (measured, CPU time against torch: 512 KiB
+# 2-5% better than 256 KiB and 1 MiB on the stride-2 rows, 2 MiB 5-12% worse)
+_ROWS_BLOCK = 1 << 19
 
 
 def _row_blocks(shape, kernel_size, itemsize):
