@@ -39,10 +39,10 @@ _F32 = np.dtype(np.float32)
 
 
 def _scheme(t: int) -> dict:
-    """F(t x t, 3x3)'s transforms: V = BT @ d @ BT.T (a (t+2) x (t+2) input tile); as
-    Kronecker products over the flattened tiles U = KG @ g (the 3x3 filter), the output
-    tile = KAT.T @ M, and
-    the gradient's KAT (d M from d out), KGT (d g from d U); `unit` moves t floats at once."""
+    """F(t x t, 3x3)'s transforms: V = BT @ d @ BT.T (a (t+2) x (t+2) input tile) and the
+    gradient's d M = A @ d out @ A.T; as Kronecker products over the flattened tiles
+    U = KG @ g (the 3x3 filter), the output tile = KAT.T @ M, and KGT (d g from d U);
+    `unit` moves t floats at once."""
     if t == 2:
         bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
         g = [[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]]
@@ -59,7 +59,7 @@ def _scheme(t: int) -> dict:
 
     def f32(a):
         return np.ascontiguousarray(a, dtype=np.float32)
-    return dict(t=t, alpha=t + 2, BT=f32(bt), KAT=f32(np.kron(at, at).T),
+    return dict(t=t, alpha=t + 2, BT=f32(bt), A=f32(at.T), KAT=f32(np.kron(at, at).T),
                 KG=f32(kg), KGT=f32(kg.T), unit=np.float64 if t == 2 else np.complex128)
 
 
@@ -187,7 +187,8 @@ def _wino_weight_grad(g, x, padding, groups):
     c = x.shape[1]
     cg, og = c // groups, o // groups
     s = _pick(oh, ow)
-    t, a2 = s["t"], s["alpha"] ** 2
+    t, alpha = s["t"], s["alpha"]
+    a2 = alpha * alpha
     th, tw = -(-oh // t), -(-ow // t)
     blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
     tiles = _tiler(s, c, th, tw, padding, step)
@@ -201,7 +202,11 @@ def _wino_weight_grad(g, x, padding, groups):
         gb = gt[:, :p * o]
         np.copyto(gb.reshape(t, t, th, tw, m, o),
                   gp[:m].reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
-        dm = (s["KAT"] @ gb).reshape(a2, p, groups, og).transpose(0, 2, 3, 1)  # a2,G,O/G,P
+        # d M = A (d out) A^T, as A over the tiles' rows then over their columns (2.4x
+        # fewer products than kron(A, A) @ d out)
+        half = np.matmul(s["A"], gb.reshape(t, -1))                  # (alpha, t*P*O)
+        dm = np.matmul(s["A"], half.reshape(alpha, t, -1))            # (alpha, alpha, P*O)
+        dm = dm.reshape(a2, p, groups, og).transpose(0, 2, 3, 1)      # a2, G, O/G, P
         du += np.matmul(dm, vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3))
     dw = (s["KGT"] @ du.reshape(a2, o * cg)).reshape(3, 3, o, cg)
     return np.ascontiguousarray(dw.transpose(2, 3, 0, 1))
