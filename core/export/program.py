@@ -576,13 +576,29 @@ def _conv2d_shape(x, weight, bias=None, *, stride, padding, dilation, groups):
     return n, o, oh, ow
 
 
+def _conv2d_input_grad_shape(g, weight, *, input_size, stride, padding, dilation, groups):
+    """conv_transpose2d's op: g (N, O, OH, OW) must be what a convolution of input_size
+    by the weight gives."""
+    (n, o, oh, ow), (wo, cg, kh, kw), (h, w) = g, weight, input_size
+    if groups < 1 or o != wo or o % groups:
+        raise ValueError(f"{o} channels do not fit the weight {weight} in {groups} groups")
+    if (oh, ow) != _pooled(h, w, (kh, kw), dilation, padding, stride):
+        raise ValueError(f"input_size {(h, w)} does not give the {oh}x{ow} gradient")
+    # the columns the decomposition folds (N, C*kh*kw, OH*OW): bounded as conv2d's
+    if cg * groups * kh * kw * n * oh * ow * 4 > MAX_VALUE_BYTES:        # at float32
+        raise ValueError("its im2col columns would exceed the exported program's value limit")
+    return n, cg * groups, h, w
+
+
 def _arange_shape(*, start, stop, step, dtype):
     if step == 0 or not all(math.isfinite(v) for v in (start, stop, step)):
         raise ValueError("arange needs a finite, non-zero step and finite bounds")
     return (max(0, math.ceil((stop - start) / step)),)
 
 
-# the ops whose declarations have no shape rule (ops/_op.py), and conv2d (whose rule trusts
-# its inputs' channels): computed before a file's graph may allocate anything
+# the ops whose declarations have no shape rule (ops/_op.py), and conv2d and
+# conv2d_input_grad (whose rules trust their inputs' channels and sizes): computed before
+# a file's graph may allocate anything
 _SHAPES = {"unfold": _unfold_shape, "fold": _fold_shape, "max_pool2d": _pool_shape,
-           "arange": _arange_shape, "conv2d": _conv2d_shape}
+           "arange": _arange_shape, "conv2d": _conv2d_shape,
+           "conv2d_input_grad": _conv2d_input_grad_shape}

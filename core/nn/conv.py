@@ -12,7 +12,7 @@ from ..amp_policy import active as _amp
 from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops import fold, pad
-from ..ops.nn import conv2d_op, out_size, pair
+from ..ops.nn import conv2d_input_grad_op, conv2d_op, out_size, pair
 from ..tensor import Tensor
 from . import init
 from ._util import _batched
@@ -183,7 +183,8 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): one matmul + fold.
+    """Transposed convolution, weight (C_in, C_out/groups, kh, kw): conv2d's input gradient
+    (with output_padding: one matmul + fold).
 
     PyTorch
     -------
@@ -215,6 +216,14 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         raise ShapeError(f"conv_transpose2d: the output size {(oh, ow)} is not positive; "
                          "reduce padding")
     o = og * groups
+    if opad == (0, 0):
+        # the input gradient of the convolution it transposes: one declared kernel (the
+        # CPU's: channels-last rows, no fold), with its own gradient rule
+        out = run(conv2d_input_grad_op, x, weight, input_size=(oh, ow), stride=stride,
+                  padding=padding, dilation=dilation, groups=groups)
+        if bias is not None:
+            out = out + bias.reshape(o, 1, 1)
+        return out.squeeze(0) if unbatched else out
     if groups == 1:
         cols = weight.reshape(c, og * kh * kw).mT @ x.reshape(n, c, h * w)
     else:

@@ -588,6 +588,20 @@ def _conv2d(L, node, ins, attrs):
                   dilations=list(attrs["dilation"]), group=int(attrs["groups"]))
 
 
+def _conv2d_input_grad(L, node, ins, attrs):
+    """ops/nn.py's conv2d_input_grad (g, weight; conv_transpose2d's op): ONNX
+    ConvTranspose, output_padding making up input_size."""
+    g, w = L.shapes[node.args[0].index], L.shapes[node.args[1].index]
+    if isinstance(g[2], Expr) or isinstance(g[3], Expr):
+        raise OnnxExportError("conv2d_input_grad over dynamic spatial sizes")
+    k, d, p, s = (int(w[2]), int(w[3])), attrs["dilation"], attrs["padding"], attrs["stride"]
+    extra = [int(attrs["input_size"][i]) - ((int(g[2 + i]) - 1) * s[i] - 2 * p[i] +
+                                            d[i] * (k[i] - 1) + 1) for i in (0, 1)]
+    return L.emit("ConvTranspose", ins, kernel_shape=list(k), strides=list(s),
+                  pads=[p[0], p[1], p[0], p[1]], dilations=list(d),
+                  group=int(attrs["groups"]), output_padding=extra)
+
+
 def _reduce(onnx_op, axes_input_from):
     def lower(L, node, ins, attrs):
         axes = list(attrs["axes"])
@@ -669,7 +683,7 @@ LOWER = {
     "scatter_add": _scatter_add, "matmul": _matmul, "reshape": _reshape,
     "permute": _permute, "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad,
     "concatenate": _concatenate, "contiguous": _identity, "unfold": _unfold, "fold": _fold,
-    "max_pool2d": _max_pool2d, "conv2d": _conv2d,
+    "max_pool2d": _max_pool2d, "conv2d": _conv2d, "conv2d_input_grad": _conv2d_input_grad,
     "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18),
     "max": _reduce("ReduceMax", 18), "min": _reduce("ReduceMin", 18),
     "any": _logical_reduce("ReduceMax"), "all": _logical_reduce("ReduceMin"),

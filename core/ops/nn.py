@@ -159,9 +159,19 @@ def _conv2d_weight_grad_decompose(g, x, *, kernel_size, stride, padding, dilatio
     return gw.reshape(o, c // groups, kh, kw)
 
 
+def _conv2d_input_grad_vjp(gy, out, g, weight, *, input_size, **attrs):
+    # the transposed convolution's own rule (conv_transpose2d runs this op): d g is the
+    # convolution of gy by the same weight, d weight the weight gradient of a convolution
+    # of gy whose output gradient is g
+    return (lambda: run(conv2d_op, gy, weight, **attrs),
+            lambda: run(conv2d_weight_grad_op, g, gy,
+                        kernel_size=tuple(weight._data.shape[-2:]), **attrs))
+
+
 conv2d_input_grad_op = declare(
     "conv2d_input_grad", "gradient", rule_same, sig="g, weight, *, input_size: "
     "tuple[int, int], " + _CONV, serves="conv2d", decompose=_conv2d_input_grad_decompose,
+    vjp=_conv2d_input_grad_vjp,
     shape=lambda inputs, attrs: (inputs[0]._data.shape[0],
                                  inputs[1]._data.shape[1] * attrs["groups"])
     + tuple(attrs["input_size"]),

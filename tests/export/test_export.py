@@ -175,6 +175,37 @@ def test_file_is_a_zip_of_json_and_safetensors(saved, tmp_path):
         ember.export.load(broken)
 
 
+def test_conv_transpose2d_program_reloads_and_checks_its_input_size(tmp_path):
+    """conv_transpose2d records conv2d_input_grad: the reloaded program runs like eager at
+    another batch size, and a file whose input_size does not give the recorded gradient's
+    size is refused before anything runs."""
+    import zipfile
+    ember.manual_seed(0)
+    model = nn.ConvTranspose2d(6, 4, 4, stride=2, padding=1)
+    x = ember.tensor(np.random.default_rng(3).standard_normal((2, 6, 5, 5), dtype=np.float32))
+    path = tmp_path / "ct.ember"
+    ember.export(model, (x,), dynamic_shapes={"input": {0: "batch"}}).save(path)
+    program = ember.export.load(path)
+    other = ember.tensor(np.random.default_rng(4).standard_normal((3, 6, 5, 5),
+                                                                   dtype=np.float32))
+    for inputs in ((x,), (other,)):
+        np.testing.assert_array_equal(program(*inputs).numpy(), eager(model, inputs)[0])
+    with zipfile.ZipFile(path) as zf:
+        files = {name: zf.read(name) for name in zf.namelist()}
+    text = files["program.json"].decode()
+    assert text.count('"input_size":[10,10]') == 1, text
+    # input_size and every recorded (N, 4, 10, 10) shape made 10x40: the graph stays
+    # consistent with the declaration's rule, which trusts input_size
+    files["program.json"] = text.replace('"input_size":[10,10]', '"input_size":[10,40]')\
+        .replace("4,10,10]", "4,10,40]").encode()
+    hostile = tmp_path / "hostile.ember"
+    with zipfile.ZipFile(hostile, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    with pytest.raises(ExportError, match="input_size .* does not give the 5x5 gradient"):
+        ember.export.load(hostile)
+
+
 def test_export_module_is_also_the_function():
     import ember.export as export_module
     assert export_module is ember.export and callable(ember.export)

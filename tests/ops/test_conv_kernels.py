@@ -139,10 +139,11 @@ def test_winograd_conv2d_and_gradients_match_a_float64_reference(shape, block, m
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
     """Every other convolution (stride, dilation, other kernels, few channels, small
-    planes, float64/float16): without groups and onto planes of up to 64 pixels, float32
-    and float64 forwards and weight gradients are one GEMM over the whole batch (the same
-    sums in another order: equal within rounding); everything else runs the
-    decomposition's kernels, so its results are the decomposition's bit for bit."""
+    planes, float64/float16): without groups, float32 and float64 forwards and weight
+    gradients onto planes of up to 64 pixels are one GEMM over the whole batch, and the
+    kernels conv._by_rows picks (larger planes, kernels over 1x1) run channels-last im2col
+    rows (the same sums in another order: equal within rounding); everything else runs
+    the decomposition's kernels, so its results are the decomposition's bit for bit."""
     import ember
     from ember.ops.nn import conv2d_op
     rng = np.random.default_rng(2)
@@ -150,7 +151,12 @@ def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
             (2, 4, 9, 8, 6, 3, 1, 1, 1, 1), (2, 8, 9, 8, 8, 3, 2, 1, 1, 1),
             (2, 8, 9, 8, 8, 3, 1, 1, 2, 1), (2, 8, 4, 4, 8, 3, 1, 1, 1, 1),
             (3, 5, 6, 7, 4, 1, 1, 0, 1, 1), (2, 3, 11, 10, 5, 4, 3, 2, 1, 1),
-            (2, 8, 9, 8, 12, (1, 3), 1, (0, 1), 1, 2), (3, 6, 7, 7, 9, 2, 1, 0, 1, 3)]:
+            (2, 8, 9, 8, 12, (1, 3), 1, (0, 1), 1, 2), (3, 6, 7, 7, 9, 2, 1, 0, 1, 3),
+            # channels-last rows: 32 channels (the input gradient's too), strides, dilation,
+            # uneven kernels, strides and paddings, a 7x7 kernel on 3 channels
+            (2, 32, 12, 11, 8, 3, 2, 1, 1, 1), (2, 32, 20, 19, 8, 3, 2, 1, 2, 1),
+            (2, 32, 19, 21, 6, (3, 2), (2, 3), (1, 0), (1, 2), 1),
+            (2, 3, 23, 22, 5, 7, 2, 3, 1, 1), (2, 8, 13, 12, 4, 4, 2, 1, 1, 1)]:
         k2, s2, p2, d2 = (v if isinstance(v, tuple) else (v, v) for v in (k, s, p, d))
         a = dict(stride=s2, padding=p2, dilation=d2, groups=g)
         x = rng.standard_normal((n, c, h, w)).astype(dtype)
@@ -171,9 +177,12 @@ def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
                                    db.grad.numpy().astype(np.float64),
                                    rtol=1e-2 if dtype == np.float16 else 1e-5)
         flat = g == 1 and dtype != np.float16 and got.shape[2] * got.shape[3] <= 64
-        for name, u, v, exact in (("forward", got, want, not flat),
-                                  ("input grad", ex.grad, dx.grad, True),
-                                  ("weight grad", ew.grad, dw.grad, not flat)):
+        rows = {kernel: conv._by_rows(kernel, np.dtype(dtype), np.dtype(dtype), g, c // g, k2)
+                for kernel in ("forward", "input", "weight")}
+        for name, u, v, exact in (("forward", got, want, not (flat or rows["forward"])),
+                                  ("input grad", ex.grad, dx.grad, not rows["input"]),
+                                  ("weight grad", ew.grad, dw.grad,
+                                   not (flat or rows["weight"]))):
             u, v = u.detach().numpy(), v.detach().numpy()
             assert u.dtype == v.dtype and u.shape == v.shape, name
             if exact:
