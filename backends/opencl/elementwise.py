@@ -122,7 +122,7 @@ def binary(op: str):
         elif dt == "bool" and op == "sub":
             raise TypeError("sub: subtracting bool tensors is not supported (PyTorch); use "
                             "logical_xor() or `^` instead")
-        extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide") or \
+        extra = codegen.helpers(dt) if op in ("pow", "remainder", "floor_divide", "atan2") or \
             dt in codegen.COMPLEX else ""
         return defer(op, runtime, op, lambda: (codegen.binary_expr(op, dt), extra), [x, y],
                      [dt, dt], shape, D.bool_ if op in BOOL_OUT else dtype,
