@@ -111,11 +111,14 @@ def sgd(multi, lr, momentum, dampening, weight_decay, nesterov, maximize) -> Non
     if weight_decay:
         grads = [np.add(g, np.multiply(p, weight_decay)) for g, p in zip(grads, params)]
     written = [p for p, _, _ in multi]
-    if momentum:
-        alpha = 1 - dampening
-        for i, (p, _, state) in enumerate(multi):
+    alpha = 1 - dampening
+    # one parameter at a time, its momentum and then its update, while its arrays are in
+    # cache (two passes over all the parameters read every buffer back from memory: the
+    # MLP step's optimizer ran slower than the loop of ember ops)
+    for i, (p, _, state) in enumerate(multi):
+        g = grads[i]
+        if momentum:
             buf = state.get("momentum_buffer")
-            g = grads[i]
             if buf is None:
                 b = np.array(g, copy=True)
                 buf = state["momentum_buffer"] = wrap(b, p._device, p._dtype)
@@ -124,9 +127,8 @@ def sgd(multi, lr, momentum, dampening, weight_decay, nesterov, maximize) -> Non
                 np.multiply(b, momentum, out=b)
                 np.add(b, g if alpha == 1 else np.multiply(g, alpha), out=b)
                 written.append(buf)
-            grads[i] = np.add(g, np.multiply(b, momentum)) if nesterov else b
-    for p, g in zip(params, grads):
-        np.add(p, np.multiply(g, -lr), out=p)
+            g = np.add(g, np.multiply(b, momentum)) if nesterov else b
+        np.add(params[i], np.multiply(g, -lr), out=params[i])
     bump(written)
 
 
