@@ -83,6 +83,27 @@ def unravel(index: str, shape: str, nd: str, targets, first: int = 0) -> str:
     return "\n".join(lines)
 
 
+def coords_fn(name: str) -> str:
+    """C source of `long8 name(long i, int nd, long8 shape)`: the coordinates of flat index
+    i over the nd innermost dims of shape (right-aligned, as unravel; the others 0), a
+    function kept out of line. PoCL compiles a kernel at its first launch, and every
+    inlined unravel (eight guarded 64-bit divisions) lengthens that compile; out of line
+    it is compiled once per kernel whatever the number of call sites. `name` is the
+    family's own (programs of a bundle define their helpers apart, runtime._DEFINED)."""
+    lines = [f"__attribute__((noinline)) long8 {name}(long i, int nd, long8 shape) {{",
+             "  long8 c = (long8)(0); long r_ = i;"]
+    for k in range(MAXDIM):
+        slot = f"s{MAXDIM - 1 - k:x}"
+        lines.append(f"  if (nd > {k}) {{ c.{slot} = r_ % shape.{slot}; r_ /= shape.{slot}; }}")
+    lines += ["  return c;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def dot8(coords: str, strides: str) -> str:
+    """C expression: the offset of the coordinates `coords` (a long8) along `strides`."""
+    return "(" + " + ".join(f"{coords}.s{k:x} * {strides}.s{k:x}" for k in range(MAXDIM)) + ")"
+
+
 def grid_unravel(shape: str, nd: str, targets, most3: bool = False) -> str:
     """C statements for a 3-D launch over a (right-aligned long8) shape: work-item
     (g0, g1, g2) is element (..., g2, g1, g0) with g2 unravelled over the outer dims; adds
