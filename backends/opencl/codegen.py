@@ -83,25 +83,15 @@ def unravel(index: str, shape: str, nd: str, targets, first: int = 0) -> str:
     return "\n".join(lines)
 
 
-def coords_fn(name: str) -> str:
-    """C source of `long8 name(long i, int nd, long8 shape)`: the coordinates of flat index
-    i over the nd innermost dims of shape (right-aligned, as unravel; the others 0), a
-    function kept out of line. PoCL compiles a kernel at its first launch, and every
-    inlined unravel (eight guarded 64-bit divisions) lengthens that compile; out of line
-    it is compiled once per kernel whatever the number of call sites. `name` is the
-    family's own (programs of a bundle define their helpers apart, runtime._DEFINED)."""
-    lines = [f"__attribute__((noinline)) long8 {name}(long i, int nd, long8 shape) {{",
-             "  long8 c = (long8)(0); long r_ = i;"]
-    for k in range(MAXDIM):
-        slot = f"s{MAXDIM - 1 - k:x}"
-        lines.append(f"  if (nd > {k}) {{ c.{slot} = r_ % shape.{slot}; r_ /= shape.{slot}; }}")
-    lines += ["  return c;", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def dot8(coords: str, strides: str) -> str:
-    """C expression: the offset of the coordinates `coords` (a long8) along `strides`."""
-    return "(" + " + ".join(f"{coords}.s{k:x} * {strides}.s{k:x}" for k in range(MAXDIM)) + ")"
+def offset_fn(name: str) -> str:
+    """C source of `long name(long i, int nd, long8 shape, long8 st)`: the offset along
+    strides st of flat index i over the nd innermost dims of shape (unravel), a function
+    kept out of line. PoCL compiles a kernel at its first launch, and every inlined
+    unravel (eight guarded 64-bit divisions) lengthens that compile; out of line it is
+    compiled once per kernel whatever the number of call sites. `name` is the family's
+    own (the programs of a bundle define their helpers apart: runtime._DEFINED)."""
+    return (f"__attribute__((noinline)) long {name}(long i, int nd, long8 shape, long8 st) {{\n"
+            f"  long p = 0;\n  {unravel('i', 'shape', 'nd', [('p', 'st')])}\n  return p;\n}}\n")
 
 
 def grid_unravel(shape: str, nd: str, targets, most3: bool = False) -> str:

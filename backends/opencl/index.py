@@ -23,11 +23,11 @@ def _check_dims(op, shape):
 
 def _take_kernel(name: str, t: str, extra: str, store: str) -> str:
     """A take kernel over elements of C type t: the index arithmetic both take and
-    take_words share; `extra` parameters after out, `store` writes element g. The
-    unravelling is out of line (`<name>_at`, codegen.coords_fn): inlined twice, it made
-    PoCL's compile at first launch ~0.15 s of CPU."""
+    take_words share; `extra` parameters after out, `store` writes element g. Past one
+    dim the unravelling is out of line (`<name>_at`, codegen.offset_fn): inlined twice, it
+    made PoCL's compile at first launch ~0.15 s of CPU."""
     indent = " " * len(f"__kernel void {name}(")
-    return codegen.coords_fn(f"{name}_at") + f"""
+    return codegen.offset_fn(f"{name}_at") + f"""
 __kernel void {name}(long n, long K, long Q, int ndp, long8 pshape, long8 pst, int ndq,
 {indent}long8 qshape, long8 qst, long ast, __global const {t}* x, long xo,
 {indent}__global const long* idx, long io, __global {t}* out{extra}) {{
@@ -35,8 +35,9 @@ __kernel void {name}(long n, long K, long Q, int ndp, long8 pshape, long8 pst, i
   if (g >= n) return;
   long q = g % Q, r = g / Q;
   long k = r % K, p = r / K;
-  long8 pc = {name}_at(p, ndp, pshape), qc = {name}_at(q, ndq, qshape);
-  long off = xo + idx[io + k] * ast + {codegen.dot8("pc", "pst")} + {codegen.dot8("qc", "qst")};
+  long off = xo + idx[io + k] * ast;
+  off += ndp <= 1 ? p * pst.s7 : {name}_at(p, ndp, pshape, pst);
+  off += ndq <= 1 ? q * qst.s7 : {name}_at(q, ndq, qshape, qst);
   {store}
 }}
 """

@@ -237,42 +237,30 @@ def _max_pool_source(dt: str) -> str:
     """`max_pool_pair`: the forward max (grad 0: into `out`) and the gradient for disjoint
     windows (grad 1: _max_pool_windows_body) in one kernel, one work-item per window:
     PoCL compiles each kernel at its first launch (~0.1 s of CPU nearly all fixed), and a
-    network that pools meets both in its first step. Each way's window is a function kept
-    out of line (one call a window): inlined, their loops made that compile ~0.22 s of
-    CPU."""
+    network that pools meets both in its first step."""
     t, c = CTYPE[dt], COMPUTE[dt]
     # NaN wins and stays, as NumPy's maximum (the CPU backend) and PyTorch propagate it
     better = "(v > m || v != v) && m == m" if dt in ("float16", "float32", "float64") \
         else "v > m"
-    params = (f"long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x, long xo, long4 gs, "
-              f"__global const {t}* g, long go, long4 os, __global {t}* out, long oo, "
-              f"__global {t}* dx")
-    args = ("n, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, xs, x, xo, gs, g, go, os, "
-            "out, oo, dx")
-    window = f"""long b = r / C, ch = r - b * C;
-  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;"""
     return f"""
-__attribute__((noinline)) void max_pool_fwd(long ox, long oy, long r, {params}) {{
-  {window}
-  {c} m = ({c}){_lowest(dt)};
-  for (long i = 0; i < kh; i++)
-    for (long j = 0; j < kw; j++) {{
-      {_pool_tap(t, c, dt)}
-      if ({better}) m = v;
-    }}
-  out[(r * oh + oy) * ow + ox] = ({t})m;
-}}
-__attribute__((noinline)) void max_pool_grad(long ox, long oy, long r, {params}) {{
-  {window}
-  {_max_pool_windows_body(t, c, dt)}
-}}
-__kernel void max_pool_pair({params}, int grad) {{
+__kernel void max_pool_pair(long n, {_POOL_PARAMS}, long4 xs, __global const {t}* x,
+                            long xo, long4 gs, __global const {t}* g, long go, long4 os,
+                            __global {t}* out, long oo, __global {t}* dx, int grad) {{
   long ox = get_global_id(0), oy = get_global_id(1), r = get_global_id(2);
   if (ox >= ow || oy >= oh || r * oh * ow >= n) return;
-  if (grad)
-    max_pool_grad(ox, oy, r, {args});
-  else
-    max_pool_fwd(ox, oy, r, {args});
+  long b = r / C, ch = r - b * C;
+  __global const {t}* src = x + xo + b * xs.s0 + ch * xs.s1;
+  if (!grad) {{
+    {c} m = ({c}){_lowest(dt)};
+    for (long i = 0; i < kh; i++)
+      for (long j = 0; j < kw; j++) {{
+        {_pool_tap(t, c, dt)}
+        if ({better}) m = v;
+      }}
+    out[(r * oh + oy) * ow + ox] = ({t})m;
+    return;
+  }}
+  {_max_pool_windows_body(t, c, dt)}
 }}
 """
 

@@ -184,6 +184,40 @@ __attribute__((noinline)) {c} cold_init_{c}(int op) {{
   switch (op) {{ {" ".join(inits)} }} return 0; }}
 __attribute__((noinline)) {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
   switch (op) {{ {" ".join(combines)} }} return acc; }}
+/* the three walks over the reduced elements (one dim, two dims, more), out of line */
+__attribute__((noinline)) {c} cold_walk1_{c}(int op, {c} acc, long j0, long j1, long base,
+                                        long s, __global const {t}* x) {{
+  /* reduce_<op>'s order: element j0 + k goes to accumulator k % UNROLL (the tail past
+     the last whole UNROLL to the first), and the accumulators combine in order; here
+     accumulator u is one pass over its elements, combined as soon as it is complete */
+  long full = j0 + (j1 - j0) / {UNROLL} * {UNROLL};
+  for (int u = 0; u < {UNROLL}; u++) {{
+    {c} a = u ? cold_init_{c}(op) : acc;
+    for (long j = j0 + u; j < full; j += {UNROLL})
+      a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+    if (u == 0)
+      for (long j = full; j < j1; j++) a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
+    acc = u ? cold_comb_{c}(op, acc, a) : a;
+  }}
+  return acc;
+}}
+__attribute__((noinline)) {c} cold_walk2_{c}(int op, {c} acc, long j0, long j1, long base,
+                                        long8 rshape, long8 rst, __global const {t}* x) {{
+  /* the flat loop's order, without a division per element */
+  long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
+  for (long j = j0; j < j1; i++, k = 0) {{
+    long p0 = base + i * rst.s6, kend = min(n1, k + (j1 - j));
+    for (; k < kend; k++, j++) acc = cold_comb_{c}(op, acc, ({c})x[p0 + k * rst.s7]);
+  }}
+  return acc;
+}}
+__attribute__((noinline)) {c} cold_walkn_{c}(int op, {c} acc, long j0, long j1, long base,
+                                        int ndr, long8 rshape, long8 rst,
+                                        __global const {t}* x) {{
+  for (long j = j0; j < j1; j++)
+    acc = cold_comb_{c}(op, acc, ({c})x[base + cold_off(j, ndr, rshape, rst)]);
+  return acc;
+}}
 __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
                           int ndk, long8 kshape, long8 kst, int ndr, long8 rshape, long8 rst,
                           __global const {t}* x, long xo, __global {r}* out, int op) {{
@@ -193,33 +227,12 @@ __kernel void reduce_cold(long n, long nred, long chunk, long nchunk,
   long base = xo + cold_off(o, ndk, kshape, kst);
   long j0 = c * chunk, j1 = min(nred, j0 + chunk);
   {c} acc = cold_init_{c}(op);
-  if (ndr <= 1) {{
-    /* reduce_<op>'s order: element j0 + k goes to accumulator k % UNROLL (the tail past
-       the last whole UNROLL to the first), and the accumulators combine in order; here
-       accumulator u is one pass over its elements, combined as soon as it is complete */
-    long s = rst.s7, full = j0 + (j1 - j0) / {UNROLL} * {UNROLL};
-    for (int u = 0; u < {UNROLL}; u++) {{
-      {c} a = u ? cold_init_{c}(op) : acc;
-      for (long j = j0 + u; j < full; j += {UNROLL})
-        a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
-      if (u == 0)
-        for (long j = full; j < j1; j++) a = cold_comb_{c}(op, a, ({c})x[base + j * s]);
-      acc = u ? cold_comb_{c}(op, acc, a) : a;
-    }}
-    out[g] = ({r})acc;
-    return;
-  }}
-  if (ndr == 2) {{         /* the flat loop's order, without a division per element */
-    long n1 = rshape.s7, i = j0 / n1, k = j0 - i * n1;
-    for (long j = j0; j < j1; i++, k = 0) {{
-      long p0 = base + i * rst.s6, kend = min(n1, k + (j1 - j));
-      for (; k < kend; k++, j++) acc = cold_comb_{c}(op, acc, ({c})x[p0 + k * rst.s7]);
-    }}
-    out[g] = ({r})acc;
-    return;
-  }}
-  for (long j = j0; j < j1; j++)
-    acc = cold_comb_{c}(op, acc, ({c})x[base + cold_off(j, ndr, rshape, rst)]);
+  if (ndr <= 1)
+    acc = cold_walk1_{c}(op, acc, j0, j1, base, rst.s7, x);
+  else if (ndr == 2)
+    acc = cold_walk2_{c}(op, acc, j0, j1, base, rshape, rst, x);
+  else
+    acc = cold_walkn_{c}(op, acc, j0, j1, base, ndr, rshape, rst, x);
   out[g] = ({r})acc;
 }}
 """
@@ -237,9 +250,9 @@ def _family(dt: str, out_dt: str) -> str:
 
 def _arg_family(dt: str) -> str:
     """argmax and argmin of one dtype in one program (`arg_argmax`, `arg_argmin`), their
-    unravelling out of line (arg_at, codegen.coords_fn): inlined twice in each, it made
+    unravelling out of line (arg_at, codegen.offset_fn): inlined twice in each, it made
     PoCL's compile at first launch ~0.23 s of CPU."""
-    return codegen.coords_fn("arg_at") + "\n".join(
+    return codegen.offset_fn("arg_at") + "\n".join(
         _arg_source(op, dt).replace("__kernel void arg(", f"__kernel void arg_{op}(")
         for op in ("argmax", "argmin"))
 
@@ -256,8 +269,7 @@ __kernel void arg(long n, long nred, int ndk, long8 kshape, long8 kst, int ndr, 
                   long8 rst, __global const {t}* x, long xo, __global long* out) {{
   long o = get_global_id(0);
   if (o >= n) return;
-  long8 ko = arg_at(o, ndk, kshape);
-  long base = xo + {codegen.dot8("ko", "kst")};
+  long base = xo + arg_at(o, ndk, kshape, kst);
   {c} best = ({c})x[base];
   long bi = 0;
   if (ndr <= 1) {{
@@ -265,8 +277,9 @@ __kernel void arg(long n, long nred, int ndk, long8 kshape, long8 kst, int ndr, 
     for (long j = 1; j < nred; j++) {{ {c} v = ({c})x[base + j * s]; {better} }}
   }} else {{
     for (long j = 1; j < nred; j++) {{
-      long8 r = arg_at(j, ndr, rshape);
-      {c} v = ({c})x[base + {codegen.dot8("r", "rst")}];
+      long p = base;
+      {codegen.unravel("j", "rshape", "ndr", [("p", "rst")])}
+      {c} v = ({c})x[p];
       {better}
     }}
   }}
