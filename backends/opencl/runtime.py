@@ -21,6 +21,11 @@ unfold and fold; index's gather_scatter), since PoCL's compile at a kernel's fir
 (~0.1 s) is nearly all fixed. Measured on the demo's first epoch: 18 builds and 47 kernels
 before, 1 build (42 kernels in it) and 17 kernels now; with every cache empty it took
 4.8-6.3 s on a 2-core machine at load ~1 (8.8-9.7 s before this round, side by side).
+Two more: the kernels' long index arithmetic and loops live in out-of-line functions
+(codegen.offset_fn, conv_rows' rows, reduce_cold's walks), which PoCL compiles faster;
+and once the training bundle is built, a helper thread compiles the kernels a training
+step meets in a second context, from the last, while the step compiles from the first
+(bundles.compile_ahead; PoCL's disk cache hands them over).
 """
 from __future__ import annotations
 
@@ -147,8 +152,10 @@ class Runtime:
     materialize = None          # materialize(lazy_array): compute a deferred result
     contiguous = None           # contiguous(array) -> a row-major copy
     # bundles.py: key -> [(key, make_source), ...] of the programs built with it as one
-    # program (None: alone)
+    # program (None: alone), and what runs once a bundle is built from source
+    # (bundle_built(runtime, key, source): bundles.warm)
     bundle_of = staticmethod(lambda key: None)
+    bundle_built = staticmethod(lambda runtime, key, source: None)
 
     def __init__(self, index: int, device):
         import pyopencl as cl
@@ -312,8 +319,10 @@ class Runtime:
             parts.append((mkey, source, renamed))
         if not any(mkey == key for mkey, _, _ in parts):
             return None
+        source = "\n".join(s for _, s, _ in parts)
+        cached = self.cached_builds
         try:
-            program = self._build(("bundle",) + key, "\n".join(s for _, s, _ in parts))
+            program = self._build(("bundle",) + key, source)
         except KernelBuildError:
             self.failed_families.add(("bundle",) + key)
             return None
@@ -321,6 +330,8 @@ class Runtime:
             self._programs[mkey] = program
             if renamed:
                 self._renamed[mkey] = renamed
+        if self.cached_builds == cached:    # built from source: its kernels compile later
+            Runtime.bundle_built(self, key, codegen.prelude(source) + source)
         return program
 
     def _build(self, key, source: str):

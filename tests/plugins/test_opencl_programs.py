@@ -190,3 +190,69 @@ def test_small_panels_pack_with_one_kernel_bit_for_bit(opencl_device, monkeypatc
     assert all(g.tobytes() == h.tobytes() for g, h in zip(got[:2], got[2:]))
     names = {name for _, name in rt._kernels}
     assert "pack_any" in names and ({"pack6", "pack16"} & names)
+
+
+_AHEAD = """
+    import json, sys, threading, time
+    import ember
+    x = ember.ones(4, device="opencl:0")
+    (x + 1).numpy()                    # builds the training bundle (float32 elementwise)
+    helpers = [t for t in threading.enumerate() if t.name.endswith("compile-ahead")]
+    if helpers and sys.argv[-1] == "join":
+        helpers[0].join()
+    print(json.dumps({"helpers": len(helpers), "at": time.perf_counter()}))
+"""
+
+
+def _ahead(tmp_path, *, join: bool, env=None):
+    """Run _AHEAD in a new process with empty caches: (its JSON, PoCL's cache folder, the
+    seconds from its last line to its exit)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    import time
+    pocl = tmp_path / "pocl"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_AHEAD), "join" if join else "exit"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "POCL_CACHE_DIR": str(pocl),
+             "EMBER_CACHE_DIR": str(tmp_path / "ember"), **(env or {})})
+    ended = time.perf_counter()
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    return seen, pocl, ended - seen["at"]
+
+
+def _compiled(pocl) -> set:
+    """The kernels PoCL's cache holds a compiled work-group function of."""
+    return {p.parent.name for p in pocl.rglob("0-0-0")}
+
+
+def test_the_training_bundle_compiles_ahead_in_a_context_of_its_own(opencl_device, tmp_path):
+    """bundles.compile_ahead: once the training bundle is built from source, a helper
+    thread compiles the kernels a training step meets (bundles.AHEAD) from the last, in a
+    context of its own, into PoCL's cache, which serves the run's first launches; it stops
+    at the first kernel the run has looked up itself."""
+    from ember.backends.opencl import bundles
+    seen, pocl, _ = _ahead(tmp_path, join=True)
+    assert seen["helpers"] == 1
+    compiled = _compiled(pocl)
+    # the run launched only u0__flat (x + 1); the helper compiled the step's last kernels
+    # and stopped there (u0__flat is among the float32 ones before it)
+    assert {"arg_argmax", "colsum", "gather_scatter", "reduce_cold_int64"} <= compiled, compiled
+    assert "u0__flat" in compiled and "take_words" not in compiled, compiled
+    assert len(bundles.AHEAD) == len(set(bundles.AHEAD))
+
+
+def test_compiling_ahead_stops_at_exit_and_can_be_turned_off(opencl_device, tmp_path):
+    """The process exits at once, the helper stopping after the kernel it is on (it is
+    never torn down mid-compile); EMBER_OPENCL_COMPILE_AHEAD=0 starts no helper."""
+    seen, pocl, tail = _ahead(tmp_path / "exit", join=False)
+    assert seen["helpers"] == 1
+    assert tail < 30, tail                  # one kernel's compile at most, not the list
+    seen, pocl, _ = _ahead(tmp_path / "off", join=True,
+                           env={"EMBER_OPENCL_COMPILE_AHEAD": "0"})
+    assert seen["helpers"] == 0
+    assert "arg_argmax" not in _compiled(pocl)
