@@ -82,7 +82,6 @@ def test_recurrent_cells(kind):
 def test_conv2d_lowers_to_one_conv_node():
     """ops/nn.py's declared conv2d (the CPU runs Winograd for the 3x3 stride-1 one): an
     ONNX Conv with its stride, padding, dilation, groups and bias."""
-    import onnx
     rng = np.random.default_rng(0)
     x = ember.tensor(rng.standard_normal((2, 8, 9, 10)).astype(np.float32))
     w1 = ember.tensor(rng.standard_normal((16, 8, 3, 3)).astype(np.float32))
@@ -93,26 +92,31 @@ def test_conv2d_lowers_to_one_conv_node():
         F = ember.nn.functional
         return (F.conv2d(x, w1, b1, padding=1),
                 F.conv2d(x, w2, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2))
-    args = (x, w1, b1, w2)
+    ops = _exported_ops_agree(fn, (x, w1, b1, w2))
+    assert ops.count("Conv") == 2 and "MatMul" not in ops and "Add" not in ops, ops
+
+
+def _exported_ops_agree(fn, args) -> list:
+    """Export fn, run the file in onnxruntime on args, compare with ember's outputs (sums of
+    up to 72 products two ways: onnxruntime's, and Winograd F(4x4)'s transforms, which
+    round ~15x more than a direct sum: float32 rounding of the largest values); the file's
+    op types."""
+    import onnx
     buf = io.BytesIO()
     ember.onnx.export(_Fn(fn), args, buf, opset_version=18)
-    ops = [n.op_type for n in onnx.load_from_string(buf.getvalue()).graph.node]
-    assert ops.count("Conv") == 2 and "MatMul" not in ops and "Add" not in ops, ops
     sess = ort.InferenceSession(buf.getvalue())
     got = sess.run(None, {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)})
     for g, w in zip(got, fn(*args)):
-        # sums of 72 products two ways (onnxruntime's, Winograd F(4x4)'s transforms, which
-        # round ~15x more than a direct sum): float32 rounding of the largest values
         w = w.numpy()
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())
+    return [n.op_type for n in onnx.load_from_string(buf.getvalue()).graph.node]
 
 
 def test_conv_transpose2d_lowers_to_one_conv_transpose_node():
     """conv_transpose2d runs ops/nn.py's conv2d_input_grad: an ONNX ConvTranspose with its
     stride, padding, dilation and groups (the bias one Add); with output_padding the
     matmul + fold (Col2Im) path."""
-    import onnx
     rng = np.random.default_rng(1)
     x = ember.tensor(rng.standard_normal((2, 8, 5, 6)).astype(np.float32))
     w1 = ember.tensor(rng.standard_normal((8, 6, 4, 4)).astype(np.float32))
@@ -125,14 +129,5 @@ def test_conv_transpose2d_lowers_to_one_conv_transpose_node():
                 F.conv_transpose2d(x, w2, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
                                    groups=2),
                 F.conv_transpose2d(x, w2, stride=2, padding=1, output_padding=1, groups=2))
-    args = (x, w1, b1, w2)
-    buf = io.BytesIO()
-    ember.onnx.export(_Fn(fn), args, buf, opset_version=18)
-    ops = [n.op_type for n in onnx.load_from_string(buf.getvalue()).graph.node]
+    ops = _exported_ops_agree(fn, (x, w1, b1, w2))
     assert ops.count("ConvTranspose") == 2 and ops.count("Col2Im") == 1, ops
-    sess = ort.InferenceSession(buf.getvalue())
-    got = sess.run(None, {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)})
-    for g, w in zip(got, fn(*args)):
-        w = w.numpy()
-        assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())
