@@ -174,12 +174,7 @@ def _cold_source(dt: str, out_dt: str) -> str:
                        else "acc = (acc != 0 && v != 0);")
         inits.append(f"case {len(inits)}: return ({c})({init});")
         combines.append(f"case {len(combines)}: {{ {combine} return acc; }}")
-    return f"""
-__attribute__((noinline)) long cold_off(long i, int nd, long8 shape, long8 st) {{
-  long p = 0;
-  {codegen.unravel("i", "shape", "nd", [("p", "st")])}
-  return p;
-}}
+    return "\n" + codegen.offset_fn("cold_off") + f"""\
 __attribute__((noinline)) {c} cold_init_{c}(int op) {{
   switch (op) {{ {" ".join(inits)} }} return 0; }}
 __attribute__((noinline)) {c} cold_comb_{c}(int op, {c} acc, {c} v) {{
