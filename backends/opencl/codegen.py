@@ -144,6 +144,11 @@ def _isfinite(x: str, t: str) -> str:
     return f"(({u}({x}) & {mask}) < {inf})"
 
 
+def _signbit(x: str, t: str) -> str:
+    u, _, mask, _ = _bits(t)
+    return f"({u}({x}) > {mask})"          # the sign bit set: above every |x| pattern
+
+
 def _sign(x, t, dt):
     if dt == "bool":
         return x
@@ -281,36 +286,31 @@ def _atan2(t: str) -> str:
     for c in _ATAN_Q[1:]:
         q = f"({q} * zz + ({t}){c})"
     pi = "3.14159265358979323846"
-    # sign bits and infinities by comparison and bit patterns, not PoCL's library calls
-    # (fabs, signbit, isinf and isnan are calls there, which stop the work-items' vectorisation:
-    # 3 ms per 1e6 floats for a select on fabs(x) against 0.4 ms for one on x), and `&`, `|`
-    # where && and || would branch (atan2 18 ms -> 1.3 ms per 1e6 floats on one thread)
-    bits, ubits = ("as_int", "as_uint") if t == "float" else ("as_long", "as_ulong")
-    mask = "0x7fffffffu" if t == "float" else "0x7fffffffffffffffUL"
-    cast = "as_float" if t == "float" else "as_double"
-    inf = "0x7f800000u" if t == "float" else "0x7ff0000000000000UL"     # the bits of +inf
+    # sign bits and infinities on the bits (_bits: PoCL's fabs, signbit and isinf are calls
+    # that stop the work-items' vectorisation), and `&`, `|` where && and || would branch
+    # (atan2 18 ms -> 1.3 ms per 1e6 floats on one thread)
     return f"""
 inline __attribute__((always_inline)) {t} atan_{t}({t} x) {{
-  {t} ax = {cast}({ubits}(x) & {mask});
+  {t} ax = {_fabs('x', t)};
   int big = ax > ({t})2.41421356237309504880, mid = (ax > ({t})0.66) & !big;
   {t} z = big ? ({t})-1 / ax : (mid ? (ax - 1) / (ax + 1) : ax);
   {t} base = big ? ({t})({pi} / 2) : (mid ? ({t})({pi} / 4) : ({t})0);
   {t} zz = z * z;
-  {t} r = ax == ({t})INFINITY ? ({t})({pi} / 2) : base + (z * (zz * {p} / {q}) + z);
-  return {bits}(x) < 0 ? -r : r;
+  {t} r = {_isinf('x', t)} ? ({t})({pi} / 2) : base + (z * (zz * {p} / {q}) + z);
+  return {_signbit('x', t)} ? -r : r;
 }}
 inline __attribute__((always_inline)) {t} atan2_{t}({t} y, {t} x) {{
   /* the IEEE quadrants: signed zeros on the axes, both infinite at the corners; every
      case computed and selected, no branch, and inlined (a call, or a branch, in a
      work-item's code keeps PoCL from running work-items as vector lanes) */
-  int xneg = {bits}(x) < 0;
-  {t} ysign = {bits}(y) < 0 ? ({t})-1 : ({t})1;
+  int xneg = {_signbit('x', t)};
+  {t} ysign = {_signbit('y', t)} ? ({t})-1 : ({t})1;
   {t} t = atan_{t}(y / (x == 0 ? ({t})1 : x));
   {t} general = xneg ? t + ysign * ({t}){pi} : t;
   {t} at_zero = y == 0 ? (xneg ? ysign * ({t}){pi} : y) : ysign * ({t})({pi} / 2);
   {t} corner = ysign * (xneg ? ({t})(3 * {pi} / 4) : ({t})({pi} / 4));
   {t} out = x == 0 ? at_zero : general;
-  out = ((({ubits}(x) & {mask}) == {inf}) & (({ubits}(y) & {mask}) == {inf})) ? corner : out;
+  out = ({_isinf('x', t)} & {_isinf('y', t)}) ? corner : out;
   return ((x != x) | (y != y)) ? ({t})NAN : out;
 }}
 """
