@@ -24,21 +24,28 @@ def log_softmax_shifted(x: Tensor, axis: int) -> Tensor:
     return shifted - E.log(sum_(E.exp(shifted), axis, keepdim=True))
 
 
+def _rows(target: Tensor, weight, classes: int, ignore_index: int, dtype) -> tuple:
+    """(safe, w): each row's class index to read (0 where the target is ignore_index; a
+    negative target sent out of range, where gather and take would wrap it: an error
+    there), and its weight (0 where ignored, else its class's weight, or 1)."""
+    from .elementwise import where
+    from .index import take_along
+    keep = target != ignore_index
+    safe = where(keep, where(target < 0, classes, target), 0)
+    w = keep.to(dtype)
+    if weight is not None:
+        w = w * take_along(weight, safe, 0)
+    return safe, w
+
+
 def nll(logp: Tensor, target: Tensor, weight, axis: int, ignore_index: int,
         reduction: str) -> Tensor:
     """-logp[n, target[n]] weighted, reduced; 'mean' divides by the summed weight of the
     targets that are not ignore_index."""
-    from .elementwise import where
-    from .index import gather, take_along
+    from .index import gather
     from .reduce import sum as sum_
-    classes = logp._data.shape[axis]
-    keep = target != ignore_index
-    # negative targets are errors here (gather would wrap them): send them out of range
-    safe = where(keep, where(target < 0, classes, target), 0)
+    safe, w = _rows(target, weight, logp._data.shape[axis], ignore_index, logp._dtype)
     picked = gather(logp, axis, safe.unsqueeze(axis)).squeeze(axis)
-    w = keep.to(logp._dtype)
-    if weight is not None:
-        w = w * take_along(weight, safe, 0)
     loss = -(picked * w)
     if reduction == "none":
         return loss
@@ -62,16 +69,10 @@ def _backward_decompose(g, x, target, weight=None, *, ignore_index, reduction):
     """d x = (softmax(x) - onehot(target)) * the row's scale: its weight (0 where ignored)
     times g (g[n] for 'none'; g / the summed weight for 'mean')."""
     from .creation import arange
-    from .elementwise import where
-    from .index import take_along
     from .nn import softmax_op
     from .reduce import sum as sum_
     classes = x._data.shape[1]
-    keep = target != ignore_index
-    safe = where(keep, where(target < 0, classes, target), 0)
-    w = keep.to(x._dtype)
-    if weight is not None:
-        w = w * take_along(weight, safe, 0)
+    safe, w = _rows(target, weight, classes, ignore_index, x._dtype)
     scale = w * g if reduction != "mean" else w * (g / sum_(w))
     onehot = (arange(classes, device=x.device) == safe.unsqueeze(1)).to(x._dtype)
     return (run(softmax_op, x, axis=1) - onehot) * scale.unsqueeze(1)
