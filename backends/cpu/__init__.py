@@ -15,6 +15,7 @@ from ember.plugins import hookimpl
 from .. import array_api
 from . import conv as _conv
 from . import loss as _loss
+from . import reduce as _reduce
 from . import rnn as _rnn
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
@@ -208,14 +209,28 @@ def _sigmoid_backward(g, out):
 
 def _ufunc_reduce(ufunc, general, halves: bool = False):
     """ufunc.reduce; the general kernel for identities, errors and (halves=True) float16
-    and bfloat16, which it accumulates in float32."""
+    and bfloat16, which it accumulates in float32.  max and min over short rows reduce
+    their transposed copy (the same values: no rounding; sums keep NumPy's order)."""
     reduce = ufunc.reduce
+    exact = ufunc in (np.maximum, np.minimum)
 
     def kernel(x, *, axes, keepdims):
         if not axes or not x.size or (halves and x.dtype.itemsize == 2 and
                                       x.dtype.kind in "fV"):
             return general(x, axes=axes, keepdims=keepdims)   # identities and errors
+        if exact and len(axes) == 1 and _reduce.short_rows(x, axes[0]):
+            return _reduce.by_columns(reduce, x, keepdims)
         return reduce(x, axis=axes, keepdims=keepdims)
+    return kernel
+
+
+def _arg_reduce(general, fn):
+    """argmax/argmin: over short rows from their transposed copy (the first index of the
+    extreme value, or of the first nan, as over the rows)."""
+    def kernel(x, *, axis, keepdims):
+        if axis is not None and x.size and _reduce.short_rows(x, axis):
+            return _reduce.by_columns(fn, x, keepdims)
+        return general(x, axis=axis, keepdims=keepdims)
     return kernel
 
 
@@ -396,6 +411,8 @@ class CPUBackend:
                             ("min", np.minimum), ("any", np.logical_or),
                             ("all", np.logical_and)):
             table[name] = _ufunc_reduce(ufunc, table[name], name in ("sum", "prod"))
+        table["argmax"] = _arg_reduce(table["argmax"], np.argmax)
+        table["argmin"] = _arg_reduce(table["argmin"], np.argmin)
         # NumPy gives 0-d results as scalars, which nothing can write into (`loss += 1`,
         # `t[...] = 0`) and which no view shares: the contract is an array from every kernel
         for name, op in ops.REGISTRY.items():

@@ -11,9 +11,16 @@ from __future__ import annotations
 import numpy as np
 from ember.errors import EmberIndexError
 
+from .reduce import row_max
+
 
 def _rows(x, target, weight, ignore_index):
+    """(each row's class, each row's weight or None where every row weighs 1)."""
     n, c = x.shape
+    if weight is None and n:
+        lo, hi = int(target.min()), int(target.max())
+        if 0 <= lo and hi < c and not lo <= ignore_index <= hi:
+            return target, None          # every target a class, none ignored (x * 1 is x)
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= c))
     if bad.any():
@@ -28,22 +35,27 @@ def _rows(x, target, weight, ignore_index):
 
 def cross_entropy(x, target, weight=None, *, ignore_index, reduction):
     safe, w = _rows(x, target, weight, ignore_index)
-    shifted = x - x.max(axis=1, keepdims=True)
+    shifted = x - row_max(x)
     lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     rows = np.arange(x.shape[0])
-    loss = -((shifted[rows, safe] - lse[:, 0]) * w)
+    loss = shifted[rows, safe] - lse[:, 0]
+    loss = -loss if w is None else -(loss * w)
     if reduction == "none":
         return loss
     if reduction == "sum":
         return np.asarray(loss.sum())
-    return np.asarray(loss.sum() / w.sum())
+    return np.asarray(loss.sum() / (x.dtype.type(x.shape[0]) if w is None else w.sum()))
 
 
 def cross_entropy_backward(g, x, target, weight=None, *, ignore_index, reduction):
     safe, w = _rows(x, target, weight, ignore_index)
-    e = np.exp(x - x.max(axis=1, keepdims=True))
+    e = np.exp(x - row_max(x))
     e /= e.sum(axis=1, keepdims=True)
     e[np.arange(x.shape[0]), safe] -= 1
+    if w is None:                        # every row weighs 1: the scale is g (g / N)
+        e *= g[:, None] if reduction == "none" else (
+            g if reduction == "sum" else g / x.dtype.type(x.shape[0]))
+        return e
     scale = w * g if reduction != "mean" else w * (g / w.sum())
     e *= scale[:, None]
     return e
