@@ -34,7 +34,7 @@ def _softmax(x, *, axis):
     if x.ndim == 0:                    # one element: 1 (nan stays nan)
         e = np.exp(x - x)
         return e / e
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e = np.exp(x - _reduce.max_keepdims(x, axis))
     return e / e.sum(axis=axis, keepdims=True)
 
 

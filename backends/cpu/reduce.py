@@ -24,8 +24,13 @@ def by_columns(reduce, x, keepdims):
     return out.reshape(x.shape[:-1] + ((1,) if keepdims else ()))
 
 
-def row_max(x):
-    """x.max(axis=1, keepdims=True) of 2-D x, the same values."""
-    if short_rows(x, 1):
+def max_keepdims(x, axis):
+    """x.max(axis=axis, keepdims=True), the same values."""
+    if short_rows(x, axis):
         return by_columns(np.maximum.reduce, x, True)
-    return x.max(axis=1, keepdims=True)
+    return x.max(axis=axis, keepdims=True)
+
+
+def row_max(x):
+    """x.max(axis=1, keepdims=True) of 2-D x."""
+    return max_keepdims(x, 1)

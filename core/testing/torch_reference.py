@@ -337,26 +337,35 @@ _CONSTRUCTED: dict[int, tuple] = {}
 class _RecordConstructors:
     """While active, every torch.nn.Module constructed records its constructor arguments
     in _CONSTRUCTED (torch.nn.Module.__new__ sees them), so the converter can build ember's
-    equivalent of a module passed as an argument."""
+    equivalent of a module passed as an argument.
+
+    The recording __new__ is installed once and stays, recording only while active:
+    deleting a __new__ assigned to a class does not give back object's (CPython keeps a
+    slot that calls object.__new__ with the constructor's arguments, which it refuses),
+    so every torch module built with arguments later in the process failed with
+    "object.__new__() takes exactly one argument"."""
+
+    active = 0
 
     def __enter__(self):
         import torch
+        module = torch.nn.Module
+        if not getattr(module.__dict__.get("__new__"), "_ember_records", False):
+            inherited = module.__dict__.get("__new__")
+            inherited = inherited.__func__ if isinstance(inherited, staticmethod) else None
 
-        def __new__(cls, *args, **kwargs):
-            obj = object.__new__(cls)
-            _CONSTRUCTED[id(obj)] = (obj, args, kwargs)
-            return obj
-        self._had = "__new__" in torch.nn.Module.__dict__
-        self._old = torch.nn.Module.__dict__.get("__new__")
-        torch.nn.Module.__new__ = __new__
+            def __new__(cls, *args, **kwargs):
+                obj = inherited(cls, *args, **kwargs) if inherited else object.__new__(cls)
+                if _RecordConstructors.active:
+                    _CONSTRUCTED[id(obj)] = (obj, args, kwargs)
+                return obj
+            __new__._ember_records = True
+            module.__new__ = staticmethod(__new__)
+        _RecordConstructors.active += 1
         return self
 
     def __exit__(self, *exc):
-        import torch
-        if self._had:
-            torch.nn.Module.__new__ = self._old
-        else:
-            del torch.nn.Module.__new__
+        _RecordConstructors.active -= 1
         return False
 
 
