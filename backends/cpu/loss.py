@@ -18,7 +18,7 @@ def _rows(x, target, weight, ignore_index):
     """(each row's class, each row's weight or None where every row weighs 1)."""
     n, c = x.shape
     if weight is None and n:
-        lo, hi = int(target.min()), int(target.max())
+        lo, hi = int(np.minimum.reduce(target)), int(np.maximum.reduce(target))
         if 0 <= lo and hi < c and not lo <= ignore_index <= hi:
             return target, None          # every target a class, none ignored (x * 1 is x)
     keep = target != ignore_index
