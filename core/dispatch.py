@@ -304,6 +304,12 @@ def _rounding(kernel, cast, dtype):
     return k
 
 
+def unwatched() -> bool:
+    """No hook (ember.compile's capture, observers), profiler or autocast watches ops:
+    a caller that records nothing for autograd may call kernels itself."""
+    return not _hooks and _profile is None and not _amp
+
+
 def direct(op, device, out_dtype, inputs, attrs):
     """run() for callers that already validated: same device and dtype, no casts.  Fast
     paths of ops with attributes (sum, permute, matmul) end here."""
