@@ -87,11 +87,13 @@ def _stack_tensors(batch):
     if len(kinds) == 1:
         cls, device, dtype, grad, native = next(iter(kinds))
         if cls is Tensor and not grad and native is np.ndarray:
-            # host arrays of one dtype, none recording a gradient: one np.stack
+            # host arrays of one dtype and shape, none recording a gradient: one copy into
+            # a new array (np.array of the list: np.stack's Python per array cost 82 against
+            # 47 us for 64 (1, 28, 28) images, 43 against 4 us for 64 0-d labels)
             arrays = [t._data for t in batch]
             shape = arrays[0].shape
             if all(a.shape == shape for a in arrays):
-                stacked = np.stack(arrays)
+                stacked = np.array(arrays)
                 if D.from_numpy_dtype(stacked.dtype) is dtype:
                     return from_host(stacked, device)
     first = batch[0]
