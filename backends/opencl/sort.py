@@ -1,11 +1,14 @@
 """argsort: a stable bottom-up merge sort of every line along the sorted axis, on the device.
 
 The lines are copied into a contiguous (other dims..., L) layout; then each pass merges
-sorted runs of width w into runs of 2w, one work-item per element: an element of the left
-run lands at its own offset plus the number of right-run elements that sort strictly
-before it (a binary search), a right-run element at its offset plus the number of left-run
-elements that do not sort after it.  Equal keys therefore keep their order (stable), and
-ceil(log2 L) passes sort every line at once, whatever the number of lines.
+sorted runs of width w into runs of 2w.  A work-item writes SEGMENT consecutive outputs of
+a line: it finds where its first output's merge path crosses the two runs (the co-rank: a
+binary search, once per segment), then merges sequentially, taking the left run's key
+unless the right run's sorts strictly before it, so equal keys keep their order (stable).
+The work is O(L) a pass with sequential reads and n / SEGMENT work-items whatever the run
+width (1e6 float32 on PoCL, one thread: 2.2 s -> ~0.2 s; the former kernel searched both
+runs for every element, O(L log w) random reads a pass); ceil(log2 L) passes sort every
+line at once, whatever the number of lines.
 """
 from __future__ import annotations
 
@@ -26,36 +29,58 @@ def _before(dt: str, descending: bool) -> str:
     return "(!isnan(a) && (isnan(b) || a < b))"
 
 
+SEGMENT = 1024            # outputs a work-item merges in one pass
+BLOCK = 16                # runs the first pass sorts by insertion (4 merge passes fewer)
+
+
 def _source(dt: str, descending: bool) -> str:
     t, c = CTYPE[dt], COMPUTE[dt]
     return f"""
 inline int before({c} a, {c} b) {{ return {_before(dt, descending)}; }}
-__kernel void iota(long n, long L, __global long* idx) {{
-  long g = get_global_id(0);
-  if (g < n) idx[g] = g % L;
-}}
-__kernel void merge(long n, long L, long w, __global const {t}* ka, __global const long* ia,
-                    __global {t}* kb, __global long* ib) {{
-  long g = get_global_id(0);
-  if (g >= n) return;
-  long row = g / L, pos = g - row * L, base = row * L;
-  long start = (pos / (2 * w)) * (2 * w);
-  long mid = min(start + w, L), end = min(start + 2 * w, L);
-  {c} key = ({c})ka[g];
-  long lo, hi, dst;
-  if (pos < mid) {{
-    lo = mid; hi = end;                       /* right-run keys strictly before key */
-    while (lo < hi) {{ long m = (lo + hi) / 2;
-      if (before(({c})ka[base + m], key)) lo = m + 1; else hi = m; }}
-    dst = pos + (lo - mid);
-  }} else {{
-    lo = start; hi = mid;                     /* left-run keys not after key */
-    while (lo < hi) {{ long m = (lo + hi) / 2;
-      if (!before(key, ({c})ka[base + m])) lo = m + 1; else hi = m; }}
-    dst = start + (pos - mid) + (lo - start);
+/* blocks of bs consecutive keys of a line sorted (stable insertion) into kb, ib */
+__kernel void block(long lines, long L, long bs, __global const {t}* ka, __global {t}* kb,
+                    __global long* ib) {{
+  long per = (L + bs - 1) / bs, g = get_global_id(0);
+  if (g >= lines * per) return;
+  long row = g / per, base = row * L;
+  long s = base + (g - row * per) * bs, e = min(s + bs, base + L);
+  for (long p = s; p < e; p++) {{
+    {c} key = ({c})ka[p];
+    long q = p;
+    for (; q > s && before(key, ({c})kb[q - 1]); q--) {{ kb[q] = kb[q - 1]; ib[q] = ib[q - 1]; }}
+    kb[q] = ka[p]; ib[q] = p - base;
   }}
-  kb[base + dst] = ka[g];
-  ib[base + dst] = ia[g];
+}}
+/* outputs [p, p + seg) of line `row` (p a multiple of seg) of the pass merging runs of w */
+__kernel void merge(long lines, long L, long w, long seg, __global const {t}* ka,
+                    __global const long* ia, __global {t}* kb, __global long* ib) {{
+  long per = (L + seg - 1) / seg, g = get_global_id(0);
+  if (g >= lines * per) return;
+  long row = g / per, base = row * L;
+  long p = (g - row * per) * seg, stop = min(p + seg, L);
+  __global const {t}* k = ka + base;
+  __global const long* x = ia + base;
+  while (p < stop) {{
+    long start = (p / (2 * w)) * (2 * w);
+    long la = min(w, L - start), lb = min(w, L - start - la);
+    __global const {t}* A = k + start;
+    __global const {t}* B = A + la;
+    long d = p - start, lo = max(0L, d - lb), hi = min(d, la), i, j;
+    for (;;) {{                                 /* co-rank of output d of this pair */
+      i = (lo + hi) / 2; j = d - i;
+      if (i > 0 && j < lb && before(({c})B[j], ({c})A[i - 1])) hi = i - 1;
+      else if (j > 0 && i < la && !before(({c})B[j - 1], ({c})A[i])) lo = i + 1;
+      else break;
+    }}
+    long end = min(stop, start + la + lb);
+    for (; p < end; p++) {{
+      if (i < la && (j >= lb || !before(({c})B[j], ({c})A[i]))) {{
+        kb[base + p] = A[i]; ib[base + p] = x[start + i]; i++;
+      }} else {{
+        kb[base + p] = B[j]; ib[base + p] = x[start + la + j]; j++;
+      }}
+    }}
+  }}
 }}
 """
 
@@ -73,14 +98,22 @@ def argsort(x: CLArray, *, axis: int, descending: bool) -> CLArray:
     dt = x.dtype.name
     key = ("argsort", dt, bool(descending))
     make = lambda: _source(dt, descending)
-    rt.launch(rt.kernel(key, make, "iota"), n, np.int64(n), np.int64(length), idx.buffer,
-              fresh=True)
+    lines = n // length
+    block = min(BLOCK, length)
+    sorted_keys = rt.empty(keys.shape, x.dtype)
+    rt.launch(rt.kernel(key, make, "block"), lines * -(-length // block), np.int64(lines),
+              np.int64(length), np.int64(block), keys.buffer, sorted_keys.buffer,
+              idx.buffer, fresh=True)
+    keys = sorted_keys
     merge = rt.kernel(key, make, "merge")
     other_keys, other_idx = rt.empty(keys.shape, x.dtype), rt.empty(keys.shape, D.int64)
-    width = 1
+    segment = min(SEGMENT, length)
+    items = lines * -(-length // segment)
+    width = block
     while width < length:
-        rt.launch(merge, n, np.int64(n), np.int64(length), np.int64(width), keys.buffer,
-                  idx.buffer, other_keys.buffer, other_idx.buffer, fresh=True)
+        rt.launch(merge, items, np.int64(lines), np.int64(length), np.int64(width),
+                  np.int64(segment), keys.buffer, idx.buffer, other_keys.buffer,
+                  other_idx.buffer, fresh=True)
         keys, other_keys, idx, other_idx = other_keys, keys, other_idx, idx
         width *= 2
     return _unmove(idx, dims)
