@@ -130,5 +130,96 @@ def _unmove(idx: CLArray, dims) -> CLArray:
     return view if dims == sorted(dims) else contiguous(view)
 
 
+# topk: a partial selection for k <= TOPK_MAX.  A work-item scans a chunk of CHUNK keys of
+# a line in order, keeping its best k (key, index) pairs sorted in private memory (a new key
+# enters only if it sorts strictly before the k-th: ties keep the lower index); a second
+# pass, one work-item a line, selects the k best of the chunks' candidates the same way,
+# ties by index.  O(L) reads, against a whole sort (1e6 float32, k = 10 on PoCL: 0.3 s
+# sorted -> 8 ms, NumPy's partition 7 ms); larger k sort the lines and take the first k.
+TOPK_MAX = 64
+CHUNK = 4096
+
+
+def _topk_source(dt: str, largest: bool) -> str:
+    t, c = CTYPE[dt], COMPUTE[dt]
+    return f"""
+inline int before({c} a, {c} b) {{ return {_before(dt, largest)}; }}
+/* (a, ia) sorts before (b, ib): by key, then the lower index */
+inline int better({c} a, long ia, {c} b, long ib) {{
+  return before(a, b) || (!before(b, a) && ia < ib);
+}}
+/* chunk candidates: cand_k, cand_i of (lines, chunks, k); index -1 where a chunk has fewer */
+__kernel void topk_chunks(long lines, long L, long chunk, long k, __global const {t}* keys,
+                     __global {t}* cand_k, __global long* cand_i) {{
+  long per = (L + chunk - 1) / chunk, g = get_global_id(0);
+  if (g >= lines * per) return;
+  long row = g / per, part = g - row * per;
+  long s = part * chunk, e = min(s + chunk, L), m = 0;
+  __global const {t}* line = keys + row * L;
+  {c} bk[{TOPK_MAX}]; long bi[{TOPK_MAX}];
+  for (long p = s; p < e; p++) {{
+    {c} v = ({c})line[p];
+    if (m == k && !before(v, bk[k - 1])) continue;
+    long q = m < k ? m++ : k - 1;
+    for (; q > 0 && before(v, bk[q - 1]); q--) {{ bk[q] = bk[q - 1]; bi[q] = bi[q - 1]; }}
+    bk[q] = v; bi[q] = p;
+  }}
+  long out = g * k;
+  for (long q = 0; q < k; q++) {{
+    cand_k[out + q] = ({t})(q < m ? bk[q] : bk[0]);
+    cand_i[out + q] = q < m ? bi[q] : -1;
+  }}
+}}
+/* the k best of a line's candidates, in order: their indices into (lines, k) */
+__kernel void topk_pick(long lines, long count, long k, __global const {t}* cand_k,
+                   __global const long* cand_i, __global long* out) {{
+  long row = get_global_id(0);
+  if (row >= lines) return;
+  {c} bk[{TOPK_MAX}]; long bi[{TOPK_MAX}]; long m = 0;
+  for (long p = row * count; p < (row + 1) * count; p++) {{
+    long i = cand_i[p];
+    if (i < 0) continue;
+    {c} v = ({c})cand_k[p];
+    if (m == k && !better(v, i, bk[k - 1], bi[k - 1])) continue;
+    long q = m < k ? m++ : k - 1;
+    for (; q > 0 && better(v, i, bk[q - 1], bi[q - 1]); q--) {{
+      bk[q] = bk[q - 1]; bi[q] = bi[q - 1];
+    }}
+    bk[q] = v; bi[q] = i;
+  }}
+  for (long q = 0; q < k; q++) out[row * k + q] = bi[q];
+}}
+"""
+
+
+def topk(x: CLArray, *, axis: int, k: int, largest: bool) -> CLArray:
+    """ops/sorting.py's topk: the int64 indices of the k best keys along axis, in order."""
+    length = x.shape[axis]
+    if k > TOPK_MAX or k == 0 or x.size == 0:
+        full = argsort(x, axis=axis, descending=largest)
+        shape = full.shape[:axis] + (k,) + full.shape[axis + 1:]
+        return contiguous(full.view(shape, full.strides, full.offset))
+    rt = x.runtime
+    dims = [d for d in range(x.ndim) if d != axis] + [axis]
+    moved = x.view(tuple(x.shape[d] for d in dims), tuple(x.strides[d] for d in dims),
+                   x.offset)
+    keys = contiguous(moved)
+    lines = keys.size // length
+    chunk = min(CHUNK, length)
+    chunks = -(-length // chunk)
+    dt = x.dtype.name
+    key = ("topk", dt, bool(largest))
+    make = lambda: _topk_source(dt, largest)
+    cand_k = rt.empty((lines * chunks * k,), x.dtype)
+    cand_i = rt.empty((lines * chunks * k,), D.int64)
+    rt.launch(rt.kernel(key, make, "topk_chunks"), lines * chunks, np.int64(lines),
+              np.int64(length), np.int64(chunk), np.int64(k), keys.buffer, cand_k.buffer,
+              cand_i.buffer, fresh=True)
+    out = rt.empty(keys.shape[:-1] + (k,), D.int64)
+    rt.launch(rt.kernel(key, make, "topk_pick"), lines, np.int64(lines), np.int64(chunks * k),
+              np.int64(k), cand_k.buffer, cand_i.buffer, out.buffer, fresh=True)
+    return _unmove(out, dims)
+
+
 def table() -> dict:
-    return {"argsort": argsort}
+    return {"argsort": argsort, "topk": topk}

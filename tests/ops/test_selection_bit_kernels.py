@@ -72,17 +72,30 @@ def test_atan2_kernel_keeps_the_signed_zero_quadrants():
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
 
 
+def _devices():
+    from ember.testing import devices_under_test
+    return [pytest.param(d, marks=[pytest.mark.skip(reason=why)] if why else [], id=d)
+            for d, why in devices_under_test()]
+
+
+# OpenCL's kernel selects per chunk of 4096 keys (k <= 64; larger k sort): the 4106-key
+# lines have two chunks, the last with fewer keys than k = 64
+@pytest.mark.parametrize("device", _devices())
 @pytest.mark.parametrize("shape, dim", [((200,), 0), ((5, 40), 1), ((40, 5), 0),
-                                        ((3, 30, 4), 1)])
+                                        ((3, 30, 4), 1), ((2, 4106), 1)])
 @pytest.mark.parametrize("largest", [True, False])
-def test_topk_selection_matches_torch_with_ties(shape, dim, largest):
+def test_topk_selection_matches_torch_with_ties(device, shape, dim, largest):
     rng = np.random.default_rng(2)
     x = rng.integers(0, 5, shape).astype(np.float32)          # many ties
+    x.reshape(-1)[::11] = np.nan                               # nan counts as the largest
     n = shape[dim]
-    for k in (0, 1, 3, n - 1, n):
-        got = ember.topk(ember.tensor(x), k, dim, largest)
-        want_idx = np.take(np.argsort(-x if largest else x, dim, kind="stable"),
-                           np.arange(k), dim)
+    for k in (0, 1, 3, 64, 65, n - 1, n):
+        if k > n:
+            continue
+        got = ember.topk(ember.tensor(x, device=device), k, dim, largest)
+        keys = np.where(np.isnan(x), -np.inf, -x) if largest else np.where(np.isnan(x),
+                                                                           np.inf, x)
+        want_idx = np.take(np.argsort(keys, dim, kind="stable"), np.arange(k), dim)
         np.testing.assert_array_equal(got[1].numpy(), want_idx)
         values = torch.topk(torch.from_numpy(x), k, dim, largest).values.numpy()
         np.testing.assert_array_equal(got[0].numpy(), values)
