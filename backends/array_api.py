@@ -247,20 +247,33 @@ def kernels(xp, native: bool = False) -> dict:
         """The k largest (smallest) along axis by a partial selection (O(n)), then a stable
         sort of those k: the same indices as the first k of the stable argsort."""
         n = x.shape[axis]
-        if not native or k == 0 or k == n or x.dtype.kind == "b" or (
-                x.dtype.kind in "fc" and bool(xp.isnan(x).any())):
+        if not native or k == 0 or k == n or x.dtype.kind in "bc":
             return xp.asarray(argsort(x, axis=axis, descending=largest)[
                 (slice(None),) * axis + (slice(0, k), ...)])
         lines = xp.moveaxis(x, axis, -1)
         pos = n - k if largest else k - 1
-        kth = xp.partition(lines, pos, axis=-1)[..., pos:pos + 1]     # the k-th value
-        beyond = lines > kth if largest else lines < kth
-        tied = lines == kth
-        # all beyond the k-th value, then the first (by index) of those equal to it
-        room = k - xp.sum(beyond, axis=-1, keepdims=True)
-        chosen = beyond | (tied & (xp.cumsum(tied, axis=-1) <= room))
-        rows = chosen.reshape(-1, n)
-        index = xp.nonzero(rows)[1].reshape(rows.shape[0], k)      # ascending in each row
+        # the k best by one partial selection (NumPy orders nan last: the largest); where
+        # no other key equals the k-th, they are the answer, else the lower indices of the
+        # equal keys must win: the general selection below (so must nan, which == misses)
+        part = xp.argpartition(lines, pos, axis=-1)
+        part = part[..., pos:] if largest else part[..., :k]
+        picked = xp.take_along_axis(lines, part, axis=-1)
+        kth = picked[..., :1] if largest else picked[..., k - 1:]
+        index = None
+        if not (x.dtype.kind == "f" and bool(xp.isnan(picked).any())) and bool(
+                (xp.sum(lines == kth, axis=-1) == xp.sum(picked == kth, axis=-1)).all()):
+            index = xp.sort(part, axis=-1).reshape(-1, k)          # ascending in each row
+        elif x.dtype.kind == "f" and bool(xp.isnan(x).any()):
+            return xp.asarray(argsort(x, axis=axis, descending=largest)[
+                (slice(None),) * axis + (slice(0, k), ...)])
+        else:
+            beyond = lines > kth if largest else lines < kth
+            tied = lines == kth
+            # all beyond the k-th value, then the first (by index) of those equal to it
+            room = k - xp.sum(beyond, axis=-1, keepdims=True)
+            chosen = beyond | (tied & (xp.cumsum(tied, axis=-1) <= room))
+            rows = chosen.reshape(-1, n)
+            index = xp.nonzero(rows)[1].reshape(rows.shape[0], k)  # ascending in each row
         values = xp.take_along_axis(lines.reshape(-1, n), index, axis=-1)
         if largest:       # stable descending: sort the reversed line ascending, read back
             order = k - 1 - xp.flip(xp.argsort(xp.flip(values, axis=-1), axis=-1,
