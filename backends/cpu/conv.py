@@ -12,10 +12,11 @@ weight gradient transforms the output gradient's t x t tiles (A g A^T), multipli
 with the input's V over all tiles (O x tiles x C GEMMs) and maps the sums back
 (G^T dU G).
 
-The transforms are themselves small GEMMs (B^T over the rows, then the columns, of the
-tiles gathered channels-last by one strided copy; kron(A^T, A^T)), and everything runs a
-few images at a time so that the tiles and their products stay in the L2 cache (the whole
-batch's do not: NumPy's passes over them then run at the memory's speed).
+The transforms are themselves small GEMMs (B^T over each image row's columns, one GEMM
+reading NCHW and writing channels-last, then over the rows of the tiles gathered by one
+strided copy; kron(A^T, A^T)), and everything runs a few images at a time so that the
+tiles and their products stay in the L2 cache (the whole batch's do not: NumPy's passes
+over them then run at the memory's speed).
 
 Other float32 and float64 convolutions without groups onto small planes (<= 64 pixels) fold
 the batch into one GEMM each for the forward and the weight gradient (im2col as
@@ -105,30 +106,47 @@ def _filters(s, weight, groups, flip):
     return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
 
 
-def _tiler(s, c, th, tw, pad, step):
-    """tiles(x, b, m): images b..b+m of x (N, C, H, W) zero-padded channels-last, their
-    alpha x alpha tiles (stride t) gathered by one strided copy and transformed:
-    V (alpha^2, th*tw*m*C) = B^T d B for each tile d.  The buffers and the window view over them are
-    made once a call (as_strided costs ~30 us: 10% of a step at one image a block)."""
+def _columns(m, t, tiles, pad, width):
+    """(len(m) * tiles, width): the 1-D transform m (alpha x alpha or alpha x t) over the
+    windows (stride t) of a zero-padded row of width values, the padding folded in: rows
+    (b, j) = sum over q of m[b, q] * row[t*j + q - pad] (out-of-range taps dropped)."""
+    k = m.shape[1]
+    r = np.zeros((m.shape[0], tiles, width), _F32)
+    for j in range(tiles):
+        lo, hi = max(0, t * j - pad), min(width, t * j - pad + k)
+        if lo < hi:
+            r[:, j, lo:hi] = m[:, lo + pad - t * j:hi + pad - t * j]
+    return r.reshape(-1, width)
+
+
+def _tiler(s, c, th, tw, pad, step, hw):
+    """tiles(x, b, m): images b..b+m of x (N, C, *hw) as their alpha x alpha tiles (stride
+    t) transformed: V (alpha^2, th*tw*m*C) = B^T d B for each zero-padded tile d.  B^T
+    over the tiles' columns is one small GEMM per image row, (alpha*tw, W) @ the row's
+    (W, C) (a transposed operand: BLAS reads NCHW and writes channels-last, the padding
+    and the windows folded into the left matrix), into a zero-bordered channels-last
+    block; its alpha-row windows (stride t) are gathered by one strided copy (runs of C)
+    and B^T over the rows is one GEMM.  The NCHW -> channels-last copy, the column
+    windows' copy and a GEMM over the whole tiles they replace cost 1.3x as much.  The
+    buffers and the window view are made once a call (as_strided costs ~30 us)."""
     t, alpha = s["t"], s["alpha"]
-    xp = np.zeros((step, t * th + 2, t * tw + 2, c), _F32)
-    s0, s1, s2, s3 = xp.strides
-    win = np.lib.stride_tricks.as_strided(xp, (alpha, alpha, th, tw, step, c),
-                                          (s1, s2, t * s1, t * s2, s0, s3), writeable=False)
+    (ph, pw), hp = pad, t * th + 2
+    hh, ww = min(hw[0], hp - ph), min(hw[1], t * tw + 2 - pw)
+    rc = _columns(s["BT"], t, tw, pw, ww)                  # rows (b', j)
+    yp = np.zeros((step, hp, alpha * tw, c), _F32)         # its rows outside the image stay 0
+    s0, s1, s2, s3 = yp.strides
+    win = np.lib.stride_tricks.as_strided(yp, (alpha, alpha, th, tw, step, c),
+                                          (s1, tw * s2, t * s1, s2, s0, s3), writeable=False)
     bufs = {}
 
     def tiles(x, b, m):
-        _padded(x, b, m, pad, xp)
+        np.matmul(rc, x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1), out=yp[:m, ph:ph + hh])
         if m not in bufs:          # the last block may be smaller
             bufs[m] = (np.empty((alpha, alpha, th, tw, m, c), _F32), win[:, :, :, :, :m],
-                       np.empty((alpha, alpha * th * tw * m * c), _F32),
                        np.empty((alpha * alpha, th * tw * m * c), _F32))
-        d, view, half, v = bufs[m]
+        d, view, v = bufs[m]
         np.copyto(d, view)
-        # B^T d B as the 1-D transform over the tiles' rows, then over their columns:
-        # 2 * alpha products a value, not kron(B^T, B^T)'s alpha^2 (measured 1.7x faster)
-        np.matmul(s["BT"], d.reshape(alpha, -1), out=half)
-        np.matmul(s["BT"], half.reshape(alpha, alpha, -1), out=v.reshape(alpha, alpha, -1))
+        np.matmul(s["BT"], d.reshape(alpha, -1), out=v.reshape(alpha, -1))
         return v
     return tiles
 
@@ -159,7 +177,7 @@ def _wino_conv(s, x, u, pad, out_hw, bias=None):
     th, tw = -(-oh // t), -(-ow // t)
     out = np.empty((n, o, oh, ow), _F32)
     blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
-    tiles = _tiler(s, c, th, tw, pad, step)
+    tiles = _tiler(s, c, th, tw, pad, step, x.shape[2:])
     whole = oh == t * th and ow == t * tw
     full = None if whole else np.empty((step, o, t * th, t * tw), _F32)
     for b, m in blocks:
@@ -191,7 +209,7 @@ def _wino_weight_grad(g, x, padding, groups):
     a2 = alpha * alpha
     th, tw = -(-oh // t), -(-ow // t)
     blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
-    tiles = _tiler(s, c, th, tw, padding, step)
+    tiles = _tiler(s, c, th, tw, padding, step, x.shape[2:])
     gp = np.zeros((step, o, t * th, t * tw), _F32)
     gt = np.empty((t * t, th * tw * step * o), _F32)
     du = np.zeros((a2, groups, og, cg), _F32)
