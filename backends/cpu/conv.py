@@ -210,16 +210,21 @@ def _wino_weight_grad(g, x, padding, groups):
     th, tw = -(-oh // t), -(-ow // t)
     blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
     tiles = _tiler(s, c, th, tw, padding, step, x.shape[2:])
-    gp = np.zeros((step, o, t * th, t * tw), _F32)
+    whole = oh == t * th and ow == t * tw
+    gp = None if whole else np.zeros((step, o, t * th, t * tw), _F32)   # partial tiles' zeros
     gt = np.empty((t * t, th * tw * step * o), _F32)
     du = np.zeros((a2, groups, og, cg), _F32)
     for b, m in blocks:
         p = th * tw * m
         vb = tiles(x, b, m)
-        gp[:m, :, :oh, :ow] = g[b:b + m]
+        if whole:
+            src = g[b:b + m]
+        else:
+            gp[:m, :, :oh, :ow] = g[b:b + m]
+            src = gp[:m]
         gb = gt[:, :p * o]
         np.copyto(gb.reshape(t, t, th, tw, m, o),
-                  gp[:m].reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
+                  src.reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
         # d M = A (d out) A^T, as A over the tiles' rows then over their columns (2.4x
         # fewer products than kron(A, A) @ d out)
         half = np.matmul(s["A"], gb.reshape(t, -1))                  # (alpha, t*P*O)
