@@ -184,21 +184,29 @@ def _wino_conv(s, x, u, pad, out_hw, bias=None):
     tiles = _tiler(s, c, th, tw, pad, step, x.shape[2:])
     whole = oh == t * th and ow == t * tw
     full = None if whole else np.empty((step, o, t * th, t * tw), _F32)
+    dest = (out if whole else full).view(s["unit"]).reshape(-1, groups, og, th, t, tw)
+    bias = None if bias is None else bias.reshape(groups, 1, og, 1)
+    per_m = {}     # each block size's buffers and views over them, made once a call
     for b, m in blocks:
-        p = th * tw * m
-        vb = tiles(x, b, m)
-        mm = np.matmul(vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), u)  # a2,G,P,O/G
-        # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row of
-        # t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
-        # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major GEMM
-        # output copied t floats a row: 2.3x slower)
-        y = mm.reshape(a2, -1).T @ s["KAT"]                 # (G*th*tw*m*O/G, t*t)
+        vb = tiles(x, b, m)         # the same buffer for every block of m images
+        if m not in per_m:
+            p = th * tw * m
+            mm = np.empty((a2, groups, p, og), _F32)
+            y = np.empty((groups * p * og, t * t), _F32)
+            # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row
+            # of t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
+            # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major
+            # GEMM output copied t floats a row: 2.3x slower)
+            per_m[m] = (vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), mm,
+                        mm.reshape(a2, -1).T, y, y.reshape(groups, p, og, t * t),
+                        y.view(s["unit"]).reshape(groups, th, tw, m, og, t).transpose(
+                            3, 0, 4, 1, 5, 2))
+        v, mm, mt, y, yb, rows = per_m[m]
+        np.matmul(v, u, out=mm)                          # (a2, G, P, O/G)
+        np.matmul(mt, s["KAT"], out=y)                   # (G*th*tw*m*O/G, t*t)
         if bias is not None:
-            y.reshape(groups, p, og, t * t)[...] += bias.reshape(groups, 1, og, 1)
-        y = y.view(s["unit"]).reshape(groups, th, tw, m, og, t)
-        dest = out[b:b + m] if whole else full[:m]
-        np.copyto(dest.view(s["unit"]).reshape(m, groups, og, th, t, tw),
-                  y.transpose(3, 0, 4, 1, 5, 2))
+            yb += bias
+        np.copyto(dest[b:b + m] if whole else dest[:m], rows)
         if not whole:
             out[b:b + m] = full[:m, :, :oh, :ow]
     return out
