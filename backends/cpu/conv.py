@@ -351,8 +351,9 @@ def _rows_conv(x, weight, bias, stride, padding, dilation):
     blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), x.itemsize)
     rows = _row_gather(x.shape, x.dtype, (kh, kw), dilation, padding, stride, step)
     out = np.empty((n, o, oh, ow), x.dtype)
+    buf = np.empty(step * oh * ow * o, x.dtype)     # each block's products, made once a call
     for b, m in blocks:
-        y = rows(x, b, m) @ wk
+        y = np.matmul(rows(x, b, m), wk, out=buf[:m * oh * ow * o].reshape(-1, o))
         if bias is not None:
             y += bias
         np.copyto(out[b:b + m], y.reshape(m, oh, ow, o).transpose(0, 3, 1, 2))
@@ -368,10 +369,15 @@ def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
     kh, kw = kernel_size
     blocks, step = _row_blocks((n, c, oh, ow), kernel_size, x.itemsize)
     rows = _row_gather(x.shape, x.dtype, kernel_size, dilation, padding, stride, step)
-    gw = np.zeros((o, kh * kw * c), x.dtype)
+    gw = np.empty((o, kh * kw * c), x.dtype)
+    prod = np.empty_like(gw)
+    gt = np.empty(o * step * oh * ow, x.dtype)      # each block's (O, m*L), made once a call
     for b, m in blocks:
-        gb = g[b:b + m].reshape(m, o, oh * ow).transpose(1, 0, 2).reshape(o, m * oh * ow)
-        gw += gb @ rows(x, b, m)
+        gb = gt[:o * m * oh * ow].reshape(o, m, oh * ow)
+        np.copyto(gb, g[b:b + m].reshape(m, o, oh * ow).transpose(1, 0, 2))
+        np.matmul(gb.reshape(o, -1), rows(x, b, m), out=gw if b == 0 else prod)
+        if b:
+            gw += prod
     return np.ascontiguousarray(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
 
 
@@ -398,8 +404,10 @@ def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
         dxp[:, i * dh:, j * dw:], (step, oh, ow, r * c), (p0, sh * p1, sw * p2, p3)))
         for i in range(kh) for j in range(0, kw, run) for r in (min(run, kw - j),)]
     dx = np.empty((n, c, h, w), g.dtype)
+    buf = np.empty(step * oh * ow * kh * kw * c, g.dtype)   # each block's taps, made once a call
     for b, m in blocks:
-        taps = np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk)
+        taps = buf[:m * oh * ow * kh * kw * c].reshape(m, oh * ow, kh * kw * c)
+        np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk, out=taps)
         taps = taps.reshape(m, oh, ow, kh, kw * c)
         part = dxp[:m]
         part.fill(0)
