@@ -99,11 +99,13 @@ def _pick(oh, ow) -> dict:
 
 def _filters(s, weight, groups, flip):
     """U: (alpha^2, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
-    filters) (alpha^2, G, O/G, C/G)."""
+    filters) (alpha^2, G, O/G, C/G): G g G^T of each 3x3 filter, as one GEMM KG @ the
+    filters laid out (3*3, G, in, out) (a copy of the weight, 9x smaller than U's)."""
     o, cg = weight.shape[:2]
-    w = weight[:, :, ::-1, ::-1] if flip else weight
-    u = (s["KG"] @ w.reshape(o * cg, 9).T).reshape(s["alpha"] ** 2, groups, o // groups, cg)
-    return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
+    w = weight.reshape(groups, o // groups, cg, 3, 3)
+    w = w[..., ::-1, ::-1].transpose(3, 4, 0, 1, 2) if flip else w.transpose(3, 4, 0, 2, 1)
+    u = s["KG"] @ np.ascontiguousarray(w).reshape(9, -1)
+    return u.reshape(s["alpha"] ** 2, groups, *w.shape[3:])
 
 
 def _columns(m, t, tiles, pad, width):
