@@ -124,13 +124,13 @@ def _columns(m, t, tiles, pad, width):
 def _tiler(s, c, th, tw, pad, step, hw):
     """tiles(x, b, m): images b..b+m of x (N, C, *hw) as their alpha x alpha tiles (stride
     t) transformed: V (alpha^2, th*tw*m*C) = B^T d B for each zero-padded tile d.  B^T
-    over the tiles' columns is one small GEMM per image row, (alpha*tw, W) @ the row's
-    (W, C) (a transposed operand: BLAS reads NCHW and writes channels-last, the padding
-    and the windows folded into the left matrix), into a zero-bordered channels-last
-    block; its alpha-row windows (stride t) are gathered by one strided copy (runs of C)
-    and B^T over the rows is one GEMM.  The NCHW -> channels-last copy, the column
-    windows' copy and a GEMM over the whole tiles they replace cost 1.3x as much.  The
-    buffers and the window view are made once a call (as_strided costs ~30 us)."""
+    over the tiles' columns is one small GEMM per row h of the block, (alpha*tw, W) @ the
+    row's (W, m*C) (a transposed operand: BLAS reads NCHW and writes channels-last, the
+    padding and the windows folded into the left matrix), into a zero-bordered block;
+    its alpha-row windows (stride t) are gathered by one strided copy (runs of m*C) and
+    B^T over the rows is one GEMM.  The NCHW -> channels-last copy, the column windows'
+    copy and a GEMM over the whole tiles they replace cost 1.3x as much.  The buffers
+    and the window view are made once a call (as_strided costs ~30 us)."""
     t, alpha = s["t"], s["alpha"]
     (ph, pw), hp = pad, t * th + 2
     hh, ww = min(hw[0], hp - ph), min(hw[1], t * tw + 2 - pw)
@@ -164,8 +164,7 @@ def _blocks(n, per_image, block=None):
 
 def _padded(x, b, m, pad, buf):
     """Images b..b+m of x channels-last into the zero-bordered buffer (m, H', W', C) (its
-    borders stay zero; the tiles' copy then moves whole rows of C: 25% faster than from
-    (N, C, H, W))."""
+    borders stay zero; the im2col rows' copy then moves runs of kw*C values)."""
     (ph, pw), (hp, wp) = pad, buf.shape[1:3]
     hh, ww = min(x.shape[2], hp - ph), min(x.shape[3], wp - pw)
     np.copyto(buf[:m, ph:ph + hh, pw:pw + ww], x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1))
