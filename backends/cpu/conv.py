@@ -12,10 +12,11 @@ weight gradient transforms the output gradient's t x t tiles (A g A^T), multipli
 with the input's V over all tiles (O x tiles x C GEMMs) and maps the sums back
 (G^T dU G).
 
-The transforms are themselves small GEMMs (B^T over the rows, then the columns, of the
-tiles gathered channels-last by one strided copy; kron(A^T, A^T)), and everything runs a
-few images at a time so that the tiles and their products stay in the L2 cache (the whole
-batch's do not: NumPy's passes over them then run at the memory's speed).
+The transforms are themselves small GEMMs (B^T over each image row's columns, one GEMM
+reading NCHW and writing channels-last, then over the rows of the tiles gathered by one
+strided copy; kron(A^T, A^T)), and everything runs a few images at a time so that the
+tiles and their products stay in the L2 cache (the whole batch's do not: NumPy's passes
+over them then run at the memory's speed).
 
 Other float32 and float64 convolutions without groups onto small planes (<= 64 pixels) fold
 the batch into one GEMM each for the forward and the weight gradient (im2col as
@@ -98,50 +99,72 @@ def _pick(oh, ow) -> dict:
 
 def _filters(s, weight, groups, flip):
     """U: (alpha^2, G, C/G, O/G), or with flip (the input gradient's flipped, transposed
-    filters) (alpha^2, G, O/G, C/G)."""
+    filters) (alpha^2, G, O/G, C/G): G g G^T of each 3x3 filter, as one GEMM KG @ the
+    filters laid out (3*3, G, in, out) (a copy of the weight, 9x smaller than U's)."""
     o, cg = weight.shape[:2]
-    w = weight[:, :, ::-1, ::-1] if flip else weight
-    u = (s["KG"] @ w.reshape(o * cg, 9).T).reshape(s["alpha"] ** 2, groups, o // groups, cg)
-    return u if flip else np.ascontiguousarray(u.transpose(0, 1, 3, 2))
+    w = weight.reshape(groups, o // groups, cg, 3, 3)
+    w = w[..., ::-1, ::-1].transpose(3, 4, 0, 1, 2) if flip else w.transpose(3, 4, 0, 2, 1)
+    u = s["KG"] @ np.ascontiguousarray(w).reshape(9, -1)
+    return u.reshape(s["alpha"] ** 2, groups, *w.shape[3:])
 
 
-def _tiler(s, c, th, tw, pad, step):
-    """tiles(x, b, m): images b..b+m of x (N, C, H, W) zero-padded channels-last, their
-    alpha x alpha tiles (stride t) gathered by one strided copy and transformed:
-    V (alpha^2, th*tw*m*C) = B^T d B for each tile d.  The buffers and the window view over them are
-    made once a call (as_strided costs ~30 us: 10% of a step at one image a block)."""
+def _columns(m, t, tiles, pad, width):
+    """(len(m) * tiles, width): the 1-D transform m (alpha x alpha or alpha x t) over the
+    windows (stride t) of a zero-padded row of width values, the padding folded in: rows
+    (b, j) = sum over q of m[b, q] * row[t*j + q - pad] (out-of-range taps dropped)."""
+    k = m.shape[1]
+    r = np.zeros((m.shape[0], tiles, width), _F32)
+    for j in range(tiles):
+        lo, hi = max(0, t * j - pad), min(width, t * j - pad + k)
+        if lo < hi:
+            r[:, j, lo:hi] = m[:, lo + pad - t * j:hi + pad - t * j]
+    return r.reshape(-1, width)
+
+
+def _tiler(s, c, th, tw, pad, step, hw):
+    """tiles(x, b, m): images b..b+m of x (N, C, *hw) as their alpha x alpha tiles (stride
+    t) transformed: V (alpha^2, th*tw*m*C) = B^T d B for each zero-padded tile d.  B^T
+    over the tiles' columns is one small GEMM per row h of the block, (alpha*tw, W) @ the
+    row's (W, m*C) (a transposed operand: BLAS reads NCHW and writes channels-last, the
+    padding and the windows folded into the left matrix), into a zero-bordered block;
+    its alpha-row windows (stride t) are gathered by one strided copy (runs of m*C) and
+    B^T over the rows is one GEMM.  The NCHW -> channels-last copy, the column windows'
+    copy and a GEMM over the whole tiles they replace cost 1.3x as much.  The buffers
+    and the window view are made once a call (as_strided costs ~30 us)."""
     t, alpha = s["t"], s["alpha"]
-    xp = np.zeros((step, t * th + 2, t * tw + 2, c), _F32)
-    s0, s1, s2, s3 = xp.strides
-    win = np.lib.stride_tricks.as_strided(xp, (alpha, alpha, th, tw, step, c),
-                                          (s1, s2, t * s1, t * s2, s0, s3), writeable=False)
+    (ph, pw), hp = pad, t * th + 2
+    hh, ww = min(hw[0], hp - ph), min(hw[1], t * tw + 2 - pw)
+    rc = _columns(s["BT"], t, tw, pw, ww)                  # rows (b', j)
+    # rows h, columns (b', j), then the block's images and channels: one GEMM per row h
+    # for the whole block (its (m, C) rows of x are evenly spaced)
+    yp = np.zeros((hp, alpha * tw, step, c), _F32)         # its rows outside the image stay 0
+    s0, s1, s2, s3 = yp.strides
+    win = np.lib.stride_tricks.as_strided(yp, (alpha, alpha, th, tw, step, c),
+                                          (s0, tw * s1, t * s0, s1, s2, s3), writeable=False)
     bufs = {}
 
     def tiles(x, b, m):
-        _padded(x, b, m, pad, xp)
+        rows = x[b:b + m, :, :hh, :ww].transpose(2, 0, 1, 3).reshape(hh, m * c, ww)
+        np.matmul(rc, rows.transpose(0, 2, 1),
+                  out=yp[ph:ph + hh, :, :m].reshape(hh, alpha * tw, m * c))
         if m not in bufs:          # the last block may be smaller
             bufs[m] = (np.empty((alpha, alpha, th, tw, m, c), _F32), win[:, :, :, :, :m],
-                       np.empty((alpha, alpha * th * tw * m * c), _F32),
                        np.empty((alpha * alpha, th * tw * m * c), _F32))
-        d, view, half, v = bufs[m]
+        d, view, v = bufs[m]
         np.copyto(d, view)
-        # B^T d B as the 1-D transform over the tiles' rows, then over their columns:
-        # 2 * alpha products a value, not kron(B^T, B^T)'s alpha^2 (measured 1.7x faster)
-        np.matmul(s["BT"], d.reshape(alpha, -1), out=half)
-        np.matmul(s["BT"], half.reshape(alpha, alpha, -1), out=v.reshape(alpha, alpha, -1))
+        np.matmul(s["BT"], d.reshape(alpha, -1), out=v.reshape(alpha, -1))
         return v
     return tiles
 
 
-def _blocks(n, per_image):
-    step = max(1, min(n, _BLOCK // max(per_image, 1)))
+def _blocks(n, per_image, block=None):
+    step = max(1, min(n, (block or _BLOCK) // max(per_image, 1)))
     return [(b, min(step, n - b)) for b in range(0, n, step)], step
 
 
 def _padded(x, b, m, pad, buf):
     """Images b..b+m of x channels-last into the zero-bordered buffer (m, H', W', C) (its
-    borders stay zero; the tiles' copy then moves whole rows of C: 25% faster than from
-    (N, C, H, W))."""
+    borders stay zero; the im2col rows' copy then moves runs of kw*C values)."""
     (ph, pw), (hp, wp) = pad, buf.shape[1:3]
     hh, ww = min(x.shape[2], hp - ph), min(x.shape[3], wp - pw)
     np.copyto(buf[:m, ph:ph + hh, pw:pw + ww], x[b:b + m, :, :hh, :ww].transpose(0, 2, 3, 1))
@@ -159,24 +182,32 @@ def _wino_conv(s, x, u, pad, out_hw, bias=None):
     th, tw = -(-oh // t), -(-ow // t)
     out = np.empty((n, o, oh, ow), _F32)
     blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
-    tiles = _tiler(s, c, th, tw, pad, step)
+    tiles = _tiler(s, c, th, tw, pad, step, x.shape[2:])
     whole = oh == t * th and ow == t * tw
     full = None if whole else np.empty((step, o, t * th, t * tw), _F32)
+    dest = (out if whole else full).view(s["unit"]).reshape(-1, groups, og, th, t, tw)
+    bias = None if bias is None else bias.reshape(groups, 1, og, 1)
+    per_m = {}     # each block size's buffers and views over them, made once a call
     for b, m in blocks:
-        p = th * tw * m
-        vb = tiles(x, b, m)
-        mm = np.matmul(vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), u)  # a2,G,P,O/G
-        # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row of
-        # t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
-        # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major GEMM
-        # output copied t floats a row: 2.3x slower)
-        y = mm.reshape(a2, -1).T @ s["KAT"]                 # (G*th*tw*m*O/G, t*t)
+        vb = tiles(x, b, m)         # the same buffer for every block of m images
+        if m not in per_m:
+            p = th * tw * m
+            mm = np.empty((a2, groups, p, og), _F32)
+            y = np.empty((groups * p * og, t * t), _F32)
+            # the output tiles as rows (G, th, tw, m, O/G) of t x t values (a, b): each row
+            # of t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
+            # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major
+            # GEMM output copied t floats a row: 2.3x slower)
+            per_m[m] = (vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), mm,
+                        mm.reshape(a2, -1).T, y, y.reshape(groups, p, og, t * t),
+                        y.view(s["unit"]).reshape(groups, th, tw, m, og, t).transpose(
+                            3, 0, 4, 1, 5, 2))
+        v, mm, mt, y, yb, rows = per_m[m]
+        np.matmul(v, u, out=mm)                          # (a2, G, P, O/G)
+        np.matmul(mt, s["KAT"], out=y)                   # (G*th*tw*m*O/G, t*t)
         if bias is not None:
-            y.reshape(groups, p, og, t * t)[...] += bias.reshape(groups, 1, og, 1)
-        y = y.view(s["unit"]).reshape(groups, th, tw, m, og, t)
-        dest = out[b:b + m] if whole else full[:m]
-        np.copyto(dest.view(s["unit"]).reshape(m, groups, og, th, t, tw),
-                  y.transpose(3, 0, 4, 1, 5, 2))
+            yb += bias
+        np.copyto(dest[b:b + m] if whole else dest[:m], rows)
         if not whole:
             out[b:b + m] = full[:m, :, :oh, :ow]
     return out
@@ -190,24 +221,41 @@ def _wino_weight_grad(g, x, padding, groups):
     t, alpha = s["t"], s["alpha"]
     a2 = alpha * alpha
     th, tw = -(-oh // t), -(-ow // t)
-    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4)
-    tiles = _tiler(s, c, th, tw, padding, step)
-    gp = np.zeros((step, o, t * th, t * tw), _F32)
-    gt = np.empty((t * t, th * tw * step * o), _F32)
-    du = np.zeros((a2, groups, og, cg), _F32)
+    # each block adds its products into du, a pass over du: blocks of 2 _BLOCKs where du
+    # is that large (measured, 64 channels (du 576 KiB), 3 images a block against 1: the
+    # weight gradient 12-19% faster; the grouped g4 (du 144 KiB) 4% slower)
+    scale = 2 if a2 * o * cg * 4 >= 1 << 19 else 1
+    blocks, step = _blocks(n, a2 * th * tw * max(c, o) * 4, scale * _BLOCK)
+    tiles = _tiler(s, c, th, tw, padding, step, x.shape[2:])
+    whole = oh == t * th and ow == t * tw
+    gp = None if whole else np.zeros((step, o, t * th, t * tw), _F32)   # partial tiles' zeros
+    du = np.empty((a2, groups, og, cg), _F32)
+    per_m = {}     # each block size's buffers and views over them, made once a call
     for b, m in blocks:
-        p = th * tw * m
-        vb = tiles(x, b, m)
-        gp[:m, :, :oh, :ow] = g[b:b + m]
-        gb = gt[:, :p * o]
-        np.copyto(gb.reshape(t, t, th, tw, m, o),
-                  gp[:m].reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
+        vb = tiles(x, b, m)         # the same buffer for every block of m images
+        if m not in per_m:
+            p = th * tw * m
+            dm = np.empty((alpha, alpha, p * o), _F32)
+            per_m[m] = (np.empty((t, t, th, tw, m, o), _F32), np.empty((alpha, t * p * o), _F32),
+                        dm, dm.reshape(a2, p, groups, og).transpose(0, 2, 3, 1),  # a2,G,O/G,P
+                        vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3),
+                        np.empty((a2, groups, og, cg), _F32))
+        gb, half, dm, dmv, vv, prod = per_m[m]
+        if whole:
+            src = g[b:b + m]
+        else:
+            gp[:m, :, :oh, :ow] = g[b:b + m]
+            src = gp[:m]
+        np.copyto(gb, src.reshape(m, o, th, t, tw, t).transpose(3, 5, 2, 4, 0, 1))
         # d M = A (d out) A^T, as A over the tiles' rows then over their columns (2.4x
         # fewer products than kron(A, A) @ d out)
-        half = np.matmul(s["A"], gb.reshape(t, -1))                  # (alpha, t*P*O)
-        dm = np.matmul(s["A"], half.reshape(alpha, t, -1))            # (alpha, alpha, P*O)
-        dm = dm.reshape(a2, p, groups, og).transpose(0, 2, 3, 1)      # a2, G, O/G, P
-        du += np.matmul(dm, vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3))
+        np.matmul(s["A"], gb.reshape(t, -1), out=half)                     # (alpha, t*P*O)
+        np.matmul(s["A"], half.reshape(alpha, t, -1), out=dm)               # (alpha, alpha, P*O)
+        if b == 0:
+            np.matmul(dmv, vv, out=du)
+        else:
+            np.matmul(dmv, vv, out=prod)
+            du += prod
     dw = (s["KGT"] @ du.reshape(a2, o * cg)).reshape(3, 3, o, cg)
     return np.ascontiguousarray(dw.transpose(2, 3, 0, 1))
 
@@ -304,8 +352,9 @@ def _rows_conv(x, weight, bias, stride, padding, dilation):
     blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), x.itemsize)
     rows = _row_gather(x.shape, x.dtype, (kh, kw), dilation, padding, stride, step)
     out = np.empty((n, o, oh, ow), x.dtype)
+    buf = np.empty(step * oh * ow * o, x.dtype)     # each block's products, made once a call
     for b, m in blocks:
-        y = rows(x, b, m) @ wk
+        y = np.matmul(rows(x, b, m), wk, out=buf[:m * oh * ow * o].reshape(-1, o))
         if bias is not None:
             y += bias
         np.copyto(out[b:b + m], y.reshape(m, oh, ow, o).transpose(0, 3, 1, 2))
@@ -321,10 +370,15 @@ def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
     kh, kw = kernel_size
     blocks, step = _row_blocks((n, c, oh, ow), kernel_size, x.itemsize)
     rows = _row_gather(x.shape, x.dtype, kernel_size, dilation, padding, stride, step)
-    gw = np.zeros((o, kh * kw * c), x.dtype)
+    gw = np.empty((o, kh * kw * c), x.dtype)
+    prod = np.empty_like(gw)
+    gt = np.empty(o * step * oh * ow, x.dtype)      # each block's (O, m*L), made once a call
     for b, m in blocks:
-        gb = g[b:b + m].reshape(m, o, oh * ow).transpose(1, 0, 2).reshape(o, m * oh * ow)
-        gw += gb @ rows(x, b, m)
+        gb = gt[:o * m * oh * ow].reshape(o, m, oh * ow)
+        np.copyto(gb, g[b:b + m].reshape(m, o, oh * ow).transpose(1, 0, 2))
+        np.matmul(gb.reshape(o, -1), rows(x, b, m), out=gw if b == 0 else prod)
+        if b:
+            gw += prod
     return np.ascontiguousarray(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
 
 
@@ -351,8 +405,10 @@ def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
         dxp[:, i * dh:, j * dw:], (step, oh, ow, r * c), (p0, sh * p1, sw * p2, p3)))
         for i in range(kh) for j in range(0, kw, run) for r in (min(run, kw - j),)]
     dx = np.empty((n, c, h, w), g.dtype)
+    buf = np.empty(step * oh * ow * kh * kw * c, g.dtype)   # each block's taps, made once a call
     for b, m in blocks:
-        taps = np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk)
+        taps = buf[:m * oh * ow * kh * kw * c].reshape(m, oh * ow, kh * kw * c)
+        np.matmul(g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1), wk, out=taps)
         taps = taps.reshape(m, oh, ow, kh, kw * c)
         part = dxp[:m]
         part.fill(0)
