@@ -42,8 +42,9 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 # W_hh comes transposed: a layer's steps make it contiguous once (_direction), and the
 # small per-step product h @ W_hh^T then runs at full speed (BLAS is slow on a transposed
 # operand when h has few rows); the whole-sequence ops take the view and lay it out
-# themselves (their gradient comes in W_hh's own layout: no transposed copy either way).  b_hh is None where the layer folded it into the input projection (every mode but
-# GRU, whose b_hn sits inside r * (...)); W_hr is LSTM's projection (proj_size > 0) or None.
+# themselves (their gradient comes in W_hh's own layout: no transposed copy either way).
+# b_hh is None where the layer folded it into the input projection (every mode but GRU,
+# whose b_hn sits inside r * (...)); W_hr is LSTM's projection (proj_size > 0) or None.
 
 def _hidden(h, w_hh_t, b_hh):
     out = h @ w_hh_t
