@@ -133,19 +133,27 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     tail = out[total:total + rows]
     tail[:, :n], tail[:, n:2 * n], tail[:, 2 * n:] = dh, dc, 0
     # d W_hh = d gates^T @ h_prev in W_hh's own (4H, H) layout, h_prev being y's h one step
-    # back (h0 at the first step): one product over a copy of those rows
-    np.matmul(dg.T, _h_prev(y, h0, n, rows, reverse), out=out[total + rows:].reshape(4 * n, n))
+    # back (h0 at the first step)
+    _d_w_hh(dg, y, h0, n, rows, reverse, out[total + rows:].reshape(4 * n, n))
     return out
 
 
-def _h_prev(y, h0, n, rows, reverse):
-    """(T*B, H): each step's h_prev, y's h columns one step back and h0 at the first."""
+def _d_w_hh(dg, y, h0, n, rows, reverse, dw):
+    """dw = dg^T @ h_prev, every step's h_prev being y's h columns one step back and h0 at
+    the first step, as one product: over y's h columns in place when h0 is zero (no state
+    passed in: the first step adds nothing), else over a copy of the rows with h0's."""
+    if y.shape[0] > rows and not h0.any():
+        if reverse:
+            np.matmul(dg[:-rows].T, y[rows:, :n], out=dw)
+        else:
+            np.matmul(dg[rows:].T, y[:-rows, :n], out=dw)
+        return
     hp = np.empty((y.shape[0], n), dtype=y.dtype)
     if reverse:
         hp[:-rows], hp[-rows:] = y[rows:, :n], h0
     else:
         hp[rows:], hp[:rows] = y[:-rows, :n], h0
-    return hp
+    np.matmul(dg.T, hp, out=dw)
 
 
 # GRU: y (T*B, 5H) = per step rows h, r, z, n, (W_hn h_prev + b_hn); the gradient
@@ -213,7 +221,11 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
     s2 = np.empty((rows, n), dtype=dtype)
     yc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
     dd = np.empty((4, rows, n), dtype=dtype)               # d n, d r, d z, d gh_n
-    acc = np.empty((3, rows, n), dtype=dtype)
+    split = 2 if n % 2 == 0 else 1                         # d h_prev's product split in
+    w_k = w.reshape(3, split, n // split, n)               # two (see the LSTM's)
+    dd_k = dd[1:].reshape(3, rows, split, n // split).transpose(0, 2, 1, 3)
+    acc = np.empty((3, split, rows, n), dtype=dtype)
+    acc_k = acc.reshape(3 * split, rows, n)
     back = np.empty((rows, n), dtype=dtype)
     _, r, z, new, ghn = yc
     dn, dr, dz, dghn = dd
@@ -241,13 +253,13 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
         gi_t[:, :2] = dd[1:3].transpose(1, 0, 2)
         gi_t[:, 2] = dn
         d_gh[t] = dd[1:].transpose(1, 0, 2)
-        matmul(dd[1:], w, out=acc)                         # d h_prev
-        add.reduce(acc, axis=0, out=back)
+        matmul(dd_k, w_k, out=acc)                         # d h_prev
+        add.reduce(acc_k, axis=0, out=back)
         dh *= z
         dh += back
     tail = out[2 * total:2 * total + rows]
     tail[:, :n], tail[:, n:] = dh, 0
-    np.matmul(d_gh_rows.T, _h_prev(y, h0, n, rows, reverse),    # d W_hh (see the LSTM's)
-              out=out[2 * total + rows:-1].reshape(3 * n, n))
+    _d_w_hh(d_gh_rows, y, h0, n, rows, reverse,                # d W_hh (see the LSTM's)
+            out[2 * total + rows:-1].reshape(3 * n, n))
     np.sum(d_gh_rows, axis=0, out=out[-1])
     return out
