@@ -13,7 +13,12 @@ no negation pass); the gradients work from that step's rows of y while they are 
 (whole-sequence passes for the step-independent factors were ~20% slower: each pass a trip
 through memory); and the recurrent product runs gate by gate, h @ W as a stack of (H, H)
 blocks with a (K, B, H) result: ~30% faster in OpenBLAS than one (B, K*H) product (~15% in
-the gradient, with the sum over the blocks).
+the gradient, with the sum over the blocks).  Measured and left out (hidden 200, batch 20):
+fewer, larger ufunc calls do not pay, the steps' memory traffic is what costs (the
+gradient's step-independent factors stored by the forward: forward +20%, gradient -10%;
+those factors over chunks of 3-35 steps: slower; y gate-major, (7, T*B, H): only -4% of
+the kernels' time for a change of the declared layout; the ufuncs writing into y's
+strided rows instead of one copy: slower).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
