@@ -13,12 +13,19 @@ no negation pass); the gradients work from that step's rows of y while they are 
 (whole-sequence passes for the step-independent factors were ~20% slower: each pass a trip
 through memory); and the recurrent product runs gate by gate, h @ W as a stack of (H, H)
 blocks with a (K, B, H) result: ~30% faster in OpenBLAS than one (B, K*H) product (~15% in
-the gradient, with the sum over the blocks).
+the gradient, with the sum over the blocks).  Measured and left out (hidden 200, batch 20):
+fewer, larger ufunc calls do not pay, the steps' memory traffic is what costs (the
+gradient's step-independent factors stored by the forward: forward +20%, gradient -10%;
+those factors over chunks of 3-35 steps: slower; y gate-major, (7, T*B, H): only -4% of
+the kernels' time for a change of the declared layout; the ufuncs writing into y's
+strided rows instead of one copy: slower).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
 lstm_cell's; the gradient (T*B + B + H, 4H) = d gates of every step, then B rows
-[d h0 | d c0 | 0 | 0], then H rows d W_hh^T.
+[d h0 | d c0 | 0 | 0], then H rows holding d W_hh, (4H, H) row-major (w_hh_t's
+gradient is its transpose: W_hh's own layout, which the weight's update reads).  w_hh_t
+may be W_hh's transposed view (nn/rnn.py passes it so): the kernels lay it out themselves.
 """
 from __future__ import annotations
 
@@ -66,7 +73,8 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     # h_t and from step t+1), d gates = [dc2 i (1 - i) g, dc2 f (1 - f) c_prev,
     # dc2 (1 - g^2) i, dh_t o (1 - o) tanh(c)], dc2 = dc_next + dh_t o (1 - tanh(c)^2),
     # where h = o tanh(c) stands in for a product; the step's d gates go into the result's
-    # rows in one copy, and d h_prev = sum_k d_k W_hh_k
+    # rows in one copy, and d h_prev = sum_k d_k W_hh_k.  The copy of the step next in
+    # line is made a step early (two buffers in turn), so c_prev is a contiguous block too
     rows, n = c0.shape
     total = steps * rows
     dtype = y.dtype
@@ -81,16 +89,29 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     dc2 = np.empty((rows, n), dtype=dtype)
     s = np.empty((rows, n), dtype=dtype)
     s2 = np.empty((2, rows, n), dtype=dtype)
-    yc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
+    ycs = np.empty((2, 7, rows, n), dtype=dtype)           # steps' y, gate-major, in turn
     dd = np.empty((4, rows, n), dtype=dtype)               # this step's d gates, gate-major
-    acc = np.empty((4, rows, n), dtype=dtype)
-    h, tc, i, f, g, o = yc[0], yc[2], yc[3], yc[4], yc[5], yc[6]
     di, df, dgg, do = dd
+    # d h_prev = sum_k d_k W_hh_k with each product split in two along its inner dimension
+    # (the gate's columns), 8 (B, H/2) @ (H/2, H) products summed: ~15% faster in OpenBLAS
+    # at hidden 200 than the 4 (B, H) @ (H, H) (benchmarks/rnn.py)
+    split = 2 if n % 2 == 0 else 1
+    w_k = w.reshape(4, split, n // split, n)
+    dd_k = dd.reshape(4, rows, split, n // split).transpose(0, 2, 1, 3)
+    acc = np.empty((4, split, rows, n), dtype=dtype)
+    acc_k = acc.reshape(4 * split, rows, n)
     matmul, multiply, subtract, add = np.matmul, np.multiply, np.subtract, np.add
     first = steps - 1 if reverse else 0
-    for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-        yc[...] = y4[t].transpose(1, 0, 2)
-        c_prev = c0 if t == first else y4[t + 1 if reverse else t - 1][:, 1]
+    order = range(steps) if reverse else range(steps - 1, -1, -1)
+    ycs[0] = y4[order[0]].transpose(1, 0, 2)
+    for k, t in enumerate(order):
+        yc, nxt = ycs[k & 1], ycs[1 - (k & 1)]
+        h, tc, i, f, g, o = yc[0], yc[2], yc[3], yc[4], yc[5], yc[6]
+        if t == first:
+            c_prev = c0
+        else:                                              # the next step's rows, c_prev
+            nxt[...] = y4[t + 1 if reverse else t - 1].transpose(1, 0, 2)
+            c_prev = nxt[1]
         dh += go[t]                                        # d h_t: output and step t+1
         multiply(h, tc, out=s)                             # dc2
         subtract(o, s, out=s)
@@ -112,25 +133,37 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
         multiply(s, dc2, out=dgg)
         multiply(dc2, f, out=dc)                           # d c_prev
         d[t] = dd.transpose(1, 0, 2)
-        matmul(dd, w, out=acc)                             # d h_prev = sum_k d_k W_hh_k
-        add.reduce(acc, axis=0, out=dh)
+        matmul(dd_k, w_k, out=acc)                         # d h_prev = sum_k d_k W_hh_k
+        add.reduce(acc_k, axis=0, out=dh)
     tail = out[total:total + rows]
     tail[:, :n], tail[:, n:2 * n], tail[:, 2 * n:] = dh, dc, 0
-    # d W_hh^T = h_prev^T @ d gates, h_prev being y's h one step back (h0 at the first
-    # step): one product over y's h columns in place, one over the first step's rows
-    dw = out[total + rows:]
-    if reverse:
-        np.matmul(y[rows:, :n].T, dg[:-rows], out=dw)
-        dw += h0.T @ dg[-rows:]
-    else:
-        np.matmul(y[:-rows, :n].T, dg[rows:], out=dw)
-        dw += h0.T @ dg[:rows]
+    # d W_hh = d gates^T @ h_prev in W_hh's own (4H, H) layout, h_prev being y's h one step
+    # back (h0 at the first step)
+    _d_w_hh(dg, y, h0, n, rows, reverse, out[total + rows:].reshape(4 * n, n))
     return out
+
+
+def _d_w_hh(dg, y, h0, n, rows, reverse, dw):
+    """dw = dg^T @ h_prev, every step's h_prev being y's h columns one step back and h0 at
+    the first step, as one product: over y's h columns in place when h0 is zero (no state
+    passed in: the first step adds nothing), else over a copy of the rows with h0's."""
+    if y.shape[0] > rows and not h0.any():
+        if reverse:
+            np.matmul(dg[:-rows].T, y[rows:, :n], out=dw)
+        else:
+            np.matmul(dg[rows:].T, y[:-rows, :n], out=dw)
+        return
+    hp = np.empty((y.shape[0], n), dtype=y.dtype)
+    if reverse:
+        hp[:-rows], hp[-rows:] = y[rows:, :n], h0
+    else:
+        hp[rows:], hp[:rows] = y[:-rows, :n], h0
+    np.matmul(dg.T, hp, out=dw)
 
 
 # GRU: y (T*B, 5H) = per step rows h, r, z, n, (W_hn h_prev + b_hn); the gradient
 # (2*T*B + B + H + 1, 3H) = d gi of every step, d gh of every step, B rows [d h0 | 0 | 0],
-# H rows d W_hh^T, one row d b_hh
+# H rows holding d W_hh (3H, H) row-major, one row d b_hh
 
 def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
     # as the LSTM's: acc = h W_hh^T + b_hh as (3, B, H) gate blocks, r's and z's negated
@@ -193,7 +226,11 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
     s2 = np.empty((rows, n), dtype=dtype)
     yc = np.empty((5, rows, n), dtype=dtype)               # this step's y, gate-major
     dd = np.empty((4, rows, n), dtype=dtype)               # d n, d r, d z, d gh_n
-    acc = np.empty((3, rows, n), dtype=dtype)
+    split = 2 if n % 2 == 0 else 1                         # d h_prev's product split in
+    w_k = w.reshape(3, split, n // split, n)               # two (see the LSTM's)
+    dd_k = dd[1:].reshape(3, rows, split, n // split).transpose(0, 2, 1, 3)
+    acc = np.empty((3, split, rows, n), dtype=dtype)
+    acc_k = acc.reshape(3 * split, rows, n)
     back = np.empty((rows, n), dtype=dtype)
     _, r, z, new, ghn = yc
     dn, dr, dz, dghn = dd
@@ -221,18 +258,13 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
         gi_t[:, :2] = dd[1:3].transpose(1, 0, 2)
         gi_t[:, 2] = dn
         d_gh[t] = dd[1:].transpose(1, 0, 2)
-        matmul(dd[1:], w, out=acc)                         # d h_prev
-        add.reduce(acc, axis=0, out=back)
+        matmul(dd_k, w_k, out=acc)                         # d h_prev
+        add.reduce(acc_k, axis=0, out=back)
         dh *= z
         dh += back
     tail = out[2 * total:2 * total + rows]
     tail[:, :n], tail[:, n:] = dh, 0
-    dw = out[2 * total + rows:-1]             # d W_hh^T = h_prev^T @ d gh (see the LSTM's)
-    if reverse:
-        np.matmul(y[rows:, :n].T, d_gh_rows[:-rows], out=dw)
-        dw += h0.T @ d_gh_rows[-rows:]
-    else:
-        np.matmul(y[:-rows, :n].T, d_gh_rows[rows:], out=dw)
-        dw += h0.T @ d_gh_rows[:rows]
+    _d_w_hh(d_gh_rows, y, h0, n, rows, reverse,                # d W_hh (see the LSTM's)
+            out[2 * total + rows:-1].reshape(3 * n, n))
     np.sum(d_gh_rows, axis=0, out=out[-1])
     return out

@@ -39,10 +39,12 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 
 # -- one time step: (input projection, h, c, W_hh^T, b_hh, W_hr) -> (h, c) -----------------
-# W_hh comes transposed: a layer makes it contiguous once, and the small per-step product
-# h @ W_hh^T then runs at full speed (BLAS is slow on a transposed operand when h has few
-# rows).  b_hh is None where the layer folded it into the input projection (every mode but
-# GRU, whose b_hn sits inside r * (...)); W_hr is LSTM's projection (proj_size > 0) or None.
+# W_hh comes transposed: a layer's steps make it contiguous once (_direction), and the
+# small per-step product h @ W_hh^T then runs at full speed (BLAS is slow on a transposed
+# operand when h has few rows); the whole-sequence ops take the view and lay it out
+# themselves (their gradient comes in W_hh's own layout: no transposed copy either way).
+# b_hh is None where the layer folded it into the input projection (every mode but GRU,
+# whose b_hn sits inside r * (...)); W_hr is LSTM's projection (proj_size > 0) or None.
 
 def _hidden(h, w_hh_t, b_hh):
     out = h @ w_hh_t
@@ -170,8 +172,9 @@ class _Recurrence(Function):
                 _or_zeros(g_h, rows, n, y), _or_zeros(g_c, rows, n, y),
                 y, h0, c0, w_hh_t, steps=steps, reverse=reverse)
         tail = d[total:total + rows]
-        return d[:total], tail[:, :n], tail[:, n:2 * n], d[total + rows:], None, None, \
-            None, None
+        # d W_hh comes in W_hh's layout: w_hh_t's gradient is its transposed view
+        return d[:total], tail[:, :n], tail[:, n:2 * n], \
+            d[total + rows:].reshape(4 * n, n).mT, None, None, None, None
 
     @staticmethod
     def _gru_backward(ctx, g_out, g_h):
@@ -185,7 +188,7 @@ class _Recurrence(Function):
                 _or_zeros(g_h, rows, n, y), y, h0, w_hh_t, steps=steps, reverse=reverse)
         d_b = None if b_hh is None else d[-1]
         return d[:total], d[2 * total:2 * total + rows, :n], None, \
-            d[2 * total + rows:-1], d_b, None, None, None
+            d[2 * total + rows:-1].reshape(3 * n, n).mT, d_b, None, None, None
 
     @staticmethod
     def _differentiable_backward(ctx, g_out, g_h, g_c):
@@ -219,6 +222,7 @@ def _direction(step, gi, sizes, h, c, w_hh_t, b_hh, w_hr, reverse, whole=True):
         return outs if lstm else (*outs, None)
     outs = [None] * len(sizes)
     steps = _SplitRows.apply(gi, sizes) if len(sizes) > 1 else (gi,)
+    w_hh_t = w_hh_t.contiguous()
     if not reverse:
         done_h, done_c = [], []
         for t, n in enumerate(sizes):
@@ -462,7 +466,7 @@ class RNNBase(Module):
                 gi = linear(x, w_ih, b_ih)
                 out, h, c = _direction(step, gi, sizes, h0[index],
                                        None if c0 is None else c0[index],
-                                       w_hh.mT.contiguous(), b_hh, w_hr,
+                                       w_hh.mT, b_hh, w_hr,
                                        reverse=direction == 1)
                 outs.append(out)
                 h_n.append(h)

@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from ._op import declare, rule_same
 from .creation import zeros
-from .movement import cat, split
+from .movement import cat, contiguous, split
 
 __all__: list = []       # nn.LSTM, nn.GRU and their cells are the public forms
 
@@ -120,6 +120,7 @@ def _lstm_sequence_decompose(gi: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, *
                              steps: int, reverse: bool) -> Tensor:
     rows, n = c._data.shape
     chunks = split(gi, rows, 0) if steps > 1 else (gi,)
+    w_hh_t = contiguous(w_hh_t)          # nn/rnn.py passes W_hh's transposed view
     cells = [None] * steps
     for t in _lstm_order(steps, reverse):
         cell = run(lstm_cell_op, chunks[t] + h @ w_hh_t, c)
@@ -153,7 +154,7 @@ def _lstm_sequence_backward_decompose(g_out: Tensor, g_h: Tensor, g_c: Tensor, y
     d_gates = cat(d) if steps > 1 else d[0]
     h_prev = cat([p[0] for p in prev]) if steps > 1 else prev[0][0]
     tail = cat([dh, dc, zeros((rows, 2 * n), dtype=dh.dtype, device=dh.device)], 1)
-    return cat([d_gates, tail, h_prev.mT @ d_gates])
+    return cat([d_gates, tail, (d_gates.mT @ h_prev).reshape(n, 4 * n)])
 
 
 def _lstm_sequence_shape(inputs, attrs) -> tuple:
@@ -169,7 +170,8 @@ lstm_sequence_op = declare(
     "lstm_sequence", "composite", rule_same, sig="gi, h0, c0, w_hh_t, *, steps: int, "
     "reverse: bool", shape=_lstm_sequence_shape, decompose=_lstm_sequence_decompose,
     doc="one direction of one LSTM layer over `steps` equal steps of B rows: gi (T*B, 4H) "
-        "the input projections (bias included), h0, c0 (B, H), w_hh_t (H, 4H); reverse runs "
+        "the input projections (bias included), h0, c0 (B, H), w_hh_t (H, 4H) (W_hh's "
+        "transposed view will do); reverse runs "
         "the last step first.  (T*B, 7H): per step lstm_cell's columns h, c, tanh(c), i, f, "
         "g, o (nn/rnn.py takes its gradient through lstm_sequence_backward)")
 
@@ -180,13 +182,15 @@ lstm_sequence_backward_op = declare(
     decompose=_lstm_sequence_backward_decompose,
     doc="the gradient of lstm_sequence from d out (T*B, H), d h_n, d c_n (B, H) and its "
         "output y: (T*B + B + H, 4H) = d gates (= d gi) of every step, then B rows "
-        "[d h0 | d c0 | 0 | 0], then H rows d w_hh_t")
+        "[d h0 | d c0 | 0 | 0], then H rows holding d W_hh = d w_hh_t^T, (4H, H) "
+        "row-major (W_hh's own layout)")
 
 
 def _gru_sequence_decompose(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor, *,
                             steps: int, reverse: bool) -> Tensor:
     rows, n = h._data.shape
     chunks = split(gi, rows, 0) if steps > 1 else (gi,)
+    w_hh_t = contiguous(w_hh_t)
     ys = [None] * steps
     for t in _lstm_order(steps, reverse):
         gh = h @ w_hh_t + b_hh
@@ -220,7 +224,7 @@ def _gru_sequence_backward_decompose(g_out: Tensor, g_h: Tensor, y: Tensor, h0: 
     h_prev = cat(h_prev) if steps > 1 else h_prev[0]
     tail = cat([dh, zeros((rows, 2 * n), dtype=dh.dtype, device=dh.device)], 1)
     d_b = d_gh.sum(0, keepdim=True)
-    return cat([d_gi, d_gh, tail, h_prev.mT @ d_gh, d_b])
+    return cat([d_gi, d_gh, tail, (d_gh.mT @ h_prev).reshape(n, 3 * n), d_b])
 
 
 def _gru_sequence_shape(inputs, attrs) -> tuple:
@@ -246,4 +250,5 @@ gru_sequence_backward_op = declare(
     shape=_gru_sequence_backward_shape, decompose=_gru_sequence_backward_decompose,
     doc="the gradient of gru_sequence from d out (T*B, H), d h_n (B, H) and its output y: "
         "(2*T*B + B + H + 1, 3H) = d gi of every step, d gh of every step, B rows "
-        "[d h0 | 0 | 0], H rows d w_hh_t, one row d b_hh")
+        "[d h0 | 0 | 0], H rows holding d W_hh = d w_hh_t^T, (3H, H) row-major, one row "
+        "d b_hh")
