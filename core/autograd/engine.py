@@ -194,6 +194,18 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
             leaf._set_grad(g.detach())
         else:
             leaf._set_grad(g.detach().clone())
+    elif (not is_grad_enabled() and Tensor._capture is None and not old.requires_grad
+          and old._dtype is g._dtype and old._device is g._device
+          and old._data.shape == g._data.shape):
+        # added into in place, as PyTorch's AccumulateGrad does outside create_graph
+        # (`grad += new`): no new array per backward, and a reference to .grad (one the
+        # user set too) sees the sum, as in torch
+        old.add_(g)
+        post = leaf._get_meta("post_accumulate_hooks")
+        if post:
+            for hook in post:
+                hook(leaf)
+        return
     else:
         leaf._set_grad(old + g)
     post = leaf._get_meta("post_accumulate_hooks")

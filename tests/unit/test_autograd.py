@@ -25,6 +25,33 @@ def test_backward_accumulates_into_leaves():
     assert x.is_leaf and x.grad_fn is None
 
 
+def test_accumulation_adds_into_the_grad_in_place_as_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    w0, g1, g2 = (rng.standard_normal((4, 3)) for _ in range(3))
+    got = []
+    for make in (lambda a: ember.tensor(a, dtype=ember.float64),
+                 lambda a: torch.tensor(a, dtype=torch.float64)):
+        w = make(w0).requires_grad_()
+        (w * make(g1)).sum().backward()
+        first = w.grad                      # a reference held across the next backward
+        (w * make(g2)).sum().backward()
+        # torch's AccumulateGrad adds in place (grad += new): the held reference sees the
+        # sum and .grad stays the same tensor
+        assert w.grad is first
+        got.append((first.detach().numpy().copy(), w.grad.detach().numpy().copy()))
+        # a .grad the user set is added into as well
+        mine = make(np.zeros((4, 3)))
+        w.grad = mine
+        (w * make(g1)).sum().backward()
+        assert w.grad is mine
+        got[-1] += (mine.detach().numpy().copy(),)
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(got[0][0], g1 + g2)
+    np.testing.assert_array_equal(got[0][2], g1)
+
+
 def test_grad_fn_names_and_edges():
     x = f64(2)
     y = (x.exp() * 2).sum()
