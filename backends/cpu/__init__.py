@@ -4,6 +4,7 @@ It registers through the `ember.plugins` entry point like any third-party backen
 """
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
@@ -199,6 +200,16 @@ def _tanh_backward(g, out):
     r = np.multiply(out, out, out=np.empty_like(out))   # g * (1 - out^2), one temporary
     np.subtract(1, r, out=r)
     return np.multiply(g, r, out=r)
+
+
+def _full(general):
+    """full: np.zeros for a zero fill (calloc'd memory: 32x32 0.3 us against np.full's 1.5;
+    not -0.0, whose sign np.zeros would drop), the general kernel otherwise."""
+    def kernel(*, shape, value, dtype):
+        if value == 0 and not (type(value) is float and math.copysign(1.0, value) < 0):
+            return np.zeros(shape, array_api._dt(np, dtype))
+        return general(shape=shape, value=value, dtype=dtype)
+    return kernel
 
 
 def _relu_backward(g, out):
@@ -405,6 +416,7 @@ class CPUBackend:
         # conv2d and its gradients (ops/nn.py): Winograd for 3x3 stride 1 (backends/cpu/conv.py)
         table.update(_conv.kernels(table["unfold"], table["fold"]))
         table["max_pool2d"] = _max_pool2d
+        table["full"] = _full(table["full"])
         # cross-entropy over class indices and its gradient, one pass each (ops/loss.py)
         table["cross_entropy"] = _loss.cross_entropy
         table["cross_entropy_backward"] = _loss.cross_entropy_backward

@@ -299,9 +299,14 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         fill_value = fill_value.item()
     dtype = _factory_dtype(dtype, fill_value)
     check_fits(fill_value, dtype, "full")
+    return _filled(shape, fill_value, dtype, device, requires_grad)
+
+
+def _filled(shape: tuple, value, dtype, device, requires_grad: bool) -> Tensor:
+    """full's tensor of a checked shape, dtype and value."""
     device = as_device(device)
     _check_device_dtype(device, dtype, "full")
-    t = create(full_op, device, dtype, {"shape": shape, "value": fill_value, "dtype": dtype})
+    t = create(full_op, device, dtype, {"shape": shape, "value": value, "dtype": dtype})
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -330,8 +335,8 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     -------
     ``torch.zeros``
     """
-    return full(_shape_args(size, "zeros"), 0, dtype=_factory_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return _filled(_shape_args(size, "zeros"), 0, _factory_dtype(dtype), device,
+                   requires_grad)
 
 
 @size_keyword
@@ -353,8 +358,8 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     -------
     ``torch.ones``
     """
-    return full(_shape_args(size, "ones"), 1, dtype=_factory_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return _filled(_shape_args(size, "ones"), 1, _factory_dtype(dtype), device,
+                   requires_grad)
 
 
 @size_keyword
