@@ -453,12 +453,14 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if out is not None:
         return _out.write_out("cat", cat(tensors, dim), out, tensors)
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour users rely on)
-    kept = [t for t in tensors if not (t.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
+    kept = [t for t in tensors if t._data.shape != (0,)] or tensors[:1]
     ref = kept[0]
-    axis = norm_dim(dim, ref.ndim, "cat")
+    shape = ref._data.shape
+    axis = norm_dim(dim, len(shape), "cat")
+    head, tail = shape[:axis], shape[axis + 1:]
     for i, t in enumerate(kept):
-        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(
-                zip(t._data.shape, ref._data.shape)) if j != axis):
+        s = t._data.shape
+        if len(s) != len(shape) or s[:axis] != head or s[axis + 1:] != tail:
             raise ShapeError(
                 f"cat: sizes of tensors must match except in dimension {axis}; tensor 0 has "
                 f"shape {tuple(ref.shape)} and tensor {i} has shape {tuple(t.shape)}")
