@@ -247,7 +247,10 @@ def kernels(xp, native: bool = False) -> dict:
         """The k largest (smallest) along axis by a partial selection (O(n)), then a stable
         sort of those k: the same indices as the first k of the stable argsort."""
         n = x.shape[axis]
-        if not native or k == 0 or k == n or x.dtype.kind in "bc":
+        # NumPy's partition orders nan last (the largest, as topk): another library's nan
+        # takes the sort, as before (checked on NumPy only)
+        if not native or k == 0 or k == n or x.dtype.kind in "bc" or (
+                x.dtype.kind == "f" and xp.__name__ != "numpy" and bool(xp.isnan(x).any())):
             return xp.asarray(argsort(x, axis=axis, descending=largest)[
                 (slice(None),) * axis + (slice(0, k), ...)])
         lines = xp.moveaxis(x, axis, -1)
