@@ -11,6 +11,8 @@ assign(dst, src) writes src (broadcast, or a scalar) into dst in place and retur
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import dispatch
@@ -528,6 +530,12 @@ def getitem(x: Tensor, key) -> Tensor:
     return reshape(out, shape)
 
 
+@functools.lru_cache(maxsize=256)
+def _whole(shape: tuple) -> tuple:
+    """slice(0, m, 1) for each dim m of shape: the dims a first-dim key leaves whole."""
+    return tuple([slice(0, m, 1) for m in shape])
+
+
 def _getitem_first_dim(x: Tensor, key) -> Tensor:
     """x[i] and x[a:b:c], the most common keys, without the general planning."""
     shape = x._data.shape
@@ -543,7 +551,7 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
             return x
         first = slice(start, None if stop < 0 else stop, step)
         out_shape = (len(range(start, stop, step)),) + shape[1:]
-    index = (first,) + tuple([slice(0, m, 1) for m in shape[1:]])
+    index = (first,) + _whole(shape[1:])
     if not x.requires_grad and dispatch.unwatched():
         return _first_dim_view(x, key, index, out_shape)
     view = slice_view(x, index)
@@ -569,8 +577,8 @@ def _first_dim_view(x: Tensor, key, index, out_shape) -> Tensor:
     device, dtype = x._device, x._dtype
     kernels = device._kernels or device.kernels
     attrs = {"index": index}
-    native = kernels[movement.slice_op.name](x._data, **attrs)
-    view_key = (x, (key,) + (slice(None),) * (len(index) - 1))
+    native = kernels["slice"](x._data, **attrs)
+    view_key = (x, key)              # base[key] is the view again (_rebase)
     if not device.strided_views:
         out = movement._view_of(wrap(native, device, dtype), x, movement.slice_op, attrs)
         if type(key) is int:
@@ -580,7 +588,7 @@ def _first_dim_view(x: Tensor, key, index, out_shape) -> Tensor:
         out._set_meta("view_key", view_key)
         return out
     if type(key) is int:
-        native = kernels[movement.reshape_op.name](native, shape=out_shape)
+        native = kernels["reshape"](native, shape=out_shape)
     return _marked(x, native, view_key)
 
 
