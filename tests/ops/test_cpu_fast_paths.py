@@ -1,0 +1,104 @@
+"""The CPU's fast paths of issue 30 give what the general paths give: max/min/argmax/argmin
+over many short rows (reduced by their transposed copy), relu's gradient by a float mask,
+zeros by np.zeros, x[i] and basic keys without dispatch's layers (the same view: writes
+reach the base, the version is shared)."""
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("shape", [(128, 10), (4, 50, 3), (33, 1), (64, 32), (7, 5)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool"])
+def test_short_row_reductions_match_torch(shape, dtype):
+    rng = np.random.default_rng(4)
+    x = (rng.integers(-3, 4, shape) if dtype != "bool" else rng.integers(0, 2, shape))
+    x = x.astype(dtype)                                   # many ties
+    if dtype.startswith("float"):
+        x.reshape(-1)[::7] = np.nan
+    e, t = ember.tensor(x), torch.from_numpy(x)
+    for keepdim in (False, True):
+        for name in ("amax", "amin"):
+            got = getattr(e, name)(dim=-1, keepdim=keepdim).numpy()
+            want = getattr(t, name)(dim=-1, keepdim=keepdim).numpy()
+            np.testing.assert_array_equal(got, want)
+        if dtype != "bool":
+            for name in ("argmax", "argmin"):
+                got = getattr(e, name)(dim=-1, keepdim=keepdim).numpy()
+                want = getattr(t, name)(dim=-1, keepdim=keepdim).numpy()
+                np.testing.assert_array_equal(got, want)
+            values, index = e.max(dim=-1, keepdim=keepdim)
+            t_values, t_index = t.max(dim=-1, keepdim=keepdim)
+            np.testing.assert_array_equal(values.numpy(), t_values.numpy())
+            np.testing.assert_array_equal(index.numpy(), t_index.numpy())
+
+
+def test_relu_gradient_passes_nan_and_stops_at_signed_zeros():
+    x = np.array([[-1.0, -0.0, 0.0, 2.0, np.nan, np.inf]] * 3, dtype=np.float32)
+    g = np.array([[1.0, -2.0, np.inf, 4.0, 5.0, -6.0]] * 3, dtype=np.float32)
+    e = ember.tensor(x, requires_grad=True)
+    t = torch.tensor(x, requires_grad=True)
+    ember.relu(e).backward(ember.tensor(g))
+    torch.relu(t).backward(torch.tensor(g))
+    got, want = e.grad.numpy(), t.grad.numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_zero_fills_keep_dtype_and_sign():
+    assert np.signbit(ember.full((2,), -0.0).numpy()).all()
+    assert not np.signbit(ember.zeros(2).numpy()).any()
+    for dtype in (ember.int8, ember.bool, ember.complex64, ember.bfloat16, ember.float64):
+        z = ember.zeros(3, 2, dtype=dtype)
+        assert z.dtype == dtype and tuple(z.shape) == (3, 2)
+        assert not z.to(ember.float32 if dtype in (ember.bfloat16, ember.bool) else
+                        dtype).numpy().any()
+
+
+def _views_written_through(keys):
+    """(base after writes through base[key] for each key, [(base version, view version)])."""
+    base = ember.tensor(np.arange(24.0).reshape(4, 6))
+    versions = []
+    for key in keys:
+        view = base[key]
+        assert view._get_meta("base") is base
+        view.mul_(2.0)                                   # writes reach the base
+        versions.append((base._version, view._version))
+    return base.numpy(), versions
+
+
+KEYS = [2, -1, slice(1, 3), slice(None, None, 2), (slice(None), 1), (1, 2), (None, 0),
+        (Ellipsis, 3)]
+
+
+def test_untracked_views_are_the_views_dispatch_makes():
+    from ember import dispatch
+    fast = _views_written_through(KEYS)
+    dispatch.add_hook("test_cpu_fast_paths", lambda *args: None)   # watched: the full path
+    try:
+        slow = _views_written_through(KEYS)
+    finally:
+        dispatch.remove_hook("test_cpu_fast_paths")
+    np.testing.assert_array_equal(fast[0], slow[0])
+    assert fast[1] == slow[1]
+    want = np.arange(24.0).reshape(4, 6)
+    for key in KEYS:
+        want[key] *= 2.0
+    np.testing.assert_array_equal(fast[0], want)
+    # a view taken before its base requires grad, written after: the same either way
+    results = []
+    for watched in (False, True):
+        if watched:
+            dispatch.add_hook("test_cpu_fast_paths", lambda *args: None)
+        try:
+            base = ember.tensor(np.ones((3, 2)))
+            row = base[1]
+            base.requires_grad_()
+            row.mul_(3.0)
+            results.append(base.detach().numpy().copy())
+        finally:
+            dispatch.remove_hook("test_cpu_fast_paths")
+    np.testing.assert_array_equal(results[0], results[1])
