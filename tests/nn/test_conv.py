@@ -108,6 +108,27 @@ def test_gradcheck(name, fn, shapes):
     assert gradcheck(fn, inputs)
 
 
+@pytest.mark.parametrize("name, shapes", [("conv1d", ((1, 1, 5), (1, 1, 3))),
+                                          ("conv2d", ((1, 1, 5, 5), (1, 1, 3, 3))),
+                                          ("conv3d", ((1, 1, 5, 5, 5), (1, 1, 3, 3, 3))),
+                                          ("conv_transpose2d", ((1, 1, 5, 5), (1, 1, 3, 3)))])
+@pytest.mark.parametrize("bad, says", [(dict(stride=0), "non-positive stride"),
+                                       (dict(stride=-1), "non-positive stride"),
+                                       (dict(dilation=0), "dilation should be greater than "
+                                                          "zero"),
+                                       (dict(padding=-1), "negative padding")])
+def test_bad_geometry_is_refused_as_torch_refuses_it(name, shapes, bad, says):
+    # torch raises RuntimeError for each; ember gave a ZeroDivisionError (stride 0), a silent
+    # answer (dilation 0) and a kernel error (padding -1)
+    torch = pytest.importorskip("torch")
+    x, w = (ember.ones(*s) for s in shapes)
+    with pytest.raises(ember.EmberError, match=f"{name}: {says}"):
+        getattr(ember.nn.functional, name)(x, w, **bad)
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn.functional, name)(torch.ones(*shapes[0]), torch.ones(*shapes[1]),
+                                           **bad)
+
+
 def test_errors_name_the_layer():
     with pytest.raises(ember.ShapeError, match="conv2d.*channels"):
         nn.Conv2d(3, 4, 3)(ember.randn(1, 2, 5, 5))
