@@ -38,11 +38,18 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         if value.ndim != 0:
             raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                              f"got tensor with {value.ndim} dimension(s)")
-        value = value.to(x._dtype)
-    elif type(value) is complex and x._dtype.category != D.COMPLEX:
-        raise EmberTypeError(f"masked_fill: value {value!r} cannot be converted to "
-                             f"{x._dtype.name} without overflow (as torch)")
-    elif x._dtype.category < D.FLOAT:
+        if value._dtype.category == D.COMPLEX and x._dtype.category != D.COMPLEX:
+            value = value.item()          # its imaginary part checked below, as torch does
+        else:
+            value = value.to(x._dtype)
+    if type(value) is complex and x._dtype.category != D.COMPLEX:
+        # torch's checked conversion: a real dtype takes a complex value only without an
+        # imaginary part (the cast would drop it silently)
+        if value.imag != 0:
+            raise EmberTypeError(f"masked_fill: value {value!r} cannot be converted to "
+                                 f"{x._dtype.name} without overflow (as torch)")
+        value = value.real
+    if type(value) is not Tensor and x._dtype.category < D.FLOAT:
         check_fits(value, x._dtype, "masked_fill")
         value = bool(value) if x._dtype is D.bool_ else int(value)
     return ops.where(mask, value, x)

@@ -77,3 +77,26 @@ def test_scatter_reduce(device, reduce, include_self):
         want = torch.tensor(ii).scatter_reduce(0, torch.tensor(ix), torch.tensor(si), reduce,
                                                include_self=include_self).numpy()
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64"])
+def test_masked_fill_takes_complex_values_as_torch(dtype):
+    # a real tensor takes a complex value (Python or 0-d tensor) only without an imaginary
+    # part; with one, torch raises "value cannot be converted ... without overflow" (ember
+    # dropped the imaginary part of a tensor value silently)
+    mask = [True, False]
+    for value in (1j, 1 + 0j, 2.5, True):
+        for as_tensor in (False, True):
+            results = []
+            for lib in (ember, torch):
+                x = lib.zeros(2, dtype=getattr(lib, dtype))
+                v = lib.tensor(value) if as_tensor else value
+                try:
+                    results.append(to_numpy(x.masked_fill(lib.tensor(mask), v)))
+                except (ember.EmberError, RuntimeError) as exc:
+                    assert "without overflow" in str(exc)
+                    results.append("raises")
+            if isinstance(results[1], str):
+                assert results[0] == "raises", (value, as_tensor)
+            else:
+                np.testing.assert_array_equal(results[0], results[1])
