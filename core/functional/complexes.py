@@ -15,6 +15,7 @@ from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
 from ..errors import ComplexDtypeError, EmberTypeError, ShapeError
+from ..ops._out import write_out
 from ..ops.complex import complex_op_run, conj_op_run, imag_op_run, real_op_run
 from ..ops.special import atan2_op
 from ..tensor import Tensor
@@ -165,7 +166,7 @@ def _pair(name, a, b, first="real", second="imag"):
                                   f"{a._device} and {b._device}; move one with .to()")
 
 
-def complex(real: Tensor, imag: Tensor) -> Tensor:
+def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     """The complex tensor real + imag * 1j (broadcast; both float32 or both float64).
 
     PyTorch
@@ -173,10 +174,11 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     ``torch.complex``
     """
     _pair("complex", real, imag)
-    return complex_op_run(real, imag)
+    result = complex_op_run(real, imag)
+    return result if out is None else write_out("complex", result, out, (real, imag))
 
 
-def polar(abs: Tensor, angle: Tensor) -> Tensor:
+def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
     """abs * (cos(angle) + sin(angle) * 1j) (both float32 or both float64).
 
     PyTorch
@@ -188,7 +190,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
         raise EmberTypeError(f"polar: expected abs and angle of one dtype, float32 or "
                              f"float64 (as torch), got {abs._dtype.name} and "
                              f"{angle._dtype.name}")
-    return complex_op_run(abs * angle.cos(), abs * angle.sin())
+    result = complex_op_run(abs * angle.cos(), abs * angle.sin())
+    return result if out is None else write_out("polar", result, out, (abs, angle))
 
 
 def view_as_real(input: Tensor) -> Tensor:

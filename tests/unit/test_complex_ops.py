@@ -181,3 +181,20 @@ def test_complex_gradients_of_non_holomorphic_decompositions_are_refused():
     q = ember.linalg.qr(z)[0]
     with pytest.raises(ember.errors.UnsupportedError, match="qr"):
         q.abs().sum().backward()
+
+
+def test_complex_and_polar_take_out_as_torch():
+    re, im = np.array([1.0, -2.0], np.float32), np.array([0.5, 3.0], np.float32)
+    for fn in ("complex", "polar"):
+        out = ember.empty(2, dtype=ember.complex64)
+        got = getattr(ember, fn)(ember.tensor(re), ember.tensor(im), out=out)
+        want = getattr(torch, fn)(torch.tensor(re), torch.tensor(im))
+        assert got is out
+        np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-6)
+        for dtype in ("float32", "complex128"):      # torch: RuntimeError, the same cases
+            with pytest.raises(ember.EmberError, match=f"{fn}.*out"):
+                getattr(ember, fn)(ember.tensor(re), ember.tensor(im),
+                                   out=ember.empty(2, dtype=getattr(ember, dtype)))
+            with pytest.raises(RuntimeError):
+                getattr(torch, fn)(torch.tensor(re), torch.tensor(im),
+                                   out=torch.empty(2, dtype=getattr(torch, dtype)))
