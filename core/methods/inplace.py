@@ -15,7 +15,10 @@ from ..tensor import Tensor
 
 def _inplace(fn):
     def method(self, *args, **kwargs):
-        recording = dispatch.is_grad_enabled() and (self.requires_grad or any(
+        grad_mode = dispatch.is_grad_enabled()
+        if grad_mode:
+            _index.check_view_of_leaf(self)
+        recording = grad_mode and (self.requires_grad or any(
             type(a) is Tensor and a.requires_grad for a in args))
         if recording:
             if self.grad_fn is None and self.requires_grad:
@@ -60,7 +63,10 @@ def _direct_inplace(op, generic, floats_only: bool = False):
     is its declaration) when no graph is recorded and no cast is needed; otherwise the
     generic out-of-place path.  Optimizer steps live here."""
     def method(self, other, alpha=1):
-        if not (dispatch.is_grad_enabled() and (self.requires_grad or (
+        grad_mode = dispatch.is_grad_enabled()
+        if grad_mode:
+            _index.check_view_of_leaf(self)
+        if not (grad_mode and (self.requires_grad or (
                 type(other) is Tensor and other.requires_grad))):
             cat = self._dtype.category
             if self._dtype is not D.bfloat16 and (cat == D.FLOAT or not floats_only):
@@ -111,6 +117,8 @@ def copy_(self, src):
     src = src.to(self._device) if src._device is not self._device else src
     if src._data.shape != self._data.shape:
         src = ops.expand(src, as_shape(self.shape, "copy_"))
+    if dispatch.is_grad_enabled():
+        _index.check_view_of_leaf(self)
     if dispatch.is_grad_enabled() and (self.requires_grad or src.requires_grad):
         if self.grad_fn is None and self.requires_grad:
             _index.raise_leaf_inplace()
@@ -136,8 +144,10 @@ def _reshaping(name: str, fn):
 
 
 def _setitem(self, key, value):
-    if dispatch.is_grad_enabled() and self.requires_grad and self.grad_fn is None:
-        _index.raise_leaf_inplace()
+    if dispatch.is_grad_enabled():
+        if self.requires_grad and self.grad_fn is None:
+            _index.raise_leaf_inplace()
+        _index.check_view_of_leaf(self)
     _index.setitem(self, key, value)
 
 

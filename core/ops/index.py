@@ -812,6 +812,19 @@ def _rebase(x: Tensor, new: Tensor) -> None:
     x.requires_grad = new.requires_grad
 
 
+def check_view_of_leaf(x: Tensor) -> None:
+    """torch's refusal of an in-place write into a view of a leaf that requires grad, the
+    view taken before the leaf required it (the write would change the leaf behind
+    autograd's back); views taken after require grad themselves and _rebase refuses."""
+    meta = x._meta
+    if meta is not None and not x.requires_grad:
+        base = meta.get("base")
+        if base is not None and base.requires_grad and base.grad_fn is None:
+            raise AutogradError("a view of a leaf Variable that requires grad is being used "
+                                "in an in-place operation; write into a clone, or into the "
+                                "leaf under `with ember.no_grad():`")
+
+
 def raise_leaf_inplace():
     raise AutogradError("a leaf Variable that requires grad is being used in an in-place "
                         "operation; wrap it in `with ember.no_grad():` or use the "
