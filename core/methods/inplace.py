@@ -17,12 +17,10 @@ def _inplace(fn):
     def method(self, *args, **kwargs):
         grad_mode = dispatch.is_grad_enabled()
         if grad_mode:
-            _index.check_view_of_leaf(self)
+            _index.check_inplace_target(self)
         recording = grad_mode and (self.requires_grad or any(
             type(a) is Tensor and a.requires_grad for a in args))
         if recording:
-            if self.grad_fn is None and self.requires_grad:
-                _index.raise_leaf_inplace()
             # compute from a copy so the op's saved input is not the tensor we overwrite
             result = fn(ops.contiguous(self), *args, **kwargs)
         else:
@@ -64,10 +62,11 @@ def _direct_inplace(op, generic, floats_only: bool = False):
     generic out-of-place path.  Optimizer steps live here."""
     def method(self, other, alpha=1):
         grad_mode = dispatch.is_grad_enabled()
-        if grad_mode:
-            _index.check_view_of_leaf(self)
         if not (grad_mode and (self.requires_grad or (
                 type(other) is Tensor and other.requires_grad))):
+            # generic checks its own target; this path writes without it
+            if grad_mode:
+                _index.check_inplace_target(self)
             cat = self._dtype.category
             if self._dtype is not D.bfloat16 and (cat == D.FLOAT or not floats_only):
                 to = type(other)
@@ -117,11 +116,10 @@ def copy_(self, src):
     src = src.to(self._device) if src._device is not self._device else src
     if src._data.shape != self._data.shape:
         src = ops.expand(src, as_shape(self.shape, "copy_"))
-    if dispatch.is_grad_enabled():
-        _index.check_view_of_leaf(self)
-    if dispatch.is_grad_enabled() and (self.requires_grad or src.requires_grad):
-        if self.grad_fn is None and self.requires_grad:
-            _index.raise_leaf_inplace()
+    grad_mode = dispatch.is_grad_enabled()
+    if grad_mode:
+        _index.check_inplace_target(self)
+    if grad_mode and (self.requires_grad or src.requires_grad):
         _index._rebase(self, ops.contiguous(ops.cast(src, self._dtype)))
     else:
         _index._assign(self, ops.cast(src, self._dtype))
@@ -145,9 +143,7 @@ def _reshaping(name: str, fn):
 
 def _setitem(self, key, value):
     if dispatch.is_grad_enabled():
-        if self.requires_grad and self.grad_fn is None:
-            _index.raise_leaf_inplace()
-        _index.check_view_of_leaf(self)
+        _index.check_inplace_target(self)
     _index.setitem(self, key, value)
 
 

@@ -552,8 +552,8 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
         first = slice(start, None if stop < 0 else stop, step)
         out_shape = (len(range(start, stop, step)),) + shape[1:]
     index = (first,) + _whole(shape[1:])
-    if not x.requires_grad and dispatch.unwatched():
-        return _first_dim_view(x, key, index, out_shape)
+    if not x.requires_grad and x._device.strided_views and dispatch.unwatched():
+        return _strided_view(x, index, out_shape, (x, key))   # x[i]: 11 -> 5.4 us
     view = slice_view(x, index)
     if type(key) is int:
         # drops the leading size-1 dim: always a view, already validated (reshape()'s
@@ -568,45 +568,17 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
     return out
 
 
-def _first_dim_view(x: Tensor, key, index, out_shape) -> Tensor:
-    """_getitem_first_dim's view for a tensor autograd does not track while no hook,
-    profiler or autocast watches ops: the slice kernel's call (and the reshape's that drops
-    an int's dim) as dispatch would make them, without its layers (x[i]: 11 -> 4 us), and
-    the same marks on the result (its base, the view key; a backend without strided views
-    also records each step in the view's chain, as _view_of does)."""
-    device, dtype = x._device, x._dtype
-    kernels = device._kernels or device.kernels
-    attrs = {"index": index}
-    native = kernels["slice"](x._data, **attrs)
-    view_key = (x, key)              # base[key] is the view again (_rebase)
-    if not device.strided_views:
-        out = movement._view_of(wrap(native, device, dtype), x, movement.slice_op, attrs)
-        if type(key) is int:
-            attrs = {"shape": out_shape}
-            out = movement._view_of(wrap(kernels[movement.reshape_op.name](
-                out._data, **attrs), device, dtype), out, movement.reshape_op, attrs)
-        out._set_meta("view_key", view_key)
-        return out
-    if type(key) is int:
-        native = kernels["reshape"](native, shape=out_shape)
-    return _marked(x, native, view_key)
-
-
 def _strided_view(x: Tensor, index, out_shape, view_key) -> Tensor:
     """x[index] (slices, one per dim) shaped out_shape (index's int dims dropped, None's
     added: size-1 dims only, so a view) on a backend with strided views, for a tensor
     autograd does not track while nothing watches ops: the slice and reshape kernels as
-    dispatch would call them (getitem's basic keys: x[:, 1] 22 -> 12 us)."""
+    dispatch would call them, without its layers (getitem's basic keys and x[i], x[a:b]:
+    x[:, 1] 22 -> 14 us)."""
     kernels = x._device._kernels or x._device.kernels
     native = kernels[movement.slice_op.name](x._data, index=index)
     if native.shape != out_shape:
         native = kernels[movement.reshape_op.name](native, shape=out_shape)
-    return _marked(x, native, view_key)
-
-
-def _marked(x: Tensor, native, view_key) -> Tensor:
-    """native (a view of x's memory) as a tensor marked as _view_of marks a view on a
-    backend with strided views: its base, and the key getitem made it with."""
+    # marked as _view_of marks a view on such a backend (its base), with getitem's key
     out = wrap(native, x._device, x._dtype)
     meta = x._meta
     base = None if meta is None else meta.get("base")
@@ -812,12 +784,17 @@ def _rebase(x: Tensor, new: Tensor) -> None:
     x.requires_grad = new.requires_grad
 
 
-def check_view_of_leaf(x: Tensor) -> None:
-    """torch's refusal of an in-place write into a view of a leaf that requires grad, the
-    view taken before the leaf required it (the write would change the leaf behind
-    autograd's back); views taken after require grad themselves and _rebase refuses."""
+def check_inplace_target(x: Tensor) -> None:
+    """torch's refusals of an in-place write with grad mode on (the in-place methods,
+    copy_ and setitem call this first): into a leaf that requires grad, or into a view of
+    one taken before the leaf required it (the write would change the leaf behind
+    autograd's back; views taken after require grad themselves and _rebase refuses)."""
+    if x.requires_grad:
+        if x.grad_fn is None:
+            raise_leaf_inplace()
+        return
     meta = x._meta
-    if meta is not None and not x.requires_grad:
+    if meta is not None:
         base = meta.get("base")
         if base is not None and base.requires_grad and base.grad_fn is None:
             raise AutogradError("a view of a leaf Variable that requires grad is being used "
