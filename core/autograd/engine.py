@@ -179,7 +179,8 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
     PyTorch's AccumulateGrad steals an unshared gradient; any other is copied, so in-place
     updates of .grad (optimizers, zero_grad) reach nothing else.  Kernels other than the
     movement ops return new memory (the backend contract), so a fresh, unmarked result
-    shares none."""
+    shares none.  A later gradient is added into the existing .grad in place outside
+    create_graph, as AccumulateGrad's `grad += new`."""
     hooks = leaf._get_meta("hooks")
     if hooks:
         for hook in hooks:
@@ -201,11 +202,6 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
         # (`grad += new`): no new array per backward, and a reference to .grad (one the
         # user set too) sees the sum, as in torch
         old.add_(g)
-        post = leaf._get_meta("post_accumulate_hooks")
-        if post:
-            for hook in post:
-                hook(leaf)
-        return
     else:
         leaf._set_grad(old + g)
     post = leaf._get_meta("post_accumulate_hooks")
