@@ -247,12 +247,15 @@ def kernels(xp, native: bool = False) -> dict:
         """The k largest (smallest) along axis by a partial selection (O(n)), then a stable
         sort of those k: the same indices as the first k of the stable argsort."""
         n = x.shape[axis]
+
+        def first_k_sorted():
+            return xp.asarray(argsort(x, axis=axis, descending=largest)[
+                (slice(None),) * axis + (slice(0, k), ...)])
         # NumPy's partition orders nan last (the largest, as topk): another library's nan
         # takes the sort, as before (checked on NumPy only)
         if not native or k == 0 or k == n or x.dtype.kind in "bc" or (
                 x.dtype.kind == "f" and xp.__name__ != "numpy" and bool(xp.isnan(x).any())):
-            return xp.asarray(argsort(x, axis=axis, descending=largest)[
-                (slice(None),) * axis + (slice(0, k), ...)])
+            return first_k_sorted()
         lines = xp.moveaxis(x, axis, -1)
         pos = n - k if largest else k - 1
         # the k best by one partial selection (NumPy orders nan last: the largest); where
@@ -262,13 +265,11 @@ def kernels(xp, native: bool = False) -> dict:
         part = part[..., pos:] if largest else part[..., :k]
         picked = xp.take_along_axis(lines, part, axis=-1)
         kth = picked[..., :1] if largest else picked[..., k - 1:]
-        index = None
         if not (x.dtype.kind == "f" and bool(xp.isnan(picked).any())) and bool(
                 (xp.sum(lines == kth, axis=-1) == xp.sum(picked == kth, axis=-1)).all()):
             index = xp.sort(part, axis=-1).reshape(-1, k)          # ascending in each row
         elif x.dtype.kind == "f" and bool(xp.isnan(x).any()):
-            return xp.asarray(argsort(x, axis=axis, descending=largest)[
-                (slice(None),) * axis + (slice(0, k), ...)])
+            return first_k_sorted()
         else:
             beyond = lines > kth if largest else lines < kth
             tied = lines == kth

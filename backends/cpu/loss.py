@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from ember.errors import EmberIndexError
 
-from .reduce import row_max
+from .reduce import max_keepdims
 
 
 def _rows(x, target, weight, ignore_index):
@@ -35,7 +35,7 @@ def _rows(x, target, weight, ignore_index):
 
 def cross_entropy(x, target, weight=None, *, ignore_index, reduction):
     safe, w = _rows(x, target, weight, ignore_index)
-    shifted = x - row_max(x)
+    shifted = x - max_keepdims(x, 1)
     lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     rows = np.arange(x.shape[0])
     loss = shifted[rows, safe] - lse[:, 0]
@@ -49,7 +49,7 @@ def cross_entropy(x, target, weight=None, *, ignore_index, reduction):
 
 def cross_entropy_backward(g, x, target, weight=None, *, ignore_index, reduction):
     safe, w = _rows(x, target, weight, ignore_index)
-    e = np.exp(x - row_max(x))
+    e = np.exp(x - max_keepdims(x, 1))
     e /= e.sum(axis=1, keepdims=True)
     e[np.arange(x.shape[0]), safe] -= 1
     if w is None:                        # every row weighs 1: the scale is g (g / N)

@@ -29,8 +29,3 @@ def max_keepdims(x, axis):
     if short_rows(x, axis):
         return by_columns(np.maximum.reduce, x, True)
     return x.max(axis=axis, keepdims=True)
-
-
-def row_max(x):
-    """x.max(axis=1, keepdims=True) of 2-D x."""
-    return max_keepdims(x, 1)
