@@ -42,16 +42,20 @@ def _same_padding(name, kernel, dilation, stride):
     return out
 
 
-def _check_geometry(name: str, stride, padding, dilation) -> None:
-    """stride and dilation positive, padding not negative, as torch requires (stride 0 was a
-    ZeroDivisionError, dilation 0 a silent answer, a negative padding a kernel error)."""
+def _check_steps(name: str, stride, dilation) -> None:
+    """stride and dilation positive, as torch requires (stride 0 was a ZeroDivisionError,
+    dilation 0 a silent answer)."""
     if any(s <= 0 for s in stride):
         raise EmberValueError(f"{name}: non-positive stride is not supported, got stride "
                               f"{tuple(stride)}; expected every stride >= 1")
     if any(d <= 0 for d in dilation):
         raise EmberValueError(f"{name}: dilation should be greater than zero, but got "
                               f"{tuple(dilation)}")
-    if padding is not None and any(p < 0 for p in padding):
+
+
+def _check_padding(name: str, padding) -> None:
+    """padding not negative, as torch requires (it was a kernel error)."""
+    if any(p < 0 for p in padding):
         raise EmberValueError(f"{name}: negative padding is not supported, got padding "
                               f"{tuple(padding)}; crop the input instead (x[..., a:b])")
 
@@ -90,7 +94,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
             f"{groups}; expected in_channels == weight.shape[1] * groups ({cg * groups}) and "
             f"out_channels ({o}) divisible by groups")
     stride, dilation = pair(stride, "conv2d"), pair(dilation, "conv2d")
-    _check_geometry("conv2d", stride, None, dilation)
+    _check_steps("conv2d", stride, dilation)
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0, 0)
@@ -106,7 +110,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
             raise EmberValueError(f"conv2d: padding must be an int, a pair, 'valid' or "
                                   f"'same', got {padding!r}")
     padding = pair(padding, "conv2d")
-    _check_geometry("conv2d", stride, padding, dilation)
+    _check_padding("conv2d", padding)
     oh = out_size(h, kh, dilation[0], padding[0], stride[0])
     ow = out_size(w, kw, dilation[1], padding[1], stride[1])
     if oh <= 0 or ow <= 0:
@@ -142,10 +146,10 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
     def one(v):
         return 1, (v[0] if isinstance(v, (tuple, list)) else v)
-    _check_geometry("conv1d", one(stride)[1:], None if isinstance(padding, str) else
-                    one(padding)[1:], one(dilation)[1:])
+    _check_steps("conv1d", one(stride)[1:], one(dilation)[1:])
     if not isinstance(padding, str):
-        padding = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
+        padding = (0, one(padding)[1])
+        _check_padding("conv1d", padding[1:])
     out = conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), padding,
                  one(dilation), groups).squeeze(2)
     return out.squeeze(0) if unbatched else out
@@ -167,7 +171,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                          f"kd, kh, kw), got shape {tuple(weight.shape)}")
     o, cg, kd = weight._data.shape[:3]
     stride, dilation = _tuple(stride, 3, "conv3d"), _tuple(dilation, 3, "conv3d")
-    _check_geometry("conv3d", stride, None, dilation)
+    _check_steps("conv3d", stride, dilation)
     if isinstance(padding, str):
         if padding not in ("valid", "same"):
             raise EmberValueError(f"conv3d: padding must be an int, a triple, 'valid' or "
@@ -179,7 +183,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
             pairs = [(0, 0)] * 3
         padding = tuple(lo for lo, _ in pairs)
     padding = _tuple(padding, 3, "conv3d")
-    _check_geometry("conv3d", stride, padding, dilation)
+    _check_padding("conv3d", padding)
     if padding[0]:
         x = pad(x, (0, 0, 0, 0, padding[0], padding[0]))
     n, c, d, h, w = x._data.shape
@@ -226,7 +230,8 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                          f"divisible by groups={groups}")
     stride, padding, dilation = (pair(v, "conv_transpose2d")
                                  for v in (stride, padding, dilation))
-    _check_geometry("conv_transpose2d", stride, padding, dilation)
+    _check_steps("conv_transpose2d", stride, dilation)
+    _check_padding("conv_transpose2d", padding)
     opad = pair(output_padding, "conv_transpose2d")
     if any(op >= max(s, d) for op, s, d in zip(opad, stride, dilation)):
         raise EmberValueError(f"conv_transpose2d: output_padding {opad} must be smaller than "
