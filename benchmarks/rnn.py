@@ -10,6 +10,12 @@ PyTorch's.
 
 --threads sets the BLAS and PyTorch thread count (1 by default: it compares the
 implementations, not the thread pools).  --profile runs cProfile over ember's LSTM steps.
+
+"LSTM products" is the floor NumPy's BLAS sets: the matrix products of ember's LSTM step
+alone (per layer and direction: the input projection, 35 recurrent products h @ W_hh^T as
+ember's kernel runs them, d x, d W_ih, 35 d h_prev products, d W_hh), same shapes, no
+nonlinearity, copy or bookkeeping.  Its ratio to PyTorch says how much of PyTorch's whole
+step (oneDNN's fused RNN with its own GEMMs) NumPy's products alone take.
 """
 from __future__ import annotations
 
@@ -51,6 +57,37 @@ def build(kind: str, torch, args, rng):
     return e_step, t_step
 
 
+def lstm_products(args, rng):
+    """The matrix products of ember's LSTM forward + backward (backends/cpu/rnn.py and the
+    input projection's linear), in the layouts ember runs them, and nothing else."""
+    f = np.float32
+    t, b, n = args.seq, args.batch, args.hidden
+    x = rng.standard_normal((t * b, n)).astype(f)
+    w_ih = rng.standard_normal((4 * n, n)).astype(f)
+    w_blocks = rng.standard_normal((4, n, n)).astype(f)          # h @ W_hh^T, gate by gate
+    split = 2 if n % 2 == 0 else 1
+    w_back = rng.standard_normal((4, split, n // split, n)).astype(f)   # d h_prev, split
+    h = rng.standard_normal((b, n)).astype(f)
+    d_split = rng.standard_normal((4, split, b, n // split)).astype(f)
+    gi = np.empty((t * b, 4 * n), f)
+    acc = np.empty((4, b, n), f)
+    acc_back = np.empty((4, split, b, n), f)
+    dg = rng.standard_normal((t * b, 4 * n)).astype(f)
+    dx, dw = np.empty((t * b, n), f), np.empty((4 * n, n), f)
+
+    def step():
+        for _ in range(args.layers):
+            np.matmul(x, w_ih.T, out=gi)                # the input projection
+            for _ in range(t):
+                np.matmul(h, w_blocks, out=acc)         # the recurrent product
+            for _ in range(t):
+                np.matmul(d_split, w_back, out=acc_back)   # d h_prev
+            np.matmul(dg[b:].T, x[:-b], out=dw)         # d W_hh
+            np.matmul(dg, w_ih, out=dx)                 # d x
+            np.matmul(dg.T, x, out=dw)                  # d W_ih
+    return step
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20, help="timed passes per layer")
@@ -71,9 +108,15 @@ def main() -> None:
     print(f"{'layer':<8}{'ember ms':>10}{'torch ms':>10}{'ember/torch':>13}")
     for kind in ("LSTM", "GRU"):
         e_step, t_step = build(kind, torch, args, rng)
-        ms = median_ms({"ember": e_step, "torch": t_step}, args.steps)
+        steps = {"ember": e_step, "torch": t_step}
+        if kind == "LSTM":
+            steps["products"] = lstm_products(args, rng)
+        ms = median_ms(steps, args.steps)
         print(f"{kind:<8}{ms['ember']:>10.2f}{ms['torch']:>10.2f}"
               f"{ms['ember'] / ms['torch']:>13.2f}")
+        if kind == "LSTM":
+            print(f"{'LSTM products':<16}{ms['products']:>12.2f}"
+                  f"{ms['products'] / ms['torch']:>15.2f}   (NumPy's products alone)")
         if args.profile and kind == "LSTM":
             prof = cProfile.Profile()
             for _ in range(args.steps):
