@@ -386,6 +386,67 @@ channels_last_3d = memory_format("channels_last_3d")
 _new = object.__new__
 
 
+# --- the version counter a tensor shares with its views and detached aliases ------------
+# PyTorch keeps one version counter per storage family: a view, its base, the other views
+# of that base and x.detach() all read and bump the same one, so autograd sees a saved
+# tensor changed through any alias.  ember keeps an int per tensor (read on the hot path)
+# and makes the family's counter the root's: a view's meta names its base (the root of its
+# views), and a detached alias names (weakly: a detached loss kept for logging must not keep
+# the graph alive) the root it was detached from.  Every write bumps the tensor written, its
+# base and that root (bump_version), so the root's count moves with every write into the
+# family, and version() reads it.
+
+def version(t: Tensor) -> int:
+    """The version of t's storage family, as autograd's saved-tensor checks read it (torch's
+    shared version counter): its root's count (t's own where t has no alias)."""
+    m = t._meta
+    if m is None:
+        return t._version
+    base = m.get("base")
+    if base is not None:
+        t = base
+        m = t._meta
+        if m is None:
+            return t._version
+    ref = m.get("version_of")
+    root = None if ref is None else ref()
+    return t._version if root is None else root._version
+
+
+def bump_version(t: Tensor) -> None:
+    """t was written in place: bump it, its base and the root of its family."""
+    t._version += 1
+    m = t._meta
+    if m is None:
+        return
+    base = m.get("base")
+    if base is not None:
+        base._version += 1
+        m = base._meta
+        if m is None:
+            return
+    ref = m.get("version_of")
+    root = None if ref is None else ref()
+    if root is not None:
+        root._version += 1
+
+
+def version_root(t: Tensor) -> Tensor:
+    """The tensor whose count is t's family's version (see version)."""
+    m = t._meta
+    if m is None:
+        return t
+    base = m.get("base")
+    if base is not None:
+        t = base
+        m = t._meta
+        if m is None:
+            return t
+    ref = m.get("version_of")
+    root = None if ref is None else ref()
+    return t if root is None else root
+
+
 def wrap(data, device, dtype) -> Tensor:
     """A Tensor around a native array: the one constructor on the hot path."""
     t = _new(Tensor)

@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import ops
 from ..errors import AutogradError, EmberTypeError
-from ..tensor import Tensor
+from ..tensor import Tensor, version
 from .grad_mode import is_grad_enabled, no_grad
 from .node import Node
 
@@ -87,7 +87,7 @@ class _Saved:
     def __init__(self, t: Tensor) -> None:
         self.tensor = t
         self.ref = self.alias = self.grad_fn = None
-        self.version = t._version
+        self.version = version(t)
 
     def as_output(self) -> None:
         t = self.tensor
@@ -105,11 +105,11 @@ class _Saved:
                 t = t.detach()             # reattached for create_graph=True
                 t.grad_fn, t.requires_grad = node, True
             return t
-        if t._version != self.version:
+        if version(t) != self.version:
             raise AutogradError(
                 "one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: [{t._dtype.name} tensor of shape {list(t.shape)}] "
-                f"saved by save_for_backward is at version {t._version}; expected version "
+                f"saved by save_for_backward is at version {version(t)}; expected version "
                 f"{self.version} instead. Hint: .clone() the tensor before modifying it.")
         return t
 
@@ -345,7 +345,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, output):
     for s in ctx._saved:
         if s is not None and id(s.tensor) in position:
             s.tensor = outs[position[id(s.tensor)]]
-            s.version = s.tensor._version
+            s.version = version(s.tensor)
             s.as_output()
     return outs[0] if single else tuple(outs)
 

@@ -7,7 +7,14 @@ from __future__ import annotations
 import weakref
 
 from ..errors import AutogradError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, version, wrap
+
+# ops/index.py's regrow: a view's history made again from its root's (Node.__init__)
+_regrow: list = [None]
+
+
+def use_regrow(fn) -> None:
+    _regrow[0] = fn
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -42,8 +49,15 @@ class Node:
         for x in inputs:
             i += 1
             if type(x) is Tensor:
-                versions.append(x._version if uses is None or i in uses else None)
+                m = x._meta
+                # the family's version (tensor.version: views and detached aliases share
+                # it, as torch's counter); the int itself where x has no alias
+                versions.append((x._version if m is None else version(x))
+                                if uses is None or i in uses else None)
                 fn = x.grad_fn
+                if m is not None and "made_from" in m and \
+                        m["base"].grad_fn is not m["made_from"]:
+                    fn = _regrow[0](x)     # a view whose root took a new history since
                 edges.append(fn if fn is not None else (x if x.requires_grad else None))
             else:
                 versions.append(None)
@@ -100,17 +114,18 @@ class Node:
         if inputs is None:
             raise AutogradError(_FREED)
         for x, v in zip(inputs, self.versions):
-            if v is not None and x._version != v:
+            if v is not None and version(x) != v:
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{x._dtype.name} tensor of shape "
                     f"{list(x.shape)}], which is an input of {self.name()} ({self.op.name}), "
-                    f"is at version {x._version}; expected version {v} instead. Hint: "
+                    f"is at version {version(x)}; expected version {v} instead. Hint: "
                     "replace the in-place op with its out-of-place form, or .clone() the "
                     "tensor before modifying it.")
         if self.out is not None:
             live = self.out[3]()
-            if live is not None and live._version:
+            if live is not None and live._version:     # (an output is its family's root:
+                # writes through its views and detached aliases bump it)
                 raise AutogradError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: [{live._dtype.name} tensor of shape "

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import autograd
 from ..errors import DtypeNotSupportedError, EmberTypeError, ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, bump_version, wrap
 from . import check as _check
 from . import debug
 from .errors import DistributedError
@@ -81,10 +81,7 @@ class _Buffer:
 
 def _bump(t: Tensor) -> None:
     # the communicator wrote into the tensor's memory: an in-place change autograd sees
-    t._version += 1
-    base = t._get_meta("base")
-    if base is not None:
-        base._version += 1
+    bump_version(t)
 
 
 def _write(t: Tensor, arr) -> None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from .. import amp_policy, dispatch
 from ..backend import autotuning
 from ..errors import EmberError, EmberValueError, EmberWarning, NotInEmberError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, bump_version, wrap
 from .capture import Trace, _freeze, capture
 from .ir import Const, Value, flatten
 from .replay import build
@@ -368,7 +368,7 @@ def _bump(inp, leaves) -> None:
     t = leaves[inp.index] if inp.kind == "arg" else (
         inp.tensor if inp.kind == "live" else inp.tensor.grad)
     if t is not None:
-        t._version += 1
+        bump_version(t)
 
 
 def _rebuild(structure, made, graph, leaves):

@@ -2,6 +2,8 @@
 detach, requires_grad_, new_* (the device copy is a graph node: its gradient goes back)."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import dispatch, ops
@@ -10,7 +12,7 @@ from ..backend import optional
 from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError
 from ..ops import layout
-from ..tensor import Tensor, preserve_format, wrap
+from ..tensor import Tensor, preserve_format, version_root, wrap
 from ..tensor import memory_format as memory_format_type
 
 
@@ -143,7 +145,11 @@ def clone(self) -> Tensor:
 
 
 def detach(self) -> Tensor:
-    return wrap(self._data, self._device, self._dtype)
+    # shares self's memory and, as torch's, its version counter (tensor.version): an
+    # in-place write into the detached alias is seen by autograd's checks on self
+    out = wrap(self._data, self._device, self._dtype)
+    out._meta = {"version_of": weakref.ref(version_root(self))}
+    return out
 
 
 def detach_(self) -> Tensor:

@@ -178,7 +178,7 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
         out = layout.contiguous(out, memory_format)
     self._data = out._data
     if self._meta is not None:          # no longer a view of what it was made from
-        for key in ("base", "chain", "layout"):
+        for key in ("base", "chain", "layout", "version_of"):
             self._meta.pop(key, None)
     _index._bump(self)
     return self

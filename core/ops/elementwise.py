@@ -86,19 +86,20 @@ neg = _u("neg", rule_same, "same_nobool", lambda g, out, x: (-g,), check=_check_
          doc="-x")
 abs = _u("abs", rule_abs, "same", lambda g, out, x: (g * x.sgn(),), doc="|x|")
 sign = _u("sign", rule_same, "same", _zero, doc="-1, 0 or 1 by the sign of x; nan stays nan")
-exp = _u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, doc="e ** x")
+exp = _u("exp", rule_float, "float", lambda g, out, x: (g * out,), save_out=True, uses=(),
+         doc="e ** x")
 log = _u("log", rule_float, "float", lambda g, out, x: (g / x,), doc="natural logarithm")
 log1p = _u("log1p", rule_float, "float", lambda g, out, x: (g / (x + 1),), doc="log(1 + x)")
 expm1 = _u("expm1", rule_float, "float", lambda g, out, x: (g * (out + 1),), save_out=True,
-           doc="exp(x) - 1")
+           uses=(), doc="exp(x) - 1")
 sqrt = _u("sqrt", rule_float, "float", lambda g, out, x: (g / (out * 2),), save_out=True,
-          doc="square root")
+          uses=(), doc="square root")
 rsqrt = _u("rsqrt", rule_float, "float", lambda g, out, x: (g * out * out * out * -0.5,),
-           save_out=True, doc="1 / sqrt(x)")
+           save_out=True, uses=(), doc="1 / sqrt(x)")
 sin = _u("sin", rule_float, "float", lambda g, out, x: (g * x.cos(),), doc="sine")
 cos = _u("cos", rule_float, "float", lambda g, out, x: (-g * x.sin(),), doc="cosine")
 tan = _u("tan", rule_float, "float", lambda g, out, x: (g * (out * out + 1),), save_out=True,
-         doc="tangent")
+         uses=(), doc="tangent")
 asin = _u("asin", rule_float, "float", lambda g, out, x: (g * ((1 - x) * (x + 1)).rsqrt(),),
          doc="arcsine, in [-pi/2, pi/2]")
 acos = _u("acos", rule_float, "float", lambda g, out, x: (-g * ((1 - x) * (x + 1)).rsqrt(),),
@@ -111,9 +112,9 @@ acosh = _u("acosh", rule_float, "float", lambda g, out, x: (g * ((x - 1) * (x + 
           doc="inverse hyperbolic cosine (x >= 1)")
 atanh = _u("atanh", rule_float, "float", lambda g, out, x: (g / ((1 - x) * (x + 1)),),
           doc="inverse hyperbolic tangent (|x| <= 1)")
-tanh = _u("tanh", rule_float, "float", save_out=True, doc="hyperbolic tangent",
+tanh = _u("tanh", rule_float, "float", save_out=True, uses=(), doc="hyperbolic tangent",
           vjp=lambda g, out, x: (run(tanh_backward_op, g, out),))
-sigmoid = _u("sigmoid", rule_float, "float", save_out=True, doc="1 / (1 + exp(-x))",
+sigmoid = _u("sigmoid", rule_float, "float", save_out=True, uses=(), doc="1 / (1 + exp(-x))",
              vjp=lambda g, out, x: (run(sigmoid_backward_op, g, out),))
 erf = _u("erf", rule_float, "float", lambda g, out, x: (g * (-(x * x)).exp() * _2_SQRT_PI,),
          doc="the error function")
@@ -123,7 +124,7 @@ ceil = _u("ceil", rule_same, "same_nobool", _zero, doc="smallest integer >= x")
 round = _u("round", rule_same, "same_nobool", _zero, doc="nearest integer, halves to even",
            public=False)
 reciprocal = _u("reciprocal", rule_float, "float", lambda g, out, x: (-g * out * out,),
-                save_out=True, doc="1 / x")
+                save_out=True, uses=(), doc="1 / x")
 logical_not = _u("logical_not", rule_bool, "bool", doc="not x (nonzero is true)")
 isnan = _u("isnan", rule_bool, "bool", doc="x is nan")
 isinf = _u("isinf", rule_bool, "bool", doc="x is +inf or -inf")
@@ -145,7 +146,7 @@ relu_backward_op = _grad_kernel("relu_backward", "relu", "g, out",
                                 lambda g, out: where(out <= 0, 0.0, g))
 # relu is a composite (where(x > 0, x, 0)) that backends may run as one kernel
 relu_op = declare("relu", "composite", rule_same, sig="x", doc="max(x, 0)",
-                  fast="same_nobool", save_out=True, check=_check_relu,
+                  fast="same_nobool", save_out=True, uses=(), check=_check_relu,
                   decompose=_relu_decompose, shape=shape_first,
                   vjp=lambda g, out, x: (run(relu_backward_op, g, out),))
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dispatch
 from .. import dtypes as D
+from ..autograd import node as _node
 from ..autograd.grad_mode import no_grad
 from ..dispatch import run
 from ..errors import (
@@ -27,7 +28,7 @@ from ..errors import (
     KernelNotFoundError,
     ShapeError,
 )
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, bump_version, wrap
 from . import _out, elementwise, layout, movement
 from ._op import declare, rule_first, rule_fixed, shape_first
 from ._util import broadcast_shapes, norm_dim
@@ -582,8 +583,25 @@ def _strided_view(x: Tensor, index, out_shape, view_key) -> Tensor:
     out = wrap(native, x._device, x._dtype)
     meta = x._meta
     base = None if meta is None else meta.get("base")
-    out._meta = {"base": x if base is None else base, "view_key": view_key}
+    root = x if base is None else base
+    out._meta = {"base": root, "view_key": view_key, "src": x, "step": (None, view_key[1]),
+                 "made_from": root.grad_fn}
     return out
+
+
+def regrow(x: Tensor):
+    """x, a view, had its history made from its root's, and an in-place op has since
+    given the root a new one: make x's history again from the root as it is now (the
+    steps that made x from it: movement ops and getitem keys), as torch regenerates a
+    view's grad_fn after its base was modified in place; returns x's new grad_fn.  Without
+    this, x would carry the root's old history and its gradient would miss the write."""
+    root = x._meta["base"]
+    new = root
+    for op, attrs in _steps(x):
+        new = getitem(new, attrs) if op is None else run(op, new, **attrs)
+    x.grad_fn, x.requires_grad = new.grad_fn, new.requires_grad
+    x._meta["made_from"] = root.grad_fn
+    return x.grad_fn
 
 
 def slice_view(x, slices):
@@ -652,19 +670,19 @@ def _no_assign(target):
 
 
 def _bump(x: Tensor) -> None:
-    """x was written: bump its version (and its base's), and refresh the views of the
-    base that a copying backend made (their copies would go stale)."""
-    x._version += 1
+    """x was written: bump its family's version (tensor.bump_version: x, its base, the root
+    it was detached from), and refresh the views of the base that a copying backend made
+    (their copies would go stale)."""
+    bump_version(x)
     base = x._get_meta("base")
     root = x if base is None else base
-    if base is not None:
-        base._version += 1
     views = root._get_meta("views")
     if views:
         _refresh(root, views)
 
 
 _out.use_writer(_assign, _bump, elementwise.cast, layout.strides_of)   # what out= uses
+_node.use_regrow(regrow)
 
 
 def writes_through(x: Tensor) -> bool:
@@ -771,17 +789,70 @@ def _rebase(x: Tensor, new: Tensor) -> None:
         fresh = getitem(base, key)
         x._data, x.grad_fn, x.requires_grad = fresh._data, fresh.grad_fn, fresh.requires_grad
         x._version += 1
+        x._meta["made_from"] = x._meta["base"].grad_fn       # made from the root as it is
         return
     base = x._get_meta("base")
     if base is not None and (base.requires_grad or new.requires_grad):
-        raise AutogradError(
-            "an in-place operation on a view of a tensor that is part of an autograd graph is "
-            "not supported; use the out-of-place op (e.g. torch-style `y = x.clone(); "
-            "y[...] = v`) instead")
+        _rebase_view(x, base, new)
+        return
     _assign(x, new)
     _bump(x)
     x.grad_fn = new.grad_fn
     x.requires_grad = new.requires_grad
+
+
+def _steps(x: Tensor) -> list:
+    """The (op, attrs) steps that made the view x from its root, root first (op None: a
+    getitem key)."""
+    steps = []
+    v = x
+    while True:
+        m = v._meta
+        steps.append(m["step"])
+        src = m["src"]
+        if src._meta is None or "step" not in src._meta:
+            return steps[::-1]
+        v = src
+
+
+def _put(t: Tensor, steps: list, value: Tensor) -> Tensor:
+    """A copy of t with the part `steps` make of it replaced by value, with history (the
+    out-of-place form of writing value through the view)."""
+    if not steps:
+        return value
+    (op, attrs), rest = steps[0], steps[1:]
+    inner = getitem(t, attrs) if op is None else run(op, t, **attrs)
+    value = _put(inner, rest, value)
+    if op is None:                                 # a getitem key: t with t[key] = value
+        out = t.clone()
+        setitem(out, attrs, value)
+        return out
+    if op is slice_op:
+        return slice_scatter(t, value, attrs["index"])
+    if op is reshape_op:
+        return reshape(value, t._data.shape)
+    if op is permute_op:
+        return run(permute_op, value, dims=_inverse(attrs["dims"]))
+    raise AutogradError(
+        f"an in-place operation on a view made by {op.name} of a tensor that is part of an "
+        "autograd graph: its elements repeat (or the view is not one ember can write back); "
+        "use the out-of-place op on a clone instead")
+
+
+def _rebase_view(x: Tensor, root: Tensor, new: Tensor) -> None:
+    """x, a view of root, takes new's values and history, as torch's in-place op on a view
+    of a tensor in the graph: root becomes root with x's part replaced by new (its history
+    a scatter of new into root's), and x's history is made again from root's new one
+    (regrow).  Views of root taken earlier pick up the new history when next used."""
+    if root.grad_fn is None and root.requires_grad:
+        raise AutogradError("a view of a leaf Variable that requires grad is being used "
+                            "in an in-place operation; write into a clone, or into the "
+                            "leaf under `with ember.no_grad():`")
+    whole = _put(root, _steps(x), new)
+    _assign(root, whole)
+    _bump(x)
+    root.grad_fn, root.requires_grad = whole.grad_fn, whole.requires_grad
+    regrow(x)
 
 
 def check_inplace_target(x: Tensor) -> None:

@@ -45,6 +45,11 @@ def _view_of(out: Tensor, x: Tensor, op, attrs) -> Tensor:
     base = x._get_meta("base")
     root = x if base is None else base
     out._set_meta("base", root)
+    # how out was made (from x, by op): index.regrow makes its history again from the
+    # root's after an in-place op gave the root a new one (torch regenerates a view's
+    # grad_fn when its base's history changed)
+    m = out._meta
+    m["src"], m["step"], m["made_from"] = x, (op, attrs), root.grad_fn
     if not x._device.strided_views:
         track_view(out, x, root, op, attrs)
     return out

@@ -327,6 +327,6 @@ def _softmax_vjp(g, out, x, *, axis):
 
 
 softmax_op = declare("softmax", "composite", rule_first, sig="x, *, axis: int",
-                     shape=shape_first, save_out=True, decompose=_softmax_decompose,
+                     shape=shape_first, save_out=True, uses=(), decompose=_softmax_decompose,
                      vjp=_softmax_vjp,
                      doc="exp(x) / sum(exp(x)) along axis (floating x; shifted by the max)")
