@@ -417,8 +417,8 @@ method("clip_", METHODS["clamp_"])
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
               "addmm", "baddbmm", "addmv"):
     _spelled_inplace(_name, METHODS[_name])
-# the shape-changing in-place forms (outside autograd only)
-for _name in ("squeeze", "unsqueeze", "t", "transpose"):
+# the shape-changing in-place forms (outside autograd only: inplace._reshaping says why)
+for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
     method(_name + "_", _reshaping(_name + "_", METHODS[_name]))
 
 document(METHODS)

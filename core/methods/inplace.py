@@ -128,8 +128,10 @@ def copy_(self, src):
 
 
 def _reshaping(name: str, fn):
-    """squeeze_, unsqueeze_, t_, transpose_: x takes the new shape itself.  Outside autograd
-    only: under a recorded graph the op's saved input would change shape too."""
+    """squeeze_, unsqueeze_, t_, transpose_, swapaxes_, swapdims_: x takes the new shape
+    itself.  Outside autograd only: the nodes that took x as an input read its shape when
+    they run backward (torch's keep their inputs' sizes), so under a recorded graph a new
+    shape would reach them; torch gives x the view op's history there."""
     def method(self, *args):
         if dispatch.is_grad_enabled() and self.requires_grad:
             raise AutogradError(f"{name}: changing the shape in place of a tensor that "

@@ -177,3 +177,12 @@ def _compare_late(seed, device):
             assert (t is None) == (e is None), what
             if t is not None:
                 np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-5, err_msg=what)
+
+
+def test_swapaxes_and_swapdims_in_place_as_torch():
+    for name in ("swapaxes_", "swapdims_"):
+        t = torch.arange(6.0).reshape(2, 3)
+        e = ember.arange(6.0).reshape(2, 3)
+        assert getattr(e, name)(0, 1) is e
+        getattr(t, name)(0, 1)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
