@@ -13,6 +13,7 @@ from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
+    "is_inference_mode_enabled",
     "fallback",
     # errors
     "EmberError", "AutogradError", "CheckpointError", "DeviceMismatchError",

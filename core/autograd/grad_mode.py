@@ -5,6 +5,7 @@ Grad mode is per thread, as in PyTorch: `no_grad` in one thread leaves others re
 from __future__ import annotations
 
 import functools
+import threading
 
 from ..dispatch import is_grad_enabled
 from ..dispatch import set_grad_enabled as _set
@@ -71,8 +72,23 @@ def _decorate(fn, value: bool):
     return wrapper
 
 
+_inference = threading.local()        # per thread, as grad mode
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an inference_mode block (mode=True) is open in this thread.
+
+    PyTorch
+    -------
+    ``torch.is_inference_mode_enabled``
+    """
+    return getattr(_inference, "on", False)
+
+
 class inference_mode(_Mode):
     """A context manager (and decorator) for inference: no gradient graph is recorded.
+    (ember keeps no separate inference tensors: what the block makes are ordinary tensors
+    without history, as no_grad's.)
 
     Parameters
     ----------
@@ -85,9 +101,25 @@ class inference_mode(_Mode):
     """
     def __init__(self, mode: bool = True):
         self._value = not mode
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev = _set(self._value)
+        self._prev_inference = is_inference_mode_enabled()
+        _inference.on = self._mode
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        _inference.on = self._prev_inference
 
     def __call__(self, fn):
-        return _decorate(fn, self._value)
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 class set_grad_enabled(_Mode):

@@ -96,6 +96,35 @@ def test_no_reference_leak_after_backward():
     gc.collect()
 
 
+def test_inference_mode_state_as_torch():
+    """is_inference_mode_enabled inside and outside blocks, nested, disabled, decorated and
+    in another thread, each against torch's answer."""
+    torch = pytest.importorskip("torch")
+    import threading
+
+    def states(lib):
+        seen = [lib.is_inference_mode_enabled()]
+        with lib.inference_mode():
+            seen.append(lib.is_inference_mode_enabled())
+            seen.append(lib.is_grad_enabled())
+            with lib.inference_mode(False):
+                seen.append(lib.is_inference_mode_enabled())
+            seen.append(lib.is_inference_mode_enabled())
+            other = []
+            t = threading.Thread(target=lambda: other.append(lib.is_inference_mode_enabled()))
+            t.start()
+            t.join()
+            seen += other
+
+        @lib.inference_mode()
+        def f():
+            return lib.is_inference_mode_enabled()
+        seen += [f(), lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+        return seen
+
+    assert states(ember) == states(torch)
+
+
 def test_grad_modes():
     x = f64(2)
     with ember.no_grad():
