@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import dtypes as D
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import Device
 from ..errors import EmberError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
@@ -104,6 +104,8 @@ class Module:
         d["_forward_hooks_with_kwargs"] = set()
         d["_forward_pre_hooks"] = {}
         d["_forward_pre_hooks_with_kwargs"] = set()
+        d["_backward_hooks"] = {}
+        d["_backward_pre_hooks"] = {}
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
@@ -116,6 +118,9 @@ class Module:
             from ..graph.capture import notice_module
             notice_module(self)
         if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
+        d = self.__dict__
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -133,6 +138,14 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        # full backward hooks (torch's order: after the pre-hooks, around forward and its
+        # hooks): identity nodes on the inputs and outputs catch their gradients
+        d = self.__dict__
+        hooks = None
+        if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and is_grad_enabled():
+            from ._backward_hooks import _BackwardHooks
+            hooks = _BackwardHooks(self)
+            args = hooks.wrap_inputs(args)
         out = self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_hooks.items()):
             if hid in self._forward_hooks_with_kwargs:
@@ -141,6 +154,8 @@ class Module:
                 result = hook(self, args, out)
             if result is not None:
                 out = result
+        if hooks is not None:
+            out = hooks.wrap_outputs(out)
         return out
 
     def _add_hook(self, hooks: dict, kwarg_set: set, hook, prepend: bool, with_kwargs: bool):
@@ -169,6 +184,32 @@ class Module:
         hook(module, args, kwargs, output)."""
         return self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook,
                               prepend, with_kwargs)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, called once
+        the gradients w.r.t. the module's positional tensor inputs are computed (None for
+        an input that needs none; all None where none does, then called when grad_output
+        is known); grad_output: the gradients w.r.t. its tensor outputs.
+
+        PyTorch
+        -------
+        ``torch.nn.Module.register_full_backward_hook``
+        """
+        return self._add_hook(self.__dict__.setdefault("_backward_hooks", {}), set(), hook,
+                              prepend, False)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """hook(module, grad_output) -> None or a new grad_output, called when the
+        gradients w.r.t. the module's tensor outputs are known, before they flow on.
+
+        PyTorch
+        -------
+        ``torch.nn.Module.register_full_backward_pre_hook``
+        """
+        return self._add_hook(self.__dict__.setdefault("_backward_pre_hooks", {}), set(),
+                              hook, prepend, False)
 
     # -- registration --------------------------------------------------------------------
     def _check_name(self, name, kind: str) -> None:
