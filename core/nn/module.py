@@ -43,6 +43,9 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
     __str__ = __repr__
 
 
+_EXTRA_STATE = "_extra_state"      # torch's key suffix for get_extra_state's value
+
+
 class RemovableHandle:
     """Returned by register_*_hook: remove() unregisters the hook; also a context manager.
 
@@ -523,8 +526,10 @@ class Module:
         return self.to(D.bfloat16)
 
     # -- state dicts ---------------------------------------------------------------------
-    def _state_items(self, prefix: str = ""):
-        """(key, tensor) of every parameter and persistent buffer, duplicates kept."""
+    def _state_items(self, prefix: str = "", extra: bool = False):
+        """(key, tensor) of every parameter and persistent buffer, duplicates kept; extra:
+        also (key + "_extra_state", module) for each module that defines
+        get_extra_state, after its own tensors, as torch's state_dict orders them."""
         for mod_prefix, module in self.named_modules(prefix=prefix, remove_duplicate=False):
             dot = mod_prefix + ("." if mod_prefix else "")
             for name, p in module._parameters.items():
@@ -534,13 +539,41 @@ class Module:
             for name, b in module._buffers.items():
                 if b is not None and name not in skip:
                     yield dot + name, b
+            if extra and type(module).get_extra_state is not Module.get_extra_state:
+                yield dot + _EXTRA_STATE, module
+
+    def get_extra_state(self) -> Any:
+        """What a subclass adds to its state_dict under "_extra_state" (any picklable
+        object); set_extra_state receives it back from load_state_dict.  Module's own is
+        never called (state_dict only asks modules that define it).
+
+        PyTorch
+        -------
+        ``torch.nn.Module.get_extra_state``
+        """
+        raise EmberError("get_extra_state: define it in the Module subclass that has extra "
+                         "state (state_dict calls it only where a subclass does)")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what get_extra_state returned (load_state_dict calls it).
+
+        PyTorch
+        -------
+        ``torch.nn.Module.set_extra_state``
+        """
+        raise EmberError("set_extra_state: a state_dict holds extra state for this module; "
+                         "define set_extra_state in its Module subclass to restore it")
 
     def state_dict(self, *, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict[str, Tensor]:
-        """Every parameter and persistent buffer by dotted name (sharing storage)."""
+        """Every parameter and persistent buffer by dotted name (sharing storage), and the
+        extra state of modules that define get_extra_state."""
         out = OrderedDict() if destination is None else destination
-        for key, t in self._state_items(prefix):
-            out[key] = t if keep_vars else t.detach()
+        for key, t in self._state_items(prefix, extra=True):
+            if isinstance(t, Module):
+                out[key] = t.get_extra_state()
+            else:
+                out[key] = t if keep_vars else t.detach()
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
@@ -550,9 +583,10 @@ class Module:
         if not hasattr(state_dict, "keys"):
             raise EmberTypeError(f"load_state_dict: expected a dict of tensors, got "
                                  f"{type(state_dict).__name__}")
-        own = OrderedDict(self._state_items())
+        own = OrderedDict(self._state_items(extra=True))
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
+        extras = {k: own.pop(k) for k in [k for k, t in own.items() if isinstance(t, Module)]}
         problems = []
         for key, target in own.items():
             if key not in state_dict:
@@ -588,6 +622,9 @@ class Module:
                     self._assign_loaded(key, target, value)
                 else:
                     target.copy_(value)
+        for key, module in extras.items():
+            if key in state_dict:
+                module.set_extra_state(state_dict[key])
         return IncompatibleKeys(missing, unexpected)
 
     def _assign_loaded(self, key: str, target: Tensor, value: Tensor) -> None:
