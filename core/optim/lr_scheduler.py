@@ -1,7 +1,8 @@
 """Learning-rate schedulers with torch.optim.lr_scheduler's formulas.
 
-StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, LinearLR, OneCycleLR and
-ReduceLROnPlateau.
+StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, MultiplicativeLR, LinearLR,
+ConstantLR, PolynomialLR, OneCycleLR, CyclicLR, CosineAnnealingWarmRestarts,
+ReduceLROnPlateau, and the schedulers of schedulers SequentialLR and ChainedScheduler.
 
 Call scheduler.step() after optimizer.step().  A scheduler's state_dict holds only numbers,
 strings, lists and dicts, so ember.save can store it.
@@ -9,6 +10,7 @@ strings, lists and dicts, so ember.save can store it.
 from __future__ import annotations
 
 import math
+import types
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +20,9 @@ from ..errors import EmberTypeError, EmberValueError
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LambdaLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+           "LambdaLR", "MultiplicativeLR", "LinearLR", "ConstantLR", "PolynomialLR",
+           "OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts", "ReduceLROnPlateau",
+           "SequentialLR", "ChainedScheduler"]
 
 
 def _check_optimizer(name: str, optimizer) -> None:
@@ -66,6 +70,11 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """step's work without counting a step (SequentialLR sets a scheduler to epoch 0
+        at its milestone this way, as torch's)."""
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
@@ -241,10 +250,145 @@ class LinearLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-def _per_group(name: str, optimizer: Optimizer, value) -> list:
+class MultiplicativeLR(LRScheduler):
+    """Multiply the lr by lr_lambda(epoch) every epoch (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer("MultiplicativeLR", optimizer)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise EmberValueError(f"MultiplicativeLR: expected "
+                                      f"{len(optimizer.param_groups)} lr_lambdas, but got "
+                                      f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise EmberTypeError(f"MultiplicativeLR: lr_lambda should be a function, but "
+                                     f"got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._current())]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+
+
+class ConstantLR(LRScheduler):
+    """Scale the lr by factor until epoch total_iters, then restore it."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise EmberValueError(f"ConstantLR: factor expected to be between 0 and 1, got "
+                                  f"{factor}")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current()]
+        if self.last_epoch != self.total_iters:
+            return self._current()
+        return [lr * (1.0 / self.factor) for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * (self.factor + (self.last_epoch >= self.total_iters)
+                        * (1 - self.factor)) for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr as (1 - epoch / total_iters) ** power, down to 0 at total_iters."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        t, n = self.last_epoch, self.total_iters
+        factor = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * factor for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: anneal along half a cosine over T_i epochs, then restart at the initial lr
+    with T_i multiplied by T_mult.  step(epoch) may take a fractional epoch (per batch)."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+                 eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise EmberValueError(f"CosineAnnealingWarmRestarts: expected positive integer "
+                                  f"T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise EmberValueError(f"CosineAnnealingWarmRestarts: expected integer T_mult >= "
+                                  f"1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise EmberValueError(f"CosineAnnealingWarmRestarts: expected float or int "
+                                  f"eta_min, but got {eta_min!r}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
+
+    def step(self, epoch=None) -> None:
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise EmberValueError(f"CosineAnnealingWarmRestarts: expected non-negative "
+                                      f"epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._current()
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        self.step(epoch)
+        self._step_count -= 1
+
+
+def _per_group(name: str, optimizer: Optimizer, value, owner: str = "OneCycleLR") -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise EmberValueError(f"OneCycleLR: expected {len(optimizer.param_groups)} values "
+            raise EmberValueError(f"{owner}: expected {len(optimizer.param_groups)} values "
                                   f"for {name}, got {len(value)}")
         return list(value)
     return [value] * len(optimizer.param_groups)
@@ -439,4 +583,213 @@ class ReduceLROnPlateau(LRScheduler):
                 else a < best - self.threshold
         return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" \
             else a > best + self.threshold
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical lr policy: the lr moves between base_lr and max_lr (triangular,
+    triangular2 halving the amplitude each cycle, exp_range scaling it by gamma ** step, or
+    scale_fn), the momentum (or Adam's beta1) the other way.  Step it after every batch."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1) -> None:
+        _check_optimizer("CyclicLR", optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr, "CyclicLR")
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr, "CyclicLR")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise EmberValueError(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None; "
+                                  "use 'triangular', 'triangular2' or 'exp_range', or pass "
+                                  "scale_fn")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise EmberValueError("CyclicLR: optimizer must support momentum or beta1 "
+                                      "with the cycle_momentum option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum,
+                                             "CyclicLR")
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum,
+                                            "CyclicLR")
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums,
+                                            optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (high, *group["betas"][1:])
+                    else:
+                        group["momentum"] = high
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base + (high - base) * scale_factor * self.scale_fn(at)
+               for base, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(self.base_momentums, self.max_momentums,
+                                        self.optimizer.param_groups):
+                momentum = high - (high - low) * scale_factor * self.scale_fn(at)
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in super().state_dict().items() if k != "_scale_fn_custom"}
+        fn = self._scale_fn_custom
+        # a callable object's attributes are state; a function is code (as torch's)
+        state["_scale_fn_custom"] = (fn.__dict__.copy() if fn is not None and
+                                     not isinstance(fn, types.FunctionType) else None)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom", None)
+        super().load_state_dict(state)
+        if fn is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _check_schedulers(name: str, schedulers, optimizer) -> None:
+    if len(schedulers) < 1:
+        raise EmberValueError(f"{name} expects at least one scheduler, but got none")
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise EmberTypeError(f"{name}: the scheduler at index {i} should have `optimizer` "
+                                 "as its attribute")
+        if isinstance(s, ReduceLROnPlateau):
+            raise EmberValueError(f"{name} does not support ReduceLROnPlateau (its step takes "
+                                  f"a metric), but got one at index {i}")
+        if s.optimizer is not optimizer:
+            raise EmberValueError(f"{name} expects all schedulers to belong to the same "
+                                  f"optimizer, but the {type(s).__name__} at index {i} has "
+                                  "another one")
+
+
+class SequentialLR(LRScheduler):
+    """Run schedulers one after the other, switching at the milestone epochs (a warm-up
+    then a decay, say); each starts from epoch 0 at its milestone."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list,
+                 last_epoch: int = -1) -> None:
+        _check_optimizer("SequentialLR", optimizer)
+        _check_schedulers("SequentialLR", schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise EmberValueError(
+                "SequentialLR expects one more scheduler than milestones, got "
+                f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:          # back to the initial rates
+            group["lr"] = group["initial_lr"]
+        self._undo(self)                              # the constructors' own first steps
+        i = bisect_right(self._milestones, 0)
+        self._schedulers[i]._initial_step()
+        self._last_lr = self._schedulers[i].get_last_lr()
+
+    def _undo(self, sched) -> None:
+        if hasattr(sched, "_schedulers"):
+            for s in sched._schedulers:
+                self._undo(s)
+        elif hasattr(sched, "last_epoch"):
+            sched.last_epoch -= 1
+
+    def step(self) -> None:  # noqa: D102  (torch's takes no epoch)
+        self.last_epoch += 1
+        i = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("optimizer", "_schedulers", "_is_initial")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, d in zip(self._schedulers, inner):
+            s.load_state_dict(d)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step every scheduler of the list at each step, their factors combined."""
+
+    def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise EmberValueError("ChainedScheduler expects at least one scheduler, but got "
+                                  "none")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", schedulers, optimizer)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [g["lr"] for g in schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:  # noqa: D102  (torch's takes no epoch)
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("optimizer", "_schedulers", "_is_initial")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, d in zip(self._schedulers, inner):
+            s.load_state_dict(d)
 

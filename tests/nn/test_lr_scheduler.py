@@ -21,6 +21,19 @@ CASES = [
     ("OneCycleLR", dict(max_lr=0.5, total_steps=EPOCHS), "SGD"),
     ("OneCycleLR", dict(max_lr=[0.5, 0.2], total_steps=EPOCHS, anneal_strategy="linear",
                         three_phase=True), "Adam"),
+    ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.95 if e % 2 else 1.0), "SGD"),
+    ("ConstantLR", dict(factor=0.25, total_iters=4), "SGD"),
+    ("PolynomialLR", dict(total_iters=12, power=2.0), "SGD"),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=5), "SGD"),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=4, mode="triangular2"),
+     "Adam"),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, mode="exp_range",
+                      gamma=0.97), "SGD"),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2,
+                      scale_fn=lambda x: 0.5 ** x, scale_mode="iterations",
+                      cycle_momentum=False), "SGD"),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4, eta_min=0.001), "SGD"),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2), "Adam"),
 ]
 
 
@@ -122,3 +135,70 @@ def test_scheduler_errors():
         sched.step()
     with pytest.raises(ValueError, match="expected 1 lr_lambdas"):
         lr_scheduler.LambdaLR(opt, [lambda e: 1.0, lambda e: 2.0])
+
+
+def _composite(lib, opt, kind):
+    S = lib.optim.lr_scheduler
+    if kind == "sequential":
+        return S.SequentialLR(opt, [S.LinearLR(opt, 0.1, total_iters=4),
+                                    S.ConstantLR(opt, 0.5, total_iters=3),
+                                    S.ExponentialLR(opt, 0.9)], milestones=[4, 9])
+    return S.ChainedScheduler([S.ConstantLR(opt, 0.5, total_iters=5),
+                               S.ExponentialLR(opt, 0.95),
+                               S.StepLR(opt, 3, 0.5)])
+
+
+@pytest.mark.parametrize("kind", ["sequential", "chained"])
+def test_schedulers_of_schedulers_match_torch_and_resume(torch, kind):
+    topt, eopt = _optimizers(torch, "SGD")
+    tsched, esched = _composite(torch, topt, kind), _composite(ember, eopt, kind)
+    for epoch in range(EPOCHS):
+        np.testing.assert_allclose(esched.get_last_lr(), tsched.get_last_lr(), rtol=1e-12)
+        topt.step()
+        eopt.step()
+        tsched.step()
+        esched.step()
+        if epoch == 10:                        # both resume from state dicts mid-way
+            states = tsched.state_dict(), esched.state_dict()
+            topt2, eopt2 = _optimizers(torch, "SGD")
+            topt2.load_state_dict(topt.state_dict())
+            eopt2.load_state_dict(eopt.state_dict())
+            tsched, esched = _composite(torch, topt2, kind), _composite(ember, eopt2, kind)
+            tsched.load_state_dict(states[0])
+            esched.load_state_dict(states[1])
+            topt, eopt = topt2, eopt2
+    np.testing.assert_allclose(esched.get_last_lr(), tsched.get_last_lr(), rtol=1e-12)
+
+
+def test_warm_restarts_with_fractional_epochs_match_torch(torch):
+    topt, eopt = _optimizers(torch, "SGD")
+    S = torch.optim.lr_scheduler
+    tsched = S.CosineAnnealingWarmRestarts(topt, T_0=2, T_mult=2, eta_min=0.01)
+    esched = lr_scheduler.CosineAnnealingWarmRestarts(eopt, T_0=2, T_mult=2, eta_min=0.01)
+    import warnings
+    for i in range(40):
+        epoch = i / 4
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")        # torch warns about step(epoch)
+            tsched.step(epoch)
+        esched.step(epoch)
+        np.testing.assert_allclose(esched.get_last_lr(), tsched.get_last_lr(), rtol=1e-12)
+
+
+def test_new_schedulers_refuse_what_torch_refuses(torch):
+    _, eopt = _optimizers(torch, "SGD")
+    S = lr_scheduler
+    with pytest.raises(ember.errors.EmberValueError, match="T_0"):
+        S.CosineAnnealingWarmRestarts(eopt, T_0=0)
+    with pytest.raises(ember.errors.EmberValueError, match="factor"):
+        S.ConstantLR(eopt, factor=1.5)
+    with pytest.raises(ember.errors.EmberValueError, match="mode"):
+        S.CyclicLR(eopt, 0.01, 0.1, mode="bogus")
+    with pytest.raises(ember.errors.EmberValueError, match="milestones"):
+        S.SequentialLR(eopt, [S.ExponentialLR(eopt, 0.9)], milestones=[3])
+    with pytest.raises(ember.errors.EmberValueError, match="ReduceLROnPlateau"):
+        S.ChainedScheduler([S.ReduceLROnPlateau(eopt)])
+    no_momentum = optim.Adagrad([nn.Parameter(ember.zeros(2))], lr=0.1)
+    with pytest.raises(ember.errors.EmberValueError, match="momentum"):
+        S.CyclicLR(no_momentum, 0.01, 0.1)
+
