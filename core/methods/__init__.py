@@ -421,6 +421,24 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
 for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
     method(_name + "_", _reshaping(_name + "_", METHODS[_name]))
 
+# torch's other names for in-place forms (x.negative_() is x.neg_(); x.square_())
+method("negative_", METHODS["neg_"])
+_spelled_inplace("square", METHODS["square"])
+
+# torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
+# names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'
+# and nn.functional's activations, as_strided_, conj_physical_, embedding_renorm_,
+# resize_as_sparse_); ember.* serves them by name (core/__init__.py)
+INPLACE_FUNCTIONS = {_name: METHODS[_name] for _name in (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
+    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
+    "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_",
+    "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_",
+    "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_")}
+
 document(METHODS)
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
