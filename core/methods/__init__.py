@@ -310,7 +310,7 @@ for _name, _fn in {
     "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
     "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
     "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
-    "unfold": FM.unfold_windows,
+    "unfold": FM.unfold_windows, "stft": F.stft, "istft": F.istft,
     # index
     "index_select": ops.index_select, "nonzero": ops.nonzero, "argwhere": ops.argwhere,
     "masked_fill": F.masked_fill,

@@ -3,6 +3,9 @@ do not reach (the in-place function forms as a set, gradients through fill_/zero
 round trip, ...), each against torch on every testable device."""
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -61,3 +64,100 @@ def test_fill_and_zero_gradients(device):
     tz, ez = torch.zero_(ta * 3), ember.zero_(ea * 3)
     assert ez.requires_grad and tz.requires_grad
     _close(tz, ez)
+
+
+@contextlib.contextmanager
+def _torch_warns_once():
+    """torch's stft warnings come once a process (TORCH_WARN_ONCE): not checked on its side"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _signal(shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kw", [
+    dict(n_fft=16, hop_length=4),
+    dict(n_fft=16, hop_length=5, win_length=12),
+    dict(n_fft=16, hop_length=4, center=False),
+    dict(n_fft=12, hop_length=3, normalized=True, pad_mode="constant"),
+    dict(n_fft=16, hop_length=4, onesided=False),
+], ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_stft_istft_round_trip_and_window_gradient(device, kw):
+    a = _signal((2, 64))
+    w = (np.hanning(kw.get("win_length", kw["n_fft"]) + 2)[1:-1]).astype(np.float32)
+    tw, ew = torch.tensor(w, requires_grad=True), ember.tensor(w, device=device,
+                                                                requires_grad=True)
+    ta, ea = torch.tensor(a, requires_grad=True), ember.tensor(a, device=device,
+                                                                requires_grad=True)
+    ts = torch.stft(ta, window=tw, return_complex=True, **kw)
+    es = ember.stft(ea, window=ew, return_complex=True, **kw)
+    _close(ts, es, 1e-4)
+    ikw = {k: v for k, v in kw.items() if k != "pad_mode"}
+    ty = torch.istft(ts, window=tw, length=64, **ikw)
+    ey = ember.istft(es, window=ew, length=64, **ikw)
+    _close(ty, ey, 1e-4)
+    if kw.get("center", True):      # the frames cover every sample: the round trip holds
+        np.testing.assert_allclose(ey.detach().cpu().numpy(), a, rtol=1e-4, atol=1e-4)
+    up = _signal((2, 64))
+    ty.backward(torch.tensor(up))
+    ey.backward(ember.tensor(up, device=device))
+    _close(ta.grad, ea.grad, 1e-4)
+    _close(tw.grad, ew.grad, 1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stft_complex_input_and_real_form(device):
+    a = _signal((50,)) + 1j * _signal((50,))
+    with _torch_warns_once():
+        t = torch.stft(torch.tensor(a.astype(np.complex64)), 8)
+    with pytest.warns(ember.errors.EmberWarning, match="window"):
+        e = ember.stft(ember.tensor(a.astype(np.complex64), device=device), 8)
+    _close(t, e, 1e-4)
+    r = _signal((50,))
+    ones = dict(window=torch.ones(8)), dict(window=ember.ones(8, device=device))
+    with _torch_warns_once():
+        t = torch.stft(torch.tensor(r), 8, return_complex=False, **ones[0])
+    with pytest.warns(ember.errors.EmberWarning, match="return_complex=False"):
+        e = ember.stft(ember.tensor(r, device=device), 8, return_complex=False, **ones[1])
+    _close(t, e, 1e-4)
+    e = ember.tensor(r, device=device).stft(8, return_complex=True, **ones[1])
+    _close(torch.tensor(r).stft(8, return_complex=True, **ones[0]), e, 1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_istft_length_beyond_the_frames_pads_with_zeros(device):
+    a = _signal((9, 6)) + 1j * _signal((9, 6))
+    with _torch_warns_once():
+        t = torch.istft(torch.tensor(a.astype(np.complex64)), 16, hop_length=4,
+                        center=False, length=40, window=torch.ones(16))
+    with pytest.warns(ember.errors.EmberWarning, match="shorter"):
+        e = ember.istft(ember.tensor(a.astype(np.complex64), device=device), 16,
+                        hop_length=4, center=False, length=40,
+                        window=ember.ones(16, device=device))
+    _close(t, e, 1e-4)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda T, x: T.stft(x, 8), "return_complex"),
+    (lambda T, x: T.stft(x, 8, hop_length=0, return_complex=True), "hop_length"),
+    (lambda T, x: T.stft(x, 8, win_length=9, return_complex=True), "win_length"),
+    (lambda T, x: T.stft(x, 8, window=T.ones(5), return_complex=True), "window"),
+    (lambda T, x: T.stft(x.reshape(1, 2, 10), 8, return_complex=True), "1-D or 2-D"),
+    (lambda T, x: T.stft(x + 0j, 8, onesided=True), "onesided"),
+    (lambda T, x: T.stft(x, 8, align_to_window=True, return_complex=True), "align_to_window"),
+    (lambda T, x: T.istft(x, 8), "complex"),
+    (lambda T, x: T.istft(T.stft(x, 8, return_complex=True), 10), "frequency"),
+    (lambda T, x: T.istft(T.stft(x, 8, return_complex=True), 8, window=T.zeros(8)),
+     "overlap"),
+])
+@pytest.mark.filterwarnings("ignore:.*window:UserWarning")
+def test_stft_istft_errors_where_torch_raises(call, match):
+    a = _signal((20,))
+    with pytest.raises(RuntimeError):
+        call(torch, torch.tensor(a))
+    with pytest.raises(ember.EmberError, match=match):
+        call(ember, ember.tensor(a))
