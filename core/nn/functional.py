@@ -76,7 +76,14 @@ from .activation import (
     threshold_,
 )
 from .attention import scaled_dot_product_attention
-from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
+from .conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import (
     alpha_dropout,
@@ -162,7 +169,7 @@ __all__ = [
     # attention
     "scaled_dot_product_attention",
     # conv
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     # distance
     "cosine_similarity", "pairwise_distance", "pdist",
     # dropout

@@ -161,3 +161,39 @@ def test_stft_istft_errors_where_torch_raises(call, match):
         call(torch, torch.tensor(a))
     with pytest.raises(ember.EmberError, match=match):
         call(ember, ember.tensor(a))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kw", [
+    dict(stride=2, padding=1, output_padding=1),
+    dict(stride=(2, 1, 3), padding=(0, 1, 1), dilation=(2, 1, 1), groups=2),
+    dict(stride=3, output_padding=(2, 0, 1), dilation=(1, 2, 1)),
+], ids=str)
+def test_conv_transpose3d_values_and_gradients(device, kw):
+    a = RNG.standard_normal((2, 4, 3, 4, 3)).astype(np.float32)
+    wt = RNG.standard_normal((4, 6 // kw.get("groups", 1), 2, 3, 2)).astype(np.float32)
+    b = RNG.standard_normal(6).astype(np.float32)
+    ts = [torch.tensor(v, requires_grad=True) for v in (a, wt, b)]
+    es = [ember.tensor(v, device=device, requires_grad=True) for v in (a, wt, b)]
+    to = torch.nn.functional.conv_transpose3d(*ts, **kw)
+    eo = ember.nn.functional.conv_transpose3d(*es, **kw)
+    _close(to, eo, 1e-4)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    eo.backward(ember.tensor(up, device=device))
+    for t, e in zip(ts, es):
+        _close(t.grad, e.grad, 1e-3)
+
+
+def test_conv_transpose3d_module_output_size():
+    torch.manual_seed(0)
+    tm = torch.nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1)
+    em = ember.nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                        tm.state_dict().items()})
+    a = RNG.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    to = tm(torch.tensor(a), output_size=(6, 8, 10))
+    eo = em(ember.tensor(a), output_size=(6, 8, 10))
+    _close(to, eo, 1e-4)
+    with pytest.raises(ember.EmberError, match="output size"):
+        em(ember.tensor(a), output_size=(9, 8, 10))
