@@ -75,7 +75,7 @@ from .activation import (
     threshold,
     threshold_,
 )
-from .attention import scaled_dot_product_attention
+from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .conv import (
     conv1d,
     conv2d,
@@ -167,7 +167,7 @@ __all__ = [
     "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_",
     "gumbel_softmax",
     # attention
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
     # conv
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     # distance

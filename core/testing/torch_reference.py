@@ -30,6 +30,10 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+# ops that take dropout_p positionally (its index in a sample's args): a sample that drops
+# out in training is random, as one with dropout_p= is
+DROPOUT_ARG = {"nn.functional.multi_head_attention_forward": 9}
+
 # ops whose values are random or uninitialised: shape and dtype are compared, not values
 NONDETERMINISTIC = frozenset({
     "bernoulli", "cauchy", "empty", "empty_like", "empty_permuted", "empty_strided",
@@ -607,7 +611,9 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     rng = np.random.default_rng(_seed(name) + index)
     # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
     # from torch's generator: its values are random, as a dropout op's are
-    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p"))
+    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p")) or (
+        op.name in DROPOUT_ARG and bool(sample.args[DROPOUT_ARG[op.name]])
+        and sample.kwargs.get("training", True))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -197,3 +197,107 @@ def test_conv_transpose3d_module_output_size():
     _close(to, eo, 1e-4)
     with pytest.raises(ember.EmberError, match="output size"):
         em(ember.tensor(a), output_size=(9, 8, 10))
+
+
+def _mha_case(batched, separate, mask, extra):
+    """torch's and ember's arguments of one multi_head_attention_forward call."""
+    e, h, n, length, source = 4, 2, 2, 3, 5
+    lead = (n,) if batched else ()
+    r = np.random.default_rng(len(str((batched, separate, mask, extra))))
+
+    def arr(*shape):
+        return r.standard_normal(shape).astype(np.float32)
+    arrays = dict(query=arr(length, *lead, e), key=arr(source, *lead, e),
+                  value=arr(source, *lead, e), in_proj_bias=arr(3 * e),
+                  out_proj_weight=arr(e, e), out_proj_bias=arr(e))
+    if separate:
+        arrays.update(q_proj_weight=arr(e, e), k_proj_weight=arr(e, e), v_proj_weight=arr(e, e))
+    else:
+        arrays["in_proj_weight"] = arr(3 * e, e)
+    if extra.get("bias_kv"):
+        arrays.update(bias_k=arr(1, 1, e), bias_v=arr(1, 1, e))
+    masks = {}
+    if mask == "2d":
+        masks["attn_mask"] = arr(length, source)
+    elif mask == "3d":
+        masks["attn_mask"] = arr((n if batched else 1) * h, length, source)
+    elif mask == "bool":
+        masks["attn_mask"] = r.random((length, source)) < 0.3
+    if extra.get("padding"):        # of the attn_mask's kind (torch warns where they differ)
+        pad = np.zeros(lead + (source,), bool)
+        pad[..., -1] = True
+        masks["key_padding_mask"] = pad if mask in (None, "bool") else np.where(
+            pad, -np.inf, 0).astype(np.float32)
+    flags = dict(embed_dim_to_check=e, num_heads=h, add_zero_attn=extra.get("zero", False),
+                 dropout_p=0.0, use_separate_proj_weight=separate,
+                 need_weights=extra.get("need_weights", True),
+                 average_attn_weights=extra.get("average", True))
+    return arrays, masks, flags
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("batched,separate,mask,extra", [
+    (True, False, None, {}),
+    (False, False, "2d", {}),
+    (True, True, "3d", {"average": False}),
+    (True, False, "bool", {"padding": True}),
+    (False, True, None, {"bias_kv": True, "zero": True}),
+    (True, False, "2d", {"bias_kv": True, "padding": True, "zero": True}),
+    (True, False, "2d", {"need_weights": False}),
+    (False, False, "bool", {"need_weights": False, "padding": True}),
+], ids=str)
+def test_multi_head_attention_forward_values_and_gradients(device, batched, separate, mask,
+                                                            extra):
+    arrays, masks, flags = _mha_case(batched, separate, mask, extra)
+    ts = {k: torch.tensor(v, requires_grad=True) for k, v in arrays.items()}
+    es = {k: ember.tensor(v, device=device, requires_grad=True) for k, v in arrays.items()}
+    tm = {k: torch.tensor(v) for k, v in masks.items()}
+    em = {k: ember.tensor(v, device=device) for k, v in masks.items()}
+
+    def call(F, t, m):
+        return F.multi_head_attention_forward(
+            t["query"], t["key"], t["value"], flags["embed_dim_to_check"], flags["num_heads"],
+            t.get("in_proj_weight"), t["in_proj_bias"], t.get("bias_k"), t.get("bias_v"),
+            flags["add_zero_attn"], flags["dropout_p"], t["out_proj_weight"],
+            t["out_proj_bias"], training=True, need_weights=flags["need_weights"],
+            use_separate_proj_weight=flags["use_separate_proj_weight"],
+            q_proj_weight=t.get("q_proj_weight"), k_proj_weight=t.get("k_proj_weight"),
+            v_proj_weight=t.get("v_proj_weight"),
+            average_attn_weights=flags["average_attn_weights"], **m)
+    (to, tw), (eo, ew) = call(torch.nn.functional, ts, tm), call(ember.nn.functional, es, em)
+    _close(to, eo, 1e-4)
+    assert (tw is None) == (ew is None)
+    if tw is not None:
+        _close(tw, ew, 1e-4)
+    up = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    eo.backward(ember.tensor(up, device=device))
+    for k in ts:
+        _close(ts[k].grad, es[k].grad, 1e-3)
+
+
+def test_multi_head_attention_forward_errors_where_torch_raises():
+    arrays, masks, flags = _mha_case(True, False, None, {})
+    a = {k: ember.tensor(v) for k, v in arrays.items()}
+    F = ember.nn.functional
+    args = (a["in_proj_weight"], a["in_proj_bias"], None, None, False, 0.0,
+            a["out_proj_weight"], a["out_proj_bias"])
+    with pytest.raises(ember.EmberError, match="embedding dim"):
+        F.multi_head_attention_forward(a["query"], a["key"], a["value"], 8, 2, *args)
+    with pytest.raises(ember.EmberError, match="is_causal"):
+        F.multi_head_attention_forward(a["query"], a["key"], a["value"], 4, 2, *args,
+                                       is_causal=True)
+    with pytest.raises(ember.EmberError, match="2-D attn_mask"):
+        F.multi_head_attention_forward(a["query"], a["key"], a["value"], 4, 2, *args,
+                                       attn_mask=ember.zeros(3, 4))
+
+
+def test_multi_head_attention_forward_warns_of_mixed_mask_dtypes():
+    arrays, masks, flags = _mha_case(True, False, "2d", {})
+    a = {k: ember.tensor(v) for k, v in arrays.items()}
+    with pytest.warns(ember.errors.EmberWarning, match="different dtypes"):
+        ember.nn.functional.multi_head_attention_forward(
+            a["query"], a["key"], a["value"], 4, 2, a["in_proj_weight"], a["in_proj_bias"],
+            None, None, False, 0.0, a["out_proj_weight"], a["out_proj_bias"],
+            attn_mask=ember.tensor(masks["attn_mask"]),
+            key_padding_mask=ember.zeros(2, 5, dtype=ember.bool))
