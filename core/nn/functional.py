@@ -84,6 +84,7 @@ from .conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
+from .ctc import ctc_loss
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import (
     alpha_dropout,
@@ -180,6 +181,7 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
     "gaussian_nll_loss",
+    "ctc_loss",
     # margin_loss
     "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
     "cosine_embedding_loss", "multi_margin_loss", "multilabel_soft_margin_loss",

@@ -301,3 +301,71 @@ def test_multi_head_attention_forward_warns_of_mixed_mask_dtypes():
             None, None, False, 0.0, a["out_proj_weight"], a["out_proj_bias"],
             attn_mask=ember.tensor(masks["attn_mask"]),
             key_padding_mask=ember.zeros(2, 5, dtype=ember.bool))
+
+
+def _ctc_case(seed):
+    r = np.random.default_rng(seed)
+    steps, n, classes = 8, 3, 5
+    lp = torch.tensor(r.standard_normal((steps, n, classes))).log_softmax(2).float().numpy()
+    targets = r.integers(1, classes, (n, 4))
+    targets[0, 1] = targets[0, 0]          # a repeated label needs a blank between
+    return lp, targets
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("layout", ["padded", "concatenated"])
+def test_ctc_loss_reductions_and_gradients(device, reduction, layout):
+    lp, targets = _ctc_case(7)
+    target_lengths, input_lengths = [4, 2, 0], [8, 6, 5]
+    if layout == "concatenated":
+        targets = np.concatenate([targets[i, :t] for i, t in enumerate(target_lengths)])
+    tl, el = torch.tensor(lp, requires_grad=True), ember.tensor(lp, device=device,
+                                                                requires_grad=True)
+    t = torch.nn.functional.ctc_loss(tl, torch.tensor(targets), torch.tensor(input_lengths),
+                                     torch.tensor(target_lengths), reduction=reduction)
+    e = ember.nn.functional.ctc_loss(el, ember.tensor(targets, device=device), input_lengths,
+                                     target_lengths, reduction=reduction)
+    _close(t, e, 1e-5)
+    up = RNG.standard_normal(tuple(t.shape)).astype(np.float32)
+    t.backward(torch.tensor(up))
+    e.backward(ember.tensor(up, device=device))
+    _close(tl.grad, el.grad, 1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ctc_loss_zero_infinity_unbatched_and_module(device):
+    lp, targets = _ctc_case(8)
+    lengths = dict(input_lengths=(8, 2, 5), target_lengths=(4, 3, 1))  # entry 1 cannot align
+    for zero in (False, True):
+        t = torch.nn.CTCLoss(reduction="none", zero_infinity=zero)(
+            torch.tensor(lp), torch.tensor(targets), *lengths.values())
+        e = ember.nn.CTCLoss(reduction="none", zero_infinity=zero)(
+            ember.tensor(lp, device=device), ember.tensor(targets, device=device),
+            *lengths.values())
+        _close(t, e)
+    el = ember.tensor(lp, device=device, requires_grad=True)
+    ember.nn.functional.ctc_loss(el, ember.tensor(targets, device=device), zero_infinity=True,
+                                 **lengths).sum().backward()
+    assert float(el.grad[:, 1].abs().sum()) == 0.0       # the infinite loss's gradient
+    t = torch.nn.functional.ctc_loss(torch.tensor(lp[:, 0]), torch.tensor(targets[0]),
+                                     torch.tensor(8), torch.tensor(4), reduction="none")
+    e = ember.nn.functional.ctc_loss(ember.tensor(lp[:, 0], device=device),
+                                     ember.tensor(targets[0], device=device), 8, 4,
+                                     reduction="none")
+    _close(t, e)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(blank=5), "blank"),
+    (dict(input_lengths=(9, 8, 8)), "input_lengths"),
+    (dict(target_lengths=(5, 1, 1)), "targets"),
+    (dict(reduction="max"), "reduction"),
+])
+def test_ctc_loss_errors_where_torch_raises(kw, match):
+    lp, targets = _ctc_case(9)
+    args = {"input_lengths": (8, 8, 8), "target_lengths": (4, 1, 1), **kw}
+    with pytest.raises(RuntimeError if "reduction" not in kw else ValueError):
+        torch.nn.functional.ctc_loss(torch.tensor(lp), torch.tensor(targets), **args)
+    with pytest.raises(ember.EmberError, match=match):
+        ember.nn.functional.ctc_loss(ember.tensor(lp), ember.tensor(targets), **args)
