@@ -23,7 +23,7 @@ from ._util import _need
 
 __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
            "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter",
-           "index_copy", "put", "isin", "unravel_index"]
+           "index_copy", "put", "isin", "unravel_index", "nonzero_static"]
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -477,3 +477,24 @@ def unravel_index(indices: Tensor, shape) -> tuple:
         out.append(ops.remainder(flat, s) if s else flat * 0)
         flat = ops.floor_divide(flat, s) if s else flat
     return tuple(reversed(out))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """nonzero(input) with exactly size rows: the first size indices, or all of them
+    followed by rows of fill_value.
+
+    PyTorch
+    -------
+    ``torch.nonzero_static``
+    """
+    _need("nonzero_static", input)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise EmberValueError(f"nonzero_static: size must be a non-negative int, got "
+                              f"{size!r}")
+    found = ops.nonzero(input)
+    count = found.shape[0]
+    if count >= size:
+        return found[:size]
+    rest = ops.full((size - count, input.ndim), fill_value, dtype=D.int64,
+                    device=input.device)
+    return ops.cat([found, rest])

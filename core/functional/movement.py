@@ -33,7 +33,7 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
            "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
            "diagonal_copy", "alias_copy", "narrow_copy", "view_copy", "permute_copy",
            "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy",
-           "unsqueeze_copy", "transpose_copy", "t_copy"]
+           "unsqueeze_copy", "transpose_copy", "t_copy", "constant_pad_nd"]
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -964,3 +964,15 @@ def t_copy(input: Tensor) -> Tensor:
     ``torch.t_copy``
     """
     return t(input).clone()
+
+
+def constant_pad_nd(input: Tensor, pad, value: float = 0) -> Tensor:
+    """input padded with value by the (left, right) pairs of pad, from the last dim
+    backwards; a negative pad crops.
+
+    PyTorch
+    -------
+    ``torch.constant_pad_nd``
+    """
+    _need("constant_pad_nd", input)
+    return ops.pad(input, pad, "constant", value)

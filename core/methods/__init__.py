@@ -362,6 +362,11 @@ for _name, _fn in {
     "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
         *size, dtype=dtype or self._dtype, device=device or self._device,
         requires_grad=requires_grad),
+    "new_empty_strided": lambda self, size, stride, dtype=None, device=None, *,
+    requires_grad=False: F.empty_strided(size, stride, dtype=dtype or self._dtype,
+                                          device=device or self._device,
+                                          requires_grad=requires_grad),
+    "nonzero_static": F.nonzero_static,
     "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "fill_diagonal_": _inplace(FI.fill_diagonal),

@@ -369,3 +369,20 @@ def test_ctc_loss_errors_where_torch_raises(kw, match):
         torch.nn.functional.ctc_loss(torch.tensor(lp), torch.tensor(targets), **args)
     with pytest.raises(ember.EmberError, match=match):
         ember.nn.functional.ctc_loss(ember.tensor(lp), ember.tensor(targets), **args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_static_constant_pad_nd_empty_strided(device):
+    a = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+    for size in (0, 2, 5):
+        t = torch.nonzero_static(torch.tensor(a), size=size, fill_value=-7)
+        e = ember.nonzero_static(ember.tensor(a, device=device), size=size, fill_value=-7)
+        np.testing.assert_array_equal(e.cpu().numpy(), t.numpy())
+    t = torch.constant_pad_nd(torch.tensor(a, requires_grad=True), (1, -1, 2, 0), 2.5)
+    e = ember.constant_pad_nd(ember.tensor(a, device=device), (1, -1, 2, 0), 2.5)
+    _close(t, e)
+    e = ember.empty_strided((2, 3), (1, 2), device=device, dtype=ember.float64)
+    assert tuple(e.shape) == (2, 3) and e.dtype == ember.float64
+    assert tuple(e.new_empty_strided((4,), (1,)).shape) == (4,)
+    with pytest.raises(ember.EmberError, match="one stride per dim"):
+        ember.empty_strided((2, 3), (1,))
