@@ -366,7 +366,7 @@ for _name, _fn in {
     requires_grad=False: F.empty_strided(size, stride, dtype=dtype or self._dtype,
                                           device=device or self._device,
                                           requires_grad=requires_grad),
-    "nonzero_static": F.nonzero_static,
+    "nonzero_static": F.nonzero_static, "index_reduce": F.index_reduce,
     "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "fill_diagonal_": _inplace(FI.fill_diagonal),
@@ -414,8 +414,9 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
-              "index_copy", "put", "renorm", "addr", "i0", "copysign", "ldexp", "gcd", "lcm",
-              "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", *_MATH):
+              "index_copy", "index_reduce", "put", "renorm", "addr", "i0", "copysign",
+              "ldexp", "gcd", "lcm", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+              "arctanh", *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])
 # in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's

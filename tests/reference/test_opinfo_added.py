@@ -386,3 +386,23 @@ def test_nonzero_static_constant_pad_nd_empty_strided(device):
     assert tuple(e.new_empty_strided((4,), (1,)).shape) == (4,)
     with pytest.raises(ember.EmberError, match="one stride per dim"):
         ember.empty_strided((2, 3), (1,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_inplace_and_integers(device, reduce, include_self):
+    a = RNG.integers(-5, 6, (4, 3))
+    src = RNG.integers(-5, 6, (4, 5))
+    index = np.array([0, 2, 0, 1, 0])
+    with _torch_warns_once():       # torch's "index_reduce() is in beta"
+        t = torch.tensor(a).index_reduce_(1, torch.tensor(index), torch.tensor(src), reduce,
+                                          include_self=include_self)
+    e = ember.tensor(a, device=device)
+    out = e.index_reduce_(1, ember.tensor(index, device=device),
+                          ember.tensor(src, device=device), reduce, include_self=include_self)
+    assert out is e
+    np.testing.assert_array_equal(e.cpu().numpy(), t.numpy())
+    with pytest.raises(ember.EmberError, match="reduce"):
+        e.index_reduce(1, ember.tensor(index, device=device), ember.tensor(src, device=device),
+                       "sum")
