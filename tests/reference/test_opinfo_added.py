@@ -406,3 +406,25 @@ def test_index_reduce_inplace_and_integers(device, reduce, include_self):
     with pytest.raises(ember.EmberError, match="reduce"):
         e.index_reduce(1, ember.tensor(index, device=device), ember.tensor(src, device=device),
                        "sum")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradient_int_input_coordinates_and_gradients(device):
+    a = RNG.standard_normal((4, 5)).astype(np.float32)
+    x = np.cumsum(RNG.random(5) + 0.5).astype(np.float32)
+    ta, ea = torch.tensor(a, requires_grad=True), ember.tensor(a, device=device,
+                                                                requires_grad=True)
+    for order in (1, 2):
+        t = torch.gradient(ta, spacing=(torch.tensor(x),), dim=1, edge_order=order)
+        e = ember.gradient(ea, spacing=(ember.tensor(x, device=device),), dim=1,
+                           edge_order=order)
+        _close(t[0], e[0], 1e-4)
+        t[0].sum().backward()
+        e[0].sum().backward()
+        _close(ta.grad, ea.grad, 1e-4)
+    t = torch.gradient(torch.tensor([1, 2, 4, 7]), spacing=2)
+    e = ember.gradient(ember.tensor([1, 2, 4, 7], device=device), spacing=2)
+    assert e[0].dtype == ember.float32
+    _close(t[0], e[0])
+    with pytest.raises(ember.EmberError, match="spacing"):
+        ember.gradient(ember.tensor(a, device=device), spacing=[0.1], dim=[1, 0])
