@@ -253,7 +253,8 @@ for _name, _fn in {
     "std": F.std, "logsumexp": F.logsumexp, "max": F.max, "min": F.min,
     "count_nonzero": F.count_nonzero, "norm": F.norm, "median": ops.median,
     "aminmax": F.aminmax, "quantile": F.quantile, "nanquantile": F.nanquantile,
-    "mode": F.mode, "histc": F.histc, "bincount": F.bincount, "dist": F.dist,
+    "mode": F.mode, "histc": F.histc, "histogram": F.histogram, "bincount": F.bincount,
+    "dist": F.dist,
     "sum_to_size": FR.sum_to_size,
     # scans and sorting
     "cumsum": ops.cumsum, "cumprod": ops.cumprod, "logcumsumexp": ops.logcumsumexp,

@@ -428,3 +428,30 @@ def test_gradient_int_input_coordinates_and_gradients(device):
     _close(t[0], e[0])
     with pytest.raises(ember.EmberError, match="spacing"):
         ember.gradient(ember.tensor(a, device=device), spacing=[0.1], dim=[1, 0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_histogram_and_histogramdd_options(device):
+    a = np.array([0.0, 1.0, 2.0, 3.0, 3.0, np.nan, 2.5], np.float32)
+    w = RNG.random(7).astype(np.float32)
+    for kw in (dict(bins=3), dict(bins=3, range=(1.0, 2.0)), dict(bins=4, density=True)):
+        t = torch.histogram(torch.tensor(a[:5]), **kw)
+        e = ember.histogram(ember.tensor(a[:5], device=device), **kw)
+        _close(t.hist, e.hist)
+        _close(t.bin_edges, e.bin_edges)
+    edges = np.array([0.0, 1.0, 3.0], np.float32)
+    t = torch.histogram(torch.tensor(a), torch.tensor(edges), weight=torch.tensor(w),
+                        density=True)
+    e = ember.tensor(a, device=device).histogram(ember.tensor(edges, device=device),
+                                                 weight=ember.tensor(w, device=device),
+                                                 density=True)
+    _close(t.hist, e.hist)
+    pts = RNG.standard_normal((20, 2)).astype(np.float32)
+    t = torch.histogramdd(torch.tensor(pts), [3, 4], range=[-1.0, 1.0, -2.0, 2.0])
+    e = ember.histogramdd(ember.tensor(pts, device=device), [3, 4],
+                          range=[-1.0, 1.0, -2.0, 2.0])
+    _close(t.hist, e.hist)
+    for te, ee in zip(t.bin_edges, e.bin_edges):
+        _close(te, ee)
+    with pytest.raises(ember.EmberError, match="floating"):
+        ember.histogram(ember.tensor([1, 2], device=device), 3)

@@ -25,7 +25,8 @@ def test_each_public_name_comes_from_one_family_module():
                                            "movement", "nn", "reduce", "sampling", "scan",
                                            "sorting")),
                *(getattr(functional, m) for m in ("activation", "complexes", "creation",
-                                                  "elementwise", "index", "linalg", "movement",
+                                                  "elementwise", "histograms", "index", "linalg",
+                                                  "movement",
                                                   "products", "random", "reduce", "special",
                                                   "spectral")),
                settings, legacy]
