@@ -4,6 +4,7 @@ round trip, ...), each against torch on every testable device."""
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 
 import numpy as np
@@ -455,3 +456,30 @@ def test_histogram_and_histogramdd_options(device):
         _close(te, ee)
     with pytest.raises(ember.EmberError, match="floating"):
         ember.histogram(ember.tensor([1, 2], device=device), 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_masked_reductions_with_fully_masked_rows(device):
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    m = np.array([[True, False, True, True], [False] * 4, [True] * 4])
+    ta, tm = torch.tensor(a, requires_grad=True), torch.tensor(m)
+    ea, em = ember.tensor(a, device=device, requires_grad=True), ember.tensor(m, device=device)
+    cases = [("var", dict(dim=1, correction=0)), ("std", dict(dim=1)),
+             ("median", dict(dim=1)), ("norm", dict(ord=-math.inf, dim=1)),
+             ("norm", dict(ord=1.5, dim=1, keepdim=True)), ("normalize", dict(ord=2, dim=1))]
+    for name, kw in cases:
+        with _torch_warns_once():    # torch.masked's prototype warning
+            t = getattr(torch.masked, name)(ta, mask=tm, **kw)
+        e = getattr(ember.masked, name)(ea, mask=em, **kw)
+        np.testing.assert_allclose(e.detach().cpu().numpy(), t.detach().numpy(), rtol=1e-5,
+                                   atol=1e-5, err_msg=name)
+    with _torch_warns_once():
+        t = torch.masked.logaddexp(ta, ta * 2, input_mask=tm, other_mask=~tm)
+    e = ember.masked.logaddexp(ea, ea * 2, input_mask=em, other_mask=~em)
+    _close(t, e)
+    t.sum().backward()
+    e.sum().backward()
+    _close(ta.grad, ea.grad)
+    with pytest.raises(ember.EmberError, match="fully masked"):
+        ember.masked.median(ember.tensor([[1, 2], [3, 4]], device=device),
+                            mask=ember.tensor([[True, True], [False, False]], device=device))
