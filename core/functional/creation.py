@@ -81,7 +81,6 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False,
     return out.requires_grad_(True) if requires_grad else out
 
 
-
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of the given size whose values are not set (zeros in ember, as empty's).

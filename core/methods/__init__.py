@@ -364,9 +364,9 @@ for _name, _fn in {
         *size, dtype=dtype or self._dtype, device=device or self._device,
         requires_grad=requires_grad),
     "new_empty_strided": lambda self, size, stride, dtype=None, device=None, *,
-    requires_grad=False: F.empty_strided(size, stride, dtype=dtype or self._dtype,
-                                          device=device or self._device,
-                                          requires_grad=requires_grad),
+        requires_grad=False: F.empty_strided(
+            size, stride, dtype=dtype or self._dtype, device=device or self._device,
+            requires_grad=requires_grad),
     "nonzero_static": F.nonzero_static, "index_reduce": F.index_reduce,
     "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize,

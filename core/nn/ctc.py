@@ -15,7 +15,7 @@ from .loss import _Loss, _reduction
 __all__ = ["CTCLoss"]
 
 
-def _lengths(name: str, what: str, lengths, count: int, device) -> list[int]:
+def _lengths(what: str, lengths, count: int) -> list[int]:
     """input_lengths / target_lengths (a tensor, a list or tuple, or one int) as ints."""
     if type(lengths) is Tensor:
         if lengths._dtype.category != D.INT:
@@ -84,8 +84,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
     if not 0 <= blank < classes:
         raise EmberIndexError(f"ctc_loss: blank must be in the label range [0, {classes}), "
                               f"got {blank}")
-    in_len = _lengths("ctc_loss", "input_lengths", input_lengths, n, lp.device)
-    tg_len = _lengths("ctc_loss", "target_lengths", target_lengths, n, lp.device)
+    in_len = _lengths("input_lengths", input_lengths, n)
+    tg_len = _lengths("target_lengths", target_lengths, n)
     for i, t in enumerate(in_len):
         if not 0 <= t <= steps:
             raise EmberValueError(f"ctc_loss: expected input_lengths to be at most the "
