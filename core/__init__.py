@@ -8,7 +8,7 @@ legacy types); tests/unit/test_namespace.py keeps it so.
 
 from ._version import __version__
 
-from . import methods as _methods  # noqa: F401  (binds Tensor's methods, one table)
+from . import methods as _methods  # (binds Tensor's methods, one table)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -104,6 +104,8 @@ __all__ = [
     *_ops.__all__, *_functional.__all__, "clip", "sparse_coo_tensor", "spmm",
     # process-wide settings and PyTorch's legacy tensor types
     *_settings.__all__, *_legacy.__all__,
+    # torch's in-place function forms (torch.relu_(x) is x.relu_())
+    *_methods.INPLACE_FUNCTIONS,
 ]
 
 
@@ -134,6 +136,8 @@ def __getattr__(name):
         return importlib.import_module(".utils.dlpack", __name__).from_dlpack
     if name == "dispatch":
         return importlib.import_module(".dispatch", __name__)
+    if name in _methods.INPLACE_FUNCTIONS:
+        return _methods.INPLACE_FUNCTIONS[name]
     if name == "compile":
         return importlib.import_module(".graph", __name__).compile
     from ._torch_gaps import missing

@@ -12,11 +12,14 @@ from . import dtypes as D
 from . import functional as F
 from . import ops
 from .errors import EmberIndexError, EmberValueError
+from .linalg.norms import vector_norm
 from .ops._util import norm_dim, norm_dims
 from .tensor import Tensor
 
 __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
-           "logsumexp", "softmax", "log_softmax", "softmin"]
+           "logsumexp", "softmax", "log_softmax", "softmin", "median", "norm", "var", "std",
+           "logaddexp", "normalize"]
+
 
 def _mask(input: Tensor, mask):
     """torch's canonical input mask: bool, broadcast to input's shape."""
@@ -35,7 +38,7 @@ def _identity(op: str, input: Tensor):
     if op in ("prod", "cumprod"):
         return 1
     floating = dtype.category >= D.FLOAT
-    if op in ("amax", "argmax", "logsumexp"):
+    if op in ("amax", "argmax", "logsumexp", "logaddexp"):
         if floating:
             return -math.inf
         return False if dtype is D.bool_ else _int_bound(dtype, low=True)
@@ -173,3 +176,123 @@ def softmin(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
 def _softmin(x, dim, dtype=None):
     return F.softmax(-x, dim, dtype=dtype)
 
+
+
+def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None,
+           mask=None) -> Tensor:
+    """The (lower) median of the unmasked elements along dim (nan where all are masked;
+    an integer input refuses a fully masked slice, having no nan to give).
+
+    PyTorch
+    -------
+    ``torch.masked.median``
+    """
+    dtype = input._dtype if dtype is None else D.get_dtype(dtype)
+    axis = norm_dim(dim, builtins_max(input.ndim, 1), "masked.median")
+    floating = input._dtype.category >= D.FLOAT
+    x = input if floating else input.to(D.float32)
+    m = _mask(x, mask)
+    if m is not None:
+        x = ops.where(m, x, math.nan)
+    out = F.nanmedian(x, axis, keepdim).values
+    if floating:
+        return out
+    if bool(out.isnan().any()):
+        raise EmberValueError("masked.median: an integer input cannot have a fully masked "
+                              "slice (its median would be nan); use a floating input")
+    return out.to(dtype)
+
+
+def norm(input: Tensor, ord=2.0, dim=None, *, keepdim: bool = False, dtype=None,
+         mask=None) -> Tensor:
+    """The ord vector norm of the unmasked elements over dim (masked ones count as 0, or
+    as inf for ord=-inf).
+
+    PyTorch
+    -------
+    ``torch.masked.norm``
+    """
+    dtype = input._dtype if dtype is None else D.get_dtype(dtype)
+    m = _mask(input, mask)
+    x = input if m is None else ops.where(m, input, math.inf if ord == -math.inf else 0)
+    return vector_norm(x, ord, _dims(dim, input.ndim, "masked.norm") or None, keepdim,
+                       dtype=dtype)
+
+
+def _std_var(name, input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
+    if unbiased is not None and correction is not None:
+        raise EmberValueError(f"{name}: pass either unbiased or correction, not both")
+    shift = 1.0 if unbiased is None else float(bool(unbiased))
+    if correction is not None:
+        shift = float(correction)
+    if dtype is None:
+        dtype = input._dtype if input._dtype.category >= D.FLOAT else D.float32
+    dtype = D.get_dtype(dtype)
+    compute = dtype if dtype.category >= D.FLOAT else D.float32
+    m = _mask(input, mask)
+    if m is None:
+        m = ops.ones(tuple(input.shape), dtype=D.bool_, device=input._device)
+    dims = _dims(dim, input.ndim, name) or None
+    count = ops.sum(m.to(D.int64), dims, True)
+    mean_ = sum(input, dim, keepdim=True, dtype=dtype, mask=m) / count
+    x = input - mean_
+    total = sum(x * x.conj() if x.is_complex() else x * x, dim, keepdim=keepdim,
+                dtype=compute, mask=m)
+    if not keepdim:
+        count = count.reshape(total.shape)
+    if shift != 0:
+        count = ops.maximum(count.to(compute.to_real()) - shift, 0.0)
+    out = (total / count).to(dtype)
+    return ops.sqrt(out) if take_sqrt else out
+
+
+def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False,
+        dtype=None, mask=None) -> Tensor:
+    """The variance of the unmasked elements over dim, divided by their count less
+    correction (1 by default; unbiased=False is 0): nan where all are masked.
+
+    PyTorch
+    -------
+    ``torch.masked.var``
+    """
+    return _std_var("masked.var", input, dim, unbiased, correction, keepdim, dtype, mask,
+                    False)
+
+
+def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False,
+        dtype=None, mask=None) -> Tensor:
+    """The standard deviation of the unmasked elements over dim (masked.var's root).
+
+    PyTorch
+    -------
+    ``torch.masked.std``
+    """
+    return _std_var("masked.std", input, dim, unbiased, correction, keepdim, dtype, mask,
+                    True)
+
+
+def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None,
+              other_mask=None) -> Tensor:
+    """log(exp(input) + exp(other)) with each side's masked-out elements as -inf.
+
+    PyTorch
+    -------
+    ``torch.masked.logaddexp``
+    """
+    dtype = input._dtype if dtype is None else D.get_dtype(dtype)
+    return F.logaddexp(_combine("logaddexp", input, input_mask),
+                       _combine("logaddexp", other, other_mask)).to(dtype)
+
+
+def normalize(input: Tensor, ord, dim: int, *, eps: float = 1e-12, dtype=None,
+              mask=None) -> Tensor:
+    """input divided by its masked ord norm along dim (at least eps); masked-out elements
+    become 0.
+
+    PyTorch
+    -------
+    ``torch.masked.normalize``
+    """
+    dtype = input._dtype if dtype is None else D.get_dtype(dtype)
+    size = norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask)
+    return _combine("sum", input, mask) / ops.maximum(size, eps)

@@ -11,6 +11,7 @@ from . import (
     complexes,
     creation,
     elementwise,
+    histograms,
     index,
     linalg,
     movement,
@@ -18,12 +19,14 @@ from . import (
     random,
     reduce,
     special,
+    spectral,
 )
 from .activation import *  # noqa: F403
 from .activation import softplus  # noqa: F401
 from .complexes import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .histograms import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .movement import *  # noqa: F403
@@ -31,7 +34,9 @@ from .products import *  # noqa: F403
 from .random import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .special import *  # noqa: F403
+from .spectral import *  # noqa: F403
 
 __all__ = [*activation.__all__, *complexes.__all__, *creation.__all__, *elementwise.__all__,
+           *histograms.__all__,
            *index.__all__, *linalg.__all__, *movement.__all__, *products.__all__,
-           *random.__all__, *reduce.__all__, *special.__all__]
+           *random.__all__, *reduce.__all__, *special.__all__, *spectral.__all__]

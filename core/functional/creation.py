@@ -1,13 +1,15 @@
-"""torch.* creation composites: logspace, tril_indices, triu_indices."""
+"""torch.* creation composites: logspace, tril_indices, triu_indices, scalar_tensor,
+empty_strided."""
 from __future__ import annotations
 
 from .. import dtypes as D
 from .. import ops
 from .._torch_gaps import only_default
-from ..errors import EmberTypeError, EmberValueError
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..ops._util import as_shape
 from ..tensor import Tensor
 
-__all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor"]
+__all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided"]
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -78,3 +80,25 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False,
     out = ops.full((), s, dtype=dtype or D.get_default_dtype(), device=device)
     return out.requires_grad_(True) if requires_grad else out
 
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of the given size whose values are not set (zeros in ember, as empty's).
+    stride is checked (one non-negative stride per dim) but not kept: ember's tensors share
+    no storage by strides, so each has its backend's own (contiguous) layout.
+
+    PyTorch
+    -------
+    ``torch.empty_strided``
+    """
+    only_default("empty_strided", "layout", layout, ("strided",))
+    if pin_memory:
+        only_default("empty_strided", "pin_memory", pin_memory)
+    size = as_shape(size, "empty_strided")
+    stride = tuple(int(v) for v in stride)
+    if len(stride) != len(size):
+        raise ShapeError(f"empty_strided: expected one stride per dim of size {tuple(size)} "
+                         f"({len(size)}), got {len(stride)} strides {stride}")
+    if any(v < 0 for v in stride):
+        raise EmberValueError(f"empty_strided: strides must be non-negative, got {stride}")
+    return ops.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)

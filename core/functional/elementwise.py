@@ -391,6 +391,9 @@ def xlogy(input, other) -> Tensor:
         _need_tensors("xlogy", other, both=False)
     if type(input) is not Tensor:
         input = ops.full((), input, dtype=other._dtype, device=other._device)
+    if type(other) is not Tensor:
+        # a 0-d tensor, which (as torch's scalar) does not upcast input's float dtype
+        other = ops.full((), other, device=input._device)
     out = input * ops.log(other)
     return ops.where((input == 0).logical_and(~_isnan(other)), 0.0, out)
 

@@ -23,7 +23,8 @@ from ._util import _need
 
 __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_select",
            "take_along_dim", "searchsorted", "bucketize", "index_put", "masked_scatter",
-           "index_copy", "put", "isin", "unravel_index"]
+           "index_copy", "put", "isin", "unravel_index", "nonzero_static",
+           "index_reduce"]
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -477,3 +478,67 @@ def unravel_index(indices: Tensor, shape) -> tuple:
         out.append(ops.remainder(flat, s) if s else flat * 0)
         flat = ops.floor_divide(flat, s) if s else flat
     return tuple(reversed(out))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """nonzero(input) with exactly size rows: the first size indices, or all of them
+    followed by rows of fill_value.
+
+    PyTorch
+    -------
+    ``torch.nonzero_static``
+    """
+    _need("nonzero_static", input)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise EmberValueError(f"nonzero_static: size must be a non-negative int, got "
+                              f"{size!r}")
+    found = ops.nonzero(input)
+    count = found.shape[0]
+    if count >= size:
+        return found[:size]
+    rest = ops.full((size - count, input.ndim), fill_value, dtype=D.int64,
+                    device=input.device)
+    return ops.cat([found, rest])
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """input with source's slice i along dim reduced ('prod', 'mean', 'amax', 'amin') into
+    input's slice index[i]; without include_self the reduced slices forget input's values.
+    scatter_reduce with index spread over source's shape.
+
+    PyTorch
+    -------
+    ``torch.index_reduce``, ``Tensor.index_reduce``
+    """
+    _need("index_reduce", input)
+    _need("index_reduce", source)
+    _check_index_dtype("index_reduce", index)
+    if reduce not in _INDEX_REDUCTIONS:
+        raise EmberValueError(f"index_reduce(): reduce must be one of "
+                              f"{', '.join(map(repr, _INDEX_REDUCTIONS))}, got {reduce!r}")
+    if index.ndim > 1:
+        raise ShapeError(f"index_reduce(): index should have dimension 1 or 0, got "
+                         f"{index.ndim}-D")
+    if source._dtype is not input._dtype:
+        raise EmberTypeError(f"index_reduce(): self ({input._dtype.name}) and source "
+                             f"({source._dtype.name}) must have the same dtype; cast source")
+    if not input.ndim:
+        return index_reduce(input.reshape(1), 0, index, source.reshape(1), reduce,
+                            include_self=include_self).reshape(())
+    axis = norm_dim(dim, input.ndim, "index_reduce")
+    index = index.reshape(-1)
+    want = list(input._data.shape)
+    want[axis] = index._data.shape[0]
+    if list(source._data.shape if source.ndim else (1,)) != want:
+        raise ShapeError(f"index_reduce(): source of shape {list(source.shape)} does not fit:"
+                         f" expected {want} (input's shape with dim {dim} the length of "
+                         f"index)")
+    spread = [1] * input.ndim
+    spread[axis] = -1
+    full = index.reshape(spread).expand(tuple(want))
+    return scatter_reduce(input, axis, full, source.reshape(want), reduce,
+                          include_self=include_self)

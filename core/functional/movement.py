@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import ops
 from ..errors import (
+    DeviceMismatchError,
     EmberIndexError,
     EmberTypeError,
     EmberValueError,
@@ -33,7 +34,8 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
            "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
            "diagonal_copy", "alias_copy", "narrow_copy", "view_copy", "permute_copy",
            "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy",
-           "unsqueeze_copy", "transpose_copy", "t_copy"]
+           "unsqueeze_copy", "transpose_copy", "t_copy", "constant_pad_nd",
+           "gradient"]
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -964,3 +966,106 @@ def t_copy(input: Tensor) -> Tensor:
     ``torch.t_copy``
     """
     return t(input).clone()
+
+
+def constant_pad_nd(input: Tensor, pad, value: float = 0) -> Tensor:
+    """input padded with value by the (left, right) pairs of pad, from the last dim
+    backwards; a negative pad crops.
+
+    PyTorch
+    -------
+    ``torch.constant_pad_nd``
+    """
+    _need("constant_pad_nd", input)
+    return ops.pad(input, pad, "constant", value)
+
+
+def _gradient_along(f: Tensor, axis: int, h, edge_order: int) -> Tensor:
+    """numpy.gradient's estimate along one axis: central differences inside, one-sided ones
+    of edge_order at the ends; h a number (uniform spacing) or the 1-D coordinates."""
+    n = f._data.shape[axis]
+
+    def at(start, stop):
+        return f.narrow(axis, start, stop - start)
+    if not isinstance(h, Tensor):
+        inner = (at(2, n) - at(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (at(1, 2) - at(0, 1)) / h, (at(n - 1, n) - at(n - 2, n - 1)) / h
+        else:
+            first = (-1.5 * at(0, 1) + 2 * at(1, 2) - 0.5 * at(2, 3)) / h
+            last = (0.5 * at(n - 3, n - 2) - 2 * at(n - 2, n - 1) + 1.5 * at(n - 1, n)) / h
+        return ops.cat([first, inner, last], axis)
+    shape = [1] * f.ndim
+    shape[axis] = -1
+
+    def along(v):
+        return v.reshape(shape)
+    dx = h[1:] - h[:-1]
+    dx1, dx2 = dx[:-1], dx[1:]
+    inner = (along(-dx2 / (dx1 * (dx1 + dx2))) * at(0, n - 2) +
+             along((dx2 - dx1) / (dx1 * dx2)) * at(1, n - 1) +
+             along(dx1 / (dx2 * (dx1 + dx2))) * at(2, n))
+    if edge_order == 1:
+        first = (at(1, 2) - at(0, 1)) / dx[0]
+        last = (at(n - 1, n) - at(n - 2, n - 1)) / dx[-1]
+    else:
+        a, b = dx[0], dx[1]
+        first = (-(2 * a + b) / (a * (a + b)) * at(0, 1) + (a + b) / (a * b) * at(1, 2)
+                 - a / (b * (a + b)) * at(2, 3))
+        a, b = dx[-2], dx[-1]
+        last = (b / (a * (a + b)) * at(n - 3, n - 2) - (a + b) / (a * b) * at(n - 2, n - 1)
+                + (2 * b + a) / (b * (a + b)) * at(n - 1, n))
+    return ops.cat([first, inner, last], axis)
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """The derivative of input estimated along each dim (all by default): central
+    differences inside, one-sided differences of edge_order (1 or 2) at the ends.  spacing
+    is one number for every dim, one number per dim, or one 1-D tensor of coordinates per
+    dim.  One tensor per dim, as numpy.gradient.
+
+    PyTorch
+    -------
+    ``torch.gradient``
+    """
+    _need("gradient", input)
+    if edge_order not in (1, 2):
+        raise EmberValueError(f"gradient: only edge_order=1 and edge_order=2 are supported, "
+                              f"got {edge_order}")
+    if dim is None:
+        dims = list(range(input.ndim))
+    else:
+        dims = [norm_dim(d, input.ndim, "gradient") for d in
+                (dim if isinstance(dim, (tuple, list)) else (dim,))]
+        if len(set(dims)) != len(dims):
+            raise EmberValueError(f"gradient: dim {dims} names a dim more than once; pass "
+                                  f"each dim once")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (tuple, list)):
+        if len(spacing) != len(dims):
+            raise EmberValueError(
+                f"gradient: expected spacing to be unspecified, a scalar, or one value or "
+                f"tensor per dim, but got {len(spacing)} spacings for {len(dims)} dims "
+                f"{dims}")
+        else:
+            steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    out = []
+    for axis, h in zip(dims, steps):
+        if input._data.shape[axis] < edge_order + 1:
+            raise EmberValueError(
+                f"gradient: expected each dim to have at least edge_order + 1 = "
+                f"{edge_order + 1} elements, got {input._data.shape[axis]} in dim {axis}")
+        if isinstance(h, Tensor):
+            if h._device != input._device:
+                raise DeviceMismatchError(
+                    f"gradient: expected the spacing tensors on the input's device "
+                    f"{input._device}, got one on {h._device}; move it with .to(...)")
+            if h.ndim != 1 or h.shape[0] != input._data.shape[axis]:
+                raise ShapeError(f"gradient: the coordinates of dim {axis} must be 1-D of "
+                                 f"length {input._data.shape[axis]}, got shape "
+                                 f"{tuple(h.shape)}")
+        out.append(_gradient_along(input, axis, h, edge_order))
+    return tuple(out)

@@ -253,7 +253,8 @@ for _name, _fn in {
     "std": F.std, "logsumexp": F.logsumexp, "max": F.max, "min": F.min,
     "count_nonzero": F.count_nonzero, "norm": F.norm, "median": ops.median,
     "aminmax": F.aminmax, "quantile": F.quantile, "nanquantile": F.nanquantile,
-    "mode": F.mode, "histc": F.histc, "bincount": F.bincount, "dist": F.dist,
+    "mode": F.mode, "histc": F.histc, "histogram": F.histogram, "bincount": F.bincount,
+    "dist": F.dist,
     "sum_to_size": FR.sum_to_size,
     # scans and sorting
     "cumsum": ops.cumsum, "cumprod": ops.cumprod, "logcumsumexp": ops.logcumsumexp,
@@ -310,7 +311,7 @@ for _name, _fn in {
     "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
     "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
     "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
-    "unfold": FM.unfold_windows,
+    "unfold": FM.unfold_windows, "stft": F.stft, "istft": F.istft,
     # index
     "index_select": ops.index_select, "nonzero": ops.nonzero, "argwhere": ops.argwhere,
     "masked_fill": F.masked_fill,
@@ -362,6 +363,11 @@ for _name, _fn in {
     "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
         *size, dtype=dtype or self._dtype, device=device or self._device,
         requires_grad=requires_grad),
+    "new_empty_strided": lambda self, size, stride, dtype=None, device=None, *,
+        requires_grad=False: F.empty_strided(
+            size, stride, dtype=dtype or self._dtype, device=device or self._device,
+            requires_grad=requires_grad),
+    "nonzero_static": F.nonzero_static, "index_reduce": F.index_reduce,
     "copy_": copy_, "fill_": _inplace(_fill), "zero_": _inplace(_zero),
     "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "fill_diagonal_": _inplace(FI.fill_diagonal),
@@ -409,8 +415,9 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
-              "index_copy", "put", "renorm", "addr", "i0", "copysign", "ldexp", "gcd", "lcm",
-              "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", *_MATH):
+              "index_copy", "index_reduce", "put", "renorm", "addr", "i0", "copysign",
+              "ldexp", "gcd", "lcm", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+              "arctanh", *_MATH):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])
 # in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's
@@ -420,6 +427,24 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
 # the shape-changing in-place forms (outside autograd only: inplace._reshaping says why)
 for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
     method(_name + "_", _reshaping(_name + "_", METHODS[_name]))
+
+# torch's other names for in-place forms (x.negative_() is x.neg_(); x.square_())
+method("negative_", METHODS["neg_"])
+_spelled_inplace("square", METHODS["square"])
+
+# torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
+# names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'
+# and nn.functional's activations, as_strided_, conj_physical_, embedding_renorm_,
+# resize_as_sparse_); ember.* serves them by name (core/__init__.py)
+INPLACE_FUNCTIONS = {_name: METHODS[_name] for _name in (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
+    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
+    "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_",
+    "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_",
+    "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_")}
 
 document(METHODS)
 for _name, _fn in METHODS.items():

@@ -63,6 +63,8 @@ SUMMARY = {
     "new_full": "``size`` filled with ``fill_value``, this tensor's dtype and device by default.",
     "new_tensor": "A new tensor of ``data`` with this tensor's dtype and device by default.",
     "new_empty": "A tensor of ``size`` with this tensor's dtype and device (zeros in ember).",
+    "new_empty_strided": "``ember.empty_strided(size, stride)`` with this tensor's dtype and "
+                         "device (zeros in ember; the strides are checked, not kept).",
     "fill_": "Fill with ``value`` in place.",
     "zero_": "Fill with zeros in place.",
     "resize_as_": "Resize in place to ``other``'s shape.",

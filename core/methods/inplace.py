@@ -101,11 +101,24 @@ def _writable(x: Tensor) -> bool:
 
 
 def _fill(self, value):
-    return ops.full_like(self, value.item() if type(value) is Tensor else value)
+    if type(value) is Tensor and value.requires_grad and dispatch.is_grad_enabled():
+        # torch's fill_ passes the gradient to a tensor value (its sum)
+        return _in_graph(self, ops.cast(value, self._dtype))
+    return _in_graph(self, ops.full_like(self, value.item() if type(value) is Tensor
+                                         else value))
 
 
 def _zero(self):
-    return ops.zeros_like(self)
+    return _in_graph(self, ops.zeros_like(self))
+
+
+def _in_graph(self, value):
+    """value broadcast to self, in the autograd graph when self is (torch's fill_ and zero_
+    results are, with a zero gradient to self): where over an all-False mask, not a
+    product with 0, which would carry self's inf and nan into the result."""
+    if not (self.requires_grad or value.requires_grad) or not dispatch.is_grad_enabled():
+        return value
+    return ops.where(ops.zeros_like(self, dtype=D.bool_), self, value)
 
 
 _fill.__name__, _zero.__name__ = "fill", "zero"

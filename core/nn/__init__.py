@@ -6,6 +6,7 @@ from . import (
     attention,
     containers,
     conv,
+    ctc,
     distance,
     dropout,
     fold,
@@ -30,6 +31,7 @@ from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .containers import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .ctc import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .fold import *  # noqa: F403
@@ -49,6 +51,7 @@ from .upsampling import *  # noqa: F403
 
 # every family module names its public classes in a written-out __all__; ember.nn is them
 __all__ = [*activation.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
+           *ctc.__all__,
            *distance.__all__, *dropout.__all__, *fold.__all__, *linear.__all__, *loss.__all__,
            *margin_loss.__all__, *module.__all__, *normalization.__all__, *padding.__all__,
            *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__,

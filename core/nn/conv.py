@@ -1,8 +1,8 @@
 """Convolution layers and their functional forms (torch.nn.modules.conv).
 
-Conv1d, Conv2d, Conv3d, ConvTranspose2d and conv1d, conv2d, conv3d, conv_transpose2d:
-unfold/fold plus one matmul, no Python loop over batch or channels (conv3d: one conv2d
-per depth tap of the kernel, summed)."""
+Conv1d, Conv2d, Conv3d, ConvTranspose1d/2d/3d and their functional forms: unfold/fold plus
+one matmul, no Python loop over batch or channels (conv3d and conv_transpose3d: one 2-D
+convolution per depth tap of the kernel, summed)."""
 from __future__ import annotations
 
 import math
@@ -24,7 +24,8 @@ from .parameter import Parameter
 F = None
 
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -304,6 +305,61 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return out.squeeze(-2)
 
 
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 3-D convolution of (N, C_in, D, H, W), weight (C_in, C_out/groups, kd, kh,
+    kw): for each depth tap of the kernel, a conv_transpose2d of every input depth slice
+    (one batch), placed stride apart from the tap's offset and summed; `padding` is then
+    cropped from both ends of the depth (conv3d's transpose, written as conv3d is).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.conv_transpose3d``
+    """
+    name = "conv_transpose3d"
+    _same_dtype(name, input, weight, bias)
+    x, unbatched = _batched(name, input, 5)
+    if weight.ndim != 5:
+        raise ShapeError(f"{name}: expected a 5-D weight (in_channels, out_channels/groups, "
+                         f"kd, kh, kw), got shape {tuple(weight.shape)}")
+    n, c, d, h, w = x._data.shape
+    ci, og, kd = weight._data.shape[:3]
+    if groups < 1 or c != ci or c % groups:
+        raise ShapeError(f"{name}: input has {c} channels, weight {tuple(weight.shape)} "
+                         f"expects {ci}; in_channels must also be divisible by "
+                         f"groups={groups}")
+    stride, padding, opad, dilation = (_tuple(v, 3, name) for v in (
+        stride, padding, output_padding, dilation))
+    _check_steps(name, stride, dilation)
+    _check_padding(name, padding)
+    if any(op >= max(st, dl) for op, st, dl in zip(opad, stride, dilation)):
+        raise EmberValueError(f"{name}: output_padding {opad} must be smaller than either "
+                              f"stride {stride} or dilation {dilation}")
+    od = (d - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kd - 1) + opad[0] + 1
+    if od <= 0:
+        raise ShapeError(f"{name}: the output depth {od} is not positive; reduce padding")
+    o, sd = og * groups, stride[0]
+    full = (d - 1) * sd + dilation[0] * (kd - 1) + 1 + opad[0]     # before the crop
+    slices = x.permute(0, 2, 1, 3, 4).reshape(n * d, c, h, w)
+    out = None
+    for t in range(kd):
+        y = conv_transpose2d(slices, weight[:, :, t], None, stride[1:], padding[1:], opad[1:],
+                             groups, dilation[1:])
+        oh, ow = y._data.shape[-2:]
+        if sd > 1:       # input depth i lands at i * stride: zeros between the slices
+            y = pad(y.reshape(n, d, 1, o, oh, ow), (0, 0, 0, 0, 0, 0, 0, sd - 1))
+            y = y.reshape(n, d * sd, o, oh, ow)[:, :(d - 1) * sd + 1]
+        else:
+            y = y.reshape(n, d, o, oh, ow)
+        start = t * dilation[0]
+        y = pad(y, (0, 0, 0, 0, 0, 0, start, full - start - y._data.shape[1]))
+        out = y if out is None else out + y
+    out = out[:, padding[0]:padding[0] + od].permute(0, 2, 1, 3, 4)
+    if bias is not None:
+        out = out + bias.reshape(o, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
 # -- modules ------------------------------------------------------------------------------
 
 
@@ -502,4 +558,22 @@ class ConvTranspose1d(ConvTranspose2d):
         if output_size is not None:
             output_padding = self._output_padding(input, tuple(output_size)[-1:])
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose3d(ConvTranspose2d):
+    """Transposed 3-D convolution (the gradient of Conv3d with respect to its input).
+
+    PyTorch
+    -------
+    ``torch.nn.ConvTranspose3d``
+    """
+
+    _dims = 3
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        output_padding = self.output_padding
+        if output_size is not None:
+            output_padding = self._output_padding(input, tuple(output_size)[-3:])
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)

@@ -75,8 +75,16 @@ from .activation import (
     threshold,
     threshold_,
 )
-from .attention import scaled_dot_product_attention
-from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
+from .attention import multi_head_attention_forward, scaled_dot_product_attention
+from .conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+from .ctc import ctc_loss
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropout import (
     alpha_dropout,
@@ -160,9 +168,9 @@ __all__ = [
     "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_",
     "gumbel_softmax",
     # attention
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
     # conv
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     # distance
     "cosine_similarity", "pairwise_distance", "pdist",
     # dropout
@@ -173,6 +181,7 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
     "gaussian_nll_loss",
+    "ctc_loss",
     # margin_loss
     "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
     "cosine_embedding_loss", "multi_margin_loss", "multilabel_soft_margin_loss",

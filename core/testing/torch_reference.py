@@ -30,6 +30,10 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+# ops that take dropout_p positionally (its index in a sample's args): a sample that drops
+# out in training is random, as one with dropout_p= is
+DROPOUT_ARG = {"nn.functional.multi_head_attention_forward": 9}
+
 # ops whose values are random or uninitialised: shape and dtype are compared, not values
 NONDETERMINISTIC = frozenset({
     "bernoulli", "cauchy", "empty", "empty_like", "empty_permuted", "empty_strided",
@@ -607,7 +611,9 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     rng = np.random.default_rng(_seed(name) + index)
     # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
     # from torch's generator: its values are random, as a dropout op's are
-    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p"))
+    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p")) or (
+        op.name in DROPOUT_ARG and bool(sample.args[DROPOUT_ARG[op.name]])
+        and sample.kwargs.get("training", True))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -666,7 +672,7 @@ def run_error_input(op, efn, err, device, index: int) -> SampleResult:
         # torch's unbound method refuses a non-tensor self (Python's descriptor check);
         # ember's methods are called bound, so there is nothing of ember's to check
         return SampleResult(name, index, "error", True, "method on a non-tensor")
-    shared = _shared_memory(sample)
+    shared = _shared_memory(sample) or _meta(sample)
     if shared:
         # torch raises because two of the arguments are views of one memory (out= overlapping
         # an input): the converted ember arguments are separate tensors, so the case cannot
@@ -747,6 +753,16 @@ def _shared_memory(sample) -> str:
                     f"{tuple(other.shape)} and {tuple(t.shape)} (views of one tensor), which "
                     f"the conversion to ember does not keep")
         seen.setdefault(key, t)
+    return ""
+
+
+def _meta(sample) -> str:
+    """Where a sample passes a tensor on torch's meta device (shapes without values, used to
+    provoke a device-mismatch error): a description, else ''."""
+    for t in _torch_tensors(sample):
+        if t.device.type == "meta":
+            return (f"the sample passes a tensor of shape {tuple(t.shape)} on torch's meta "
+                    f"device (no values), which ember has no counterpart of")
     return ""
 
 
@@ -940,7 +956,7 @@ def summary(device: str, op_results: list[OpResult], mod_results: list[OpResult]
         f"  samples right:         {ok_s}/{n_s} ({100 * ok_s / max(n_s, 1):.1f}%)",
         f"  error inputs right:    {sum(s.ok for s in errs)}/{len(errs)} (of which "
         f"{sum(s.message.startswith('n/a:') for s in errs)} not expressible: arguments "
-        f"sharing memory)",
+        f"sharing memory or on torch's meta device)",
         f"  modules ember has:     {sum(r.resolved for r in mod_results)}/{len(mod_results)}"
         f", fully right {sum(r.full for r in mod_results)}; module inputs right "
         f"{sum(s.ok for s in mods)}/{len(mods)}",

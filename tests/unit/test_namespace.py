@@ -25,8 +25,10 @@ def test_each_public_name_comes_from_one_family_module():
                                            "movement", "nn", "reduce", "sampling", "scan",
                                            "sorting")),
                *(getattr(functional, m) for m in ("activation", "complexes", "creation",
-                                                  "elementwise", "index", "linalg", "movement",
-                                                  "products", "random", "reduce", "special")),
+                                                  "elementwise", "histograms", "index", "linalg",
+                                                  "movement",
+                                                  "products", "random", "reduce", "special",
+                                                  "spectral")),
                settings, legacy]
     assert sorted(ops.__all__ + functional.__all__) == sorted(
         n for m in sources[:-2] for n in m.__all__)

@@ -1,4 +1,4 @@
-"""Conformance rows of scaled_dot_product_attention."""
+"""Conformance rows of scaled_dot_product_attention and multi_head_attention_forward."""
 from __future__ import annotations
 
 import math
@@ -34,3 +34,26 @@ case("scaled_dot_product_attention:masks", lambda E, q, k, v, m, f: (
                                 _attention(q, k, v, f)),
      Input((2, 3, 2)), Input((2, 4, 2)), Input((2, 4, 3)), Input((3, 4), "b"), Input((3, 4)),
      ops=("scaled_dot_product_attention",), atol=1e-4)
+
+
+def _mha(q, k, v, w, b, ow, ob, heads):
+    """Reference: MultiheadAttention's forward over (L, N, E) inputs, head by head."""
+    e = q.shape[-1]
+    qp, kp, vp = (x @ w[i * e:(i + 1) * e].T + b[i * e:(i + 1) * e]
+                  for i, x in enumerate((q, k, v)))
+    hd = e // heads
+    outs, weights = [], []
+    for h in range(heads):
+        part = slice(h * hd, (h + 1) * hd)
+        s = np.einsum("lne,sne->nls", qp[..., part], kp[..., part]) / math.sqrt(hd)
+        p = _softmax(s, -1)
+        weights.append(p)
+        outs.append(np.einsum("nls,sne->lne", p, vp[..., part]))
+    return np.concatenate(outs, -1) @ ow.T + ob, sum(weights) / heads
+
+
+case("multi_head_attention_forward", lambda E, q, k, v, w, b, ow, ob: (
+    F(E).multi_head_attention_forward(q, k, v, 4, 2, w, b, None, None, False, 0.0, ow, ob)),
+     lambda np, q, k, v, w, b, ow, ob: _mha(q, k, v, w, b, ow, ob, 2),
+     Input((3, 2, 4)), Input((5, 2, 4)), Input((5, 2, 4)), Input((12, 4)), Input((12,)),
+     Input((4, 4)), Input((4,)), atol=1e-4, rtol=1e-4)

@@ -1,5 +1,5 @@
-"""Conformance rows of the convolutions (conv1d, conv2d, conv3d, conv_transpose1d and
-conv_transpose2d) and their building blocks unfold and fold.
+"""Conformance rows of the convolutions (conv1d, conv2d, conv3d, conv_transpose1d,
+conv_transpose2d and conv_transpose3d) and their building blocks unfold and fold.
 
 Each reference is written directly in NumPy (loops over kernel taps, not over elements),
 independent of the unfold/matmul decomposition ember uses.
@@ -170,3 +170,29 @@ case("conv_transpose1d", lambda E, x, w, b: (F(E).conv_transpose1d(x, w, b),
                           _conv_transpose2d(x[:, :, None], w[:, :, None], b, (1, 2), (0, 1),
                                             (0, 1), (1, 2))[:, :, 0]),
      Input((2, 3, 5)), Input((3, 2, 3)), Input((2,)), atol=1e-4)
+
+
+def _conv_transpose3d(x, w, b, stride, padding, output_padding):
+    """Reference: every input depth slice's _conv_transpose2d, added at its depth taps."""
+    n, _, d = x.shape[:3]
+    kd = w.shape[2]
+    full = (d - 1) * stride[0] + kd + output_padding[0]
+    out = None
+    for i in range(d):
+        for t in range(kd):
+            y = _conv_transpose2d(x[:, :, i], w[:, :, t], np.zeros(w.shape[1]), stride[1:],
+                                  padding[1:], output_padding[1:])
+            if out is None:
+                out = np.zeros((n, w.shape[1], full) + y.shape[2:])
+            out[:, :, i * stride[0] + t] += y
+    out = out[:, :, padding[0]:full - padding[0]]
+    return out + b.reshape(1, -1, 1, 1, 1)
+
+
+case("conv_transpose3d", lambda E, x, w, b: (
+    F(E).conv_transpose3d(x, w, b),
+    F(E).conv_transpose3d(x, w, b, stride=(2, 1, 2), padding=(1, 0, 1),
+                          output_padding=(1, 0, 1))),
+     lambda np, x, w, b: (_conv_transpose3d(x, w, b, (1, 1, 1), (0, 0, 0), (0, 0, 0)),
+                          _conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 1))),
+     Input((2, 3, 3, 2, 3)), Input((3, 2, 2, 2, 3)), Input((2,)), atol=1e-4, rtol=1e-4)

@@ -198,3 +198,38 @@ case("triplet_margin_with_distance_loss", lambda E, a, p, n: (
                           np.maximum(np.abs(a - p).sum(-1) - np.minimum(
                               np.abs(a - n).sum(-1), np.abs(p - n).sum(-1)) + 1.5, 0)),
      Input((3, 4)), Input((3, 4)), Input((3, 4)), atol=1e-4)
+
+
+_CTC_TARGETS = ((1, 2, 2), (3, 1, 0))       # the second entry's length is 2
+_CTC_LENGTHS = ((5, 4), (3, 2))             # input_lengths, target_lengths
+
+
+def _ctc(logp, targets, input_lengths, target_lengths):
+    """Reference: the CTC negative log-likelihood by the alpha recursion, entry by entry."""
+    out = []
+    for n, (frames, length) in enumerate(zip(input_lengths, target_lengths)):
+        ext = [0]
+        for label in targets[n][:length]:
+            ext += [label, 0]
+        alpha = np.full(len(ext), -np.inf)
+        alpha[0] = logp[0, n, ext[0]]
+        if len(ext) > 1:
+            alpha[1] = logp[0, n, ext[1]]
+        for t in range(1, frames):
+            prev = alpha.copy()
+            for s in range(len(ext)):
+                terms = [prev[s]] + ([prev[s - 1]] if s > 0 else []) + (
+                    [prev[s - 2]] if s > 1 and ext[s] != 0 and ext[s] != ext[s - 2] else [])
+                alpha[s] = np.logaddexp.reduce(terms) + logp[t, n, ext[s]]
+        out.append(-np.logaddexp.reduce(alpha[-2:] if len(ext) > 1 else alpha[-1:]))
+    return np.array(out)
+
+
+case("ctc_loss", lambda E, x: (
+    F(E).ctc_loss(x.log_softmax(2), E.tensor(_CTC_TARGETS, device=x.device), *_CTC_LENGTHS,
+                  reduction="none"),
+    F(E).ctc_loss(x.log_softmax(2), E.tensor(_CTC_TARGETS, device=x.device), *_CTC_LENGTHS)),
+     lambda np, x: (_ctc(_log_softmax(x, 2), _CTC_TARGETS, *_CTC_LENGTHS),
+                    (_ctc(_log_softmax(x, 2), _CTC_TARGETS, *_CTC_LENGTHS) /
+                     np.array(_CTC_LENGTHS[1])).mean()),
+     Input((5, 2, 4)), gradgrad=False, atol=1e-4, rtol=1e-4)
