@@ -11,7 +11,16 @@ from __future__ import annotations
 from ._collate import default_collate, default_convert
 from ._workers import WorkerError, WorkerInfo, get_worker_info
 from .dataloader import DataLoader
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
@@ -23,7 +32,8 @@ from .sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "StackDataset", "DataLoader", "Dataset",
+    "DistributedSampler",
     "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WorkerError", "WorkerInfo", "default_collate",
     "default_convert", "get_worker_info", "random_split", "WeightedRandomSampler",

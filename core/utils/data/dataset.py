@@ -12,8 +12,8 @@ from ...errors import EmberTypeError, EmberValueError, ShapeError
 from ...ops.creation import Generator, from_host, randperm
 from ...tensor import Tensor
 
-__all__ = ["ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset",
-           "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
+           "Subset", "TensorDataset", "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -124,6 +124,69 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, index)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][index - start]
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets, one after the other (the streams' ConcatDataset).
+
+    PyTorch
+    -------
+    ``torch.utils.data.ChainDataset``
+    """
+
+    def __init__(self, datasets: Iterable[Dataset]):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise EmberTypeError("ChainDataset only supports IterableDataset, got "
+                                     f"{type(d).__name__}")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise EmberTypeError("ChainDataset only supports IterableDataset, got "
+                                     f"{type(d).__name__}")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples that gather the same index of several datasets of one length: a tuple
+    (positional datasets) or a dict (keyword datasets).
+
+    PyTorch
+    -------
+    ``torch.utils.data.StackDataset``
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset):
+        if args and kwargs:
+            raise EmberValueError("StackDataset: supported either tuple-like (positional "
+                                  "datasets) or dict-like (keyword datasets) samples, not "
+                                  "both")
+        datasets = args or tuple(kwargs.values())
+        if not datasets:
+            raise EmberValueError("StackDataset: at least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(len(d) != self._length for d in datasets):
+            raise EmberValueError("StackDataset: size mismatch between datasets: "
+                                  f"{[len(d) for d in datasets]}")
+        self.datasets = args if args else dict(kwargs)
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list):
+        return [self[i] for i in indices]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class Subset(Dataset):
