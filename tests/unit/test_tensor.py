@@ -110,6 +110,55 @@ def test_repr_like_pytorch():
     assert "dtype=ember.float64" in repr(ember.zeros(1, dtype=ember.float64))
 
 
+def _repr_cases():
+    """Generated values: shapes up to 3-d (some past the summarizing threshold), float
+    magnitudes from 1e-6 to 1e9 (integers among them), zeros, nan and inf, ints, bools."""
+    rng = np.random.default_rng(7)
+    shapes = [(), (1,), (5,), (3, 4), (2, 3, 4), (1500,), (40, 40), (3, 1200), (2, 3, 500)]
+    for i in range(60):
+        shape = shapes[i % len(shapes)]
+        kind = i % 6
+        if kind == 0:                                  # integers stored as floats
+            a = rng.integers(-10 ** (i % 5 + 1), 10 ** (i % 5 + 1), shape).astype(np.float32)
+        elif kind == 1:                                # one magnitude
+            a = (rng.standard_normal(shape) * 10.0 ** (i % 9 - 3)).astype(np.float32)
+        elif kind == 2:                                # spanning magnitudes, zeros
+            a = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 9, shape)
+                 ).astype(np.float32)
+            a.reshape(-1)[::4] = 0
+        elif kind == 3:                                # nonfinite values among them
+            a = rng.standard_normal(shape).astype(np.float32)
+            a.reshape(-1)[::3] = [np.nan, np.inf, -np.inf][i % 3]
+        elif kind == 4:
+            a = rng.integers(-5000, 5000, shape)
+        else:
+            a = rng.integers(0, 2, shape).astype(bool)
+        yield pytest.param(a, id=f"{kind}-{'x'.join(map(str, shape)) or 'scalar'}-{i}")
+
+
+@pytest.mark.parametrize("a", list(_repr_cases()))
+def test_repr_is_torchs_on_generated_values(a):
+    torch = pytest.importorskip("torch")
+    assert repr(ember.tensor(a)).replace("ember.", "torch.") == repr(torch.tensor(a))
+
+
+def test_repr_follows_print_options_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(3).standard_normal((4, 30)).astype(np.float32) * 50
+    options = [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False, precision=6),
+               dict(threshold=20, edgeitems=2), dict(linewidth=40)]
+    try:
+        for opts in options:
+            torch.set_printoptions(**opts)
+            ember.set_printoptions(**opts)
+            assert repr(ember.tensor(a)) == repr(torch.tensor(a)), opts
+            torch.set_printoptions(profile="default")
+            ember.set_printoptions(profile="default")
+    finally:
+        torch.set_printoptions(profile="default")
+        ember.set_printoptions(profile="default")
+
+
 def test_operators_and_inplace():
     x = ember.tensor([1.0, 2.0, 3.0])
     assert (2 - x).tolist() == [1, 0, -1] and (6 / x).tolist() == [6, 3, 2]
