@@ -205,8 +205,8 @@ def kernels(xp, native: bool = False) -> dict:
             for i in range(kh):
                 for j in range(kw):
                     out[i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                        j * dw:j * dw + sw * (ow - 1) + 1:sw] += taps[i * kw + j]
-            return xp.permute_dims(out[ph:ph + h, pw:pw + w], (2, 3, 0, 1))
+                        j * dw:j * dw + sw * (ow - 1) + 1:sw, ...] += taps[i * kw + j, ...]
+            return xp.permute_dims(out[ph:ph + h, pw:pw + w, ...], (2, 3, 0, 1))
         out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
         for i in range(kh):
             for j in range(kw):
