@@ -9,7 +9,7 @@ from ... import ops
 from ...autograd.grad_mode import no_grad
 from ...errors import EmberValueError
 from ...tensor import Tensor
-from . import fusion, memory_format, rnn
+from . import fusion, memory_format, parametrizations, parametrize, rnn
 from .fusion import (
     fuse_conv_bn_eval,
     fuse_conv_bn_weights,
@@ -21,6 +21,7 @@ from .weight_norms import remove_spectral_norm, remove_weight_norm, spectral_nor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn", "fusion",
+           "parametrize", "parametrizations",
            "memory_format", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights", "convert_conv2d_weight_memory_format",
            "convert_conv3d_weight_memory_format", "skip_init",
