@@ -23,6 +23,7 @@ from .dispatch import fallback
 from .dtypes import DType as dtype
 from .dtypes import (
     bfloat16,
+    can_cast,
     complex64,
     complex128,
     finfo,
@@ -91,7 +92,8 @@ __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
     "complex64", "complex128", "cfloat", "cdouble",
-    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "finfo", "iinfo",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "finfo",
+    "iinfo",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
     "is_inference_mode_enabled",

@@ -291,9 +291,19 @@ def result_type(*operands) -> DType:
     return out
 
 
-def can_cast(src: DType, dst: DType) -> bool:
-    """PyTorch's same-kind rule for in-place results: never to a lower category."""
-    return src.category <= dst.category
+def can_cast(from_: DType, to: DType) -> bool:
+    """Whether from_ casts to to under PyTorch's same-kind rule (the one in-place results
+    follow): never to a lower category (complex > floating > integer > bool).
+
+    PyTorch
+    -------
+    ``torch.can_cast``
+    """
+    if not isinstance(from_, DType) or not isinstance(to, DType):
+        from .errors import EmberTypeError
+        raise EmberTypeError(f"can_cast: expected two ember dtypes, got "
+                             f"{type(from_).__name__} and {type(to).__name__}")
+    return from_.category <= to.category
 
 
 # --- torch.finfo / torch.iinfo ------------------------------------------------------------

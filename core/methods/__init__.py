@@ -431,6 +431,38 @@ for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
 # torch's other names for in-place forms (x.negative_() is x.neg_(); x.square_())
 method("negative_", METHODS["neg_"])
 _spelled_inplace("square", METHODS["square"])
+# torch's other spellings of comparisons and arithmetic, and their in-place forms
+for _alias, _name in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                      ("less_equal", "le"), ("not_equal", "ne")):
+    method(_alias, METHODS[_name])
+    method(_alias + "_", METHODS[_name + "_"])
+for _alias, _name in (("divide_", "div_"), ("true_divide_", "div_"), ("multiply_", "mul_"),
+                      ("subtract_", "sub_"), ("absolute_", "abs_")):
+    method(_alias, METHODS[_name])
+_spelled_inplace("logical_xor", METHODS["logical_xor"])
+# functions torch also has as methods
+from ..functional import products as _FP  # noqa: E402  (after the table it extends)
+
+for _name in ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "narrow_copy",
+              "select_scatter", "slice_scatter", "diagonal_scatter"):
+    method(_name, getattr(FM, _name))
+method("diagflat", _FP.diagflat)
+method("moveaxis", METHODS["movedim"])
+method("split_with_sizes", lambda self, split_sizes, dim=0: ops.split(self, list(split_sizes),
+                                                                       dim))
+# torch's "unsafe" forms skip its view-aliasing checks; ember's results are the same
+method("unsafe_chunk", METHODS["chunk"])
+method("unsafe_split", METHODS["split"])
+method("is_signed", lambda self: self._dtype.is_signed)
+method("is_same_size", lambda self, other: tuple(self.shape) == tuple(other.shape))
+
+
+def _is_nonzero(self) -> bool:
+    from ..settings import is_nonzero  # settings sits above the methods
+    return is_nonzero(self)
+
+
+method("is_nonzero", _is_nonzero)
 
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'

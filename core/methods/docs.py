@@ -82,6 +82,11 @@ SUMMARY = {
     "is_quantized": "Always False (ember has no quantized tensors).",
     "is_meta": "Always False (ember has no meta tensors).",
     "is_complex": "Whether the dtype is complex (complex64 or complex128).",
+    "split_with_sizes": "The tensor split along ``dim`` into pieces of the given sizes.",
+    "is_signed": "Whether the dtype holds negative values (every dtype but bool and uint8).",
+    "is_same_size": "Whether ``other`` has the same shape.",
+    "is_nonzero": "Whether a one-element tensor is nonzero (``bool(x)``; raises for other "
+                  "sizes).",
     "itemsize": "The size of one element in bytes.",
     "nbytes": "The size of the elements in bytes.",
     "ndimension": "The number of dims (as ``dim()``).",
