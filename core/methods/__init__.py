@@ -464,6 +464,35 @@ def _is_nonzero(self) -> bool:
 
 method("is_nonzero", _is_nonzero)
 
+
+def _python_map(name, self, fn, others):
+    """x.apply_(fn) / x.map_(y, fn) / x.map2_(y, z, fn): fn called in Python on each element
+    (with the broadcast elements of the others), the results written into x; torch's
+    run on CPU tensors only, ember's on any device through the host (slow on both)."""
+    import numpy as np
+    if not callable(fn):
+        raise EmberTypeError(f"{name}: expected a callable, got {type(fn).__name__}")
+    if dispatch.is_grad_enabled():
+        _index.check_inplace_target(self)
+        if self.requires_grad or any(o.requires_grad for o in others):
+            raise NotInEmberError(f"{name}: a Python function per element has no gradient; "
+                                  "call it under ember.no_grad() or on a detached tensor")
+    host = np.asarray(self.detach().cpu().numpy())
+    arrays = [np.broadcast_to(np.asarray(o.detach().cpu().numpy()), host.shape)
+              for o in others]
+    out = np.empty_like(host)
+    for index in np.ndindex(host.shape):
+        out[index] = fn(host[index].item(), *(a[index].item() for a in arrays))
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        self.copy_(ops.tensor(out, dtype=self.dtype, device=self.device))
+    return self
+
+
+method("apply_", lambda self, callable: _python_map("apply_", self, callable, ()))
+method("map_", lambda self, tensor, callable: _python_map("map_", self, callable, (tensor,)))
+method("map2_", lambda self, x, y, callable: _python_map("map2_", self, callable, (x, y)))
+
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'
 # and nn.functional's activations, as_strided_, conj_physical_, embedding_renorm_,

@@ -83,6 +83,11 @@ SUMMARY = {
     "is_meta": "Always False (ember has no meta tensors).",
     "is_complex": "Whether the dtype is complex (complex64 or complex128).",
     "split_with_sizes": "The tensor split along ``dim`` into pieces of the given sizes.",
+    "apply_": "Replace each element with ``callable(element)`` (Python, element by element: "
+              "slow).",
+    "map_": "Replace each element with ``callable(element, other)``, ``tensor`` broadcast to "
+            "this shape.",
+    "map2_": "Replace each element with ``callable(element, x_element, y_element)``.",
     "is_signed": "Whether the dtype holds negative values (every dtype but bool and uint8).",
     "is_same_size": "Whether ``other`` has the same shape.",
     "is_nonzero": "Whether a one-element tensor is nonzero (``bool(x)``; raises for other "

@@ -60,3 +60,16 @@ def test_can_cast_as_torch():
         for b in names:
             assert ember.can_cast(getattr(ember, a), getattr(ember, b)) == \
                 torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_python_element_maps_as_torch(dtype):
+    got = []
+    for lib in (torch, ember):
+        a = lib.arange(6).reshape(2, 3).to(getattr(lib, dtype))
+        got.append([a.clone().apply_(lambda v: v * 3 - 1).tolist(),
+                    a.clone().map_(lib.tensor([1, 2, 3]).to(a.dtype), lambda x, y: x * y).tolist(),
+                    a.clone().map2_(a, lib.ones(1, 3, dtype=a.dtype), lambda x, y, z: x + y + z)
+                    .tolist()])
+    assert got[1] == got[0]
+
