@@ -611,7 +611,56 @@ def linalg_kernels(xp) -> dict:
             a, full_matrices=full_matrices)[2]),
         "qr_q": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0]),
         "qr_r": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1]),
+        "lu_factor": lambda a: _lu(xp, a)[0],
+        "lu_pivots": lambda a: _lu(xp, a)[1],
+        "lu_permutation": lambda pivots, *, m: _lu_permutation(xp, pivots, m),
     }
+
+
+def _lu(xp, a):
+    """LAPACK getrf's LU with partial pivoting, batched: (L and U packed in one matrix,
+    1-based int32 pivots).  Column j's pivot is the first entry of largest size at or
+    below the diagonal, size |x| (|re| + |im| for complex, izamax's); a nan is picked only
+    where it comes first (idamax never finds anything larger than it).  A zero pivot
+    leaves its column unscaled, as LAPACK does (its info then names it)."""
+    *batch, m, n = a.shape
+    lu = xp.asarray(a, copy=True)
+    pivots = xp.zeros((*batch, min(m, n)), dtype=xp.int32)
+    rows = xp.arange(m)
+    for j in range(min(m, n)):
+        col = lu[..., j:, j]
+        size = xp.abs(xp.real(col)) + xp.abs(xp.imag(col)) if xp.isdtype(
+            col.dtype, "complex floating") else xp.abs(col)
+        first = xp.isnan(size[..., 0])
+        p = xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1.0, size), axis=-1)) + j
+        pivots[..., j] = xp.astype(p + 1, xp.int32)
+        swap = xp.where(rows == j, p[..., None], xp.where(rows == p[..., None], j, rows))
+        lu = xp.take_along_axis(lu, xp.broadcast_to(swap[..., None], lu.shape), axis=-2)
+        pivot = lu[..., j:j + 1, j]
+        ok = pivot != 0
+        below = lu[..., j + 1:, j]
+        below = xp.where(ok, below / xp.where(ok, pivot, xp.ones_like(pivot)), below)
+        lu[..., j + 1:, j] = below
+        lu[..., j + 1:, j + 1:] = lu[..., j + 1:, j + 1:] - below[..., None] * \
+            lu[..., j:j + 1, j + 1:]
+    return lu, pivots
+
+
+def _lu_permutation(xp, pivots, m):
+    """The row order LAPACK's pivots (1-based, applied in turn) give: A[order] = L U."""
+    from ember.errors import EmberValueError
+    k = pivots.shape[-1]
+    if k and not bool(xp.all((pivots >= 1) & (pivots <= m))):
+        raise EmberValueError(f"lu_unpack: pivots must be between 1 and LU.size(-2) = {m} "
+                              "inclusive, as linalg.lu_factor returns them; pass its "
+                              "pivots unchanged")
+    rows = xp.arange(m)
+    order = xp.broadcast_to(rows, (*pivots.shape[:-1], m))
+    for i in range(k):
+        j = xp.astype(pivots[..., i:i + 1], rows.dtype) - 1
+        here, there = order[..., i:i + 1], xp.take_along_axis(order, j, axis=-1)
+        order = xp.where(rows == i, there, xp.where(rows == j, here, order))
+    return order
 
 
 def _triangle(xp, a, uplo):

@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr.
+svd, qr, lu.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -10,7 +10,7 @@ from .. import dtypes as D
 from ..dispatch import run
 from ..errors import AutogradError, DtypeNotSupportedError, ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_same
+from ._op import declare, rule_fixed, rule_same
 from .creation import arange, eye, zeros
 from .elementwise import where
 from .movement import cat
@@ -364,3 +364,70 @@ pinv_op = declare("pinv", "composite", rule_same, sig="a, *, atol: float, rtol: 
 
 def run_pinv(a: Tensor, atol: float, rtol: float, hermitian: bool) -> Tensor:
     return run(pinv_op, a, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+# --- LU with partial pivoting: A = P L U, L unit lower (m, k), U upper (k, n), k = min(m, n),
+# packed in one (m, n) matrix as LAPACK's getrf; one primitive for it, one for its pivots
+def lu_parts(lu, order):
+    """(P, L, U) of a packed LU and its row order (A[order] = L U, so A = P L U)."""
+    m, n = lu._data.shape[-2:]
+    k = min(m, n)
+    rows = arange(m, device=lu._device)
+    p = (rows.reshape(m, 1) == order.unsqueeze(-2)).to(lu._dtype)
+    lower = lu[..., :k].tril(-1) + eye(m, k, dtype=lu._dtype, device=lu._device)
+    return p, lower, lu[..., :k, :].triu()
+
+
+def _solve_right(a, b):
+    """X with X A = B."""
+    return solve_op_run(a.mT, b.mT).mT
+
+
+def _lu_factor_vjp(g, out, a):
+    # PyTorch's linalg_lu_backward (FunctionsManual.cpp) with gL, gU the parts of the
+    # packed gradient each factor owns (the rest of each block is masked away); written as
+    # the real formula, with transposes (autograd conjugates around it for complex input)
+    m, n = out._data.shape[-2:]
+    k = min(m, n)
+    p, lower, upper = lu_parts(out, run(lu_permutation_op, run(lu_pivots_op, a), m=m))
+    gl, gu = g[..., :k], g[..., :k, :]
+    if m == n:
+        x = (lower.mT @ gl).tril(-1) + (gu @ upper.mT).triu()
+        return (p @ solve_op_run(lower.mT, _solve_right(upper.mT, x)),)
+    if m < n:     # wide: A = P L [U1 | U2]
+        u1 = upper[..., :k]
+        x = _solve_right(u1.mT, (lower.mT @ gl - gu.triu() @ upper.mT).tril(-1))
+        x = cat([x + gu[..., :k].triu(), gu[..., k:]], -1)
+        return (p @ solve_op_run(lower.mT, x),)
+    l1 = lower[..., :k, :]       # tall: A = P [L1; L2] U
+    x = solve_op_run(l1.mT, (gu @ upper.mT - lower.mT @ gl.tril(-1)).triu())
+    x = cat([x + gl[..., :k, :].tril(-1), gl[..., k:, :]], -2)
+    return (p @ _solve_right(upper.mT, x),)
+
+
+def _pivots_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, min(m, n))
+
+
+def _permutation_check(inputs, attrs):
+    pivots = inputs[0]
+    if pivots._dtype is not D.int32:
+        raise DtypeNotSupportedError(f"lu_unpack: pivots must be int32 (as linalg.lu_factor "
+                                     f"returns them), got {pivots._dtype.name}; pass "
+                                     f"lu_factor's pivots, or call .int() on them")
+
+
+lu_factor_op = declare("lu_factor", "linalg", rule_same, sig="a", check=_float_matrix("lu"),
+                       vjp=_lu_factor_vjp, save_out=True, shape=lambda i, a: i[0]._data.shape,
+                       doc="L and U of A = P L U packed in one matrix (L's unit diagonal "
+                           "left out), LAPACK getrf's partial pivoting")
+lu_pivots_op = declare("lu_pivots", "linalg", rule_fixed(D.int32), sig="a",
+                       check=_float_matrix("lu"), shape=_pivots_shape,
+                       doc="the 1-based int32 pivots of lu_factor (row j was swapped with "
+                           "row pivots[j] - 1), (*, min(m, n))")
+lu_permutation_op = declare("lu_permutation", "linalg", rule_fixed(D.int64),
+                            sig="pivots, *, m: int", check=_permutation_check,
+                            shape=lambda i, a: i[0]._data.shape[:-1] + (a["m"],),
+                            doc="the row order (*, m) lu_pivots' swaps make, applied in "
+                                "turn: A[order] = L U; raises for a pivot outside 1..m")
