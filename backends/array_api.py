@@ -622,7 +622,11 @@ def _lu(xp, a):
     1-based int32 pivots).  Column j's pivot is the first entry of largest size at or
     below the diagonal, size |x| (|re| + |im| for complex, izamax's); a nan is picked only
     where it comes first (idamax never finds anything larger than it).  A zero pivot
-    leaves its column unscaled, as LAPACK does (its info then names it)."""
+    leaves its column unscaled, as LAPACK does (its info then names it).  Rounding follows
+    the unblocked getf2: blocked LAPACK sums the updates in another order, so a matrix of
+    exact rank deficiency can end with a tiny nonzero where torch's has a zero (or back).
+    One Python step per column: fine for the small matrices LU is used on here, slower than
+    LAPACK past a few hundred rows."""
     *batch, m, n = a.shape
     lu = xp.asarray(a, copy=True)
     pivots = xp.zeros((*batch, min(m, n)), dtype=xp.int32)
@@ -639,7 +643,8 @@ def _lu(xp, a):
         pivot = lu[..., j:j + 1, j]
         ok = pivot != 0
         below = lu[..., j + 1:, j]
-        below = xp.where(ok, below / xp.where(ok, pivot, xp.ones_like(pivot)), below)
+        # times the reciprocal, as getrf scales (rounding as LAPACK's, not as a division)
+        below = xp.where(ok, below * (1 / xp.where(ok, pivot, xp.ones_like(pivot))), below)
         lu[..., j + 1:, j] = below
         lu[..., j + 1:, j + 1:] = lu[..., j + 1:, j + 1:] - below[..., None] * \
             lu[..., j:j + 1, j + 1:]

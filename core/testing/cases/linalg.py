@@ -1,5 +1,5 @@
 """Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
-det, cholesky, eigh, svd, qr) against NumPy's LAPACK.
+det, cholesky, eigh, svd, qr, lu) against NumPy's LAPACK.
 """
 from __future__ import annotations
 
@@ -112,6 +112,22 @@ case("qr_q:wide_complete", lambda E, x: tuple(E.linalg.qr(x, "complete")),
      lambda np, x: tuple(np.linalg.qr(x, "complete")), Input((3, 5)), ops=("qr_q", "qr_r"),
      atol=1e-4)
 
+
+
+def _plu(E, x):
+    p, lower, upper = E.linalg.lu(x)
+    return p @ lower @ upper
+
+
+# LU: P L U rebuilds A (values, and gradients through the factors' rules), lu_solve solves
+case("lu_factor", lambda E, x, b: (_plu(E, _general(E, x)),
+                                   E.linalg.lu_solve(*E.linalg.lu_factor(_general(E, x)), b)),
+     lambda np, x, b: (_np_general(np, x), np.linalg.solve(_np_general(np, x), b)),
+     Input((2, 3, 3)), Input((2, 3, 2)), ops=("lu_factor", "lu_pivots", "lu_permutation"),
+     atol=1e-4)
+case("lu_factor:tall_wide", lambda E, x: (_plu(E, x), _plu(E, x.mT)),
+     lambda np, x: (x, np.swapaxes(x, -1, -2)), Input((2, 4, 3)),
+     ops=("lu_factor", "lu_pivots", "lu_permutation"), atol=1e-4)
 
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
