@@ -22,13 +22,14 @@ from ..linalg.decompositions import (
     svdvals,
 )
 from ..linalg.lu_decomposition import lu_unpack
+from ..linalg.matrix_functions import matrix_exp
 from ..linalg.norms import _dims, _floats, _l2, matrix_norm, vector_norm
 from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
            "svd", "pinverse", "qr", "norm", "cholesky_inverse", "cholesky_solve",
-           "triangular_solve", "lu", "lu_solve", "lu_unpack"]
+           "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp"]
 
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 

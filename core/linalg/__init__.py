@@ -1,19 +1,21 @@
 """ember.linalg (torch.linalg): norms and products (norms.py), decompositions and solvers
 (decompositions.py), written with ember ops.
 
-lstsq is in least_squares.py, the LU family in lu_decomposition.py.  The ones still
-missing (eig, ...) raise the ember-gap error (see _torch_gaps.py).
+lstsq is in least_squares.py, the LU family in lu_decomposition.py, matrix_exp and cond
+in matrix_functions.py.  The ones still missing (eig, ...) raise the ember-gap error
+(see _torch_gaps.py).
 """
 from __future__ import annotations
 
-from . import decompositions, least_squares, lu_decomposition, norms
+from . import decompositions, least_squares, lu_decomposition, matrix_functions, norms
 from .decompositions import *  # noqa: F403
 from .least_squares import *  # noqa: F403
 from .lu_decomposition import *  # noqa: F403
+from .matrix_functions import *  # noqa: F403
 from .norms import *  # noqa: F403
 
 __all__ = [*norms.__all__, *decompositions.__all__, *least_squares.__all__,
-           *lu_decomposition.__all__]
+           *lu_decomposition.__all__, *matrix_functions.__all__]
 
 
 def __getattr__(name: str):

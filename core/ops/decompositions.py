@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr, lu.
+svd, qr, lu; and matrix_exp, a declared composite with PyTorch's gradient.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -431,3 +431,64 @@ lu_permutation_op = declare("lu_permutation", "linalg", rule_fixed(D.int64),
                             shape=lambda i, a: i[0]._data.shape[:-1] + (a["m"],),
                             doc="the row order (*, m) lu_pivots' swaps make, applied in "
                                 "turn: A[order] = L U; raises for a pivot outside 1..m")
+
+
+# --- the matrix exponential: scaling and squaring over the [13/13] Pade approximant
+# (Higham 2005, "The scaling and squaring method for the matrix exponential revisited")
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+           1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+           33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152        # the 1-norm up to which [13/13] needs no scaling
+_LN2 = 0.6931471805599453
+
+
+def _wider(a):
+    """The double-precision dtype of a single-precision tensor where its device has one
+    (else None): matrix_exp's squarings multiply float32's rounding error by the norm, so
+    torch's own float32 result is about 1e-6 off; in double precision ember's is exact."""
+    wide = {D.float32: D.float64, D.complex64: D.complex128}.get(a._dtype)
+    device = a._device
+    if wide is None or (device.type != "cpu" and wide.name not in
+                        device.backend.capabilities(device.index).dtypes):
+        return None
+    return wide
+
+
+def _matrix_exp_forward(a):
+    wide = _wider(a)
+    if wide is not None:
+        return _matrix_exp_forward(a.to(wide)).to(a._dtype)
+    n = a._data.shape[-1]
+    # squarings per matrix: 2^-s A within the approximant's norm (nan and inf: none)
+    steps = ((a.abs().sum(-2).amax(-1) / _THETA13).log() / _LN2).ceil()
+    steps = where(steps.isfinite() & (steps > 0), steps, 0.0)
+    most = int(steps.amax()) if steps.numel() else 0
+    x = a * (-steps * _LN2).exp()[..., None, None] if most else a
+    i = eye(n, dtype=a._dtype, device=a._device)
+    b = _PADE13
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 +
+             b[3] * x2 + b[1] * i)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + \
+        b[0] * i
+    result = solve_op_run(v - u, v + u)
+    for step in range(most):        # each matrix squared back as often as it was scaled
+        result = where((steps > step)[..., None, None], result @ result, result)
+    return result
+
+
+def _matrix_exp_vjp(g, out, a):
+    # PyTorch's: the upper right block of exp([[A^T, G], [0, A^T]]) (Najfeld and Havel)
+    n = a._data.shape[-1]
+    top = cat([a.mT, g], -1)
+    bottom = cat([zeros(*a._data.shape, dtype=a._dtype, device=a._device), a.mT], -1)
+    return (run(matrix_exp_op, cat([top, bottom], -2))[..., :n, n:],)
+
+
+matrix_exp_op = declare("matrix_exp", "composite", rule_same, sig="a",
+                        check=_square("matrix_exp"), decompose=_matrix_exp_forward,
+                        opaque=True, vjp=_matrix_exp_vjp, shape=lambda i, a: i[0]._data.shape,
+                        doc="exp(A) of each square matrix (scaling and squaring, [13/13] "
+                            "Pade); its gradient is exp of a block matrix, as PyTorch's")

@@ -129,6 +129,22 @@ case("lu_factor:tall_wide", lambda E, x: (_plu(E, x), _plu(E, x.mT)),
      lambda np, x: (x, np.swapaxes(x, -1, -2)), Input((2, 4, 3)),
      ops=("lu_factor", "lu_pivots", "lu_permutation"), atol=1e-4)
 
+
+def _expm_np(np, x):
+    """exp(x) by its Taylor series on x / 2^8, squared back 8 times (float64)."""
+    y = x.astype(np.float64) / 256.0
+    term = total = np.broadcast_to(np.eye(x.shape[-1]), x.shape).copy()
+    for k in range(1, 20):
+        term = term @ y / k
+        total = total + term
+    for _ in range(8):
+        total = total @ total
+    return total.astype(x.dtype)
+
+
+case("matrix_exp", lambda E, x: E.linalg.matrix_exp(x * 3), lambda np, x: _expm_np(np, x * 3),
+     Input((2, 3, 3)), atol=1e-4, rtol=1e-4)
+
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
 _EDGE = (2.0, 0.5, 0.5, 2.0, math.inf, 0.5, 0.5, 2.0, 2.0, math.nan, math.nan, 2.0,
