@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 
-# Kernels each library supplies itself: scatter/accumulate, erf, and in-place writes.
-LIBRARY_SPECIFIC = ("erf", "index_add", "scatter_add", "index_put", "assign")
+# Kernels each library supplies itself: scatter/accumulate, erf, in-place writes, and the
+# general eigenproblem (the standard has no eig, CuPy none for non-symmetric matrices).
+LIBRARY_SPECIFIC = ("erf", "index_add", "scatter_add", "index_put", "assign", "eig",
+                    "eigvals")
 
 
 def _dt(xp, dtype):
@@ -745,4 +747,26 @@ def numpy_extras(np) -> dict:
         dst[...] = src
 
     return {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
-            "index_put": index_put, "assign": assign}
+            "index_put": index_put, "assign": assign, **eig_kernels(np)}
+
+
+def eig_kernels(np) -> dict:
+    """linalg.eig's eigenvectors and eigenvalues through NumPy's LAPACK geev, always
+    complex, as torch's (NumPy returns real arrays where every eigenvalue is real).  Both
+    come from one geev call each, which is deterministic, so eig's values and vectors
+    agree.  Other libraries run these on the host (CuPy, OpenCL: nothing else has geev)."""
+    from ember.errors import EmberValueError
+
+    def geev(a):
+        wide = a.dtype in (np.float64, np.complex128)
+        dtype = np.complex128 if wide else np.complex64
+        if not np.isfinite(a).all():
+            raise EmberValueError("linalg.eig: the input holds inf or nan, so its "
+                                  "eigenvalues are not defined (PyTorch's LAPACK fails "
+                                  "too); find them with ember.isfinite(A).all((-2, -1))")
+        if a.shape[-1] == 0:
+            return np.zeros(a.shape[:-1], dtype), np.zeros(a.shape, dtype)
+        w, v = np.linalg.eig(a)
+        return np.asarray(w, dtype), np.asarray(v, dtype)
+
+    return {"eig": lambda a: geev(a)[1], "eigvals": lambda a: geev(a)[0]}

@@ -2,7 +2,7 @@
 (decompositions.py), written with ember ops.
 
 lstsq is in least_squares.py, the LU family in lu_decomposition.py, matrix_exp and cond
-in matrix_functions.py.  The ones still missing (eig, ...) raise the ember-gap error
+in matrix_functions.py.  The ones still missing (householder_product, ...) raise the ember-gap error
 (see _torch_gaps.py).
 """
 from __future__ import annotations

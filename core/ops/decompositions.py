@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr, lu; and matrix_exp, a declared composite with PyTorch's gradient.
+svd, qr, lu, eig; and matrix_exp, a declared composite with PyTorch's gradient.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -492,3 +492,55 @@ matrix_exp_op = declare("matrix_exp", "composite", rule_same, sig="a",
                         opaque=True, vjp=_matrix_exp_vjp, shape=lambda i, a: i[0]._data.shape,
                         doc="exp(A) of each square matrix (scaling and squaring, [13/13] "
                             "Pade); its gradient is exp of a block matrix, as PyTorch's")
+
+
+# --- the general eigenproblem A V = V diag(L): complex results, as PyTorch's (LAPACK geev:
+# each eigenvector of unit norm, its largest component real).  The rules are written as
+# real formulas, conjugated around by autograd (node._conjugated); the one term that is not
+# holomorphic (the real part fixing the eigenvectors' phase) carries its own conj().
+def _complex(inputs, attrs):
+    d = inputs[0]._dtype
+    return d, d.to_complex()
+
+
+def rule_complex(op):
+    """A float or complex matrix in, its complex dtype out (eig, eigvals)."""
+    return _complex
+
+
+def _eig_parts(a):
+    return run(eig_op, a), run(eigvals_op, a)
+
+
+def _eigvals_vjp(g, out, a):
+    v = run(eig_op, a)
+    # dL = diag(V^-1 dA V): gA = V^-T diag(g) V^T
+    return (solve_op_run(v.mT, g[..., :, None] * v.mT),)
+
+
+def _eig_vjp(g, out, a):
+    # torch's linalg_eig_backward for gV: V^-H ((V^H gV - V^H V Re diag(V^H gV)) / conj(E))
+    # V^H, E_ij = L_j - L_i, written for conj(gV) (autograd conjugates in and out)
+    v, w = _eig_parts(a)
+    n = w._data.shape[-1]
+    i = eye(n, dtype=w._dtype, device=w._device)
+    vg = v.mT @ g
+    diagonal = (vg * i).sum(-1).real
+    vv = v.mT @ v.conj()
+    e = w[..., None, :] - w[..., :, None] + i
+    mid = (vg - vv * diagonal[..., None, :]) / e * (1 - i)
+    return (solve_op_run(v.mT, mid @ v.mT),)
+
+
+def _eig_shape(inputs, attrs):
+    return inputs[0]._data.shape
+
+
+eig_op = declare("eig", "linalg", rule_complex, sig="a", check=_square("eig"), vjp=_eig_vjp,
+                 shape=_eig_shape,
+                 doc="the eigenvectors (columns, unit norm, largest component real, as "
+                     "LAPACK geev) of each square matrix, complex")
+eigvals_op = declare("eigvals", "linalg", rule_complex, sig="a", check=_square("eigvals"),
+                     vjp=_eigvals_vjp, shape=lambda i, a: i[0]._data.shape[:-1],
+                     doc="the eigenvalues (LAPACK geev's order) of each square matrix, "
+                         "complex")

@@ -1,5 +1,5 @@
 """Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
-det, cholesky, eigh, svd, qr, lu) against NumPy's LAPACK.
+det, cholesky, eigh, eig, svd, qr, lu) against NumPy's LAPACK.
 """
 from __future__ import annotations
 
@@ -144,6 +144,16 @@ def _expm_np(np, x):
 
 case("matrix_exp", lambda E, x: E.linalg.matrix_exp(x * 3), lambda np, x: _expm_np(np, x * 3),
      Input((2, 3, 3)), atol=1e-4, rtol=1e-4)
+
+
+def _eig_rebuilt(E, x):
+    w, v = E.linalg.eig(x)
+    return ((v * w[..., None, :]) @ E.linalg.inv(v)).real, w.abs()
+
+
+# eig: V diag(L) V^-1 rebuilds A (gradients through both rules), |L| as NumPy's geev
+case("eig", _eig_rebuilt, lambda np, x: (x, np.abs(np.linalg.eigvals(x))),
+     Input((2, 3, 3)), ops=("eig", "eigvals"), atol=1e-4, needs=("complex64", "complex128"))
 
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
