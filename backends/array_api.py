@@ -616,7 +616,49 @@ def linalg_kernels(xp) -> dict:
         "lu_factor": lambda a: _lu(xp, a)[0],
         "lu_pivots": lambda a: _lu(xp, a)[1],
         "lu_permutation": lambda pivots, *, m: _lu_permutation(xp, pivots, m),
+        "geqrf": lambda a: _geqrf(xp, a)[0],
+        "geqrf_tau": lambda a: _geqrf(xp, a)[1],
     }
+
+
+def _geqrf(xp, a):
+    """LAPACK geqrf's Householder QR, batched: (R above the diagonal and the reflectors'
+    vectors below it, packed as LAPACK's; tau).  Column j's reflector is dlarfg's:
+    beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha -
+    beta), and tau = 0 (no reflection) where x is 0 and alpha real; H^H is applied to the
+    columns to the right (the unblocked geqr2: blocked LAPACK rounds otherwise)."""
+    *batch, m, n = a.shape
+    k = min(m, n)
+    h = xp.asarray(a, copy=True)
+    tau = xp.zeros((*batch, k), dtype=a.dtype)
+    complex_ = xp.isdtype(a.dtype, "complex floating")
+    for j in range(k):
+        alpha = h[..., j, j]
+        x = h[..., j + 1:, j]
+        if complex_:
+            xnorm2 = xp.sum(xp.real(x * xp.conj(x)), axis=-1)
+            re, im = xp.real(alpha), xp.imag(alpha)
+        else:
+            xnorm2 = xp.sum(x * x, axis=-1)
+            re, im = alpha, xp.zeros_like(alpha)
+        skip = (xnorm2 == 0) & (im == 0)
+        norm = xp.sqrt(re * re + im * im + xnorm2)
+        beta = xp.astype(xp.where(re >= 0, -norm, norm), a.dtype)
+        one = xp.ones_like(alpha)
+        t = xp.where(skip, xp.zeros_like(alpha), (beta - alpha) / xp.where(skip, one, beta))
+        v = x * (one / xp.where(skip, one, alpha - beta))[..., None]
+        h[..., j + 1:, j] = v
+        h[..., j, j] = xp.where(skip, alpha, beta)
+        tau[..., j] = t
+        if j + 1 < n:
+            w = xp.concat([one[..., None], v], axis=-1)
+            rest = h[..., j:, j + 1:]
+            wh = xp.conj(w) if complex_ else w
+            proj = xp.sum(wh[..., :, None] * rest, axis=-2)
+            tc = xp.conj(t) if complex_ else t
+            h[..., j:, j + 1:] = rest - tc[..., None, None] * w[..., :, None] * \
+                proj[..., None, :]
+    return h, tau
 
 
 def _lu(xp, a):

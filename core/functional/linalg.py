@@ -21,6 +21,8 @@ from ..linalg.decompositions import (
     slogdet,
     svdvals,
 )
+from ..linalg.householder import geqrf, ormqr
+from ..linalg.householder import householder_product as orgqr
 from ..linalg.lu_decomposition import lu_unpack
 from ..linalg.matrix_functions import matrix_exp
 from ..linalg.norms import _dims, _floats, _l2, matrix_norm, vector_norm
@@ -29,7 +31,8 @@ from ..tensor import Tensor
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
            "svd", "pinverse", "qr", "norm", "cholesky_inverse", "cholesky_solve",
-           "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp"]
+           "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp", "geqrf", "ormqr",
+           "orgqr"]
 
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 

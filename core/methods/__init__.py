@@ -334,7 +334,7 @@ for _name, _fn in {
     "kron": F.kron, "inverse": FL.inverse, "det": FL.det, "logdet": FL.logdet,
     "slogdet": FL.slogdet, "cholesky": FL.cholesky, "matrix_power": FL.matrix_power,
     "svd": FL.svd, "pinverse": FL.pinverse, "qr": FL.qr, "lu": FL.lu, "lu_solve": FL.lu_solve,
-    "matrix_exp": FL.matrix_exp,
+    "matrix_exp": FL.matrix_exp, "geqrf": FL.geqrf, "ormqr": FL.ormqr, "orgqr": FL.orgqr,
     # the method forms of elementwise math written as methods (self first, value positional)
     "addcmul": _addcmul, "addcdiv": _addcdiv, "lerp": _lerp,
     # sampling

@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr, lu, eig; and matrix_exp, a declared composite with PyTorch's gradient.
+svd, qr, geqrf, lu, eig; and matrix_exp, a declared composite with PyTorch's gradient.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -544,3 +544,19 @@ eigvals_op = declare("eigvals", "linalg", rule_complex, sig="a", check=_square("
                      vjp=_eigvals_vjp, shape=lambda i, a: i[0]._data.shape[:-1],
                      doc="the eigenvalues (LAPACK geev's order) of each square matrix, "
                          "complex")
+
+
+# --- LAPACK's packed Householder QR (torch.geqrf: not differentiable there either)
+def _tau_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, min(m, n))
+
+
+geqrf_op = declare("geqrf", "linalg", rule_same, sig="a", check=_float_matrix("geqrf"),
+                   shape=lambda i, a: i[0]._data.shape,
+                   doc="LAPACK geqrf's QR: R on and above the diagonal, the Householder "
+                       "vectors (unit first entry left out) below it")
+geqrf_tau_op = declare("geqrf_tau", "linalg", rule_same, sig="a", check=_float_matrix("geqrf"),
+                       shape=_tau_shape,
+                       doc="geqrf's Householder scalars tau, (*, min(m, n)): H_i = I - tau_i "
+                           "v_i v_i^H")

@@ -1,5 +1,5 @@
 """Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
-det, cholesky, eigh, eig, svd, qr, lu) against NumPy's LAPACK.
+det, cholesky, eigh, eig, svd, qr, geqrf, lu) against NumPy's LAPACK.
 """
 from __future__ import annotations
 
@@ -154,6 +154,23 @@ def _eig_rebuilt(E, x):
 # eig: V diag(L) V^-1 rebuilds A (gradients through both rules), |L| as NumPy's geev
 case("eig", _eig_rebuilt, lambda np, x: (x, np.abs(np.linalg.eigvals(x))),
      Input((2, 3, 3)), ops=("eig", "eigvals"), atol=1e-4, needs=("complex64", "complex128"))
+
+
+def _geqrf_np(np, x):
+    h, tau = np.linalg.qr(x, mode="raw")          # LAPACK's a, transposed
+    return np.swapaxes(h, -1, -2), tau
+
+
+# geqrf: LAPACK's packed QR itself; householder_product rebuilds Q, ormqr applies it
+case("geqrf", lambda E, x: tuple(E.geqrf(x)), _geqrf_np, Input((2, 4, 3)),
+     ops=("geqrf", "geqrf_tau"), grad=False, atol=1e-4)
+case("geqrf:wide", lambda E, x: tuple(E.geqrf(x)), _geqrf_np, Input((3, 5)),
+     ops=("geqrf", "geqrf_tau"), grad=False, atol=1e-4)
+case("householder_product", lambda E, x, c: (
+    E.linalg.householder_product(*E.geqrf(x)).abs(), E.ormqr(*E.geqrf(x), c).abs()),
+     lambda np, x, c: (np.abs(np.linalg.qr(x)[0]), np.abs(np.linalg.qr(x, "complete")[0] @ c)),
+     Input((2, 4, 3)), Input((2, 4, 2)), ops=("linalg.householder_product", "ormqr"),
+     grad=False, atol=1e-4)
 
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
