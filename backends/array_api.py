@@ -618,7 +618,193 @@ def linalg_kernels(xp) -> dict:
         "lu_permutation": lambda pivots, *, m: _lu_permutation(xp, pivots, m),
         "geqrf": lambda a: _geqrf(xp, a)[0],
         "geqrf_tau": lambda a: _geqrf(xp, a)[1],
+        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian)[0],
+        "ldl_pivots": lambda a, *, hermitian: _ldl(xp, a, hermitian)[1],
+        "ldl_solve": lambda ld, pivots, b, *, hermitian: _ldl_solve(xp, ld, pivots, b,
+                                                                    hermitian),
     }
+
+
+def _copy(xp, x):
+    """A copy (the right side of a swap must not be a view of what the left overwrites)."""
+    return xp.asarray(x, copy=True)
+
+
+def _per_matrix(xp, a, fn):
+    """fn(matrix) -> (factor, pivots) on each matrix of a batch, stacked back."""
+    batch, n = a.shape[:-2], a.shape[-1]
+    count = math.prod(batch)
+    flat = xp.reshape(a, (count, n, n))
+    outs = [fn(flat[i, ...]) for i in range(count)]
+    if not outs:
+        return xp.zeros(a.shape, dtype=a.dtype), xp.zeros((*batch, n), dtype=xp.int32)
+    return (xp.reshape(xp.stack([o[0] for o in outs]), a.shape),
+            xp.reshape(xp.stack([o[1] for o in outs]), (*batch, n)))
+
+
+_BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
+
+
+def _ldl(xp, a, hermitian):
+    """LAPACK sytf2's (hetf2's for complex hermitian) Bunch-Kaufman L D L^T from the lower
+    triangle, per matrix: (L below the diagonal and D's blocks on and beside it, packed as
+    LAPACK's with the upper triangle zeroed as torch's; 1-based int32 pivots, negative
+    for the two rows of a 2x2 block).  Sizes are |re| + |im| (LAPACK's cabs1) for
+    complex.  One Python step per column of each matrix: meant for small matrices."""
+    complex_ = xp.isdtype(a.dtype, "complex floating")
+    h = bool(hermitian) and complex_
+
+    def cj(z):
+        return xp.conj(z) if h else z
+
+    def re(z):              # hetf2 keeps D's diagonal real
+        return xp.astype(xp.real(z), z.dtype) if h else z
+
+    def size(z):
+        return xp.abs(xp.real(z)) + xp.abs(xp.imag(z)) if complex_ else xp.abs(z)
+
+    def dsize(z):           # a diagonal entry's size: hetf2 reads its real part only
+        return xp.abs(xp.real(z)) if h else size(z)
+
+    def factor(m):
+        n = m.shape[-1]
+        m = xp.asarray(m, copy=True)
+        piv = [0] * n
+        k = 0
+        while k < n:
+            step = 1
+            absakk = float(dsize(m[k, k]))
+            imax, colmax = k, 0.0
+            if k < n - 1:
+                col = size(m[k + 1:, k])
+                imax = k + 1 + int(xp.argmax(col))
+                colmax = float(col[imax - k - 1])
+            if max(absakk, colmax) == 0 or absakk != absakk:
+                kp = k
+            elif absakk >= _BUNCH_KAUFMAN * colmax:
+                kp = k
+            else:
+                rowmax = float(xp.max(size(m[imax, k:imax])))
+                if imax < n - 1:
+                    rowmax = max(rowmax, float(xp.max(size(m[imax + 1:, imax]))))
+                if absakk >= _BUNCH_KAUFMAN * colmax * (colmax / rowmax):
+                    kp = k
+                elif float(dsize(m[imax, imax])) >= _BUNCH_KAUFMAN * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:
+                if kp < n - 1:
+                    m[kp + 1:, kk], m[kp + 1:, kp] = _copy(xp, m[kp + 1:, kp]), \
+                        _copy(xp, m[kp + 1:, kk])
+                inner = _copy(xp, m[kk + 1:kp, kk])
+                m[kk + 1:kp, kk] = cj(m[kp, kk + 1:kp])
+                m[kp, kk + 1:kp] = cj(inner)
+                m[kp, kk] = cj(m[kp, kk])
+                m[kk, kk], m[kp, kp] = re(_copy(xp, m[kp, kp])), re(_copy(xp, m[kk, kk]))
+                if step == 2:
+                    m[k, k] = re(m[k, k])
+                    m[k + 1, k], m[kp, k] = _copy(xp, m[kp, k]), _copy(xp, m[k + 1, k])
+            else:
+                m[k, k] = re(m[k, k])
+                if step == 2:
+                    m[k + 1, k + 1] = re(m[k + 1, k + 1])
+            if step == 1:
+                if k < n - 1:
+                    x = m[k + 1:, k]
+                    d = 1 / re(m[k, k])
+                    m[k + 1:, k + 1:] = m[k + 1:, k + 1:] - d * x[:, None] * cj(x)[None, :]
+                    m[k + 1:, k] = x * d
+            elif k < n - 2:
+                c1, c2 = m[k + 2:, k], m[k + 2:, k + 1]
+                if h:       # hetf2: through |d21|, D's diagonal real
+                    size21 = xp.abs(m[k + 1, k])
+                    d11 = xp.real(m[k + 1, k + 1]) / size21
+                    d22 = xp.real(m[k, k]) / size21
+                    d21 = m[k + 1, k] / size21
+                    d = (1 / (d11 * d22 - 1)) / size21
+                    wk = d * (d11 * c1 - d21 * c2)
+                    wk1 = d * (d22 * c2 - xp.conj(d21) * c1)
+                else:
+                    d21 = m[k + 1, k]
+                    d11, d22 = m[k + 1, k + 1] / d21, m[k, k] / d21
+                    d = (1 / (d11 * d22 - 1)) / d21
+                    wk = d * (d11 * c1 - c2)
+                    wk1 = d * (d22 * c2 - c1)
+                m[k + 2:, k + 2:] = m[k + 2:, k + 2:] - c1[:, None] * cj(wk)[None, :] - \
+                    c2[:, None] * cj(wk1)[None, :]
+                m[k + 2:, k], m[k + 2:, k + 1] = wk, wk1
+            if h and k + step < n:          # her/her2 leave the trailing diagonal real
+                rest = m[k + step:, k + step:]
+                eye = xp.eye(n - k - step, dtype=xp.bool)
+                m[k + step:, k + step:] = xp.where(eye, re(rest), rest)
+            if step == 1:
+                piv[k] = kp + 1
+            else:
+                piv[k] = piv[k + 1] = -(kp + 1)
+            k += step
+        return xp.tril(m), xp.asarray(piv, dtype=xp.int32)
+
+    return _per_matrix(xp, a, factor)
+
+
+def _ldl_solve(xp, ld, pivots, b, hermitian):
+    """LAPACK sytrs (hetrs for complex hermitian): X with A X = B from _ldl's (LD,
+    pivots), per matrix (batch dims already broadcast)."""
+    h = bool(hermitian) and xp.isdtype(ld.dtype, "complex floating")
+
+    def cj(z):
+        return xp.conj(z) if h else z
+
+    def solve(m, piv, x):
+        n = m.shape[-1]
+        x = xp.asarray(x, copy=True)
+        p = [int(v) for v in piv]
+
+        def swap(i, j):
+            if i != j:
+                x[i, :], x[j, :] = _copy(xp, x[j, :]), _copy(xp, x[i, :])
+        k = 0
+        while k < n:                    # L D Y = B
+            if p[k] > 0:
+                swap(k, p[k] - 1)
+                x[k + 1:, :] = x[k + 1:, :] - m[k + 1:, k][:, None] * x[k, :][None, :]
+                x[k, :] = x[k, :] / m[k, k]
+                k += 1
+                continue
+            swap(k + 1, -p[k] - 1)
+            if k < n - 2:
+                x[k + 2:, :] = x[k + 2:, :] - m[k + 2:, k][:, None] * x[k, :][None, :] - \
+                    m[k + 2:, k + 1][:, None] * x[k + 1, :][None, :]
+            d21 = m[k + 1, k]
+            d11, d22 = m[k, k] / cj(d21), m[k + 1, k + 1] / d21
+            denom = d11 * d22 - 1
+            b1, b2 = x[k, :] / cj(d21), x[k + 1, :] / d21
+            x[k, :], x[k + 1, :] = (d22 * b1 - b2) / denom, (d11 * b2 - b1) / denom
+            k += 2
+        k = n - 1
+        while k >= 0:                   # L^T X = Y
+            tail = x[k + 1:, :]
+            x[k, :] = x[k, :] - xp.sum(cj(m[k + 1:, k])[:, None] * tail, axis=0)
+            if p[k] > 0:
+                swap(k, p[k] - 1)
+                k -= 1
+                continue
+            x[k - 1, :] = x[k - 1, :] - xp.sum(cj(m[k + 1:, k - 1])[:, None] * tail, axis=0)
+            swap(k, -p[k] - 1)
+            k -= 2
+        return (x,)
+
+    batch = ld.shape[:-2]
+    count = math.prod(batch)
+    flat = xp.reshape(ld, (count, *ld.shape[-2:]))
+    pf = xp.reshape(pivots, (count, pivots.shape[-1]))
+    bf = xp.reshape(b, (count, *b.shape[-2:]))
+    outs = [solve(flat[i, ...], pf[i, ...], bf[i, ...])[0] for i in range(count)]
+    if not outs:
+        return xp.zeros(b.shape, dtype=b.dtype)
+    return xp.reshape(xp.stack(outs), (*batch, *b.shape[-2:]))
 
 
 def _geqrf(xp, a):

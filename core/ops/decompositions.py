@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr, geqrf, lu, eig; and matrix_exp, a declared composite with PyTorch's gradient.
+svd, qr, geqrf, lu, ldl, eig; and matrix_exp, a declared composite with PyTorch's gradient.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -560,3 +560,19 @@ geqrf_tau_op = declare("geqrf_tau", "linalg", rule_same, sig="a", check=_float_m
                        shape=_tau_shape,
                        doc="geqrf's Householder scalars tau, (*, min(m, n)): H_i = I - tau_i "
                            "v_i v_i^H")
+
+
+# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable)
+ldl_factor_op = declare("ldl_factor", "linalg", rule_same, sig="a, *, hermitian: bool",
+                        check=_square("ldl_factor"), shape=lambda i, a: i[0]._data.shape,
+                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed: L below "
+                            "the diagonal, D's 1x1 and 2x2 blocks on and beside it")
+ldl_pivots_op = declare("ldl_pivots", "linalg", rule_fixed(D.int32),
+                        sig="a, *, hermitian: bool", check=_square("ldl_factor"),
+                        shape=lambda i, a: i[0]._data.shape[:-1],
+                        doc="sytrf's 1-based int32 pivots: k swapped with pivots[k] - 1 for "
+                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)")
+ldl_solve_op = declare("ldl_solve", "linalg", rule_same, sig="ld, pivots, b, *, hermitian: "
+                       "bool", promote=(0, 2), shape=lambda i, a: i[2]._data.shape,
+                       doc="LAPACK sytrs: X with A X = B for A given by ldl_factor and "
+                           "ldl_pivots (batch dims alike)")

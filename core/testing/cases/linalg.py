@@ -1,5 +1,5 @@
 """Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
-det, cholesky, eigh, eig, svd, qr, geqrf, lu) against NumPy's LAPACK.
+det, cholesky, eigh, eig, svd, qr, geqrf, lu, ldl) against NumPy's LAPACK.
 """
 from __future__ import annotations
 
@@ -171,6 +171,18 @@ case("householder_product", lambda E, x, c: (
      lambda np, x, c: (np.abs(np.linalg.qr(x)[0]), np.abs(np.linalg.qr(x, "complete")[0] @ c)),
      Input((2, 4, 3)), Input((2, 4, 2)), ops=("linalg.householder_product", "ormqr"),
      grad=False, atol=1e-4)
+
+
+def _ldl_solved(E, x, b):
+    a = x + x.mT
+    return E.linalg.ldl_solve(*E.linalg.ldl_factor(a), b)
+
+
+# ldl: sytrf's factors solve the symmetric system they came from
+case("ldl_factor", _ldl_solved,
+     lambda np, x, b: np.linalg.solve(x + np.swapaxes(x, -1, -2), b), Input((2, 4, 4)),
+     Input((2, 4, 2)), ops=("ldl_factor", "ldl_pivots", "ldl_solve"), grad=False,
+     atol=1e-3, rtol=1e-3)
 
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it
