@@ -604,8 +604,11 @@ def _grad_as_accurate_as_torch(tg, eg, exact, mismatch) -> None:
         raise mismatch from None
     wide = np.complex128 if xa.dtype.kind == "c" else np.float64
     xa = xa.astype(wide)
-    t_err = np.abs(ta.astype(wide) - xa).max(initial=0.0)
-    e_err = np.abs(ea.astype(wide) - xa).max(initial=0.0)
+    if not np.array_equal(np.isnan(ea), np.isnan(ta)):
+        raise mismatch from None
+    with np.errstate(invalid="ignore"):        # nan where the exact one is: no measure
+        t_err = np.nan_to_num(np.abs(ta.astype(wide) - xa), nan=0.0).max(initial=0.0)
+        e_err = np.nan_to_num(np.abs(ea.astype(wide) - xa), nan=0.0).max(initial=0.0)
     if not e_err <= t_err:
         raise Mismatch(f"{mismatch} (from torch's double-precision gradient: ember "
                        f"{e_err:.3g}, torch {t_err:.3g})") from None
