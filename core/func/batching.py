@@ -139,7 +139,8 @@ def _elementwise_names():
     return [n for n, o in REGISTRY.items() if o.kind in ("unary", "binary", "ternary")]
 
 
-@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "relu",
+@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "erfcx",
+          "log_ndtr", "relu",
           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
           "bitwise_right_shift")
 def _broadcast(op, args, batched, attrs, size):
