@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 
-# Kernels each library supplies itself: scatter/accumulate, erf, and in-place writes.
-LIBRARY_SPECIFIC = ("erf", "index_add", "scatter_add", "index_put", "assign")
+# Kernels each library supplies itself: scatter/accumulate, erf, in-place writes, and the
+# general eigenproblem (the standard has no eig, CuPy none for non-symmetric matrices).
+LIBRARY_SPECIFIC = ("erf", "index_add", "scatter_add", "index_put", "assign", "eig",
+                    "eigvals")
 
 
 def _dt(xp, dtype):
@@ -611,7 +613,289 @@ def linalg_kernels(xp) -> dict:
             a, full_matrices=full_matrices)[2]),
         "qr_q": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0]),
         "qr_r": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1]),
+        "lu_factor": lambda a: _lu(xp, a)[0],
+        "lu_pivots": lambda a: _lu(xp, a)[1],
+        "lu_permutation": lambda pivots, *, m: _lu_permutation(xp, pivots, m),
+        "geqrf": lambda a: _geqrf(xp, a)[0],
+        "geqrf_tau": lambda a: _geqrf(xp, a)[1],
+        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian)[0],
+        "ldl_pivots": lambda a, *, hermitian: _ldl(xp, a, hermitian)[1],
+        "ldl_solve": lambda ld, pivots, b, *, hermitian: _ldl_solve(xp, ld, pivots, b,
+                                                                    hermitian),
     }
+
+
+def _copy(xp, x):
+    """A copy (the right side of a swap must not be a view of what the left overwrites)."""
+    return xp.asarray(x, copy=True)
+
+
+def _per_matrix(xp, a, fn):
+    """fn(matrix) -> (factor, pivots) on each matrix of a batch, stacked back."""
+    batch, n = a.shape[:-2], a.shape[-1]
+    count = math.prod(batch)
+    flat = xp.reshape(a, (count, n, n))
+    outs = [fn(flat[i, ...]) for i in range(count)]
+    if not outs:
+        return xp.zeros(a.shape, dtype=a.dtype), xp.zeros((*batch, n), dtype=xp.int32)
+    return (xp.reshape(xp.stack([o[0] for o in outs]), a.shape),
+            xp.reshape(xp.stack([o[1] for o in outs]), (*batch, n)))
+
+
+_BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
+
+
+def _ldl(xp, a, hermitian):
+    """LAPACK sytf2's (hetf2's for complex hermitian) Bunch-Kaufman L D L^T from the lower
+    triangle, per matrix: (L below the diagonal and D's blocks on and beside it, packed as
+    LAPACK's with the upper triangle zeroed as torch's; 1-based int32 pivots, negative
+    for the two rows of a 2x2 block).  Sizes are |re| + |im| (LAPACK's cabs1) for
+    complex.  One Python step per column of each matrix: meant for small matrices."""
+    complex_ = xp.isdtype(a.dtype, "complex floating")
+    h = bool(hermitian) and complex_
+
+    def cj(z):
+        return xp.conj(z) if h else z
+
+    def re(z):              # hetf2 keeps D's diagonal real
+        return xp.astype(xp.real(z), z.dtype) if h else z
+
+    def size(z):
+        return xp.abs(xp.real(z)) + xp.abs(xp.imag(z)) if complex_ else xp.abs(z)
+
+    def dsize(z):           # a diagonal entry's size: hetf2 reads its real part only
+        return xp.abs(xp.real(z)) if h else size(z)
+
+    def factor(m):
+        n = m.shape[-1]
+        m = xp.asarray(m, copy=True)
+        piv = [0] * n
+        k = 0
+        while k < n:
+            step = 1
+            absakk = float(dsize(m[k, k]))
+            imax, colmax = k, 0.0
+            if k < n - 1:
+                col = size(m[k + 1:, k])
+                imax = k + 1 + int(xp.argmax(col))
+                colmax = float(col[imax - k - 1])
+            if max(absakk, colmax) == 0 or absakk != absakk:
+                kp = k
+            elif absakk >= _BUNCH_KAUFMAN * colmax:
+                kp = k
+            else:
+                rowmax = float(xp.max(size(m[imax, k:imax])))
+                if imax < n - 1:
+                    rowmax = max(rowmax, float(xp.max(size(m[imax + 1:, imax]))))
+                if absakk >= _BUNCH_KAUFMAN * colmax * (colmax / rowmax):
+                    kp = k
+                elif float(dsize(m[imax, imax])) >= _BUNCH_KAUFMAN * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:
+                if kp < n - 1:
+                    m[kp + 1:, kk], m[kp + 1:, kp] = _copy(xp, m[kp + 1:, kp]), \
+                        _copy(xp, m[kp + 1:, kk])
+                inner = _copy(xp, m[kk + 1:kp, kk])
+                m[kk + 1:kp, kk] = cj(m[kp, kk + 1:kp])
+                m[kp, kk + 1:kp] = cj(inner)
+                m[kp, kk] = cj(m[kp, kk])
+                m[kk, kk], m[kp, kp] = re(_copy(xp, m[kp, kp])), re(_copy(xp, m[kk, kk]))
+                if step == 2:
+                    m[k, k] = re(m[k, k])
+                    m[k + 1, k], m[kp, k] = _copy(xp, m[kp, k]), _copy(xp, m[k + 1, k])
+            else:
+                m[k, k] = re(m[k, k])
+                if step == 2:
+                    m[k + 1, k + 1] = re(m[k + 1, k + 1])
+            if step == 1:
+                if k < n - 1:
+                    x = m[k + 1:, k]
+                    d = 1 / re(m[k, k])
+                    m[k + 1:, k + 1:] = m[k + 1:, k + 1:] - d * x[:, None] * cj(x)[None, :]
+                    m[k + 1:, k] = x * d
+            elif k < n - 2:
+                c1, c2 = m[k + 2:, k], m[k + 2:, k + 1]
+                if h:       # hetf2: through |d21|, D's diagonal real
+                    size21 = xp.abs(m[k + 1, k])
+                    d11 = xp.real(m[k + 1, k + 1]) / size21
+                    d22 = xp.real(m[k, k]) / size21
+                    d21 = m[k + 1, k] / size21
+                    d = (1 / (d11 * d22 - 1)) / size21
+                    wk = d * (d11 * c1 - d21 * c2)
+                    wk1 = d * (d22 * c2 - xp.conj(d21) * c1)
+                else:
+                    d21 = m[k + 1, k]
+                    d11, d22 = m[k + 1, k + 1] / d21, m[k, k] / d21
+                    d = (1 / (d11 * d22 - 1)) / d21
+                    wk = d * (d11 * c1 - c2)
+                    wk1 = d * (d22 * c2 - c1)
+                m[k + 2:, k + 2:] = m[k + 2:, k + 2:] - c1[:, None] * cj(wk)[None, :] - \
+                    c2[:, None] * cj(wk1)[None, :]
+                m[k + 2:, k], m[k + 2:, k + 1] = wk, wk1
+            if h and k + step < n:          # her/her2 leave the trailing diagonal real
+                rest = m[k + step:, k + step:]
+                eye = xp.eye(n - k - step, dtype=xp.bool)
+                m[k + step:, k + step:] = xp.where(eye, re(rest), rest)
+            if step == 1:
+                piv[k] = kp + 1
+            else:
+                piv[k] = piv[k + 1] = -(kp + 1)
+            k += step
+        return xp.tril(m), xp.asarray(piv, dtype=xp.int32)
+
+    return _per_matrix(xp, a, factor)
+
+
+def _ldl_solve(xp, ld, pivots, b, hermitian):
+    """LAPACK sytrs (hetrs for complex hermitian): X with A X = B from _ldl's (LD,
+    pivots), per matrix (batch dims already broadcast)."""
+    h = bool(hermitian) and xp.isdtype(ld.dtype, "complex floating")
+
+    def cj(z):
+        return xp.conj(z) if h else z
+
+    def solve(m, piv, x):
+        n = m.shape[-1]
+        x = xp.asarray(x, copy=True)
+        p = [int(v) for v in piv]
+
+        def swap(i, j):
+            if i != j:
+                x[i, :], x[j, :] = _copy(xp, x[j, :]), _copy(xp, x[i, :])
+        k = 0
+        while k < n:                    # L D Y = B
+            if p[k] > 0:
+                swap(k, p[k] - 1)
+                x[k + 1:, :] = x[k + 1:, :] - m[k + 1:, k][:, None] * x[k, :][None, :]
+                x[k, :] = x[k, :] / m[k, k]
+                k += 1
+                continue
+            swap(k + 1, -p[k] - 1)
+            if k < n - 2:
+                x[k + 2:, :] = x[k + 2:, :] - m[k + 2:, k][:, None] * x[k, :][None, :] - \
+                    m[k + 2:, k + 1][:, None] * x[k + 1, :][None, :]
+            d21 = m[k + 1, k]
+            d11, d22 = m[k, k] / cj(d21), m[k + 1, k + 1] / d21
+            denom = d11 * d22 - 1
+            b1, b2 = x[k, :] / cj(d21), x[k + 1, :] / d21
+            x[k, :], x[k + 1, :] = (d22 * b1 - b2) / denom, (d11 * b2 - b1) / denom
+            k += 2
+        k = n - 1
+        while k >= 0:                   # L^T X = Y
+            tail = x[k + 1:, :]
+            x[k, :] = x[k, :] - xp.sum(cj(m[k + 1:, k])[:, None] * tail, axis=0)
+            if p[k] > 0:
+                swap(k, p[k] - 1)
+                k -= 1
+                continue
+            x[k - 1, :] = x[k - 1, :] - xp.sum(cj(m[k + 1:, k - 1])[:, None] * tail, axis=0)
+            swap(k, -p[k] - 1)
+            k -= 2
+        return (x,)
+
+    batch = ld.shape[:-2]
+    count = math.prod(batch)
+    flat = xp.reshape(ld, (count, *ld.shape[-2:]))
+    pf = xp.reshape(pivots, (count, pivots.shape[-1]))
+    bf = xp.reshape(b, (count, *b.shape[-2:]))
+    outs = [solve(flat[i, ...], pf[i, ...], bf[i, ...])[0] for i in range(count)]
+    if not outs:
+        return xp.zeros(b.shape, dtype=b.dtype)
+    return xp.reshape(xp.stack(outs), (*batch, *b.shape[-2:]))
+
+
+def _geqrf(xp, a):
+    """LAPACK geqrf's Householder QR, batched: (R above the diagonal and the reflectors'
+    vectors below it, packed as LAPACK's; tau).  Column j's reflector is dlarfg's:
+    beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha -
+    beta), and tau = 0 (no reflection) where x is 0 and alpha real; H^H is applied to the
+    columns to the right (the unblocked geqr2: blocked LAPACK rounds otherwise)."""
+    *batch, m, n = a.shape
+    k = min(m, n)
+    h = xp.asarray(a, copy=True)
+    tau = xp.zeros((*batch, k), dtype=a.dtype)
+    complex_ = xp.isdtype(a.dtype, "complex floating")
+    for j in range(k):
+        alpha = h[..., j, j]
+        x = h[..., j + 1:, j]
+        if complex_:
+            xnorm2 = xp.sum(xp.real(x * xp.conj(x)), axis=-1)
+            re, im = xp.real(alpha), xp.imag(alpha)
+        else:
+            xnorm2 = xp.sum(x * x, axis=-1)
+            re, im = alpha, xp.zeros_like(alpha)
+        skip = (xnorm2 == 0) & (im == 0)
+        norm = xp.sqrt(re * re + im * im + xnorm2)
+        beta = xp.astype(xp.where(re >= 0, -norm, norm), a.dtype)
+        one = xp.ones_like(alpha)
+        t = xp.where(skip, xp.zeros_like(alpha), (beta - alpha) / xp.where(skip, one, beta))
+        v = x * (one / xp.where(skip, one, alpha - beta))[..., None]
+        h[..., j + 1:, j] = v
+        h[..., j, j] = xp.where(skip, alpha, beta)
+        tau[..., j] = t
+        if j + 1 < n:
+            w = xp.concat([one[..., None], v], axis=-1)
+            rest = h[..., j:, j + 1:]
+            wh = xp.conj(w) if complex_ else w
+            proj = xp.sum(wh[..., :, None] * rest, axis=-2)
+            tc = xp.conj(t) if complex_ else t
+            h[..., j:, j + 1:] = rest - tc[..., None, None] * w[..., :, None] * \
+                proj[..., None, :]
+    return h, tau
+
+
+def _lu(xp, a):
+    """LAPACK getrf's LU with partial pivoting, batched: (L and U packed in one matrix,
+    1-based int32 pivots).  Column j's pivot is the first entry of largest size at or
+    below the diagonal, size |x| (|re| + |im| for complex, izamax's); a nan is picked only
+    where it comes first (idamax never finds anything larger than it).  A zero pivot
+    leaves its column unscaled, as LAPACK does (its info then names it).  Rounding follows
+    the unblocked getf2: blocked LAPACK sums the updates in another order, so a matrix of
+    exact rank deficiency can end with a tiny nonzero where torch's has a zero (or back).
+    One Python step per column: fine for the small matrices LU is used on here, slower than
+    LAPACK past a few hundred rows."""
+    *batch, m, n = a.shape
+    lu = xp.asarray(a, copy=True)
+    pivots = xp.zeros((*batch, min(m, n)), dtype=xp.int32)
+    rows = xp.arange(m)
+    for j in range(min(m, n)):
+        col = lu[..., j:, j]
+        size = xp.abs(xp.real(col)) + xp.abs(xp.imag(col)) if xp.isdtype(
+            col.dtype, "complex floating") else xp.abs(col)
+        first = xp.isnan(size[..., 0])
+        p = xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1.0, size), axis=-1)) + j
+        pivots[..., j] = xp.astype(p + 1, xp.int32)
+        swap = xp.where(rows == j, p[..., None], xp.where(rows == p[..., None], j, rows))
+        lu = xp.take_along_axis(lu, xp.broadcast_to(swap[..., None], lu.shape), axis=-2)
+        pivot = lu[..., j:j + 1, j]
+        ok = pivot != 0
+        below = lu[..., j + 1:, j]
+        # times the reciprocal, as getrf scales (rounding as LAPACK's, not as a division)
+        below = xp.where(ok, below * (1 / xp.where(ok, pivot, xp.ones_like(pivot))), below)
+        lu[..., j + 1:, j] = below
+        lu[..., j + 1:, j + 1:] = lu[..., j + 1:, j + 1:] - below[..., None] * \
+            lu[..., j:j + 1, j + 1:]
+    return lu, pivots
+
+
+def _lu_permutation(xp, pivots, m):
+    """The row order LAPACK's pivots (1-based, applied in turn) give: A[order] = L U."""
+    from ember.errors import EmberValueError
+    k = pivots.shape[-1]
+    if k and not bool(xp.all((pivots >= 1) & (pivots <= m))):
+        raise EmberValueError(f"lu_unpack: pivots must be between 1 and LU.size(-2) = {m} "
+                              "inclusive, as linalg.lu_factor returns them; pass its "
+                              "pivots unchanged")
+    rows = xp.arange(m)
+    order = xp.broadcast_to(rows, (*pivots.shape[:-1], m))
+    for i in range(k):
+        j = xp.astype(pivots[..., i:i + 1], rows.dtype) - 1
+        here, there = order[..., i:i + 1], xp.take_along_axis(order, j, axis=-1)
+        order = xp.where(rows == i, there, xp.where(rows == j, here, order))
+    return order
 
 
 def _triangle(xp, a, uplo):
@@ -691,4 +975,26 @@ def numpy_extras(np) -> dict:
         dst[...] = src
 
     return {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
-            "index_put": index_put, "assign": assign}
+            "index_put": index_put, "assign": assign, **eig_kernels(np)}
+
+
+def eig_kernels(np) -> dict:
+    """linalg.eig's eigenvectors and eigenvalues through NumPy's LAPACK geev, always
+    complex, as torch's (NumPy returns real arrays where every eigenvalue is real).  Both
+    come from one geev call each, which is deterministic, so eig's values and vectors
+    agree.  Other libraries run these on the host (CuPy, OpenCL: nothing else has geev)."""
+    from ember.errors import EmberValueError
+
+    def geev(a):
+        wide = a.dtype in (np.float64, np.complex128)
+        dtype = np.complex128 if wide else np.complex64
+        if not np.isfinite(a).all():
+            raise EmberValueError("linalg.eig: the input holds inf or nan, so its "
+                                  "eigenvalues are not defined (PyTorch's LAPACK fails "
+                                  "too); find them with ember.isfinite(A).all((-2, -1))")
+        if a.shape[-1] == 0:
+            return np.zeros(a.shape[:-1], dtype), np.zeros(a.shape, dtype)
+        w, v = np.linalg.eig(a)
+        return np.asarray(w, dtype), np.asarray(v, dtype)
+
+    return {"eig": lambda a: geev(a)[1], "eigvals": lambda a: geev(a)[0]}

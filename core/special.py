@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import math
 
+from . import dispatch as _dispatch
 from . import dtypes as _D
 from . import functional as _F
 from . import ops as _ops
 from .errors import EmberTypeError
 from .functional import _util
+from .ops import special as _special_ops
 from .ops._out import write_out
 from .tensor import Tensor
 
@@ -18,7 +20,8 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi
            "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p"]
+           "laguerre_polynomial_l", "legendre_polynomial_p", "modified_bessel_i0",
+           "modified_bessel_i1", "spherical_bessel_j0", "erfcx", "log_ndtr"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -65,6 +68,67 @@ def i1e(input: Tensor) -> Tensor:
     ``torch.special.i1e``
     """
     return _F.special.bessel_i(input, 1, True)
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 0 (i0's Cephes series).
+
+    PyTorch
+    -------
+    ``torch.special.modified_bessel_i0``
+    """
+    return i0(input)
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 1 (i1's Cephes series).
+
+    PyTorch
+    -------
+    ``torch.special.modified_bessel_i1``
+    """
+    return i1(input)
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """sin(x) / x, the spherical Bessel function of the first kind, order 0: its Taylor
+    series below |x| = 0.5 (as torch's), 0 at +-inf.
+
+    PyTorch
+    -------
+    ``torch.special.spherical_bessel_j0``
+    """
+    x = _util._float(input)
+    x2 = x * x
+    series = 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (
+        1.0 - x2 / 72.0 * (1.0 - x2 / 110.0 * (1.0 - x2 / 156.0)))))
+    small = x.abs() < 0.5
+    safe = _ops.where(small, 1.0, x)
+    return _ops.where(small, series, _ops.where(_ops.isinf(x), 0.0, _ops.sin(safe) / safe))
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """exp(x^2) erfc(x), the scaled complementary error function, without erfc's
+    underflow: a continued fraction from 2 up, erfcx(x) = 2 exp(x^2) - erfcx(-x) below 0
+    (inf past its overflow, as torch's); float32 computes in float64 where it can.
+
+    PyTorch
+    -------
+    ``torch.special.erfcx``
+    """
+    return _dispatch.run(_special_ops.erfcx_op, _util._float(input))
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """log of the standard normal CDF, accurate in both tails: log(erfcx(-x / sqrt 2) / 2)
+    - x^2 / 2 below -1 (as torch's), log1p(-erfc(x / sqrt 2) / 2) above; float32
+    computes in float64 where it can.
+
+    PyTorch
+    -------
+    ``torch.special.log_ndtr``
+    """
+    return _dispatch.run(_special_ops.log_ndtr_op, _util._float(input))
 
 
 def expit(input: Tensor) -> Tensor:

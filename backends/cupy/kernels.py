@@ -75,8 +75,15 @@ def cupy_extras(cupy) -> dict[str, Callable[..., Any]]:
     def assign(dst, src):
         dst[...] = src
 
+    import numpy as np
+
+    def on_host(kernel):
+        # CuPy has no geev (general eigenproblem): NumPy's LAPACK on a host copy
+        return lambda a: cupy.asarray(kernel(cupy.asnumpy(a)))
+
     return {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
-            "index_put": index_put, "assign": assign}
+            "index_put": index_put, "assign": assign,
+            **{name: on_host(k) for name, k in array_api.eig_kernels(np).items()}}
 
 
 def on_device(kernels: dict, device) -> dict:

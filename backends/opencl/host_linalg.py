@@ -23,4 +23,5 @@ def _on_host(kernel):
 
 
 def table() -> dict:
-    return {name: _on_host(k) for name, k in array_api.linalg_kernels(np).items()}
+    return {name: _on_host(k) for name, k in {**array_api.linalg_kernels(np),
+                                              **array_api.eig_kernels(np)}.items()}

@@ -139,7 +139,8 @@ def _elementwise_names():
     return [n for n, o in REGISTRY.items() if o.kind in ("unary", "binary", "ternary")]
 
 
-@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "relu",
+@register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "erfcx",
+          "log_ndtr", "relu",
           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
           "bitwise_right_shift")
 def _broadcast(op, args, batched, attrs, size):
@@ -242,7 +243,10 @@ def _concatenate(op, args, batched, attrs, size):
 
 
 @register("identity", "contiguous", "inv", "det", "logabsdet", "cholesky", "eigh",
-          "eigvalsh", "svdvals", "svd_u", "svd_vh", "qr_q", "qr_r", "pinv")
+          "eigvalsh", "svdvals", "svd_u", "svd_vh", "qr_q", "qr_r", "pinv", "lu_factor",
+          "lu_pivots", "lu_permutation", "eig", "eigvals", "matrix_exp",
+          "geqrf", "geqrf_tau", "ldl_factor", "ldl_pivots",
+          "ldl_solve")
 def _same(op, args, batched, attrs, size):
     # the op already maps over leading dims: the batch is one more of them
     return dispatch.run(op, *args, **attrs)

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from .._torch_gaps import gap
 from ..amp_policy import active as _amp
 from ..linalg import decompositions as LA
+from ..linalg import lu_decomposition as LU_
 from ..linalg.decompositions import (
     QRResult,
     det,
@@ -20,13 +21,18 @@ from ..linalg.decompositions import (
     slogdet,
     svdvals,
 )
+from ..linalg.householder import geqrf, ormqr
+from ..linalg.householder import householder_product as orgqr
+from ..linalg.lu_decomposition import lu_unpack
+from ..linalg.matrix_functions import matrix_exp
 from ..linalg.norms import _dims, _floats, _l2, matrix_norm, vector_norm
 from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
            "svd", "pinverse", "qr", "norm", "cholesky_inverse", "cholesky_solve",
-           "triangular_solve"]
+           "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp", "geqrf", "ormqr",
+           "orgqr"]
 
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
@@ -183,3 +189,28 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     T = A.mT if transpose else A
     x = LA.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, A.clone())
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
+    """(LU, pivots), with LAPACK's info too when get_infos: linalg.lu_factor_ex's, never
+    raising for a singular matrix (torch.lu's legacy form).
+
+    PyTorch
+    -------
+    ``torch.lu``
+    """
+    if out is not None:
+        raise gap("lu(out=)", "assign the result instead")
+    LU, pivots, info = LU_.lu_factor_ex(A, pivot=pivot)
+    return LU_.LUFactorExResult(LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
+    """X with A X = b for A given by lu_factor's LU and pivots (torch.lu_solve's legacy
+    argument order: linalg.lu_solve takes b last).
+
+    PyTorch
+    -------
+    ``torch.lu_solve``
+    """
+    return LU_.lu_solve(LU_data, LU_pivots, b, out=out)

@@ -1,4 +1,5 @@
-"""torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, svd, qr."""
+"""torch.linalg's decompositions and solvers: inv, solve, det, slogdet, cholesky, eigh, eig, svd,
+qr."""
 from __future__ import annotations
 
 import math
@@ -15,10 +16,11 @@ from ..tensor import Tensor
 __all__ = ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
            "matrix_power", "multi_dot", "inv_ex", "cholesky_ex", "svd", "svdvals", "pinv",
            "qr", "solve_ex", "solve_triangular", "vander", "tensorinv", "tensorsolve",
-           "matrix_rank"]
+           "matrix_rank", "eig", "eigvals"]
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 InvExResult = namedtuple("inv_ex", ["inverse", "info"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
 SVDResult = namedtuple("svd", ["U", "S", "Vh"])
@@ -204,6 +206,33 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """
     _out(out, "eigvalsh")
     return run(P.eigvalsh_op, _float("eigvalsh", A), UPLO=_uplo("eigvalsh", UPLO))
+
+
+def eig(A: Tensor, *, out=None) -> EigResult:
+    """(eigenvalues, eigenvectors as columns) of each square matrix, complex (LAPACK geev:
+    each eigenvector of unit norm with its largest component real, as PyTorch's on the
+    CPU; where two components are equally large, LAPACK builds may pick another one, so
+    a vector can differ from torch's by a unit phase).  Gradients need distinct
+    eigenvalues, as in PyTorch.
+
+    PyTorch
+    -------
+    ``torch.linalg.eig``
+    """
+    _out(out, "eig")
+    A = _float("eig", A)
+    return EigResult(run(P.eigvals_op, A), run(P.eig_op, A))
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """The eigenvalues of each square matrix, complex, in LAPACK geev's order.
+
+    PyTorch
+    -------
+    ``torch.linalg.eigvals``
+    """
+    _out(out, "eigvals")
+    return run(P.eigvals_op, _float("eigvals", A))
 
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:

@@ -333,7 +333,8 @@ for _name, _fn in {
     "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "cross": F.cross,
     "kron": F.kron, "inverse": FL.inverse, "det": FL.det, "logdet": FL.logdet,
     "slogdet": FL.slogdet, "cholesky": FL.cholesky, "matrix_power": FL.matrix_power,
-    "svd": FL.svd, "pinverse": FL.pinverse, "qr": FL.qr,
+    "svd": FL.svd, "pinverse": FL.pinverse, "qr": FL.qr, "lu": FL.lu, "lu_solve": FL.lu_solve,
+    "matrix_exp": FL.matrix_exp, "geqrf": FL.geqrf, "ormqr": FL.ormqr, "orgqr": FL.orgqr,
     # the method forms of elementwise math written as methods (self first, value positional)
     "addcmul": _addcmul, "addcdiv": _addcdiv, "lerp": _lerp,
     # sampling

@@ -1,5 +1,5 @@
 """Linear-algebra primitives over the last two dims (batched): inv, solve, det, cholesky, eigh,
-svd, qr.
+svd, qr, geqrf, lu, ldl, eig; and matrix_exp, a declared composite with PyTorch's gradient.
 
 Each kernel takes float arrays of one dtype; every gradient rule is written with ember ops,
 so it runs on every device and differentiates again.
@@ -10,7 +10,7 @@ from .. import dtypes as D
 from ..dispatch import run
 from ..errors import AutogradError, DtypeNotSupportedError, ShapeError
 from ..tensor import Tensor
-from ._op import declare, rule_same
+from ._op import declare, rule_fixed, rule_same
 from .creation import arange, eye, zeros
 from .elementwise import where
 from .movement import cat
@@ -364,3 +364,215 @@ pinv_op = declare("pinv", "composite", rule_same, sig="a, *, atol: float, rtol: 
 
 def run_pinv(a: Tensor, atol: float, rtol: float, hermitian: bool) -> Tensor:
     return run(pinv_op, a, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+# --- LU with partial pivoting: A = P L U, L unit lower (m, k), U upper (k, n), k = min(m, n),
+# packed in one (m, n) matrix as LAPACK's getrf; one primitive for it, one for its pivots
+def lu_parts(lu, order):
+    """(P, L, U) of a packed LU and its row order (A[order] = L U, so A = P L U)."""
+    m, n = lu._data.shape[-2:]
+    k = min(m, n)
+    rows = arange(m, device=lu._device)
+    p = (rows.reshape(m, 1) == order.unsqueeze(-2)).to(lu._dtype)
+    lower = lu[..., :k].tril(-1) + eye(m, k, dtype=lu._dtype, device=lu._device)
+    return p, lower, lu[..., :k, :].triu()
+
+
+def _solve_right(a, b):
+    """X with X A = B."""
+    return solve_op_run(a.mT, b.mT).mT
+
+
+def _lu_factor_vjp(g, out, a):
+    # PyTorch's linalg_lu_backward (FunctionsManual.cpp) with gL, gU the parts of the
+    # packed gradient each factor owns (the rest of each block is masked away); written as
+    # the real formula, with transposes (autograd conjugates around it for complex input)
+    m, n = out._data.shape[-2:]
+    k = min(m, n)
+    p, lower, upper = lu_parts(out, run(lu_permutation_op, run(lu_pivots_op, a), m=m))
+    gl, gu = g[..., :k], g[..., :k, :]
+    if m == n:
+        x = (lower.mT @ gl).tril(-1) + (gu @ upper.mT).triu()
+        return (p @ solve_op_run(lower.mT, _solve_right(upper.mT, x)),)
+    if m < n:     # wide: A = P L [U1 | U2]
+        u1 = upper[..., :k]
+        x = _solve_right(u1.mT, (lower.mT @ gl - gu.triu() @ upper.mT).tril(-1))
+        x = cat([x + gu[..., :k].triu(), gu[..., k:]], -1)
+        return (p @ solve_op_run(lower.mT, x),)
+    l1 = lower[..., :k, :]       # tall: A = P [L1; L2] U
+    x = solve_op_run(l1.mT, (gu @ upper.mT - lower.mT @ gl.tril(-1)).triu())
+    x = cat([x + gl[..., :k, :].tril(-1), gl[..., k:, :]], -2)
+    return (p @ _solve_right(upper.mT, x),)
+
+
+def _pivots_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, min(m, n))
+
+
+def _permutation_check(inputs, attrs):
+    pivots = inputs[0]
+    if pivots._dtype is not D.int32:
+        raise DtypeNotSupportedError(f"lu_unpack: pivots must be int32 (as linalg.lu_factor "
+                                     f"returns them), got {pivots._dtype.name}; pass "
+                                     f"lu_factor's pivots, or call .int() on them")
+
+
+lu_factor_op = declare("lu_factor", "linalg", rule_same, sig="a", check=_float_matrix("lu"),
+                       vjp=_lu_factor_vjp, save_out=True, shape=lambda i, a: i[0]._data.shape,
+                       doc="L and U of A = P L U packed in one matrix (L's unit diagonal "
+                           "left out), LAPACK getrf's partial pivoting")
+lu_pivots_op = declare("lu_pivots", "linalg", rule_fixed(D.int32), sig="a",
+                       check=_float_matrix("lu"), shape=_pivots_shape,
+                       doc="the 1-based int32 pivots of lu_factor (row j was swapped with "
+                           "row pivots[j] - 1), (*, min(m, n))")
+lu_permutation_op = declare("lu_permutation", "linalg", rule_fixed(D.int64),
+                            sig="pivots, *, m: int", check=_permutation_check,
+                            shape=lambda i, a: i[0]._data.shape[:-1] + (a["m"],),
+                            doc="the row order (*, m) lu_pivots' swaps make, applied in "
+                                "turn: A[order] = L U; raises for a pivot outside 1..m")
+
+
+# --- the matrix exponential: scaling and squaring over the [13/13] Pade approximant
+# (Higham 2005, "The scaling and squaring method for the matrix exponential revisited")
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+           1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+           33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152        # the 1-norm up to which [13/13] needs no scaling
+_LN2 = 0.6931471805599453
+
+
+def _wider(a):
+    """The double-precision dtype of a single-precision tensor where its device has one
+    (else None): matrix_exp's squarings multiply float32's rounding error by the norm, so
+    torch's own float32 result is about 1e-6 off; in double precision ember's is exact."""
+    wide = {D.float32: D.float64, D.complex64: D.complex128}.get(a._dtype)
+    device = a._device
+    if wide is None or (device.type != "cpu" and wide.name not in
+                        device.backend.capabilities(device.index).dtypes):
+        return None
+    return wide
+
+
+def _matrix_exp_forward(a):
+    wide = _wider(a)
+    if wide is not None:
+        return _matrix_exp_forward(a.to(wide)).to(a._dtype)
+    n = a._data.shape[-1]
+    # squarings per matrix: 2^-s A within the approximant's norm (nan and inf: none)
+    steps = ((a.abs().sum(-2).amax(-1) / _THETA13).log() / _LN2).ceil()
+    steps = where(steps.isfinite() & (steps > 0), steps, 0.0)
+    most = int(steps.amax()) if steps.numel() else 0
+    x = a * (-steps * _LN2).exp()[..., None, None] if most else a
+    i = eye(n, dtype=a._dtype, device=a._device)
+    b = _PADE13
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 +
+             b[3] * x2 + b[1] * i)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + \
+        b[0] * i
+    result = solve_op_run(v - u, v + u)
+    for step in range(most):        # each matrix squared back as often as it was scaled
+        result = where((steps > step)[..., None, None], result @ result, result)
+    return result
+
+
+def _matrix_exp_vjp(g, out, a):
+    # PyTorch's: the upper right block of exp([[A^T, G], [0, A^T]]) (Najfeld and Havel)
+    n = a._data.shape[-1]
+    top = cat([a.mT, g], -1)
+    bottom = cat([zeros(*a._data.shape, dtype=a._dtype, device=a._device), a.mT], -1)
+    return (run(matrix_exp_op, cat([top, bottom], -2))[..., :n, n:],)
+
+
+matrix_exp_op = declare("matrix_exp", "composite", rule_same, sig="a",
+                        check=_square("matrix_exp"), decompose=_matrix_exp_forward,
+                        opaque=True, vjp=_matrix_exp_vjp, shape=lambda i, a: i[0]._data.shape,
+                        doc="exp(A) of each square matrix (scaling and squaring, [13/13] "
+                            "Pade); its gradient is exp of a block matrix, as PyTorch's")
+
+
+# --- the general eigenproblem A V = V diag(L): complex results, as PyTorch's (LAPACK geev:
+# each eigenvector of unit norm, its largest component real).  The rules are written as
+# real formulas, conjugated around by autograd (node._conjugated); the one term that is not
+# holomorphic (the real part fixing the eigenvectors' phase) carries its own conj().
+def _complex(inputs, attrs):
+    d = inputs[0]._dtype
+    return d, d.to_complex()
+
+
+def rule_complex(op):
+    """A float or complex matrix in, its complex dtype out (eig, eigvals)."""
+    return _complex
+
+
+def _eig_parts(a):
+    return run(eig_op, a), run(eigvals_op, a)
+
+
+def _eigvals_vjp(g, out, a):
+    v = run(eig_op, a)
+    # dL = diag(V^-1 dA V): gA = V^-T diag(g) V^T
+    return (solve_op_run(v.mT, g[..., :, None] * v.mT),)
+
+
+def _eig_vjp(g, out, a):
+    # torch's linalg_eig_backward for gV: V^-H ((V^H gV - V^H V Re diag(V^H gV)) / conj(E))
+    # V^H, E_ij = L_j - L_i, written for conj(gV) (autograd conjugates in and out)
+    v, w = _eig_parts(a)
+    n = w._data.shape[-1]
+    i = eye(n, dtype=w._dtype, device=w._device)
+    vg = v.mT @ g
+    diagonal = (vg * i).sum(-1).real
+    vv = v.mT @ v.conj()
+    e = w[..., None, :] - w[..., :, None] + i
+    mid = (vg - vv * diagonal[..., None, :]) / e * (1 - i)
+    return (solve_op_run(v.mT, mid @ v.mT),)
+
+
+def _eig_shape(inputs, attrs):
+    return inputs[0]._data.shape
+
+
+eig_op = declare("eig", "linalg", rule_complex, sig="a", check=_square("eig"), vjp=_eig_vjp,
+                 shape=_eig_shape,
+                 doc="the eigenvectors (columns, unit norm, largest component real, as "
+                     "LAPACK geev) of each square matrix, complex")
+eigvals_op = declare("eigvals", "linalg", rule_complex, sig="a", check=_square("eigvals"),
+                     vjp=_eigvals_vjp, shape=lambda i, a: i[0]._data.shape[:-1],
+                     doc="the eigenvalues (LAPACK geev's order) of each square matrix, "
+                         "complex")
+
+
+# --- LAPACK's packed Householder QR (torch.geqrf: not differentiable there either)
+def _tau_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, min(m, n))
+
+
+geqrf_op = declare("geqrf", "linalg", rule_same, sig="a", check=_float_matrix("geqrf"),
+                   shape=lambda i, a: i[0]._data.shape,
+                   doc="LAPACK geqrf's QR: R on and above the diagonal, the Householder "
+                       "vectors (unit first entry left out) below it")
+geqrf_tau_op = declare("geqrf_tau", "linalg", rule_same, sig="a", check=_float_matrix("geqrf"),
+                       shape=_tau_shape,
+                       doc="geqrf's Householder scalars tau, (*, min(m, n)): H_i = I - tau_i "
+                           "v_i v_i^H")
+
+
+# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable)
+ldl_factor_op = declare("ldl_factor", "linalg", rule_same, sig="a, *, hermitian: bool",
+                        check=_square("ldl_factor"), shape=lambda i, a: i[0]._data.shape,
+                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed: L below "
+                            "the diagonal, D's 1x1 and 2x2 blocks on and beside it")
+ldl_pivots_op = declare("ldl_pivots", "linalg", rule_fixed(D.int32),
+                        sig="a, *, hermitian: bool", check=_square("ldl_factor"),
+                        shape=lambda i, a: i[0]._data.shape[:-1],
+                        doc="sytrf's 1-based int32 pivots: k swapped with pivots[k] - 1 for "
+                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)")
+ldl_solve_op = declare("ldl_solve", "linalg", rule_same, sig="ld, pivots, b, *, hermitian: "
+                       "bool", promote=(0, 2), shape=lambda i, a: i[2]._data.shape,
+                       doc="LAPACK sytrs: X with A X = B for A given by ldl_factor and "
+                           "ldl_pivots (batch dims alike)")

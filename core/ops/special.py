@@ -1,5 +1,5 @@
 """Special functions as declared kernels, each with its own gradient rule: lgamma, digamma,
-erfinv and atan2 (with IEEE signed-zero quadrants).
+erfinv, erfcx, log_ndtr and atan2 (with IEEE signed-zero quadrants).
 
 A backend may run any of them as one kernel; without one, the decomposition below runs (ops
 only, so every backend has it) and is not itself differentiated: the op's rule is (Op.opaque:
@@ -244,3 +244,71 @@ erfinv_op = declare("erfinv", "composite", rule_float, sig="x", shape=shape_firs
                     doc="the inverse of erf on (-1, 1); +-inf at +-1, nan outside",
                     decompose=_erfinv_forward, opaque=True, save_out=True, uses=(),
                     vjp=lambda g, out, x: (g * (math.sqrt(math.pi) / 2) * E.exp(out * out),))
+
+
+# --- the scaled complementary error function and the log of the normal CDF
+def _in_double(x: Tensor, fn) -> Tensor:
+    """fn(x) in float64 where x is float32 on a device that has float64 (1 - erf keeps
+    too few float32 digits near 2), cast back."""
+    device = x._device
+    if x._dtype is D.float32 and (device.type == "cpu" or "float64" in
+                                  device.backend.capabilities(device.index).dtypes):
+        return fn(x.to(D.float64)).to(D.float32)
+    return fn(x)
+
+
+def _erfc_parts(z: Tensor):
+    """(erfc(z), erfcx(z)): 1 - erf(z) below 2, above it erfcx by its continued fraction
+    1 / (sqrt(pi) (z + 1/2 / (z + 1 / (z + 3/2 / ...)))) (50 terms)."""
+    near = z < 2.0
+    zn = E.where(near, z, 0.0)
+    zf = E.where(near, 2.0, z)
+    t = 0.0                         # (zf * 0 would be nan at inf)
+    for k in range(50, 0, -1):
+        t = (k / 2) / (zf + t)
+    tail = 1.0 / (math.sqrt(math.pi) * (zf + t))
+    direct = 1.0 - E.erf(zn)
+    return (E.where(near, direct, E.exp(-zf * zf) * tail),
+            E.where(near, direct * E.exp(zn * zn), tail))
+
+
+def _erfcx_forward(x: Tensor) -> Tensor:
+    def scaled(x):
+        neg = x < 0
+        _, positive = _erfc_parts(E.where(neg, -x, x))
+        xn = E.where(neg, x, 0.0)
+        return E.where(neg, 2.0 * E.exp(xn * xn) - positive, positive)
+    return _in_double(x, scaled)
+
+
+def _log_ndtr_forward(x: Tensor) -> Tensor:
+    def log_cdf(x):
+        low = x < -1.0
+        xl = E.where(low, x, -1.0)
+        _, scaled = _erfc_parts(-xl * (1.0 / math.sqrt(2.0)))
+        left = E.log(scaled * 0.5) - xl * xl * 0.5
+        upper, _ = _erfc_parts(E.where(low, 0.0, x) * (1.0 / math.sqrt(2.0)))
+        return E.where(low, left, E.log1p(-0.5 * upper))
+    return _in_double(x, log_cdf)
+
+
+def _log_ndtr_slope(x: Tensor, out: Tensor) -> Tensor:
+    """pdf / cdf: exp(-x^2 / 2 - log_ndtr(x)) / sqrt(2 pi), which cancels to nothing in the
+    left tail; there sqrt(2 / pi) / erfcx(-x / sqrt 2), the same without the cancellation."""
+    low = x < -1.0
+    xl = E.where(low, x, -1.0)
+    left = math.sqrt(2.0 / math.pi) / run(erfcx_op, -xl * (1.0 / math.sqrt(2.0)))
+    xh = E.where(low, 0.0, x)
+    slope = E.where(low, left, E.exp(-xh * xh * 0.5 - out) / math.sqrt(2.0 * math.pi))
+    # where log_ndtr itself overflows to -inf, torch's exp(-x^2 / 2 - out) is nan
+    return E.where(out == -math.inf, math.nan, slope)
+
+
+erfcx_op = declare("erfcx", "composite", rule_float, sig="x", shape=shape_first,
+                   doc="exp(x^2) erfc(x), without erfc's underflow", decompose=_erfcx_forward,
+                   opaque=True, save_out=True,
+                   vjp=lambda g, out, x: (g * (2.0 * x * out - 2.0 / math.sqrt(math.pi)),))
+log_ndtr_op = declare("log_ndtr", "composite", rule_float, sig="x", shape=shape_first,
+                      doc="log of the standard normal CDF, accurate in both tails",
+                      decompose=_log_ndtr_forward, opaque=True, save_out=True,
+                      vjp=lambda g, out, x: (g * _log_ndtr_slope(x, out),))

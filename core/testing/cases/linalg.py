@@ -1,5 +1,5 @@
 """Conformance rows of matmul, the norms, and linalg's decompositions and solvers (inv, solve,
-det, cholesky, eigh, svd, qr) against NumPy's LAPACK.
+det, cholesky, eigh, eig, svd, qr, geqrf, lu, ldl) against NumPy's LAPACK.
 """
 from __future__ import annotations
 
@@ -112,6 +112,77 @@ case("qr_q:wide_complete", lambda E, x: tuple(E.linalg.qr(x, "complete")),
      lambda np, x: tuple(np.linalg.qr(x, "complete")), Input((3, 5)), ops=("qr_q", "qr_r"),
      atol=1e-4)
 
+
+
+def _plu(E, x):
+    p, lower, upper = E.linalg.lu(x)
+    return p @ lower @ upper
+
+
+# LU: P L U rebuilds A (values, and gradients through the factors' rules), lu_solve solves
+case("lu_factor", lambda E, x, b: (_plu(E, _general(E, x)),
+                                   E.linalg.lu_solve(*E.linalg.lu_factor(_general(E, x)), b)),
+     lambda np, x, b: (_np_general(np, x), np.linalg.solve(_np_general(np, x), b)),
+     Input((2, 3, 3)), Input((2, 3, 2)), ops=("lu_factor", "lu_pivots", "lu_permutation"),
+     atol=1e-4)
+case("lu_factor:tall_wide", lambda E, x: (_plu(E, x), _plu(E, x.mT)),
+     lambda np, x: (x, np.swapaxes(x, -1, -2)), Input((2, 4, 3)),
+     ops=("lu_factor", "lu_pivots", "lu_permutation"), atol=1e-4)
+
+
+def _expm_np(np, x):
+    """exp(x) by its Taylor series on x / 2^8, squared back 8 times (float64)."""
+    y = x.astype(np.float64) / 256.0
+    term = total = np.broadcast_to(np.eye(x.shape[-1]), x.shape).copy()
+    for k in range(1, 20):
+        term = term @ y / k
+        total = total + term
+    for _ in range(8):
+        total = total @ total
+    return total.astype(x.dtype)
+
+
+case("matrix_exp", lambda E, x: E.linalg.matrix_exp(x * 3), lambda np, x: _expm_np(np, x * 3),
+     Input((2, 3, 3)), atol=1e-4, rtol=1e-4)
+
+
+def _eig_rebuilt(E, x):
+    w, v = E.linalg.eig(x)
+    return ((v * w[..., None, :]) @ E.linalg.inv(v)).real, w.abs()
+
+
+# eig: V diag(L) V^-1 rebuilds A (gradients through both rules), |L| as NumPy's geev
+case("eig", _eig_rebuilt, lambda np, x: (x, np.abs(np.linalg.eigvals(x))),
+     Input((2, 3, 3)), ops=("eig", "eigvals"), atol=1e-4, needs=("complex64", "complex128"))
+
+
+def _geqrf_np(np, x):
+    h, tau = np.linalg.qr(x, mode="raw")          # LAPACK's a, transposed
+    return np.swapaxes(h, -1, -2), tau
+
+
+# geqrf: LAPACK's packed QR itself; householder_product rebuilds Q, ormqr applies it
+case("geqrf", lambda E, x: tuple(E.geqrf(x)), _geqrf_np, Input((2, 4, 3)),
+     ops=("geqrf", "geqrf_tau"), grad=False, atol=1e-4)
+case("geqrf:wide", lambda E, x: tuple(E.geqrf(x)), _geqrf_np, Input((3, 5)),
+     ops=("geqrf", "geqrf_tau"), grad=False, atol=1e-4)
+case("householder_product", lambda E, x, c: (
+    E.linalg.householder_product(*E.geqrf(x)).abs(), E.ormqr(*E.geqrf(x), c).abs()),
+     lambda np, x, c: (np.abs(np.linalg.qr(x)[0]), np.abs(np.linalg.qr(x, "complete")[0] @ c)),
+     Input((2, 4, 3)), Input((2, 4, 2)), ops=("linalg.householder_product", "ormqr"),
+     grad=False, atol=1e-4)
+
+
+def _ldl_solved(E, x, b):
+    a = x + x.mT
+    return E.linalg.ldl_solve(*E.linalg.ldl_factor(a), b)
+
+
+# ldl: sytrf's factors solve the symmetric system they came from
+case("ldl_factor", _ldl_solved,
+     lambda np, x, b: np.linalg.solve(x + np.swapaxes(x, -1, -2), b), Input((2, 4, 4)),
+     Input((2, 4, 2)), ops=("ldl_factor", "ldl_pivots", "ldl_solve"), grad=False,
+     atol=1e-3, rtol=1e-3)
 
 # --- non-finite input (docs/semantics.md, non_finite_linear_algebra) -----------------------
 # per matrix of a batch: finite, inf on the diagonal, nan off it, -inf off it

@@ -1,5 +1,5 @@
 """Conformance rows of the special functions with their own gradient rules (ops/special.py):
-atan2, lgamma, digamma, erfinv."""
+atan2, lgamma, digamma, erfinv, erfcx, log_ndtr."""
 from __future__ import annotations
 
 import math
@@ -65,3 +65,20 @@ case("chebyshev_polynomial_t", lambda E, x: (
           "special.hermite_polynomial_h", "special.hermite_polynomial_he",
           "special.laguerre_polynomial_l", "special.legendre_polynomial_p",
           "special.shifted_chebyshev_polynomial_t"))
+
+
+def _erfcx(x):
+    return np.vectorize(lambda v: math.exp(v * v) * math.erfc(v), otypes=[np.float64])(x)
+
+
+def _log_ndtr(x):
+    return np.vectorize(lambda v: math.log(0.5 * math.erfc(-v / math.sqrt(2.0))),
+                        otypes=[np.float64])(x)
+
+
+# both sides of 0 and of the branch points (2 for erfcx, -1 for log_ndtr)
+case("erfcx", lambda E, x: E.special.erfcx(x * 3), lambda np, x: _erfcx(x * 3).astype(x.dtype),
+     Input(S), ops=("erfcx",), atol=1e-4, rtol=1e-4)
+case("log_ndtr", lambda E, x: E.special.log_ndtr(x * 4),
+     lambda np, x: _log_ndtr(x * 4).astype(x.dtype), Input(S), ops=("log_ndtr",), atol=1e-4,
+     rtol=1e-4)
