@@ -707,7 +707,26 @@ def _check_schedulers(name: str, schedulers, optimizer) -> None:
                                   "another one")
 
 
-class SequentialLR(LRScheduler):
+class _OfSchedulers(LRScheduler):
+    """A scheduler of schedulers: its state holds theirs, one state dict each."""
+
+    _schedulers: list
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("optimizer", "_schedulers", "_is_initial")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, d in zip(self._schedulers, inner):
+            s.load_state_dict(d)
+
+
+class SequentialLR(_OfSchedulers):
     """Run schedulers one after the other, switching at the milestone epochs (a warm-up
     then a decay, say); each starts from epoch 0 at its milestone."""
 
@@ -747,21 +766,9 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("optimizer", "_schedulers", "_is_initial")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        inner = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for s, d in zip(self._schedulers, inner):
-            s.load_state_dict(d)
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_OfSchedulers):
     """Step every scheduler of the list at each step, their factors combined."""
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
@@ -779,17 +786,3 @@ class ChainedScheduler(LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("optimizer", "_schedulers", "_is_initial")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        inner = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for s, d in zip(self._schedulers, inner):
-            s.load_state_dict(d)
-
