@@ -97,20 +97,24 @@ class LRScheduler:
         self.__dict__.update({k: v for k, v in state_dict.items() if k != "optimizer"})
 
 
+def _lambdas(name: str, optimizer: Optimizer, lr_lambda) -> list:
+    """One function per param group: the list given, or the one function for all."""
+    _check_optimizer(name, optimizer)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise EmberValueError(f"{name}: expected {len(optimizer.param_groups)} "
+                                  f"lr_lambdas, but got {len(lr_lambda)}")
+        return list(lr_lambda)
+    return [lr_lambda] * len(optimizer.param_groups)
+
+
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group)."""
 
     def __init__(self, optimizer: Optimizer,
                  lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
-        _check_optimizer("LambdaLR", optimizer)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise EmberValueError(f"LambdaLR: expected {len(optimizer.param_groups)} "
-                                      f"lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _lambdas("LambdaLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -256,15 +260,7 @@ class MultiplicativeLR(LRScheduler):
     def __init__(self, optimizer: Optimizer,
                  lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
-        _check_optimizer("MultiplicativeLR", optimizer)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise EmberValueError(f"MultiplicativeLR: expected "
-                                      f"{len(optimizer.param_groups)} lr_lambdas, but got "
-                                      f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _lambdas("MultiplicativeLR", optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise EmberTypeError(f"MultiplicativeLR: lr_lambda should be a function, but "
