@@ -1,0 +1,192 @@
+"""Every ember distribution against torch.distributions on every device: log_prob,
+entropy, cdf/icdf, the moments and their gradients w.r.t. the parameters (a random
+upstream gradient); batch/event shapes and has_rsample; samples' shape, dtype, support
+and moments over many draws (values differ from torch's for a seed)."""
+from __future__ import annotations
+
+import zlib
+
+import ember
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(zlib.crc32(b"distributions"))
+
+
+def _pos(*shape):
+    return RNG.uniform(0.5, 2.5, shape)
+
+
+def _simplex(*shape):
+    x = RNG.uniform(0.1, 1.0, shape)
+    return x / x.sum(-1, keepdims=True)
+
+
+# name: (build(D, params), params, value, methods torch has, rsample in ember)
+CASES = {
+    "Normal": (lambda D, p: D.Normal(p["loc"], p["scale"]),
+               {"loc": RNG.standard_normal((2, 3)), "scale": _pos(3)},
+               RNG.standard_normal((4, 2, 3)), ("cdf", "icdf"), True),
+    "Uniform": (lambda D, p: D.Uniform(p["low"], p["high"]),
+                {"low": -_pos(2, 3), "high": _pos(2, 3)}, RNG.uniform(-0.4, 0.4, (4, 2, 3)),
+                ("cdf", "icdf"), True),
+    "Exponential": (lambda D, p: D.Exponential(p["rate"]), {"rate": _pos(2, 3)},
+                    _pos(4, 2, 3), ("cdf", "icdf"), True),
+    "Laplace": (lambda D, p: D.Laplace(p["loc"], p["scale"]),
+                {"loc": RNG.standard_normal((2, 3)), "scale": _pos(2, 3)},
+                RNG.standard_normal((4, 2, 3)), ("cdf", "icdf"), True),
+    "LogNormal": (lambda D, p: D.LogNormal(p["loc"], p["scale"]),
+                  {"loc": RNG.standard_normal((2, 3)) * 0.3, "scale": _pos(2, 3) * 0.5},
+                  _pos(4, 2, 3), ("cdf", "icdf"), True),
+    "Gamma": (lambda D, p: D.Gamma(p["concentration"], p["rate"]),
+              {"concentration": _pos(2, 3) + 1, "rate": _pos(2, 3)}, _pos(4, 2, 3), (),
+              False),
+    "Beta": (lambda D, p: D.Beta(p["concentration1"], p["concentration0"]),
+             {"concentration1": _pos(2, 3) + 1, "concentration0": _pos(2, 3) + 1},
+             RNG.uniform(0.05, 0.95, (4, 2, 3)), (), False),
+    "Dirichlet": (lambda D, p: D.Dirichlet(p["concentration"]),
+                  {"concentration": _pos(2, 4) + 1}, _simplex(5, 2, 4), (), False),
+    "Categorical": (lambda D, p: D.Categorical(probs=p["probs"]), {"probs": _simplex(2, 4)},
+                    RNG.integers(0, 4, (5, 2)).astype(np.float64), (), False),
+    "CategoricalLogits": (lambda D, p: D.Categorical(logits=p["logits"]),
+                          {"logits": RNG.standard_normal((2, 4))},
+                          RNG.integers(0, 4, (5, 2)).astype(np.float64), (), False),
+    "Bernoulli": (lambda D, p: D.Bernoulli(probs=p["probs"]),
+                  {"probs": RNG.uniform(0.1, 0.9, (2, 3))},
+                  RNG.integers(0, 2, (4, 2, 3)).astype(np.float64), (), False),
+    "BernoulliLogits": (lambda D, p: D.Bernoulli(logits=p["logits"]),
+                        {"logits": RNG.standard_normal((2, 3))},
+                        RNG.integers(0, 2, (4, 2, 3)).astype(np.float64), (), False),
+    "Independent": (lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1),
+                    {"loc": RNG.standard_normal((2, 3)), "scale": _pos(2, 3)},
+                    RNG.standard_normal((4, 2, 3)), (), True),
+    "TransformedTanhAffine": (
+        lambda D, p: D.TransformedDistribution(
+            D.Normal(p["loc"], p["scale"]),
+            [D.AffineTransform(0.5, 2.0), D.SigmoidTransform(),
+             D.AffineTransform(-1.0, 2.0)]),
+        {"loc": RNG.standard_normal((2, 3)) * 0.3, "scale": _pos(2, 3) * 0.5},
+        RNG.uniform(-0.9, 0.9, (4, 2, 3)), ("cdf", "icdf"), True),
+    "TransformedTanh": (
+        lambda D, p: D.TransformedDistribution(
+            D.Normal(p["loc"], p["scale"]),
+            D.ComposeTransform([D.TanhTransform(), D.AffineTransform(p["loc"], 3.0)])),
+        {"loc": RNG.standard_normal((2, 3)) * 0.3, "scale": _pos(2, 3) * 0.5},
+        RNG.uniform(-0.5, 0.5, (4, 2, 3)), (), True),
+}
+
+MOMENTS = ("mean", "variance", "stddev", "mode")
+
+
+def _dtype(device):
+    return np.float64 if device == "cpu" else np.float32
+
+
+def _tol(dtype):
+    return dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
+
+
+def _close(a, b, tol, what):
+    a = a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
+    b = b.detach().numpy()
+    np.testing.assert_allclose(a, b, err_msg=what, equal_nan=True, **tol)
+
+
+def _both(name, device, dtype):
+    build, params, value, extra, rsample = CASES[name]
+    pe = {k: ember.tensor(v.astype(dtype), device=device, requires_grad=True)
+          for k, v in params.items()}
+    pt = {k: torch.tensor(v.astype(dtype), requires_grad=True) for k, v in params.items()}
+    return build(ember.distributions, pe), build(torch.distributions, pt), pe, pt
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_distribution_as_torch(name, device):
+    dtype = _dtype(device)
+    tol = _tol(dtype)
+    _, _, value, extra, rsample = CASES[name]
+    de, dt, pe, pt = _both(name, device, dtype)
+    assert tuple(de.batch_shape) == tuple(dt.batch_shape)
+    assert tuple(de.event_shape) == tuple(dt.event_shape)
+    assert de.has_rsample == rsample and dt.has_rsample or not rsample
+    ve = ember.tensor(value.astype(dtype), device=device)
+    vt = torch.tensor(value.astype(dtype))
+    outs_e, outs_t = [de.log_prob(ve)], [dt.log_prob(vt)]
+    _close(outs_e[0], outs_t[0], tol, "log_prob")
+    try:
+        ht = dt.entropy()
+    except NotImplementedError:
+        ht = None
+    if ht is not None:
+        outs_e.append(de.entropy())
+        outs_t.append(ht)
+        _close(outs_e[-1], ht, tol, "entropy")
+    if "cdf" in extra:
+        outs_e.append(de.cdf(ve))
+        outs_t.append(dt.cdf(vt))
+        _close(outs_e[-1], outs_t[-1], tol, "cdf")
+    if "icdf" in extra:
+        q = RNG.uniform(0.05, 0.95, value.shape).astype(dtype)
+        outs_e.append(de.icdf(ember.tensor(q, device=device)))
+        outs_t.append(dt.icdf(torch.tensor(q)))
+        _close(outs_e[-1], outs_t[-1], tol, "icdf")
+    for moment in MOMENTS:
+        try:
+            mt = getattr(dt, moment)
+        except NotImplementedError:
+            continue
+        me = getattr(de, moment)
+        assert tuple(me.shape) == tuple(mt.shape), moment
+        _close(me, mt, tol, moment)
+        if moment != "mode" and mt.requires_grad:
+            outs_e.append(me)
+            outs_t.append(mt)
+    total_e, total_t = 0, 0
+    for oe, ot in zip(outs_e, outs_t):
+        up = RNG.standard_normal(tuple(ot.shape)).astype(dtype)
+        total_e = total_e + (oe * ember.tensor(up, device=device)).sum()
+        total_t = total_t + (ot * torch.tensor(up)).sum()
+    total_e.backward()
+    total_t.backward()
+    for k in pe:
+        if pt[k].grad is None:
+            assert pe[k].grad is None or not np.any(pe[k].grad.numpy()), k
+            continue
+        np.testing.assert_allclose(pe[k].grad.numpy(), pt[k].grad.numpy(), err_msg=k,
+                                   rtol=tol["rtol"] * 10, atol=tol["atol"] * 10)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_samples(name, device):
+    ember.manual_seed(zlib.crc32(name.encode()))
+    dtype = np.float32
+    de, dt, _, _ = _both(name, device, dtype)
+    x = de.sample((20000,))
+    xt = dt.sample((20000,))
+    assert tuple(x.shape) == tuple(xt.shape)
+    assert str(x.dtype).split(".")[-1] == str(xt.dtype).split(".")[-1]
+    assert str(x.device).startswith(device.split(":")[0])
+    assert not x.requires_grad
+    assert bool(de.support.check(x).all())
+    xs = x.numpy().astype(np.float64)
+    try:
+        mean, var = dt.mean.detach().numpy(), dt.variance.detach().numpy()
+    except NotImplementedError:
+        mean = None
+    if mean is not None and np.all(np.isfinite(mean)):
+        sd = np.sqrt(var)
+        np.testing.assert_allclose(xs.mean(0), mean, atol=float(5 * sd.max() / np.sqrt(2e4)))
+        np.testing.assert_allclose(xs.var(0), var, rtol=0.1, atol=0.02)
+    if de.has_rsample:
+        y = de.rsample((3,))
+        assert tuple(y.shape) == tuple(dt.rsample((3,)).shape) and y.requires_grad
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet"])
+def test_no_silent_rsample(name):
+    de, _, _, _ = _both(name, "cpu", np.float64)
+    assert not de.has_rsample
+    with pytest.raises(ember.errors.NotInEmberError, match="implicit"):
+        de.rsample()
