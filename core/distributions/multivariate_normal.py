@@ -57,12 +57,6 @@ class MultivariateNormal(Distribution):
             raise EmberValueError(
                 f"MultivariateNormal: the matrix must be (..., {loc.shape[-1]}, "
                 f"{loc.shape[-1]}) to match loc's last dimension, got {tuple(matrix.shape)}")
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = matrix
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:                                   # precision: L of its inverse
-            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(matrix))
         batch = tuple(broadcast_shapes(tuple(loc.shape[:-1]), tuple(matrix.shape[:-2])))
         k = loc.shape[-1]
         given = ("scale_tril", "covariance_matrix", "precision_matrix")[
@@ -71,6 +65,12 @@ class MultivariateNormal(Distribution):
         setattr(self, given, matrix.expand(*batch, k, k))
         self.loc = loc.expand(*batch, k)
         super().__init__(batch, (k,), validate_args=validate_args)
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = matrix
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
+        else:                                   # precision: L of its inverse
+            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(matrix))
 
     def expand(self, batch_shape, _instance=None):
         new = _expanded(self, MultivariateNormal, batch_shape,

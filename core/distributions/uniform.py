@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 from .. import ops
-from ..errors import EmberValueError
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _expanded
@@ -22,18 +21,17 @@ class Uniform(Distribution):
     ``torch.distributions.Uniform``; samples differ from torch's for a seed.
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self) -> dict:
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         batch = () if _is_number(low) and _is_number(high) else tuple(self.low.shape)
         super().__init__(batch, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise EmberValueError("Uniform is not defined when low >= high: expected "
-                                  f"low < high everywhere, got low={self.low}, "
-                                  f"high={self.high}")
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Uniform, batch_shape, ("low", "high"), _instance)
