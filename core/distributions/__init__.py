@@ -34,17 +34,27 @@ from . import (
 )
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AffineTransform,
@@ -56,15 +66,19 @@ from .transforms import (
 )
 from .uniform import Uniform
 
-__all__ = ["Distribution", "Bernoulli", "Beta", "Categorical", "Dirichlet", "Exponential",
-           "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
-           "TransformedDistribution", "Uniform",
-           "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
+__all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+           "Dirichlet", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal",
+           "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
+           "Uniform",
+           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "SigmoidTransform",
            "TanhTransform", "Transform", "kl_divergence", "register_kl",
-           "bernoulli", "beta", "categorical", "constraints", "dirichlet", "distribution",
-           "exponential", "gamma", "independent", "kl", "laplace", "log_normal",
-           "multivariate_normal", "normal", "transformed_distribution", "transforms",
-           "uniform", "utils"]
+           "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "constraints",
+           "dirichlet", "distribution", "exponential", "gamma", "geometric", "gumbel",
+           "half_normal", "independent", "kl", "laplace", "log_normal", "multinomial",
+           "multivariate_normal", "normal", "one_hot_categorical", "poisson", "studentT",
+           "transformed_distribution", "transforms", "uniform", "utils"]
 
 
 def __getattr__(name: str):

@@ -10,7 +10,7 @@ __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
     "greater_than", "greater_than_eq", "half_open_interval", "independent",
     "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
-    "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
     "positive_definite", "positive_integer", "positive_semidefinite", "real",
     "real_vector", "simplex", "square", "symmetric", "unit_interval",
 ]
@@ -153,6 +153,22 @@ class _IntegerGreaterThan(Constraint):
 
     def __repr__(self) -> str:
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most `upper_bound` over the last dim."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Multinomial(upper_bound={self.upper_bound})"
 
 
 class _Real(Constraint):
@@ -343,3 +359,4 @@ symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
 cat = _Cat
+multinomial = _Multinomial

@@ -11,7 +11,8 @@ from ..functional.movement import broadcast_shapes
 from ..tensor import Tensor
 from . import constraints
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "SigmoidTransform",
            "TanhTransform", "Transform", "identity_transform"]
 
 
@@ -272,6 +273,24 @@ class ComposeTransform(Transform):
 
 
 identity_transform = ComposeTransform([])
+
+
+class AbsTransform(Transform):
+    """y = |x| (not bijective: its inverse returns y)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
 
 
 class ExpTransform(Transform):

@@ -168,6 +168,20 @@ def _standard_gamma(concentration: Tensor, generator=None) -> Tensor:
                  name="standard_gamma")
 
 
+def _binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Draws from Binomial(count, prob), one per element (same shapes), from ember's host
+    stream, in prob's dtype; not differentiable.
+
+    PyTorch
+    -------
+    ``torch.binomial``; the samples differ from PyTorch's for the same seed.
+    """
+    n = count.detach()._host()
+    p = prob.detach()._host()
+    return _made(lambda: _gen(generator).binomial(n.astype(np.int64), p).astype(p.dtype),
+                 prob._device, False, random=True, name="binomial")
+
+
 # --- in-place fills: draw on the host, copy into the tensor (through copy_) -----------------
 
 def _fill_from(x: Tensor, name: str, draw) -> Tensor:

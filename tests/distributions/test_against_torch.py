@@ -75,6 +75,40 @@ CASES = {
             D.ComposeTransform([D.TanhTransform(), D.AffineTransform(p["loc"], 3.0)])),
         {"loc": RNG.standard_normal((2, 3)) * 0.3, "scale": _pos(2, 3) * 0.5},
         RNG.uniform(-0.5, 0.5, (4, 2, 3)), (), True),
+    "Cauchy": (lambda D, p: D.Cauchy(p["loc"], p["scale"]),
+               {"loc": RNG.standard_normal((2, 3)), "scale": _pos(2, 3)},
+               RNG.standard_normal((4, 2, 3)), ("cdf", "icdf"), True),
+    "HalfNormal": (lambda D, p: D.HalfNormal(p["scale"]), {"scale": _pos(2, 3)},
+                   _pos(4, 2, 3), ("cdf", "icdf"), True),
+    "Gumbel": (lambda D, p: D.Gumbel(p["loc"], p["scale"]),
+               {"loc": RNG.standard_normal((2, 3)), "scale": _pos(2, 3)},
+               RNG.standard_normal((4, 2, 3)), ("cdf", "icdf"), True),
+    "Chi2": (lambda D, p: D.Chi2(p["df"]), {"df": _pos(2, 3) + 2}, _pos(4, 2, 3), (),
+             False),
+    "StudentT": (lambda D, p: D.StudentT(p["df"], p["loc"], p["scale"]),
+                 {"df": _pos(2, 3) + 2.5, "loc": RNG.standard_normal((2, 3)),
+                  "scale": _pos(2, 3)}, RNG.standard_normal((4, 2, 3)), (), False),
+    "Geometric": (lambda D, p: D.Geometric(probs=p["probs"]),
+                  {"probs": RNG.uniform(0.3, 0.9, (2, 3))},
+                  RNG.integers(0, 5, (4, 2, 3)).astype(np.float64), (), False),
+    "GeometricLogits": (lambda D, p: D.Geometric(logits=p["logits"]),
+                        {"logits": RNG.standard_normal((2, 3))},
+                        RNG.integers(0, 5, (4, 2, 3)).astype(np.float64), (), False),
+    "Poisson": (lambda D, p: D.Poisson(p["rate"]), {"rate": _pos(2, 3) * 2},
+                RNG.integers(0, 6, (4, 2, 3)).astype(np.float64), (), False),
+    "Binomial": (lambda D, p: D.Binomial(5, probs=p["probs"]),
+                 {"probs": RNG.uniform(0.2, 0.8, (2, 3))},
+                 RNG.integers(0, 6, (4, 2, 3)).astype(np.float64), (), False),
+    "BinomialLogits": (lambda D, p: D.Binomial(4, logits=p["logits"]),
+                       {"logits": RNG.standard_normal((2, 3))},
+                       RNG.integers(0, 5, (4, 2, 3)).astype(np.float64), (), False),
+    "OneHotCategorical": (lambda D, p: D.OneHotCategorical(probs=p["probs"]),
+                          {"probs": _simplex(2, 4)},
+                          np.eye(4)[RNG.integers(0, 4, (5, 2))], (), False),
+    "Multinomial": (lambda D, p: D.Multinomial(6, probs=p["probs"]),
+                    {"probs": _simplex(2, 4)},
+                    np.stack([RNG.multinomial(6, [0.25] * 4, 2) for _ in range(3)])
+                    .astype(np.float64), (), False),
 }
 
 MOMENTS = ("mean", "variance", "stddev", "mode")
@@ -184,7 +218,7 @@ def test_samples(name, device):
         assert tuple(y.shape) == tuple(dt.rsample((3,)).shape) and y.requires_grad
 
 
-@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet"])
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet", "Chi2", "StudentT"])
 def test_no_silent_rsample(name):
     de, _, _, _ = _both(name, "cpu", np.float64)
     assert not de.has_rsample
