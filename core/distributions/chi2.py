@@ -13,7 +13,7 @@ class Chi2(Gamma):
 
     PyTorch
     -------
-    ``torch.distributions.Chi2``; as Gamma, rsample raises NotInEmberError.
+    ``torch.distributions.Chi2``; rsample's gradient as Gamma's (torch's).
     """
 
     arg_constraints = {"df": constraints.positive}

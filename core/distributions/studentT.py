@@ -4,12 +4,10 @@ from __future__ import annotations
 import math
 
 from .. import ops
-from ..errors import NotInEmberError
 from ..tensor import Tensor
 from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution, _expanded
-from .gamma import NO_RSAMPLE
 from .utils import broadcast_all
 
 __all__ = ["StudentT"]
@@ -21,13 +19,13 @@ class StudentT(Distribution):
     PyTorch
     -------
     ``torch.distributions.StudentT``; samples differ from torch's for a seed; rsample
-    (through Chi2, torch's implicit reparametrisation) raises NotInEmberError.
+    reparametrised through Chi2 (torch's implicit gradient).
     """
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real,
                        "scale": constraints.positive}
     support = constraints.real
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
@@ -54,14 +52,11 @@ class StudentT(Distribution):
         out = ops.where(df > 2, finite, math.inf)
         return ops.where(df <= 1, math.nan, out)
 
-    def sample(self, sample_shape=()) -> Tensor:
+    def rsample(self, sample_shape=()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         x = ops.randn(shape, dtype=self.df.dtype, device=self.df.device)
-        z = self._chi2.sample(sample_shape)
-        return (self.loc + self.scale * x * (z / self.df).rsqrt()).detach()
-
-    def rsample(self, sample_shape=()):
-        raise NotInEmberError(NO_RSAMPLE.format(name=type(self).__name__))
+        z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * x * (z / self.df).rsqrt()
 
     def log_prob(self, value) -> Tensor:
         if self._validate_args:
