@@ -271,7 +271,9 @@ EXPAND = [
 
 @pytest.mark.parametrize("case", range(len(EXPAND)))
 def test_expand_as_torch(case):
-    de, dt = EXPAND[case](E, ember.tensor), EXPAND[case](T, torch.tensor)
+    torch.manual_seed(case)
+    de = EXPAND[case](E, lambda v: ember.tensor(v, dtype=ember.float64))
+    dt = EXPAND[case](T, lambda v: torch.tensor(v, dtype=torch.float64))
     shape = (4,) + tuple(dt.batch_shape[:-1]) + ((2,) if dt.batch_shape else ())
     ee, et = de.expand(shape), dt.expand(shape)
     assert type(ee) is type(de)
@@ -279,12 +281,12 @@ def test_expand_as_torch(case):
     assert tuple(ee.event_shape) == tuple(et.event_shape)
     value = et.sample()
     np.testing.assert_allclose(ee.log_prob(ember.tensor(value.numpy())).numpy(),
-                               et.log_prob(value).numpy(), rtol=1e-5, atol=1e-6)
+                               et.log_prob(value).numpy(), rtol=1e-9, atol=1e-12)
     try:
         want = et.entropy()
     except (NotImplementedError, AttributeError):   # Poisson has none; torch's expanded
         return                                      # Multinomial loses its _binomial
-    np.testing.assert_allclose(ee.entropy().numpy(), want.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ee.entropy().numpy(), want.numpy(), rtol=1e-9)
 
 
 def test_enumerate_support_and_perplexity_as_torch():
