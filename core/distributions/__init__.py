@@ -49,6 +49,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
@@ -68,7 +69,8 @@ from .uniform import Uniform
 
 __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "Dirichlet", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal",
            "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
            "Uniform",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
@@ -76,7 +78,8 @@ __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauc
            "TanhTransform", "Transform", "kl_divergence", "register_kl",
            "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "constraints",
            "dirichlet", "distribution", "exponential", "gamma", "geometric", "gumbel",
-           "half_normal", "independent", "kl", "laplace", "log_normal", "multinomial",
+           "half_normal", "independent", "kl", "laplace", "log_normal", "mixture_same_family",
+           "multinomial",
            "multivariate_normal", "normal", "one_hot_categorical", "poisson", "studentT",
            "transformed_distribution", "transforms", "uniform", "utils"]
 

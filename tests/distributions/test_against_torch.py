@@ -109,6 +109,17 @@ CASES = {
                     {"probs": _simplex(2, 4)},
                     np.stack([RNG.multinomial(6, [0.25] * 4, 2) for _ in range(3)])
                     .astype(np.float64), (), False),
+    "MixtureSameFamily": (
+        lambda D, p: D.MixtureSameFamily(D.Categorical(logits=p["w"]),
+                                         D.Normal(p["loc"], p["scale"])),
+        {"w": RNG.standard_normal((2, 3)), "loc": RNG.standard_normal((2, 3)),
+         "scale": _pos(2, 3)}, RNG.standard_normal((4, 2)), ("cdf",), False),
+    "MixtureSameFamilyMVN": (
+        lambda D, p: D.MixtureSameFamily(
+            D.Categorical(probs=p["w"]),
+            D.Independent(D.Normal(p["loc"], p["scale"]), 1)),
+        {"w": _simplex(3), "loc": RNG.standard_normal((3, 2)), "scale": _pos(3, 2)},
+        RNG.standard_normal((4, 2)), (), False),
 }
 
 MOMENTS = ("mean", "variance", "stddev", "mode")

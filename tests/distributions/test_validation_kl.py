@@ -266,6 +266,8 @@ EXPAND = [
     lambda D, t: D.Poisson(t([2.0])),
     lambda D, t: D.Cauchy(t([0.0]), t([1.0])),
     lambda D, t: D.Geometric(probs=t([0.3])),
+    lambda D, t: D.MixtureSameFamily(D.Categorical(probs=t([[0.3, 0.7]])),
+                                     D.Normal(t([[0.0, 1.0]]), t([[1.0, 2.0]]))),
 ]
 
 
