@@ -49,6 +49,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -69,7 +70,8 @@ from .uniform import Uniform
 
 __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "Dirichlet", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "Independent", "Laplace", "LogNormal", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial",
            "MultivariateNormal",
            "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
            "Uniform",
@@ -78,7 +80,8 @@ __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauc
            "TanhTransform", "Transform", "kl_divergence", "register_kl",
            "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "constraints",
            "dirichlet", "distribution", "exponential", "gamma", "geometric", "gumbel",
-           "half_normal", "independent", "kl", "laplace", "log_normal", "mixture_same_family",
+           "half_normal", "independent", "kl", "laplace", "log_normal",
+           "lowrank_multivariate_normal", "mixture_same_family",
            "multinomial",
            "multivariate_normal", "normal", "one_hot_categorical", "poisson", "studentT",
            "transformed_distribution", "transforms", "uniform", "utils"]

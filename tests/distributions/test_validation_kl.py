@@ -134,6 +134,8 @@ BAD = [
     (lambda D, t: D.Binomial(t([2.5]), probs=t([0.5])), "Expected parameter total_count"),
     (lambda D, t: D.StudentT(t([0.0])), "Expected parameter df"),
     (lambda D, t: D.Cauchy(t([0.0]), t([-1.0])), "Expected parameter scale"),
+    (lambda D, t: D.LowRankMultivariateNormal(t([0.0]), t([[0.1]]), t([-1.0])),
+     "Expected parameter cov_diag"),
     (lambda D, t: D.MultivariateNormal(t([0.0, 0.0]), scale_tril=t([[1.0, 1.0],
                                                                   [0.0, 1.0]])),
      "Expected parameter scale_tril"),
@@ -266,6 +268,8 @@ EXPAND = [
     lambda D, t: D.Poisson(t([2.0])),
     lambda D, t: D.Cauchy(t([0.0]), t([1.0])),
     lambda D, t: D.Geometric(probs=t([0.3])),
+    lambda D, t: D.LowRankMultivariateNormal(t([0.0, 1.0]), t([[1.0], [0.5]]),
+                                             t([1.0, 2.0])),
     lambda D, t: D.MixtureSameFamily(D.Categorical(probs=t([[0.3, 0.7]])),
                                      D.Normal(t([[0.0, 1.0]]), t([[1.0, 2.0]]))),
 ]
