@@ -279,3 +279,30 @@ def test_gamma_rsample_gradient_as_torch(device):
     tol = dict(rtol=1e-8, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-3, atol=1e-4)
     np.testing.assert_allclose(ce.grad.numpy(), want_c.numpy(), **tol)
     np.testing.assert_allclose(re.grad.numpy(), want_r.numpy(), **tol)
+
+
+def test_gamma_cdf_as_torch(device):
+    """Gamma.cdf (torch.special.gammainc) on both sides of x = a + 1, its gradient w.r.t.
+    value and rate; w.r.t. concentration none, NotImplementedError as torch's."""
+    dtype = _dtype(device)
+    tol = _tol(dtype)
+    conc = np.array([[0.3, 1.0, 2.5, 7.0, 30.0]]).repeat(3, 0).astype(dtype)
+    rate = np.array([[0.5], [1.0], [2.0]]).repeat(5, 1).astype(dtype)
+    value = np.array([0.05, 0.7, 1.9, 6.0, 40.0]).astype(dtype)
+    re = ember.tensor(rate, device=device, requires_grad=True)
+    ve = ember.tensor(value, device=device, requires_grad=True)
+    rt = torch.tensor(rate, requires_grad=True)
+    vt = torch.tensor(value, requires_grad=True)
+    ce = ember.distributions.Gamma(ember.tensor(conc, device=device), re).cdf(ve)
+    ct = torch.distributions.Gamma(torch.tensor(conc), rt).cdf(vt)
+    _close(ce, ct, tol, "cdf")
+    up = RNG.standard_normal(ct.shape).astype(dtype)
+    (ce * ember.tensor(up, device=device)).sum().backward()
+    (ct * torch.tensor(up)).sum().backward()
+    for got, want, name in ((re, rt, "rate"), (ve, vt, "value")):
+        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), err_msg=name,
+                                   rtol=tol["rtol"] * 10, atol=tol["atol"] * 10)
+    c = ember.tensor(conc, device=device, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="igamma"):
+        ember.distributions.Gamma(c, 1.0).cdf(ember.tensor(value, device=device)).sum() \
+            .backward()
