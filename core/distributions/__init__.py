@@ -38,6 +38,7 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -59,9 +60,11 @@ from .poisson import Poisson
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
+    AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    IndependentTransform,
     SigmoidTransform,
     TanhTransform,
     Transform,
@@ -77,8 +80,10 @@ __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauc
            "Uniform",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "SigmoidTransform",
-           "TanhTransform", "Transform", "kl_divergence", "register_kl",
-           "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "constraints",
+           "TanhTransform", "Transform", "IndependentTransform", "biject_to", "transform_to",
+           "kl_divergence", "register_kl",
+           "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2",
+           "constraint_registry", "constraints",
            "dirichlet", "distribution", "exponential", "gamma", "geometric", "gumbel",
            "half_normal", "independent", "kl", "laplace", "log_normal",
            "lowrank_multivariate_normal", "mixture_same_family",

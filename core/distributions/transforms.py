@@ -275,6 +275,66 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
+class IndependentTransform(Transform):
+    """`base_transform` with `reinterpreted_batch_ndims` more rightmost dims counted as the
+    event: the map is the same, log_abs_det_jacobian sums over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise EmberValueError(f"IndependentTransform: expected at least "
+                                  f"{self.domain.event_dim} dims, got {x.dim()}")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise EmberValueError(f"IndependentTransform: expected at least "
+                                  f"{self.codomain.event_dim} dims, got {y.dim()}")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
+                              self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.base_transform!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
 class AbsTransform(Transform):
     """y = |x| (not bijective: its inverse returns y)."""
 

@@ -358,3 +358,30 @@ def test_transform_cache():
     assert t.inv(y) is x
     with pytest.raises(ember.EmberError, match="cache_size"):
         E.ExpTransform(cache_size=2)
+
+
+REGISTRY = [
+    lambda C, t: C.real, lambda C, t: C.positive, lambda C, t: C.nonnegative,
+    lambda C, t: C.unit_interval, lambda C, t: C.interval(-1.0, 3.0),
+    lambda C, t: C.greater_than(2.0), lambda C, t: C.less_than(t([1.0, 2.0, 3.0])),
+    lambda C, t: C.half_open_interval(0.5, 1.5), lambda C, t: C.independent(C.positive, 1),
+    lambda C, t: C.greater_than_eq(t([0.0, 1.0, -1.0])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(REGISTRY)))
+def test_biject_to_and_transform_to_as_torch(case, device):
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for name in ("biject_to", "transform_to"):
+        ce = REGISTRY[case](E.constraints, lambda v: ember.tensor(v, device=device))
+        ct = REGISTRY[case](T.constraints, torch.tensor)
+        te, tt = getattr(E, name)(ce), getattr(T, name)(ct)
+        assert type(te).__name__ == type(tt).__name__
+        ye, yt = te(ember.tensor(x, device=device)), tt(torch.tensor(x))
+        np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=1e-5, atol=1e-6)
+        assert bool(ce.check(ye).all())
+        np.testing.assert_allclose(
+            te.log_abs_det_jacobian(ember.tensor(x, device=device), ye).numpy(),
+            tt.log_abs_det_jacobian(torch.tensor(x), yt).numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="Cannot transform"):
+        E.biject_to(E.constraints.simplex)
