@@ -1,49 +1,93 @@
 """torch.distributions.bernoulli: Bernoulli."""
 from __future__ import annotations
 
+import math
+
 from .. import ops
 from ..errors import EmberValueError
 from ..tensor import Tensor
-from .distribution import Distribution, _tensor
+from . import constraints
+from .distribution import Distribution, _expanded
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
 class Bernoulli(Distribution):
-    """1 with probability probs (or sigmoid(logits)), else 0."""
+    """1 with probability ``probs`` (or sigmoid(``logits``)), else 0.
+
+    PyTorch
+    -------
+    ``torch.distributions.Bernoulli``; samples differ from torch's for a seed.
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
-            raise EmberValueError("Bernoulli: pass exactly one of probs and logits")
+            raise EmberValueError("Bernoulli: expected exactly one of probs and logits, got "
+                                  f"{'both' if probs is not None else 'neither'}")
+        given = probs if probs is not None else logits
+        is_scalar = isinstance(given, (int, float))
         if probs is not None:
-            self.probs = _tensor(probs)
-            p = self.probs.clamp(1.1920928955078125e-07, 1 - 1.1920928955078125e-07)
-            self.logits = (p / (1 - p)).log()
+            (self.probs,) = broadcast_all(probs)
         else:
-            self.logits = _tensor(logits)
-            self.probs = self.logits.sigmoid()
-        super().__init__(tuple(self.probs.shape))
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(() if is_scalar else tuple(self._param.shape),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = _expanded(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return ops.where(self.probs == 0.5, math.nan, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        shape = self._extended(sample_shape)
+        shape = tuple(self._extended_shape(sample_shape))
         u = ops.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
         return (u < self.probs.detach()).to(self.probs.dtype)
 
-    def log_prob(self, value: Tensor) -> Tensor:
+    def log_prob(self, value) -> Tensor:
         from ..nn.functional import binary_cross_entropy_with_logits
-        value = _tensor(value, self.logits)
-        logits = self.logits.expand(tuple(value.shape)) if value.shape != self.logits.shape \
-            else self.logits
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:
         from ..nn.functional import binary_cross_entropy_with_logits
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
-    @property
-    def mean(self):
-        return self.probs
-
-    @property
-    def variance(self):
-        return self.probs * (1 - self.probs)
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = ops.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.reshape((-1,) + (1,) * len(self.batch_shape))
+        if expand:
+            values = values.expand((2,) + tuple(self.batch_shape))
+        return values

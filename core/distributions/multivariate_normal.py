@@ -7,7 +7,9 @@ from .. import ops
 from ..errors import EmberValueError
 from ..functional.movement import broadcast_shapes
 from ..tensor import Tensor
-from .distribution import Distribution, _tensor
+from . import constraints
+from .distribution import Distribution, _expanded, _tensor
+from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -28,6 +30,11 @@ class MultivariateNormal(Distribution):
     ``torch.distributions.MultivariateNormal``
     """
 
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
@@ -50,39 +57,44 @@ class MultivariateNormal(Distribution):
             raise EmberValueError(
                 f"MultivariateNormal: the matrix must be (..., {loc.shape[-1]}, "
                 f"{loc.shape[-1]}) to match loc's last dimension, got {tuple(matrix.shape)}")
+        batch = tuple(broadcast_shapes(tuple(loc.shape[:-1]), tuple(matrix.shape[:-2])))
+        k = loc.shape[-1]
+        given = ("scale_tril", "covariance_matrix", "precision_matrix")[
+            [scale_tril is not None, covariance_matrix is not None,
+             precision_matrix is not None].index(True)]
+        setattr(self, given, matrix.expand(*batch, k, k))
+        self.loc = loc.expand(*batch, k)
+        super().__init__(batch, (k,), validate_args=validate_args)
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = matrix
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
         else:                                   # precision: L of its inverse
             self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(matrix))
-        self._given = ("scale_tril", "covariance_matrix", "precision_matrix")[
-            [scale_tril is not None, covariance_matrix is not None,
-             precision_matrix is not None].index(True)]
-        self._matrix = matrix
-        batch = broadcast_shapes(tuple(loc.shape[:-1]), tuple(matrix.shape[:-2]))
-        self.loc = loc.expand(*batch, loc.shape[-1])
-        super().__init__(tuple(batch), (loc.shape[-1],))
 
-    @property
+    def expand(self, batch_shape, _instance=None):
+        new = _expanded(self, MultivariateNormal, batch_shape,
+                        ("loc", "scale_tril", "covariance_matrix", "precision_matrix"),
+                        _instance)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        return new
+
+    @lazy_property
     def scale_tril(self) -> Tensor:
         L = self._unbroadcasted_scale_tril
         return L.expand(*self.batch_shape, *L.shape[-2:])
 
-    @property
+    @lazy_property
     def covariance_matrix(self) -> Tensor:
-        if self._given == "covariance_matrix":
-            m = self._matrix
-        else:
-            L = self._unbroadcasted_scale_tril
-            m = ops.matmul(L, L.transpose(-1, -2))
+        L = self._unbroadcasted_scale_tril
+        m = ops.matmul(L, L.transpose(-1, -2))
         return m.expand(*self.batch_shape, *m.shape[-2:])
 
-    @property
+    @lazy_property
     def precision_matrix(self) -> Tensor:
         from .. import linalg
-        m = self._matrix if self._given == "precision_matrix" else linalg.inv(
-            self.covariance_matrix)
+        L = self._unbroadcasted_scale_tril
+        m = linalg.inv(ops.matmul(L, L.transpose(-1, -2)))
         return m.expand(*self.batch_shape, *m.shape[-2:])
 
     @property
@@ -103,7 +115,7 @@ class MultivariateNormal(Distribution):
         return self.variance.sqrt()
 
     def rsample(self, sample_shape=()) -> Tensor:
-        shape = self._extended(sample_shape) + self.event_shape
+        shape = tuple(self._extended_shape(sample_shape))
         eps = ops.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
@@ -113,7 +125,8 @@ class MultivariateNormal(Distribution):
 
     def log_prob(self, value) -> Tensor:
         from .. import linalg
-        value = _tensor(value, self.loc)
+        if self._validate_args:
+            self._validate_sample(value)
         diff = value - self.loc
         L = self._unbroadcasted_scale_tril
         shape = broadcast_shapes(tuple(diff.shape[:-1]), tuple(L.shape[:-2]))

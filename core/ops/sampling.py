@@ -153,6 +153,35 @@ def poisson(input: Tensor, generator=None) -> Tensor:
                  False, random=True, name="poisson")
 
 
+def _standard_gamma(concentration: Tensor, generator=None) -> Tensor:
+    """Draws from Gamma(concentration, 1), one per element, from ember's host stream (the
+    distributions' Gamma, Beta and Dirichlet sample through it); not differentiable.
+
+    PyTorch
+    -------
+    ``torch._standard_gamma``; the samples differ from PyTorch's for the same seed.
+    """
+    alpha = concentration.detach()._host()
+    tiny = np.finfo(alpha.dtype).tiny
+    return _made(lambda: np.maximum(_gen(generator).standard_gamma(alpha), tiny)
+                 .astype(alpha.dtype), concentration._device, False, random=True,
+                 name="standard_gamma")
+
+
+def _binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Draws from Binomial(count, prob), one per element (same shapes), from ember's host
+    stream, in prob's dtype; not differentiable.
+
+    PyTorch
+    -------
+    ``torch.binomial``; the samples differ from PyTorch's for the same seed.
+    """
+    n = count.detach()._host()
+    p = prob.detach()._host()
+    return _made(lambda: _gen(generator).binomial(n.astype(np.int64), p).astype(p.dtype),
+                 prob._device, False, random=True, name="binomial")
+
+
 # --- in-place fills: draw on the host, copy into the tensor (through copy_) -----------------
 
 def _fill_from(x: Tensor, name: str, draw) -> Tensor:
