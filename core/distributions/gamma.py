@@ -19,7 +19,8 @@ NO_RSAMPLE = ("ember's {name} has no rsample: torch reparametrises it with impli
 
 
 # torch's rational approximation of the reparametrised gradient (ATen Distributions.h,
-# standard_gamma_grad_one), for x >= 0.8 and alpha <= 8
+# standard_gamma_grad_one), for x >= 0.8 and alpha <= 8.  Ported from PyTorch (BSD-3-Clause,
+# Copyright (c) 2016- Facebook, Inc. and contributors): THIRD_PARTY_NOTICES.md
 _RATIONAL = (
     (0.16009398, -0.094634809, 0.025146376, -0.0030648343,
      1, 0.32668115, 0.10406089, 0.0014179084),
