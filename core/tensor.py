@@ -396,43 +396,9 @@ _new = object.__new__
 # base and that root (bump_version), so the root's count moves with every write into the
 # family, and version() reads it.
 
-def version(t: Tensor) -> int:
-    """The version of t's storage family, as autograd's saved-tensor checks read it (torch's
-    shared version counter): its root's count (t's own where t has no alias)."""
-    m = t._meta
-    if m is None:
-        return t._version
-    base = m.get("base")
-    if base is not None:
-        t = base
-        m = t._meta
-        if m is None:
-            return t._version
-    ref = m.get("version_of")
-    root = None if ref is None else ref()
-    return t._version if root is None else root._version
-
-
-def bump_version(t: Tensor) -> None:
-    """t was written in place: bump it, its base and the root of its family."""
-    t._version += 1
-    m = t._meta
-    if m is None:
-        return
-    base = m.get("base")
-    if base is not None:
-        base._version += 1
-        m = base._meta
-        if m is None:
-            return
-    ref = m.get("version_of")
-    root = None if ref is None else ref()
-    if root is not None:
-        root._version += 1
-
-
 def version_root(t: Tensor) -> Tensor:
-    """The tensor whose count is t's family's version (see version)."""
+    """The tensor whose count is t's family's version: its base (or t), or the root that
+    one was detached from while that lives."""
     m = t._meta
     if m is None:
         return t
@@ -445,6 +411,26 @@ def version_root(t: Tensor) -> Tensor:
     ref = m.get("version_of")
     root = None if ref is None else ref()
     return t if root is None else root
+
+
+def version(t: Tensor) -> int:
+    """The version of t's storage family, as autograd's saved-tensor checks read it (torch's
+    shared version counter): its root's count (t's own where t has no alias)."""
+    return t._version if t._meta is None else version_root(t)._version
+
+
+def bump_version(t: Tensor) -> None:
+    """t was written in place: bump it, its base and the root of its family."""
+    t._version += 1
+    m = t._meta
+    if m is None:
+        return
+    base = m.get("base")
+    if base is not None:
+        base._version += 1
+    root = version_root(t)
+    if root is not t and root is not base:
+        root._version += 1
 
 
 def wrap(data, device, dtype) -> Tensor:
