@@ -8,12 +8,12 @@ from ..errors import EmberValueError
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _expanded
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(_BinaryProbs, Distribution):
     """1 with probability ``probs`` (or sigmoid(``logits``)), else 0.
 
     PyTorch
@@ -43,14 +43,6 @@ class Bernoulli(Distribution):
         new = _expanded(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
         new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

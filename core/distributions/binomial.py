@@ -7,7 +7,7 @@ from ..ops.sampling import _binomial
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _expanded
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -17,7 +17,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbs, Distribution):
     """Successes in ``total_count`` Bernoulli(``probs``) trials.
 
     PyTorch
@@ -51,14 +51,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

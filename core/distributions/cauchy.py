@@ -5,30 +5,19 @@ import math
 
 from .. import ops
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution, _expanded
-from .normal import _is_number
-from .utils import broadcast_all
+from .distribution import _expanded
+from .normal import _LocationScale
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale):
     """The Cauchy (Lorentz) distribution with median ``loc`` and half width ``scale``.
 
     PyTorch
     -------
     ``torch.distributions.Cauchy``; samples differ from torch's for a seed.
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = () if _is_number(loc) and _is_number(scale) else tuple(self.loc.shape)
-        super().__init__(batch, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Cauchy, batch_shape, ("loc", "scale"), _instance)

@@ -6,12 +6,12 @@ from ..errors import EmberValueError
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _expanded
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryProbs, Distribution):
     """The number of failures before the first success of Bernoulli(``probs``) trials.
 
     PyTorch
@@ -42,14 +42,6 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Geometric, batch_shape, ("probs", "logits"), _instance)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

@@ -16,14 +16,9 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-class Normal(Distribution):
-    """A normal distribution with mean ``loc`` and standard deviation ``scale``
-    (broadcast together).
-
-    PyTorch
-    -------
-    ``torch.distributions.Normal``; samples differ from torch's for a seed.
-    """
+class _LocationScale(Distribution):
+    """A family with a real location ``loc`` and a positive ``scale``, broadcast together
+    (the batch shape theirs; () for two Python numbers): Normal, Laplace, Cauchy."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -33,6 +28,16 @@ class Normal(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         batch = () if _is_number(loc) and _is_number(scale) else tuple(self.loc.shape)
         super().__init__(batch, validate_args=validate_args)
+
+
+class Normal(_LocationScale):
+    """A normal distribution with mean ``loc`` and standard deviation ``scale``
+    (broadcast together).
+
+    PyTorch
+    -------
+    ``torch.distributions.Normal``; samples differ from torch's for a seed.
+    """
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Normal, batch_shape, ("loc", "scale"), _instance)

@@ -67,3 +67,17 @@ class lazy_property:
         value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class _BinaryProbs:
+    """The logits and probs of a binary event (Bernoulli, Binomial, Geometric), each made
+    from the other on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
