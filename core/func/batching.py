@@ -244,7 +244,7 @@ def _concatenate(op, args, batched, attrs, size):
 
 @register("identity", "contiguous", "inv", "det", "logabsdet", "cholesky", "eigh",
           "eigvalsh", "svdvals", "svd_u", "svd_vh", "qr_q", "qr_r", "pinv", "lu_factor",
-          "lu_pivots", "lu_permutation", "eig", "eigvals", "matrix_exp",
+          "lu_permutation", "eig", "eigvals", "matrix_exp",
           "geqrf", "geqrf_tau", "ldl_factor", "ldl_pivots",
           "ldl_solve")
 def _same(op, args, batched, attrs, size):

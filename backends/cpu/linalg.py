@@ -1,0 +1,72 @@
+"""LAPACK's LU (getrf, getrs) on the CPU through scipy.linalg.lapack where SciPy is installed.
+
+NumPy's linalg has no getrf: array_api's blocked LU pays a few array calls per column
+(256x256: ~15 ms against LAPACK's 0.5). Torch's factors come from LAPACK's getrf too, so
+the pivots (the first entry of largest size in each column) are the same choice. One LAPACK
+call per matrix: a batch of many small matrices goes through array_api's kernels instead,
+whose steps each cover the whole batch.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import array_api
+
+# per matrix, a LAPACK call costs about what one whole-batch array call of array_api's
+# kernels does; those take about one per column (LU) or per solve: past this many matrices
+# per column the batch-wide steps are cheaper
+_PER_COLUMN = 8
+
+
+@functools.cache
+def _lapack():
+    """scipy.linalg.lapack, imported at the first LU (import ember stays light), or None."""
+    try:
+        import scipy.linalg.lapack
+    except ImportError:
+        return None
+    return scipy.linalg.lapack
+
+
+def kernels() -> dict:
+    """lu_factor and lu_solve on LAPACK (array_api's kernels without SciPy)."""
+
+    def lu_factor(a):
+        *batch, m, n = a.shape
+        k = min(m, n)
+        count = math.prod(batch)
+        lapack = _lapack()
+        # OpenBLAS's getrf leaves a nan pivot's column unscaled and updates with it
+        # (torch's MKL scales by it, as reference LAPACK): non-finite input takes
+        # array_api's, which follows the reference
+        if lapack is None or count * m * n == 0 or count > _PER_COLUMN * k or \
+                not np.isfinite(a).all():
+            return array_api._lu(np, a)
+        (getrf,) = lapack.get_lapack_funcs(("getrf",), dtype=a.dtype)
+        out = np.zeros((count, m + 1, n + 1), dtype=a.dtype)
+        for i, matrix in enumerate(a.reshape(count, m, n)):
+            out[i, :m, :n], pivots, out[i, m, n] = getrf(matrix)
+            out[i, m, :k] = pivots + 1
+        return out.reshape(*batch, m + 1, n + 1)
+
+    def lu_solve(lu, pivots, b, *, adjoint):
+        *batch, n, _ = lu.shape
+        count = math.prod(batch)
+        lapack = _lapack()
+        if lapack is None or count * n * b.shape[-1] == 0 or count > _PER_COLUMN:
+            return array_api._lu_solve(np, lu, pivots, b, adjoint)
+        array_api._lu_permutation(np, pivots, n)      # refuses pivots outside 1..n
+        (getrs,) = lapack.get_lapack_funcs(("getrs",), dtype=lu.dtype)
+        trans = (2 if np.iscomplexobj(lu) else 1) if adjoint else 0
+        out = np.empty(b.shape, dtype=b.dtype)
+        flat = out.reshape(count, *b.shape[-2:])
+        for i, (f, p, rhs) in enumerate(zip(lu.reshape(count, n, n),
+                                            pivots.reshape(count, n) - 1,
+                                            b.reshape(count, *b.shape[-2:]))):
+            flat[i], _ = getrs(f, p, rhs, trans=trans)
+        return out
+
+    return {"lu_factor": lu_factor, "lu_solve": lu_solve}
