@@ -861,13 +861,14 @@ def _lu(xp, a):
     2^24), so one elimination serves lu_factor, its pivots and info.  Column j's pivot is
     the first entry of largest size at or below the diagonal, size |x| (|re| + |im| for
     complex, izamax's); where the input holds inf or nan, a nan is picked only where it
-    comes first (idamax never finds anything larger than it).  A zero pivot leaves its column unscaled, as
-    LAPACK does (its info then names it).  Blocked as getrf: a panel of _LU_PANEL columns
-    is factored column by column (whole rows swapped, the panel's columns updated, each
-    pivot row's part right of the panel solved with L11, dot products as trsm's), then the
-    rows below it right of it are updated by one matmul; rounding is a blocked LAPACK's,
-    which differs from torch's (MKL) in the last bits, so a matrix of exact rank deficiency
-    can end with a tiny nonzero where torch's has a zero (or back)."""
+    comes first (idamax never finds anything larger than it).  A zero pivot leaves its
+    column unscaled, as LAPACK does (its info then names it).  Blocked as getrf: a panel
+    of _LU_PANEL columns is factored column by column (whole rows swapped, the panel's
+    columns updated, each pivot row's part right of the panel solved with L11: trsm's
+    dot products), then the rows below it right of it are updated by one matmul;
+    rounding is a blocked LAPACK's, which differs from torch's (MKL) in the last bits, so
+    a matrix of exact rank deficiency can end with a tiny nonzero where torch's has a zero
+    (or back)."""
     *batch, m, n = a.shape
     k = min(m, n)
     count = math.prod(batch)
@@ -877,7 +878,10 @@ def _lu(xp, a):
     complex_ = xp.isdtype(a.dtype, "complex floating")
     nonfinite = count * k > 0 and not bool(xp.all(xp.isfinite(lu)))
     pivots = xp.zeros((count, k), dtype=xp.int64)
-    each = xp.arange(count)
+    # NumPy and CuPy swap a batch's rows by integer-array indexing; the standard has no
+    # such setitem: there a gather of every row does it (3x slower on NumPy)
+    fancy = xp.__name__.split(".")[0] in ("numpy", "cupy")
+    each, rows = xp.arange(count), xp.reshape(xp.arange(m), (1, m))
     for j0 in range(0, k, _LU_PANEL):
         end = min(j0 + _LU_PANEL, k)
         for j in range(j0, end):
@@ -896,10 +900,15 @@ def _lu(xp, a):
                     row = xp.asarray(lu[0, q, :], copy=True)
                     lu[0, q, :] = lu[0, j, :]
                     lu[0, j, :] = row
-            else:
+            elif fancy:
                 row = lu[each, p, :]                # a copy (integer indexing)
                 lu[each, p, :] = lu[:, j, :]
                 lu[:, j, :] = row
+            else:
+                at = xp.reshape(p, (count, 1))
+                swap = xp.where(rows == j, at, xp.where(rows == at, j, rows))
+                lu[...] = xp.take_along_axis(lu, xp.broadcast_to(swap[:, :, None], lu.shape),
+                                             axis=1)
             # times the reciprocal, as getf2 scales (rounding as LAPACK's, not a division);
             # a zero pivot leaves the column as it is
             if count == 1:
@@ -954,13 +963,12 @@ def _lu_permutation(xp, pivots, m):
                 order[i], order[j] = order[j], order[i]
             orders.append(order)
         return xp.reshape(xp.asarray(orders, dtype=xp.int64), (*batch, m))
-    order = xp.asarray(xp.broadcast_to(xp.arange(m, dtype=xp.int64), (count, m)), copy=True)
-    each = xp.arange(count)
+    rows = xp.arange(m, dtype=xp.int64)
+    order = xp.broadcast_to(rows, (count, m))
     for i in range(k):              # many matrices: swap i of all of them at once
-        j = swaps[:, i]
-        here = xp.asarray(order[:, i], copy=True)
-        order[:, i] = order[each, j]
-        order[each, j] = here
+        j = swaps[:, i:i + 1]
+        here, there = order[:, i:i + 1], xp.take_along_axis(order, j, axis=-1)
+        order = xp.where(rows == i, there, xp.where(rows == j, here, order))
     return xp.reshape(order, (*batch, m))
 
 

@@ -373,7 +373,8 @@ def lu_split(packed):
     """(LU, pivots, info) of lu_factor_op's (*, m + 1, n + 1) output: [:m, :n], and the
     int32 pivots and info of row m (not differentiable)."""
     m, n = packed._data.shape[-2] - 1, packed._data.shape[-1] - 1
-    last = packed.detach()[..., m, :].to(D.int32)
+    last = packed.detach()[..., m, :]
+    last = (last.real if last._dtype.is_complex else last).to(D.int32)
     return packed[..., :m, :n], last[..., :min(m, n)], last[..., n]
 
 
