@@ -618,8 +618,7 @@ def linalg_kernels(xp) -> dict:
         "lu_solve": lambda lu, pivots, b, *, adjoint: _lu_solve(xp, lu, pivots, b, adjoint),
         "geqrf": lambda a: _geqrf(xp, a)[0],
         "geqrf_tau": lambda a: _geqrf(xp, a)[1],
-        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian)[0],
-        "ldl_pivots": lambda a, *, hermitian: _ldl(xp, a, hermitian)[1],
+        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian),
         "ldl_solve": lambda ld, pivots, b, *, hermitian: _ldl_solve(xp, ld, pivots, b,
                                                                     hermitian),
     }
@@ -647,10 +646,11 @@ _BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
 
 def _ldl(xp, a, hermitian):
     """LAPACK sytf2's (hetf2's for complex hermitian) Bunch-Kaufman L D L^T from the lower
-    triangle, per matrix: (L below the diagonal and D's blocks on and beside it, packed as
-    LAPACK's with the upper triangle zeroed as torch's; 1-based int32 pivots, negative
-    for the two rows of a 2x2 block).  Sizes are |re| + |im| (LAPACK's cabs1) for
-    complex.  One Python step per column of each matrix: meant for small matrices."""
+    triangle, per matrix, packed by _ldl_packed: (L below the diagonal and D's blocks on
+    and beside it, packed as LAPACK's with the upper triangle zeroed as torch's; 1-based
+    pivots, negative for the two rows of a 2x2 block; info).  Sizes are |re| + |im|
+    (LAPACK's cabs1) for complex.  One Python step per column of each matrix: meant for
+    small matrices (the CPU takes LAPACK's sytrf where SciPy is installed)."""
     complex_ = xp.isdtype(a.dtype, "complex floating")
     h = bool(hermitian) and complex_
 
@@ -746,7 +746,24 @@ def _ldl(xp, a, hermitian):
             k += step
         return xp.tril(m), xp.asarray(piv, dtype=xp.int32)
 
-    return _per_matrix(xp, a, factor)
+    return _ldl_packed(xp, *_per_matrix(xp, a, factor))
+
+
+def _ldl_packed(xp, ld, pivots):
+    """sytrf's factors packed as ldl_factor returns them, (*, n + 1, n + 1): LD (lower
+    triangle) in [:n, :n], the pivots in row n and sytrf's info in [n, n] (1 + the index
+    of D's first zero 1x1 block, nan counted as zero, as torch's; 0 if none)."""
+    *batch, n = pivots.shape
+    out = xp.zeros((*batch, n + 1, n + 1), dtype=ld.dtype)
+    out[..., :n, :n] = ld
+    out[..., n, :n] = xp.astype(pivots, ld.dtype)
+    if n:
+        diagonal = getattr(xp.linalg, "diagonal", None)        # CuPy: only xp.diagonal
+        d = diagonal(ld) if diagonal is not None else xp.diagonal(ld, axis1=-2, axis2=-1)
+        zero = (pivots > 0) & ((d == 0) | xp.isnan(d))
+        first = xp.argmax(xp.astype(zero, xp.int32), axis=-1)
+        out[..., n, n] = xp.astype(xp.where(xp.any(zero, axis=-1), first + 1, 0), ld.dtype)
+    return out
 
 
 def _ldl_solve(xp, ld, pivots, b, hermitian):

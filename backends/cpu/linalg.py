@@ -1,10 +1,12 @@
-"""LAPACK's LU (getrf, getrs) on the CPU through scipy.linalg.lapack where SciPy is installed.
+"""LAPACK's LU (getrf, getrs) and Bunch-Kaufman L D L^T (sytrf/hetrf, sytrs/hetrs) on the
+CPU through scipy.linalg.lapack where SciPy is installed.
 
-NumPy's linalg has no getrf: array_api's blocked LU pays a few array calls per column
-(256x256: ~15 ms against LAPACK's 0.5). Torch's factors come from LAPACK's getrf too, so
-the pivots (the first entry of largest size in each column) are the same choice. One LAPACK
-call per matrix: a batch of many small matrices goes through array_api's kernels instead,
-whose steps each cover the whole batch.
+NumPy's linalg has neither: array_api's blocked LU pays a few array calls per column
+(256x256: ~8 ms against LAPACK's 0.5), its L D L^T one Python step per column of each
+matrix. Torch's factors come from LAPACK too, so the pivots are the same choice. One LAPACK
+call per matrix: a batch of many small matrices goes through array_api's LU instead, whose
+steps each cover the whole batch.  Input holding inf or nan takes array_api's kernels, which
+follow reference LAPACK there (as torch's MKL does; OpenBLAS differs).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import functools
 import math
 
 import numpy as np
+from ember.errors import EmberValueError
 
 from .. import array_api
 
@@ -70,4 +73,43 @@ def kernels() -> dict:
             flat[i], _ = getrs(f, p, rhs, trans=trans)
         return out
 
-    return {"lu_factor": lu_factor, "lu_solve": lu_solve}
+    def ldl_factor(a, *, hermitian):
+        *batch, n, _ = a.shape
+        count = math.prod(batch)
+        lapack = _lapack()
+        if lapack is None or count * n == 0 or not np.isfinite(a).all():
+            return array_api._ldl(np, a, hermitian)
+        (sytrf,) = lapack.get_lapack_funcs((_symmetric("trf", a, hermitian),), dtype=a.dtype)
+        ld = np.empty((count, n, n), dtype=a.dtype)
+        pivots = np.empty((count, n), dtype=np.int32)
+        for i, matrix in enumerate(a.reshape(count, n, n)):
+            factors, pivots[i], _ = sytrf(matrix, lower=1)
+            ld[i] = np.tril(factors)                # torch zeroes the upper triangle
+        return array_api._ldl_packed(np, ld.reshape(a.shape), pivots.reshape(*batch, n))
+
+    def ldl_solve(ld, pivots, b, *, hermitian):
+        *batch, n, _ = ld.shape
+        count = math.prod(batch)
+        lapack = _lapack()
+        if lapack is None or count * n * b.shape[-1] == 0:
+            return array_api._ldl_solve(np, ld, pivots, b, hermitian)
+        size = np.abs(pivots)
+        if not ((size >= 1) & (size <= n)).all():   # sytrs would read outside the matrix
+            raise EmberValueError(f"linalg.ldl_solve: pivots must be between 1 and {n} in "
+                                  "absolute value, as linalg.ldl_factor returns them; pass "
+                                  "its pivots unchanged")
+        (sytrs,) = lapack.get_lapack_funcs((_symmetric("trs", ld, hermitian),), dtype=ld.dtype)
+        out = np.empty(b.shape, dtype=b.dtype)
+        flat = out.reshape(count, *b.shape[-2:])
+        for i, (f, p, rhs) in enumerate(zip(ld.reshape(count, n, n), pivots.reshape(count, n),
+                                            b.reshape(count, *b.shape[-2:]))):
+            flat[i], _ = sytrs(f, p, rhs, lower=1)
+        return out
+
+    return {"lu_factor": lu_factor, "lu_solve": lu_solve, "ldl_factor": ldl_factor,
+            "ldl_solve": ldl_solve}
+
+
+def _symmetric(step: str, a, hermitian: bool) -> str:
+    """LAPACK's routine name: he* for complex hermitian, sy* otherwise."""
+    return ("he" if hermitian and np.iscomplexobj(a) else "sy") + step

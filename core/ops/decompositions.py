@@ -590,16 +590,29 @@ geqrf_tau_op = declare("geqrf_tau", "linalg", rule_same, sig="a", check=_float_m
                            "v_i v_i^H")
 
 
-# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable)
+# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable);
+# one primitive gives the factors with their pivots and info (one elimination)
+def ldl_split(packed):
+    """(LD, pivots, info) of ldl_factor_op's (*, n + 1, n + 1) output: [:n, :n], and the
+    int32 pivots and info of row n."""
+    n = packed._data.shape[-1] - 1
+    last = packed[..., n, :]
+    last = (last.real if last._dtype.is_complex else last).to(D.int32)
+    return packed[..., :n, :n], last[..., :n], last[..., n]
+
+
+def _ldl_shape(inputs, attrs):
+    *b, n, _ = inputs[0]._data.shape
+    return (*b, n + 1, n + 1)
+
+
 ldl_factor_op = declare("ldl_factor", "linalg", rule_same, sig="a, *, hermitian: bool",
-                        check=_square("ldl_factor"), shape=lambda i, a: i[0]._data.shape,
-                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed: L below "
-                            "the diagonal, D's 1x1 and 2x2 blocks on and beside it")
-ldl_pivots_op = declare("ldl_pivots", "linalg", rule_fixed(D.int32),
-                        sig="a, *, hermitian: bool", check=_square("ldl_factor"),
-                        shape=lambda i, a: i[0]._data.shape[:-1],
-                        doc="sytrf's 1-based int32 pivots: k swapped with pivots[k] - 1 for "
-                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)")
+                        check=_square("ldl_factor"), shape=_ldl_shape,
+                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed in [:n, :n]: "
+                            "L below the diagonal, D's 1x1 and 2x2 blocks on and beside it; "
+                            "row n holds its 1-based pivots (k swapped with pivots[k] - 1 for "
+                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)) and "
+                            "sytrf's info in [n], (*, n + 1, n + 1)")
 ldl_solve_op = declare("ldl_solve", "linalg", rule_same, sig="ld, pivots, b, *, hermitian: "
                        "bool", promote=(0, 2), shape=lambda i, a: i[2]._data.shape,
                        doc="LAPACK sytrs: X with A X = B for A given by ldl_factor and "
