@@ -382,10 +382,14 @@ def lu_parts(lu, order):
     """(P, L, U) of a packed LU and its row order (A[order] = L U, so A = P L U)."""
     m, n = lu._data.shape[-2:]
     k = min(m, n)
-    rows = arange(m, device=lu._device)
-    p = (rows.reshape(m, 1) == order.unsqueeze(-2)).to(lu._dtype)
-    lower = lu[..., :k].tril(-1) + eye(m, k, dtype=lu._dtype, device=lu._device)
-    return p, lower, lu[..., :k, :].triu()
+    # one row and one column index serve all three (tril and triu build their own each)
+    rows = arange(m, device=lu._device).reshape(m, 1)
+    cols = arange(n, device=lu._device)
+    p = (rows == order.unsqueeze(-2)).to(lu._dtype)
+    front = cols[:k]
+    lower = where(rows > front, lu[..., :k], (rows == front).to(lu._dtype))
+    upper = where(rows[:k] <= cols, lu[..., :k, :], 0.0)
+    return p, lower, upper
 
 
 def _solve_right(a, b):
