@@ -39,7 +39,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """
     _out(out, "ldl_factor_ex")
     A = _symmetric("ldl_factor_ex", A, hermitian)
-    LD, pivots, info = P.ldl_split(run(P.ldl_factor_op, A, hermitian=bool(hermitian)))
+    LD, pivots, info = P.run_ldl_factor(A, bool(hermitian))
     if check_errors and bool((info != 0).any()):
         raise EmberValueError(f"linalg.ldl_factor_ex: D has a zero 1x1 block (info = "
                               f"{info.tolist()}): the matrix is singular; pass "

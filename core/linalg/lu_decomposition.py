@@ -56,7 +56,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
     _out(out, "lu_factor_ex")
     A = _matrix("lu_factor_ex", A)
     _pivoted("lu_factor_ex", pivot)
-    LU, pivots, info = P.lu_split(run(P.lu_factor_op, A))
+    LU, pivots, info = P.run_lu_factor(A)
     if check_errors and bool((info != 0).any()):        # torch.lu never checks: it has info
         raise EmberValueError("linalg.lu_factor_ex: U has a zero on its diagonal (info = "
                               f"{info.tolist()}): the matrix is singular; pass "
@@ -97,7 +97,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None) -> LUResult:
     _out(out, "lu")
     A = _matrix("lu", A)
     _pivoted("lu", pivot)
-    LU, pivots, _ = P.lu_split(run(P.lu_factor_op, A))
+    LU, pivots, _ = P.run_lu_factor(A)
     order = run(P.lu_permutation_op, pivots, m=A.shape[-2])
     return LUResult(*P.lu_parts(LU, order))
 

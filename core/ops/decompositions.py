@@ -429,6 +429,16 @@ def _permutation_check(inputs, attrs):
                                      f"lu_factor's pivots, or call .int() on them")
 
 
+def run_lu_factor(a):
+    """(LU, pivots, info) of a by lu_factor_op; half precision is factored in float32 (the
+    packed pivots and info are exact in a float16 or bfloat16 row only up to 2048 or 256)
+    and its LU rounded back."""
+    if a._dtype in (D.float16, D.bfloat16):
+        lu, pivots, info = run_lu_factor(a.to(D.float32))
+        return lu.to(a._dtype), pivots, info
+    return lu_split(run(lu_factor_op, a))
+
+
 def _lu_shape(inputs, attrs):
     *b, m, n = inputs[0]._data.shape
     return (*b, m + 1, n + 1)
@@ -603,6 +613,15 @@ def ldl_split(packed):
     last = packed[..., n, :]
     last = (last.real if last._dtype.is_complex else last).to(D.int32)
     return packed[..., :n, :n], last[..., :n], last[..., n]
+
+
+def run_ldl_factor(a, hermitian: bool):
+    """(LD, pivots, info) of a by ldl_factor_op; half precision is factored in float32
+    (as run_lu_factor) and its LD rounded back."""
+    if a._dtype in (D.float16, D.bfloat16):
+        ld, pivots, info = run_ldl_factor(a.to(D.float32), hermitian)
+        return ld.to(a._dtype), pivots, info
+    return ldl_split(run(ldl_factor_op, a, hermitian=hermitian))
 
 
 def _ldl_shape(inputs, attrs):

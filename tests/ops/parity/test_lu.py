@@ -193,3 +193,18 @@ def test_lu_solve_gradients(device):
     (L.lu_solve(x, piv, y) * ember.tensor(up, device=device)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tlu.grad.numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(y.grad.numpy(), tb.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_pivots_past_what_it_counts_exactly(dtype):
+    """300 rows: past 256 (bfloat16's exact integers); factored in float32, LU rounded back
+    (torch refuses half precision LU on the CPU)."""
+    a = seeded("lu_half").standard_normal((300, 300))
+    x = ember.tensor(a, dtype=getattr(ember, dtype))
+    e, f = L.lu_factor_ex(x), L.lu_factor_ex(x.float())
+    assert e.LU.dtype == x.dtype
+    np.testing.assert_array_equal(e.pivots.numpy(), f.pivots.numpy())
+    np.testing.assert_array_equal(e.LU.float().numpy(), f.LU.to(x.dtype).float().numpy())
+    s = x + x.mT
+    np.testing.assert_array_equal(L.ldl_factor_ex(s).pivots.numpy(),
+                                  L.ldl_factor_ex(s.float()).pivots.numpy())
