@@ -993,24 +993,42 @@ def _lu_solve(xp, lu, pivots, b, adjoint):
     """LAPACK getrs: X with A X = B (A^H X = B with adjoint) for A = P L U given by
     lu_factor's packed LU and pivots (batch dims alike), by two triangular solves (the
     standard has no trsm: solve's LU of a triangular matrix does no pivoting and rounds as
-    one)."""
+    one).  A zero on U's diagonal gives inf and nan, as getrs (solve would raise): such a
+    U is solved by substitution, one row at a time."""
     n = lu.shape[-1]
     order = _lu_permutation(xp, pivots, n)
     lower = xp.tril(lu, k=-1) + xp.eye(n, dtype=lu.dtype)
     upper = xp.triu(lu)
     rows = (*order.shape, 1)
+    diagonal = getattr(xp.linalg, "diagonal", None)        # CuPy: only xp.diagonal
+    d = diagonal(upper) if diagonal is not None else xp.diagonal(upper, axis1=-2, axis2=-1)
+    singular = bool(xp.any(d == 0))
     if not adjoint:                 # L U X = P^T B
         pb = xp.take_along_axis(b, xp.broadcast_to(xp.reshape(order, rows), b.shape), axis=-2)
-        return xp.linalg.solve(upper, xp.linalg.solve(lower, pb))
+        y = xp.linalg.solve(lower, pb)
+        return _substitute(xp, upper, y, False) if singular else xp.linalg.solve(upper, y)
     axes = (*range(lu.ndim - 2), lu.ndim - 1, lu.ndim - 2)
     complex_ = xp.isdtype(lu.dtype, "complex floating")
 
     def adj(t):
         t = xp.permute_dims(t, axes)
         return xp.conj(t) if complex_ else t
-    y = xp.linalg.solve(adj(lower), xp.linalg.solve(adj(upper), b))
+    y = _substitute(xp, adj(upper), b, True) if singular else xp.linalg.solve(adj(upper), b)
+    y = xp.linalg.solve(adj(lower), y)
     back = xp.reshape(xp.argsort(order, axis=-1), rows)      # X = P Y: row order[i] gets i
     return xp.take_along_axis(y, xp.broadcast_to(back, b.shape), axis=-2)
+
+
+def _substitute(xp, t, b, lower):
+    """T^-1 B for T triangular (lower or upper) by substitution, row by row: a zero on
+    T's diagonal gives inf and nan where LAPACK's trsm does, instead of an error."""
+    n = t.shape[-1]
+    x = xp.asarray(b, copy=True)
+    for i in range(n) if lower else range(n - 1, -1, -1):
+        done = slice(0, i) if lower else slice(i + 1, n)
+        rest = x[..., i:i + 1, :] - t[..., i:i + 1, done] @ x[..., done, :]
+        x[..., i:i + 1, :] = rest / t[..., i:i + 1, i:i + 1]
+    return x
 
 
 def _triangle(xp, a, uplo):

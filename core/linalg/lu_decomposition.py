@@ -163,12 +163,12 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
         raise DtypeNotSupportedError(f"linalg.lu_solve: expected LU and B of one dtype, got "
                                      f"{LU.dtype.name} and {B.dtype.name}; convert one with "
                                      f".to(...)")
-    _int32("lu_solve", pivots)
     if not isinstance(pivots, Tensor) or tuple(pivots.shape[-1:]) != (n,):
         got = tuple(pivots.shape) if isinstance(pivots, Tensor) else type(pivots).__name__
         raise ShapeError(f"linalg.lu_solve: expected pivots of shape (*, {n}) for LU of "
                          f"shape {tuple(LU.shape)}, got {got}; pass linalg.lu_factor's "
                          "pivots")
+    _int32("lu_solve", pivots)
     batch = broadcast_shapes("lu_solve", tuple(LU.shape[:-2]), tuple(pivots.shape[:-1]),
                              tuple(B.shape[:-2]))
     return run(P.lu_solve_op, LU.expand(*batch, n, n), pivots.expand(*batch, n),

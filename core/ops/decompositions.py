@@ -457,7 +457,6 @@ lu_permutation_op = declare("lu_permutation", "linalg", rule_fixed(D.int64),
                                 "turn: A[order] = L U; raises for a pivot outside 1..m")
 
 
-
 def _lu_solve_forward(lu, pivots, b, *, adjoint):
     n = lu._data.shape[-1]
     p, lower, upper = lu_parts(lu, run(lu_permutation_op, pivots, m=n))

@@ -208,3 +208,17 @@ def test_half_precision_pivots_past_what_it_counts_exactly(dtype):
     s = x + x.mT
     np.testing.assert_array_equal(L.ldl_factor_ex(s).pivots.numpy(),
                                   L.ldl_factor_ex(s.float()).pivots.numpy())
+
+
+@pytest.mark.parametrize("batch", [(), (200,)])    # (200,): the CPU's whole-batch kernel
+def test_lu_solve_of_a_singular_matrix_gives_inf_and_nan(device, batch):
+    """getrs divides by U's zero: inf and nan where torch's are, no error."""
+    a = np.broadcast_to(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+                        (*batch, 3, 3))
+    b = np.broadcast_to(np.arange(6.0).reshape(3, 2), (*batch, 3, 2))
+    t = TL.lu_factor_ex(torch.tensor(a))
+    e = L.lu_factor_ex(ember.tensor(a, device=device))
+    for adjoint in (False, True):
+        want = TL.lu_solve(t.LU, t.pivots, torch.tensor(b), adjoint=adjoint).numpy()
+        got = L.lu_solve(e.LU, e.pivots, ember.tensor(b, device=device), adjoint=adjoint)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
