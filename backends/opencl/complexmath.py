@@ -108,7 +108,7 @@ inline {c} cacosh_{s}({c} z) {{
 inline {c} cpow_{s}({c} a, {c} b) {{
   if (b.x == 0 && b.y == 0) return cplx_{s}(1, 0);
   if (a.x == 0 && a.y == 0) {{
-    if (b.x > 0 && b.y == 0) return cplx_{s}(0, 0);
+    if (b.x > 0) return cplx_{s}(0, 0);      /* |0 ** b| = 0 for re(b) > 0 (torch, NumPy) */
     return cplx_{s}(NAN, NAN);
   }}
   if (b.y == 0 && b.x == 1) return a;
