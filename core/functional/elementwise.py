@@ -134,6 +134,8 @@ def square(x: Tensor) -> Tensor:
     -------
     ``torch.square``
     """
+    if type(x) is Tensor and x._dtype is D.bool_:
+        return x.to(D.int64) * x.to(D.int64)        # torch: pow(x, 2) of bool is int64
     return x * x
 
 
@@ -215,7 +217,7 @@ def log2(input: Tensor) -> Tensor:
     -------
     ``torch.log2``
     """
-    return ops.log(input) * (1.0 / _LN2)
+    return _log_scaled(input, 1.0 / _LN2)
 
 
 def log10(input: Tensor) -> Tensor:
@@ -225,7 +227,17 @@ def log10(input: Tensor) -> Tensor:
     -------
     ``torch.log10``
     """
-    return ops.log(input) * (1.0 / _LN10)
+    return _log_scaled(input, 1.0 / _LN10)
+
+
+def _log_scaled(input, scale):
+    out = ops.log(input)
+    if out._dtype.category == D.COMPLEX:
+        # a real scale of each part: complex * real multiplies (-inf + 0j) by (s + 0j),
+        # whose imaginary part is -inf * 0 = nan (torch's log2(0j) is -inf + 0j)
+        from .complexes import complex as _complex
+        return _complex(out.real * scale, out.imag * scale)
+    return out * scale
 
 
 def exp2(input: Tensor) -> Tensor:
@@ -386,7 +398,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     ``torch.logit``
     """
     _no_complex("logit", input)
-    x = input if eps is None else input.clamp(eps, 1.0 - eps)
+    x = _float(input) if eps is None else _float(input).clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
 
@@ -420,6 +432,7 @@ def deg2rad(input: Tensor) -> Tensor:
     -------
     ``torch.deg2rad``
     """
+    _no_complex("deg2rad", input)
     return _float(input) * (math.pi / 180.0)
 
 
@@ -430,6 +443,7 @@ def rad2deg(input: Tensor) -> Tensor:
     -------
     ``torch.rad2deg``
     """
+    _no_complex("rad2deg", input)
     return _float(input) * (180.0 / math.pi)
 
 
@@ -468,6 +482,9 @@ def positive(input: Tensor) -> Tensor:
     -------
     ``torch.positive``
     """
+    if type(input) is Tensor and input._dtype is D.bool_:
+        raise EmberTypeError("positive: the unary `+` on a bool tensor is not supported (as "
+                             "in torch); use the tensor itself")
     return input
 
 
@@ -694,9 +711,13 @@ def sinc(input: Tensor) -> Tensor:
     ``torch.sinc``, ``torch.special.sinc``
     """
     x = _float(_tensor("sinc", input))
+    half = x._dtype in (D.float16, D.bfloat16)
+    if half:                     # pi * x rounded to 8 bits first is far off: torch computes
+        x = x.to(D.float32)      # in float32 and rounds once
     zero = x == 0
     px = math.pi * ops.where(zero, 1.0, x)
-    return ops.where(zero, 1.0, ops.sin(px) / px)
+    out = ops.where(zero, 1.0, ops.sin(px) / px)
+    return out.to(input._dtype) if half else out
 
 
 def xlog1py(input, other) -> Tensor:

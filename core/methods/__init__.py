@@ -130,7 +130,7 @@ def _invert(self):
 
 method("__invert__", _invert)
 method("__neg__", lambda self: _unary(_OPS["neg"], self))
-method("__pos__", lambda self: self)
+method("__pos__", lambda self: F.positive(self))   # (bool refused, as torch)
 method("__abs__", lambda self: _unary(_OPS["abs"], self))
 method("__matmul__", lambda self, other: ops.matmul(self, other))
 method("__rmatmul__", lambda self, other: ops.matmul(other, self))

@@ -233,7 +233,8 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.any``
     """
-    return _reduce(any_op, x, dim, keepdim)
+    out = _reduce(any_op, x, dim, keepdim)
+    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
 
 
 @numpy_names
@@ -244,7 +245,8 @@ def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.all``
     """
-    return _reduce(all_op, x, dim, keepdim)
+    out = _reduce(all_op, x, dim, keepdim)
+    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
 
 
 def _arg(op, x, dim, keepdim):
