@@ -333,7 +333,7 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)      # torch: exactly 10 ** -precision
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
