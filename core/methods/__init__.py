@@ -308,7 +308,7 @@ for _name, _fn in {
     "t": _t,
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
-    "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
+    "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile, "as_strided": F.as_strided,
     "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
     "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
     "unfold": FM.unfold_windows, "stft": F.stft, "istft": F.istft,
