@@ -201,6 +201,8 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """
     if dtype is not None:
         x = x.to(dtype)
+        out = _reduce(prod_op, x, dim, keepdim)
+        return out if out._dtype is x._dtype else out.to(x._dtype)    # as sum(dtype=)
     return _reduce(prod_op, x, dim, keepdim)
 
 

@@ -1,4 +1,4 @@
-"""Shape, join, selection, reduction and indexing functions generated against PyTorch: 439
+"""Shape, join, selection, reduction and indexing functions generated against PyTorch: 442
 expressions over a (2, 3, 4) float tensor X, a (2, 3) int64 tensor I and a bool mask B
 (reshape/view/expand/squeeze/flatten/permute/movedim/repeat/tile/chunk/split/unbind/narrow/
 select/index_select/gather/take/roll/flip/rot90, cat/stack and their dtype promotion, where,
@@ -249,6 +249,9 @@ E += [
     "X.cumsum(1)",
     "X.cumsum(-1, dtype=T.float64)",
     "I.cumsum(0).dtype",
+    "X.cumsum(1, dtype=T.int32)",
+    "X.prod(1, dtype=T.int32)",
+    "I.to(T.int8).cumprod(1, dtype=T.int16)",
     "B.cumsum(0)",
     "I.to(T.int8).cumsum(0).dtype",
     "I.cumprod(1)",
