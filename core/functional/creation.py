@@ -20,8 +20,9 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     -------
     ``torch.logspace``
     """
-    exponents = ops.linspace(start, end, steps, dtype=D.float64 if dtype is None else dtype,
-                             device="cpu")
+    # the exponents in float64 whatever the dtype (torch: logspace(0, 10, 5, dtype=int64)
+    # is 10 ** 2.5 = 316 in its second place, not 10 ** 2)
+    exponents = ops.linspace(start, end, steps, dtype=D.float64, device="cpu")
     out = (base ** exponents).to(dtype or D.get_default_dtype())
     out = out.to(device) if device is not None else out
     return out.requires_grad_(True) if requires_grad else out
