@@ -222,3 +222,13 @@ def test_lu_solve_of_a_singular_matrix_gives_inf_and_nan(device, batch):
         want = TL.lu_solve(t.LU, t.pivots, torch.tensor(b), adjoint=adjoint).numpy()
         got = L.lu_solve(e.LU, e.pivots, ember.tensor(b, device=device), adjoint=adjoint)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_array_api_blocked_lu_standard_only():
+    """The standard's path (rows swapped by a gather: array_api_strict has no integer-array
+    setitem) past one panel, batched, against NumPy's (integer indexing)."""
+    xp = pytest.importorskip("array_api_strict")
+    from ember.backends import array_api
+    a = _random("lu_strict", (3, 40, 36), "float64")
+    np.testing.assert_array_equal(np.asarray(array_api._lu(xp, xp.asarray(a))),
+                                  array_api._lu(np, a))
