@@ -113,7 +113,6 @@ case("qr_q:wide_complete", lambda E, x: tuple(E.linalg.qr(x, "complete")),
      atol=1e-4)
 
 
-
 def _plu(E, x):
     p, lower, upper = E.linalg.lu(x)
     return p @ lower @ upper
@@ -123,7 +122,7 @@ def _plu(E, x):
 case("lu_factor", lambda E, x, b: (_plu(E, _general(E, x)),
                                    E.linalg.lu_solve(*E.linalg.lu_factor(_general(E, x)), b)),
      lambda np, x, b: (_np_general(np, x), np.linalg.solve(_np_general(np, x), b)),
-     Input((2, 3, 3)), Input((2, 3, 2)), ops=("lu_factor", "lu_permutation"),
+     Input((2, 3, 3)), Input((2, 3, 2)), ops=("lu_factor", "lu_permutation", "lu_solve"),
      atol=1e-4)
 case("lu_factor:tall_wide", lambda E, x: (_plu(E, x), _plu(E, x.mT)),
      lambda np, x: (x, np.swapaxes(x, -1, -2)), Input((2, 4, 3)),
