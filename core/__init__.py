@@ -64,8 +64,10 @@ from .tensor import (
     channels_last,
     channels_last_3d,
     contiguous_format,
+    layout,
     memory_format,
     preserve_format,
+    strided,
 )
 from . import functional as _functional
 from . import legacy as _legacy
@@ -88,7 +90,7 @@ __all__ = [
     # tensors, devices, dtypes
     "Tensor", "Size", "Device", "device", "dtype", "get_default_device", "set_default_device",
     "devices", "synchronize", "memory_format", "contiguous_format", "preserve_format",
-    "channels_last", "channels_last_3d",
+    "channels_last", "channels_last_3d", "layout", "strided",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
     "complex64", "complex128", "cfloat", "cdouble",

@@ -377,6 +377,29 @@ class memory_format:  # noqa: N801  (torch.memory_format)
         return self._name          # pickled by name: the same object comes back
 
 
+class layout:  # noqa: N801  (torch.layout)
+    """torch.layout: how a tensor's elements are stored.  ember's tensors are all
+    ``ember.strided`` (dense); the factories take ``layout=ember.strided`` and refuse
+    another (ember.sparse_coo_tensor builds its own sparse kind).
+
+    PyTorch
+    -------
+    ``torch.layout``
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

@@ -17,9 +17,9 @@ __all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu"]
 
 
 @numpy_names
-def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (the maximum is subtracted
-    first); ``dtype=`` converts ``x`` first.
+    first); ``dtype=`` converts ``input`` first.
 
     Examples
     --------
@@ -32,19 +32,19 @@ def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     ``torch.softmax``, ``torch.nn.functional.softmax``
     """
     if _amp and amp_policy.on("softmax"):      # autocast (amp_policy.py)
-        return amp_policy.call("softmax", softmax, x, dim, dtype)
+        return amp_policy.call("softmax", softmax, input, dim, dtype)
     if dtype is not None:
-        x = x.to(dtype)
-    _need_float("softmax", x)
+        input = input.to(dtype)
+    _need_float("softmax", input)
     # a 0-d tensor takes dim 0 or -1, as in PyTorch: its softmax is 1
-    axis = norm_dim(dim, x.ndim, "softmax")
-    if 0 in x._data.shape:                  # nothing to normalise: an empty answer
-        return x * 1.0
-    return dispatch.run(softmax_op, x, axis=axis)
+    axis = norm_dim(dim, input.ndim, "softmax")
+    if 0 in input._data.shape:                  # nothing to normalise: an empty answer
+        return input * 1.0
+    return dispatch.run(softmax_op, input, axis=axis)
 
 
 @numpy_names
-def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably.
 
     PyTorch
@@ -52,14 +52,14 @@ def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     ``torch.log_softmax``, ``torch.nn.functional.log_softmax``
     """
     if _amp and amp_policy.on("log_softmax"):      # autocast (amp_policy.py)
-        return amp_policy.call("log_softmax", log_softmax, x, dim, dtype)
+        return amp_policy.call("log_softmax", log_softmax, input, dim, dtype)
     if dtype is not None:
-        x = x.to(dtype)
-    _need_float("log_softmax", x)
-    if 0 in x._data.shape:                  # nothing to normalise: an empty answer
-        norm_dim(dim, x.ndim, "log_softmax")
-        return x * 1.0
-    shifted = x - ops.amax(x, dim, keepdim=True).detach()
+        input = input.to(dtype)
+    _need_float("log_softmax", input)
+    if 0 in input._data.shape:                  # nothing to normalise: an empty answer
+        norm_dim(dim, input.ndim, "log_softmax")
+        return input * 1.0
+    shifted = input - ops.amax(input, dim, keepdim=True).detach()
     return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
 
 
@@ -73,7 +73,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     return ops.where(x > 0, x, x * negative_slope)
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """The Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh
     approximation.
 
@@ -82,11 +82,11 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     ``torch.nn.functional.gelu``
     """
     if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (ops.tanh(inner) + 1.0)
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (ops.tanh(inner) + 1.0)
     if approximate != "none":
         raise EmberValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return x * 0.5 * (ops.erf(x * (1.0 / math.sqrt(2.0))) + 1.0)
+    return input * 0.5 * (ops.erf(input * (1.0 / math.sqrt(2.0))) + 1.0)
 
 
 def silu(x: Tensor) -> Tensor:
@@ -99,7 +99,7 @@ def silu(x: Tensor) -> Tensor:
     return x * ops.sigmoid(x)
 
 
-def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 
     PyTorch
@@ -107,6 +107,6 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     ``torch.nn.functional.softplus``
     """
     if _amp and amp_policy.on("softplus"):      # autocast (amp_policy.py)
-        return amp_policy.call("softplus", softplus, x, beta, threshold)
-    bx = x * beta
-    return ops.where(bx > threshold, x, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)
+        return amp_policy.call("softplus", softplus, input, beta, threshold)
+    bx = input * beta
+    return ops.where(bx > threshold, input, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)

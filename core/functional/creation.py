@@ -5,13 +5,16 @@ from __future__ import annotations
 from .. import dtypes as D
 from .. import ops
 from .._torch_gaps import only_default
+from ..device import default_device
 from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..ops._out import factory
 from ..ops._util import as_shape
 from ..tensor import Tensor
 
 __all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided"]
 
 
+@factory("layout", "pin_memory", "out")
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` values ``base ** v`` for ``v`` evenly spaced from ``start`` to ``end``.
@@ -24,7 +27,8 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     # is 10 ** 2.5 = 316 in its second place, not 10 ** 2)
     exponents = ops.linspace(start, end, steps, dtype=D.float64, device="cpu")
     out = (base ** exponents).to(dtype or D.get_default_dtype())
-    out = out.to(device) if device is not None else out
+    # on the given device, else the default one (ember.device(...) / set_default_device)
+    out = out.to(device if device is not None else default_device())
     return out.requires_grad_(True) if requires_grad else out
 
 

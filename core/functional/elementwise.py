@@ -47,31 +47,31 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "isneginf", "rsub", "fill", "gcd", "lcm", "frexp"]
 
 
-def add(x, y, *, alpha=1) -> Tensor:
+def add(input, other, *, alpha=1) -> Tensor:
     """x + alpha * y (torch.add).
 
     PyTorch
     -------
     ``torch.add``
     """
-    return ops.add(x, y if alpha == 1 else y * alpha)
+    return ops.add(input, other if alpha == 1 else other * alpha)
 
 
-def sub(x, y, *, alpha=1) -> Tensor:
+def sub(input, other, *, alpha=1) -> Tensor:
     """x - alpha * y (torch.sub).
 
     PyTorch
     -------
     ``torch.sub``, ``torch.subtract``
     """
-    return ops.sub(x, y if alpha == 1 else y * alpha)
+    return ops.sub(input, other if alpha == 1 else other * alpha)
 
 
 subtract = sub
 _ROUNDING = (None, "trunc", "floor")
 
 
-def div(x, y, *, rounding_mode=None) -> Tensor:
+def div(input, other, *, rounding_mode=None) -> Tensor:
     """x / y: true division (rounding_mode=None), rounded toward zero ("trunc") or
     down ("floor"), as torch.div; integer inputs keep their dtype when rounded.
 
@@ -79,7 +79,7 @@ def div(x, y, *, rounding_mode=None) -> Tensor:
     -------
     ``torch.div``, ``torch.divide``
     """
-    input, other = x, y
+    input, other = input, other
     if rounding_mode is None:
         return ops.div(input, other)
     if rounding_mode not in _ROUNDING:
@@ -98,21 +98,21 @@ def div(x, y, *, rounding_mode=None) -> Tensor:
     return ops.where(negative, -q, q)
 
 
-def true_divide(x, y) -> Tensor:
+def true_divide(input, other) -> Tensor:
     """``x / y`` elementwise, always a floating result (the same as :func:`div`).
 
     PyTorch
     -------
     ``torch.true_divide``
     """
-    return ops.div(x, y)
+    return ops.div(input, other)
 
 
 divide = div
 
 
-def clamp(x: Tensor, min=None, max=None) -> Tensor:
-    """``x`` with every element limited to [``min``, ``max``] (either may be None, or a tensor).
+def clamp(input: Tensor, min=None, max=None) -> Tensor:
+    """``input`` with every element limited to [``min``, ``max``] (either may be None, or a tensor).
 
     PyTorch
     -------
@@ -121,22 +121,24 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise EmberValueError("clamp: at least one of min and max must be given")
     if min is not None:
-        x = ops.where(x < min, min, x) if not isinstance(min, Tensor) else ops.maximum(x, min)
+        input = ops.where(input < min, min, input) if not isinstance(min, Tensor) \
+            else ops.maximum(input, min)
     if max is not None:
-        x = ops.where(x > max, max, x) if not isinstance(max, Tensor) else ops.minimum(x, max)
-    return x
+        input = ops.where(input > max, max, input) if not isinstance(max, Tensor) \
+            else ops.minimum(input, max)
+    return input
 
 
-def square(x: Tensor) -> Tensor:
+def square(input: Tensor) -> Tensor:
     """``x * x`` elementwise.
 
     PyTorch
     -------
     ``torch.square``
     """
-    if type(x) is Tensor and x._dtype is D.bool_:
-        return x.to(D.int64) * x.to(D.int64)        # torch: pow(x, 2) of bool is int64
-    return x * x
+    if type(input) is Tensor and input._dtype is D.bool_:
+        return input.to(D.int64) * input.to(D.int64)        # torch: pow(x, 2) of bool is int64
+    return input * input
 
 
 def isclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,

@@ -27,7 +27,7 @@ __all__ = ["masked_fill", "scatter", "scatter_reduce", "index_fill", "masked_sel
            "index_reduce"]
 
 
-def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """x with value where mask is true; the result keeps x's dtype (a float value into an
     integer tensor is truncated, one that does not fit raises: ops.creation.check_fits).
 
@@ -39,21 +39,21 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         if value.ndim != 0:
             raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                              f"got tensor with {value.ndim} dimension(s)")
-        if value._dtype.category == D.COMPLEX and x._dtype.category != D.COMPLEX:
+        if value._dtype.category == D.COMPLEX and input._dtype.category != D.COMPLEX:
             value = value.item()          # its imaginary part checked below, as torch does
         else:
-            value = value.to(x._dtype)
-    if type(value) is complex and x._dtype.category != D.COMPLEX:
+            value = value.to(input._dtype)
+    if type(value) is complex and input._dtype.category != D.COMPLEX:
         # torch's checked conversion: a real dtype takes a complex value only without an
         # imaginary part (the cast would drop it silently)
         if value.imag != 0:
             raise EmberTypeError(f"masked_fill: value {value!r} cannot be converted to "
-                                 f"{x._dtype.name} without overflow (as torch)")
+                                 f"{input._dtype.name} without overflow (as torch)")
         value = value.real
-    if type(value) is not Tensor and x._dtype.category < D.FLOAT:
-        check_fits(value, x._dtype, "masked_fill")
-        value = bool(value) if x._dtype is D.bool_ else int(value)
-    return ops.where(mask, value, x)
+    if type(value) is not Tensor and input._dtype.category < D.FLOAT:
+        check_fits(value, input._dtype, "masked_fill")
+        value = bool(value) if input._dtype is D.bool_ else int(value)
+    return ops.where(mask, value, input)
 
 
 def _flat_positions(input: Tensor, index: Tensor, axis: int, name: str) -> Tensor:

@@ -38,14 +38,14 @@ __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "c
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
 
-def logdet(A: Tensor) -> Tensor:
+def logdet(input: Tensor) -> Tensor:
     """log det: nan where det < 0, -inf where det == 0 (torch.logdet).
 
     PyTorch
     -------
     ``torch.logdet``
     """
-    sign, logabs = slogdet(A)
+    sign, logabs = slogdet(input)
     if sign._dtype.category == D.COMPLEX:       # log det = log |det| + i arg det (torch)
         return logabs + ops.log(sign)
     return ops.where(sign < 0, float("nan"), logabs)
@@ -147,7 +147,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The inverse of A from its Cholesky factor: A = L L^H (or U^H U with upper).
 
     PyTorch
@@ -156,11 +156,11 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """
     if out is not None:
         raise gap("cholesky_inverse(out=)", "assign the result instead")
-    A = L.mT @ L if upper else L @ L.mT
+    A = input.mT @ input if upper else input @ input.mT
     return inv(A)
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """X with A X = B, A given by its Cholesky factor (A = L L^H, or U^H U with upper).
 
     PyTorch
@@ -169,14 +169,14 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
     """
     if out is not None:
         raise gap("cholesky_solve(out=)", "assign the result instead")
-    A = L.mT @ L if upper else L @ L.mT
-    return LA.solve(A, B)
+    A = input2.mT @ input2 if upper else input2 @ input2.mT
+    return LA.solve(A, input)
 
 
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out=None) -> TriangularSolveResult:
     """X with op(T) X = b for T A's upper (or lower) triangle, op the transpose when asked,
     and a copy of A (torch's legacy pair).
@@ -188,7 +188,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     if out is not None:
         raise gap("triangular_solve(out=)", "assign the result instead")
     T = A.mT if transpose else A
-    x = LA.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = LA.solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, A.clone())
 
 
@@ -206,7 +206,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     return LU_.LUFactorExResult(LU, pivots, info) if get_infos else (LU, pivots)
 
 
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
     """X with A X = b for A given by lu_factor's LU and pivots (torch.lu_solve's legacy
     argument order: linalg.lu_solve takes b last).
 
@@ -214,7 +214,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     -------
     ``torch.lu_solve``
     """
-    return LU_.lu_solve(LU_data, LU_pivots, b, out=out)
+    return LU_.lu_solve(LU_data, LU_pivots, input, out=out)
 
 
 # --- randomized low-rank SVD and PCA (torch/_lowrank.py: Halko, Martinsson and Tropp 2009,

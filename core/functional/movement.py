@@ -19,7 +19,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..ops import layout
-from ..ops._util import as_shape, norm_dim, resolve_reshape
+from ..ops._util import as_shape, norm_dim, resolve_reshape, spread_or_keyword
 from ..ops._util import broadcast_shapes as _broadcast
 from ..tensor import Size, Tensor, preserve_format
 from ._util import _INTS, _need, _tensor
@@ -198,7 +198,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     return ops.contiguous(out).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
 
-def tile(input: Tensor, *dims) -> Tensor:
+def tile(input: Tensor, *reps, dims=None) -> Tensor:
     """``input`` repeated ``dims`` times along each dim (a sequence, or ints as
     ``Tensor.tile(2, 1)`` takes them).
 
@@ -206,6 +206,7 @@ def tile(input: Tensor, *dims) -> Tensor:
     -------
     ``torch.tile``
     """
+    dims = spread_or_keyword(reps, dims, "tile", "dims")
     if len(dims) == 1 and not isinstance(dims[0], int):
         dims = dims[0]
     dims = as_shape((tuple(dims),), "tile")
@@ -518,7 +519,27 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:
     return layout.clone(input, memory_format)
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+def _overload(name: str, positional, sections, indices, tensor=None):
+    """The one split argument given: positionally, or by the name of torch's overload that
+    takes it (sections= an int or 0-d tensor, indices= a sequence,
+    tensor_indices_or_sections= a Tensor)."""
+    given = [(k, v) for k, v in (("indices_or_sections", positional), ("sections", sections),
+                                 ("indices", indices), ("tensor_indices_or_sections", tensor))
+             if v is not None]
+    if len(given) != 1:
+        raise EmberTypeError(f"{name}(): expected one of sections=, indices= (or the "
+                             f"positional argument), got {[k for k, _ in given] or 'none'}")
+    key, value = given[0]
+    if (key == "sections" and not (isinstance(value, int) or (
+            type(value) is Tensor and value.ndim == 0))) or (
+            key == "indices" and (isinstance(value, (int, Tensor)))) or (
+            key == "tensor_indices_or_sections" and type(value) is not Tensor):
+        raise EmberTypeError(f"{name}(): {key}= got {type(value).__name__}")
+    return value
+
+
+def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
+                 indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of input along dim: `n` sections (the first len % n one longer), or the pieces
     between the given indices (which may pass the end, giving empty pieces).
 
@@ -529,7 +550,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     _need("tensor_split", input)
     axis = norm_dim(dim, input.ndim, "tensor_split")
     length = input._data.shape[axis]
-    split = indices_or_sections
+    split = _overload("tensor_split", indices_or_sections, sections, indices,
+                      tensor_indices_or_sections)
     if type(split) is Tensor:
         if split.ndim > 1 or split._dtype not in _INTS:
             raise EmberTypeError(f"tensor_split: expected indices_or_sections as a 0-d or 1-d "
@@ -673,7 +695,7 @@ def _split_along(name, input, indices_or_sections, dim, min_ndim):
     return tensor_split(input, indices_or_sections, dim)
 
 
-def hsplit(input: Tensor, indices_or_sections) -> tuple:
+def hsplit(input: Tensor, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """Split along dim 1 (dim 0 of a 1-d tensor): sections must divide it evenly.
 
     PyTorch
@@ -681,27 +703,31 @@ def hsplit(input: Tensor, indices_or_sections) -> tuple:
     ``torch.hsplit``
     """
     _need("hsplit", input)
-    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+    return _split_along("hsplit", input,
+                        _overload("hsplit", indices_or_sections, sections, indices),
+                        1 if input.ndim > 1 else 0, 1)
 
 
-def vsplit(input: Tensor, indices_or_sections) -> tuple:
+def vsplit(input: Tensor, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """``input`` split along dim 0 (rows) into sections or at indices (at least 2-D).
 
     PyTorch
     -------
     ``torch.vsplit``
     """
-    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+    return _split_along("vsplit", input,
+                        _overload("vsplit", indices_or_sections, sections, indices), 0, 2)
 
 
-def dsplit(input: Tensor, indices_or_sections) -> tuple:
+def dsplit(input: Tensor, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
     """``input`` split along dim 2 (depth) into sections or at indices (at least 3-D).
 
     PyTorch
     -------
     ``torch.dsplit``
     """
-    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+    return _split_along("dsplit", input,
+                        _overload("dsplit", indices_or_sections, sections, indices), 2, 3)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:

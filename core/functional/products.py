@@ -25,7 +25,7 @@ __all__ = ["linear", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
            "trace", "cross", "tensordot", "kron", "einsum", "addr"]
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias (torch.nn.functional.linear).
 
     PyTorch
@@ -33,8 +33,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ``torch.nn.functional.linear``
     """
     if bias is None:
-        return dispatch.run(linear_op, x, weight)
-    return dispatch.run(linear_op, x, weight, bias)
+        return dispatch.run(linear_op, input, weight)
+    return dispatch.run(linear_op, input, weight, bias)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -84,7 +84,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return ops.matmul(input, vec)
 
 
-def dot(input: Tensor, other: Tensor) -> Tensor:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """The inner product of two 1-D tensors.
 
     PyTorch
@@ -92,14 +92,14 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     ``torch.dot``, ``torch.vdot``
     """
     if _amp and amp_policy.on("dot"):      # autocast (amp_policy.py)
-        return amp_policy.call("dot", dot, input, other)
+        return amp_policy.call("dot", dot, input, tensor)
     _need("dot", input, 1)
-    _need("dot", other, 1)
-    if input._dtype is not other._dtype:
+    _need("dot", tensor, 1)
+    if input._dtype is not tensor._dtype:
         raise EmberTypeError(f"dot: expected both vectors to have the same dtype, got "
-                             f"{input._dtype.name} and {other._dtype.name} (torch does not "
+                             f"{input._dtype.name} and {tensor._dtype.name} (torch does not "
                              "promote here); cast one, e.g. other.to(input.dtype)")
-    return ops.matmul(input, other)
+    return ops.matmul(input, tensor)
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:

@@ -43,7 +43,7 @@ def _count(x, dim):
 
 
 @numpy_names
-def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The mean over ``dim`` (all dims by default) of a floating tensor.
 
     Examples
@@ -57,13 +57,13 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     ``torch.mean``
     """
     if dtype is not None:
-        x = x.to(dtype)
-    _need_float("mean", x)
-    return ops.sum(x, dim, keepdim) / _count(x, dim)
+        input = input.to(dtype)
+    _need_float("mean", input)
+    return ops.sum(input, dim, keepdim) / _count(input, dim)
 
 
 @numpy_names
-def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+def var(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """The variance over ``dim`` with ``correction`` (1: Bessel's, unbiased; 0: the
     population variance).
 
@@ -71,16 +71,16 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
     -------
     ``torch.var``
     """
-    _need_float("var", x)
+    _need_float("var", input)
     if isinstance(dim, bool):               # torch's legacy var(x, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None:
         correction = 1 if unbiased else 0
     elif correction is None:                # torch: None is the default, 1
         correction = 1
-    centered = x - mean(x, dim, keepdim=True)
-    n = _count(x, dim)
-    if x._dtype.category == D.COMPLEX:        # |x - mean|^2: a real variance, as torch
+    centered = input - mean(input, dim, keepdim=True)
+    n = _count(input, dim)
+    if input._dtype.category == D.COMPLEX:        # |x - mean|^2: a real variance, as torch
         square = centered.real * centered.real + centered.imag * centered.imag
     else:
         square = centered * centered
@@ -88,17 +88,17 @@ def var(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=No
 
 
 @numpy_names
-def std(x: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+def std(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
     """The standard deviation over ``dim`` with ``correction`` (see :func:`var`).
 
     PyTorch
     -------
     ``torch.std``
     """
-    return var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+    return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
 
-def var_mean(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
+def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """``(var, mean)`` over ``dim``, as :func:`var` and :func:`mean`.
 
     PyTorch
@@ -107,12 +107,12 @@ def var_mean(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """
     if isinstance(dim, bool):               # torch's legacy var_mean(x, unbiased)
         dim, unbiased = None, dim
-    return (var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
-            mean(x, dim, keepdim))
+    return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim))
 
 
 @numpy_names
-def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably.
 
     PyTorch
@@ -120,36 +120,41 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     ``torch.logsumexp``, ``torch.special.logsumexp``
     """
     if _amp and amp_policy.on("logsumexp"):      # autocast (amp_policy.py)
-        return amp_policy.call("logsumexp", logsumexp, x, dim, keepdim)
-    if x._dtype.category < D.FLOAT:                # torch: integers and bool in the default
-        x = x.to(D.get_default_dtype())           # float dtype
+        return amp_policy.call("logsumexp", logsumexp, input, dim, keepdim)
+    if input._dtype.category < D.FLOAT:                # torch: integers and bool in the default
+        input = input.to(D.get_default_dtype())           # float dtype
     dim = _every(dim)
     # the shift is a constant: detach keeps inf - inf out of the gradient (a complex
     # tensor is shifted by its largest real part, as torch)
-    m = ops.amax(x.real if x._dtype.category == D.COMPLEX else x, dim, keepdim=True).detach()
+    m = ops.amax(input.real if input._dtype.category == D.COMPLEX else input, dim,
+                 keepdim=True).detach()
     m = ops.where(ops.isfinite(m), m, 0.0)
-    out = ops.log(ops.sum(ops.exp(x - m), dim, keepdim=True)) + m
-    return out if keepdim else out.squeeze(norm_dims(dim, x.ndim, "logsumexp"))
+    out = ops.log(ops.sum(ops.exp(input - m), dim, keepdim=True)) + m
+    return out if keepdim else out.squeeze(norm_dims(dim, input.ndim, "logsumexp"))
 
 
 @numpy_names
-def max(x: Tensor, dim=None, keepdim: bool = False):
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
     """max() over all elements, or (values, indices) along dim, as torch.max.
 
     PyTorch
     -------
     ``torch.max``
     """
-    _need("max", x)
+    _need("max", input)
+    if other is not None:           # torch.max(input, other=y): the elementwise form
+        if dim is not None:
+            raise EmberTypeError("max(): pass dim or other=, not both")
+        dim = other
     if isinstance(dim, Tensor):
-        return ops.maximum(x, dim)
+        return ops.maximum(input, dim)
     if dim is None:
-        return ops.amax(x)
-    return _values_indices(x, dim, keepdim, ops.argmax)
+        return ops.amax(input)
+    return _values_indices(input, dim, keepdim, ops.argmax)
 
 
 @numpy_names
-def min(x: Tensor, dim=None, keepdim: bool = False):
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
     """The minimum: of all elements; with ``dim``, ``(values, indices)`` along it; with a
     tensor as second argument, the elementwise minimum.
 
@@ -157,12 +162,16 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
     -------
     ``torch.min``
     """
-    _need("min", x)
+    _need("min", input)
+    if other is not None:           # torch.min(input, other=y): the elementwise form
+        if dim is not None:
+            raise EmberTypeError("min(): pass dim or other=, not both")
+        dim = other
     if isinstance(dim, Tensor):
-        return ops.minimum(x, dim)
+        return ops.minimum(input, dim)
     if dim is None:
-        return ops.amin(x)
-    return _values_indices(x, dim, keepdim, ops.argmin)
+        return ops.amin(input)
+    return _values_indices(input, dim, keepdim, ops.argmin)
 
 
 class MaxMin(tuple):

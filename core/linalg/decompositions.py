@@ -132,7 +132,7 @@ def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     return SlogdetResult(run(P.det_op, rows).sign(), run(P.logabsdet_op, A))
 
 
-def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+def cholesky(input: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """The lower (upper=True: upper) Cholesky factor of A, read from A's lower (upper)
     triangle as PyTorch's; raises if A is not positive-definite or holds inf or nan there.
 
@@ -141,13 +141,13 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     ``torch.linalg.cholesky``
     """
     _out(out, "cholesky")
-    A = _float("cholesky", A)
+    input = _float("cholesky", input)
     if upper:                     # U = L(A^T)^T: the upper triangle is the one read
-        return run(P.cholesky_op, A.mT).mT
-    return run(P.cholesky_op, A)
+        return run(P.cholesky_op, input.mT).mT
+    return run(P.cholesky_op, input)
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
+def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out=None) -> CholeskyExResult:
     """cholesky with `info` per matrix: 0, or nonzero where one is not positive-definite
     (its factor is then nan), raising only with check_errors, as PyTorch's.
@@ -157,10 +157,10 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
     ``torch.linalg.cholesky_ex``
     """
     _out(out, "cholesky_ex")
-    A = _float("cholesky_ex", A)
+    input = _float("cholesky_ex", input)
     # failed: not positive-definite, or inf/nan in the triangle read (eigenvalues nan)
     uplo = "U" if upper else "L"
-    return CholeskyExResult(*_ex(lambda a: cholesky(a, upper=upper), A, check_errors,
+    return CholeskyExResult(*_ex(lambda a: cholesky(a, upper=upper), input, check_errors,
                                  lambda a: ~(eigvalsh(a, uplo).amin(-1) > 0)))
 
 
@@ -184,7 +184,7 @@ def _uplo(name, UPLO):
     return UPLO
 
 
-def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
+def eigh(input: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix.
 
     PyTorch
@@ -192,12 +192,12 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
     ``torch.linalg.eigh``
     """
     _out(out, "eigh")
-    A = _float("eigh", A)
+    input = _float("eigh", input)
     UPLO = _uplo("eigh", UPLO)
-    return EighResult(run(P.eigvalsh_op, A, UPLO=UPLO), run(P.eigh_op, A, UPLO=UPLO))
+    return EighResult(run(P.eigvalsh_op, input, UPLO=UPLO), run(P.eigh_op, input, UPLO=UPLO))
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+def eigvalsh(input: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues, ascending, of a symmetric matrix (``UPLO``: which triangle is read).
 
     PyTorch
@@ -205,10 +205,10 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     ``torch.linalg.eigvalsh``
     """
     _out(out, "eigvalsh")
-    return run(P.eigvalsh_op, _float("eigvalsh", A), UPLO=_uplo("eigvalsh", UPLO))
+    return run(P.eigvalsh_op, _float("eigvalsh", input), UPLO=_uplo("eigvalsh", UPLO))
 
 
-def eig(A: Tensor, *, out=None) -> EigResult:
+def eig(input: Tensor, *, out=None) -> EigResult:
     """(eigenvalues, eigenvectors as columns) of each square matrix, complex (LAPACK geev:
     each eigenvector of unit norm with its largest component real, as PyTorch's on the
     CPU; where two components are equally large, LAPACK builds may pick another one, so
@@ -220,11 +220,11 @@ def eig(A: Tensor, *, out=None) -> EigResult:
     ``torch.linalg.eig``
     """
     _out(out, "eig")
-    A = _float("eig", A)
-    return EigResult(run(P.eigvals_op, A), run(P.eig_op, A))
+    input = _float("eig", input)
+    return EigResult(run(P.eigvals_op, input), run(P.eig_op, input))
 
 
-def eigvals(A: Tensor, *, out=None) -> Tensor:
+def eigvals(input: Tensor, *, out=None) -> Tensor:
     """The eigenvalues of each square matrix, complex, in LAPACK geev's order.
 
     PyTorch
@@ -232,10 +232,10 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
     ``torch.linalg.eigvals``
     """
     _out(out, "eigvals")
-    return run(P.eigvals_op, _float("eigvals", A))
+    return run(P.eigvals_op, _float("eigvals", input))
 
 
-def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+def matrix_power(input: Tensor, n: int, *, out=None) -> Tensor:
     """A^n by repeated squaring (n < 0: inv(A)^-n, n == 0: the identity).
 
     PyTorch
@@ -245,15 +245,15 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     _out(out, "matrix_power")
     if not isinstance(n, int) or isinstance(n, bool):
         raise EmberValueError(f"linalg.matrix_power: n must be an int, got {n!r}")
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise ShapeError(f"linalg.matrix_power: expected square matrices (*, n, n), got "
-                         f"shape {tuple(A.shape)}")
+                         f"shape {tuple(input.shape)}")
     if n == 0:
         # A * 0 keeps the result in A's graph (a zero gradient, as PyTorch's)
-        return A * 0 + ops.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return input * 0 + ops.eye(input.shape[-1], dtype=input.dtype, device=input.device)
     if n < 0:
-        A, n = inv(A), -n
-    result, base = None, A
+        input, n = inv(input), -n
+    result, base = None, input
     while n:
         if n & 1:
             result = base if result is None else result @ base
@@ -347,7 +347,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     return P.run_svdvals(_float("svdvals", A))
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     """The pseudo-inverse through the SVD: singular values at or below
     max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n) when neither
     is given, as PyTorch's).
@@ -357,12 +357,12 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     ``torch.linalg.pinv``
     """
     _out(out, "pinv")
-    A = _float("pinv", A)
-    if A.ndim < 2:
+    input = _float("pinv", input)
+    if input.ndim < 2:
         raise ShapeError(f"linalg.pinv: expected a matrix or a batch of them, got shape "
-                         f"{tuple(A.shape)}")
-    if 0 in A._data.shape[-2:]:
-        return A.mT * 0.0                   # the pseudo-inverse of an empty matrix is empty
+                         f"{tuple(input.shape)}")
+    if 0 in input._data.shape[-2:]:
+        return input.mT * 0.0                   # the pseudo-inverse of an empty matrix is empty
     for name, value in (("atol", atol), ("rtol", rtol)):
         if type(value) is Tensor and value.numel() != 1:
             raise NotInEmberError(f"linalg.pinv: {name} as a tensor of one tolerance per "
@@ -371,10 +371,10 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     atol = None if atol is None else float(atol)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else \
-            finfo(A.dtype).eps * max(A.shape[-2:])
+            finfo(input.dtype).eps * max(input.shape[-2:])
     # hermitian: torch's eigh of the lower triangle (|eigenvalues| as singular values);
     # the gradient is torch's pinv_backward either way
-    return P.run_pinv(A, float(0.0 if atol is None else atol), float(rtol), bool(hermitian))
+    return P.run_pinv(input, float(0.0 if atol is None else atol), float(rtol), bool(hermitian))
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
@@ -440,7 +440,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return SolveExResult(x, info)
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False, out=None) -> Tensor:
     """X with T X = B (X T = B with left=False) for T the upper or lower triangle of A (its
     diagonal taken as ones with unitriangular): the other triangle is never read.
@@ -450,10 +450,10 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     ``torch.linalg.solve_triangular``
     """
     _out(out, "solve_triangular")
-    T = A.triu() if upper else A.tril()
+    T = input.triu() if upper else input.tril()
     if unitriangular:
-        n = A.shape[-1]
-        eye = ops.eye(n, dtype=A.dtype, device=A.device)
+        n = input.shape[-1]
+        eye = ops.eye(n, dtype=input.dtype, device=input.device)
         T = T * (1 - eye) + eye
     if not left:
         return solve(T.mT, B.mT).mT
@@ -478,7 +478,7 @@ def vander(x: Tensor, *, N=None) -> Tensor:
     return ops.stack(powers, -1)
 
 
-def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
+def tensorinv(input: Tensor, ind: int = 2, *, out=None) -> Tensor:
     """The inverse of A for tensordot over its first `ind` dims.
 
     PyTorch
@@ -489,15 +489,16 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     if ind <= 0:
         raise EmberValueError(f"linalg.tensorinv: expected a strictly positive integer for "
                               f"'ind', but got {ind}")
-    front, back = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    front, back = tuple(input.shape[:ind]), tuple(input.shape[ind:])
     rows = math.prod(front)
     if rows != math.prod(back):
         raise ShapeError(f"linalg.tensorinv: expected self to satisfy the requirement "
-                         f"prod(self.shape[ind:]) == prod(self.shape[:ind]), got {tuple(A.shape)}")
-    return inv(A.reshape(rows, rows)).reshape(back + front)
+                         f"prod(self.shape[ind:]) == prod(self.shape[:ind]), got "
+                         f"{tuple(input.shape)}")
+    return inv(input.reshape(rows, rows)).reshape(back + front)
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
+def tensorsolve(input: Tensor, other: Tensor, dims=None, *, out=None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B.
 
     PyTorch
@@ -506,18 +507,18 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
     """
     _out(out, "tensorsolve")
     if dims is not None:
-        nd = A.ndim
+        nd = input.ndim
         dims = [d % nd for d in dims]
-        A = A.permute([d for d in range(nd) if d not in dims] + dims)
-    rest = tuple(A.shape[B.ndim:])
-    n = math.prod(tuple(B.shape))
+        input = input.permute([d for d in range(nd) if d not in dims] + dims)
+    rest = tuple(input.shape[other.ndim:])
+    n = math.prod(tuple(other.shape))
     if n != math.prod(rest):
         raise ShapeError(f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel(), "
-                         f"got A {tuple(A.shape)} and B {tuple(B.shape)}")
-    return solve(A.reshape(n, n), B.reshape(n)).reshape(rest)
+                         f"got A {tuple(input.shape)} and B {tuple(other.shape)}")
+    return solve(input.reshape(n, n), other.reshape(n)).reshape(rest)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
+def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
                 out=None) -> Tensor:
     """The number of singular values (|eigenvalues| with hermitian) above
     max(atol, rtol * the largest); rtol defaults to eps * max(m, n) when neither is given.
@@ -527,14 +528,14 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
     ``torch.linalg.matrix_rank``
     """
     _out(out, "matrix_rank")
-    A = _float("matrix_rank", A)
+    input = _float("matrix_rank", input)
     if hermitian:
-        s = eigvalsh(A).abs()
+        s = eigvalsh(input).abs()
     else:
-        s = svdvals(A)
-    m, n = A.shape[-2], A.shape[-1]
+        s = svdvals(input)
+    m, n = input.shape[-2], input.shape[-1]
     if atol is None and rtol is None:
-        rtol = finfo(A.dtype).eps * max(m, n)
+        rtol = finfo(input.dtype).eps * max(m, n)
     top = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
     tol = 0.0
     if rtol is not None:

@@ -71,7 +71,7 @@ def _apply(A: Tensor, tau: Tensor, C: Tensor, left: bool, adjoint: bool) -> Tens
     return C
 
 
-def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+def householder_product(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th
     column of A below the diagonal (a unit entry on it): Q from geqrf's (a, tau).
 
@@ -81,20 +81,20 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """
     _out(out, "householder_product")
     name = "linalg.householder_product"
-    A, tau = _check(name, A, tau)
-    m, n = A.shape[-2:]
+    input, tau = _check(name, input, tau)
+    m, n = input.shape[-2:]
     if m < n:
         raise ShapeError(f"{name}: expected input.shape[-2] >= input.shape[-1], got shape "
-                         f"{tuple(A.shape)}")
+                         f"{tuple(input.shape)}")
     if tau.shape[-1] > n:
         raise ShapeError(f"{name}: expected tau.shape[-1] <= input.shape[-1] = {n}, got "
                          f"{tau.shape[-1]}")
-    eye = ops.eye(m, n, dtype=A.dtype, device=A.device)
-    start = eye.expand(tuple(A.shape)) + A * 0          # in A's graph, A's batch
-    return _apply(A, tau, start, True, False)
+    eye = ops.eye(m, n, dtype=input.dtype, device=input.device)
+    start = eye.expand(tuple(input.shape)) + input * 0          # in A's graph, A's batch
+    return _apply(input, tau, start, True, False)
 
 
-def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
           transpose: bool = False, *, out=None) -> Tensor:
     """Q C (left) or C Q, with Q^H for Q when transpose, Q = H_1 ... H_k the full (m, m)
     product of geqrf's reflectors in (input, tau).
@@ -104,8 +104,8 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
     ``torch.ormqr``
     """
     _out(out, "ormqr")
-    A, tau = _check("ormqr", input, tau)
-    C = _float("ormqr", other)
+    A, input2 = _check("ormqr", input, input2)
+    C = _float("ormqr", input3)
     if C.ndim < 2:
         raise ShapeError(f"ormqr: expected other of at least 2 dimensions, got shape "
                          f"{tuple(C.shape)}")
@@ -117,7 +117,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
         raise ShapeError(f"ormqr: expected input.shape[-2] == other.shape["
                          f"{-2 if left else -1}] = {m} (left={left}), got input of shape "
                          f"{tuple(A.shape)} and other of shape {tuple(C.shape)}")
-    if tau.shape[-1] > min(m, A.shape[-1]):
+    if input2.shape[-1] > min(m, A.shape[-1]):
         raise ShapeError(f"ormqr: tau.shape[-1] must be equal to min(other.shape[-2], "
-                         f"input.shape[-1]) or less, got {tau.shape[-1]}")
-    return _apply(A, tau, C, left, transpose)
+                         f"input.shape[-1]) or less, got {input2.shape[-1]}")
+    return _apply(A, input2, C, left, transpose)

@@ -25,7 +25,7 @@ def _symmetric(name: str, A, hermitian: bool) -> Tensor:
     return A
 
 
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False, check_errors: bool = False,
                   out=None) -> LDLFactorExResult:
     """(LD, pivots, info): the Bunch-Kaufman factorization A = P L D L^T P^T of each
     symmetric matrix (L D L^H of a hermitian one with hermitian), read from its lower
@@ -38,8 +38,8 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     ``torch.linalg.ldl_factor_ex``
     """
     _out(out, "ldl_factor_ex")
-    A = _symmetric("ldl_factor_ex", A, hermitian)
-    LD, pivots, info = P.run_ldl_factor(A, bool(hermitian))
+    input = _symmetric("ldl_factor_ex", input, hermitian)
+    LD, pivots, info = P.run_ldl_factor(input, bool(hermitian))
     if check_errors and bool((info != 0).any()):
         raise EmberValueError(f"linalg.ldl_factor_ex: D has a zero 1x1 block (info = "
                               f"{info.tolist()}): the matrix is singular; pass "
@@ -47,7 +47,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     return LDLFactorExResult(LD, pivots, info)
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None) -> LDLFactorResult:
+def ldl_factor(input: Tensor, *, hermitian: bool = False, out=None) -> LDLFactorResult:
     """(LD, pivots) of A = P L D L^T P^T; raises where D is singular (torch raises too).
 
     PyTorch
@@ -55,7 +55,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None) -> LDLFactorResu
     ``torch.linalg.ldl_factor``
     """
     _out(out, "ldl_factor")
-    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    LD, pivots, info = ldl_factor_ex(input, hermitian=hermitian)
     if bool((info != 0).any()):
         raise EmberValueError(f"linalg.ldl_factor: expected a matrix whose D has no zero "
                               f"1x1 block, got info = {info.tolist()} (1 + the index of the "

@@ -38,7 +38,7 @@ def _l2(x: Tensor, dims, keepdim: bool) -> Tensor:
     return ops.where(zero, 0.0, ops.where(zero, 1.0, s).sqrt())
 
 
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The ord-norm of x over dim (None: every element) as a vector: ord 2, 1, inf, -inf,
     0 (count of nonzeros) or any other number.
 
@@ -46,17 +46,17 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     -------
     ``torch.linalg.vector_norm``
     """
-    x = _floats("vector_norm", x, dtype)
-    if x._dtype.category == D.COMPLEX:       # the norms of the magnitudes (real), as torch
-        x = x.abs()
-    dims = _dims(x, dim)
+    input = _floats("vector_norm", input, dtype)
+    if input._dtype.category == D.COMPLEX:       # the norms of the magnitudes (real), as torch
+        input = input.abs()
+    dims = _dims(input, dim)
     if isinstance(ord, str):
         raise EmberValueError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     if ord == 2:
-        return _l2(x, dims, keepdim)
-    a = x.abs()
-    if ord in (_INF, -_INF) and x.numel() == 0 and (
-            not x.ndim or any(x._data.shape[d] == 0 for d in dims)):
+        return _l2(input, dims, keepdim)
+    a = input.abs()
+    if ord in (_INF, -_INF) and input.numel() == 0 and (
+            not input.ndim or any(input._data.shape[d] == 0 for d in dims)):
         raise EmberValueError("linalg.vector_norm: the inf norms of an empty tensor are "
                               "undefined")
     if ord == _INF:
@@ -86,7 +86,7 @@ def _p_norm(a: Tensor, p: float, dims, keepdim: bool) -> Tensor:
     return total ** (1.0 / p)
 
 
-def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
                 dtype=None) -> Tensor:
     """'fro', or the induced 1/inf norms (max column / row sums) over two dims.
 
@@ -94,25 +94,26 @@ def matrix_norm(x: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     -------
     ``torch.linalg.matrix_norm``
     """
-    x = _floats("matrix_norm", x, dtype)
+    input = _floats("matrix_norm", input, dtype)
     if not isinstance(dim, (list, tuple)) or len(dim) != 2:
         raise ShapeError(f"linalg.matrix_norm: dim must be a pair of dims, got {dim!r}")
-    rows, cols = (norm_dim(d, x.ndim, "matrix_norm") for d in dim)
+    rows, cols = (norm_dim(d, input.ndim, "matrix_norm") for d in dim)
     if rows == cols:
         raise ShapeError(f"linalg.matrix_norm: the two dims must differ, got {dim!r}")
     if ord == "fro":
-        return _l2(x.abs() if x._dtype.category == D.COMPLEX else x, (rows, cols), keepdim)
+        return _l2(input.abs() if input._dtype.category == D.COMPLEX else input, (rows, cols),
+                   keepdim)
     if ord in (1, -1, _INF, -_INF):
         inner, outer = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = x.abs().sum(inner, keepdim=True)
+        sums = input.abs().sum(inner, keepdim=True)
         out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     if ord in ("nuc", 2, -2):
         from .decompositions import svdvals
-        rest = [d for d in range(x.ndim) if d not in (rows, cols)]
-        sv = svdvals(x.permute(*rest, rows, cols))
+        rest = [d for d in range(input.ndim) if d not in (rows, cols)]
+        sv = svdvals(input.permute(*rest, rows, cols))
         out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
-        return out.reshape(_kept(x.shape, (rows, cols))) if keepdim else out
+        return out.reshape(_kept(input.shape, (rows, cols))) if keepdim else out
     raise EmberValueError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf "
                           f"or -inf, got {ord!r}")
 
@@ -121,7 +122,7 @@ def _kept(shape, dims) -> tuple:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
-def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.norm: a vector norm over one dim (or all, ord None), a matrix norm over
     two.
 
@@ -130,20 +131,20 @@ def norm(x: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
     ``torch.linalg.norm``
     """
     if isinstance(dim, int) or (isinstance(dim, (list, tuple)) and len(dim) == 1):
-        return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 2:
-        return matrix_norm(x, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if dim is not None:
         raise ShapeError(f"linalg.norm: dim must be an int or a pair, got {dim!r}")
     if ord is None:
-        return vector_norm(x.reshape(-1), 2, None, False, dtype=dtype).reshape(
-            (1,) * x.ndim if keepdim else ())
-    if x.ndim == 1:
-        return vector_norm(x, ord, None, keepdim, dtype=dtype)
-    if x.ndim == 2:
-        return matrix_norm(x, ord, (-2, -1), keepdim, dtype=dtype)
+        return vector_norm(input.reshape(-1), 2, None, False, dtype=dtype).reshape(
+            (1,) * input.ndim if keepdim else ())
+    if input.ndim == 1:
+        return vector_norm(input, ord, None, keepdim, dtype=dtype)
+    if input.ndim == 2:
+        return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
     raise ShapeError(f"linalg.norm: with ord={ord!r} and no dim the input must be 1-D or "
-                     f"2-D, got shape {tuple(x.shape)}")
+                     f"2-D, got shape {tuple(input.shape)}")
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:

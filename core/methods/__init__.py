@@ -19,7 +19,8 @@ from ..functional import movement as FM
 from ..functional import reduce as FR
 from ..ops import index as _index
 from ..ops import layout, sampling
-from ..tensor import Tensor, preserve_format
+from ..ops._util import spread_or_keyword
+from ..tensor import Tensor, preserve_format, strided
 from . import conversion, grad, interop
 from .docs import document
 from .inplace import (
@@ -189,8 +190,8 @@ _MATH = ("log2", "log10", "exp2", "sinh", "cosh", "trunc", "fix", "frac", "fmod"
          "float_power")
 
 
-def _addcmul(self, a, b, value=1):
-    return self + a * b * value
+def _addcmul(self, tensor1, tensor2, value=1):
+    return self + tensor1 * tensor2 * value
 
 
 def _conj(x):
@@ -211,8 +212,8 @@ def _H(self):
     return _conj(self if self.ndim < 2 else ops.transpose(self, 0, 1))
 
 
-def _addcdiv(self, a, b, value=1):
-    return self + a / b * value
+def _addcdiv(self, tensor1, tensor2, value=1):
+    return self + tensor1 / tensor2 * value
 
 
 def _lerp(self, end, weight):
@@ -291,9 +292,9 @@ for _name, _fn in {
     "squeeze": ops.squeeze, "unsqueeze": ops.unsqueeze, "transpose": ops.transpose,
     "flip": ops.flip, "contiguous": layout.contiguous, "movedim": ops.movedim,
     "stride": layout.stride, "is_contiguous": layout.is_contiguous,
-    "split": lambda self, size, dim=0: ops.split(self, size, dim),
+    "split": lambda self, split_size, dim=0: ops.split(self, split_size, dim),
     "chunk": lambda self, chunks, dim=0: ops.chunk(self, chunks, dim),
-    "reshape": lambda self, *shape: ops.reshape(self, *shape),
+    "reshape": ops.reshape,
     "view": conversion.view,
     "view_as": lambda self, other: ops.reshape(self, other.shape),
     "reshape_as": lambda self, other: ops.reshape(self, other.shape),
@@ -317,7 +318,7 @@ for _name, _fn in {
     "masked_fill": F.masked_fill,
     "where": lambda self, condition, other: ops.where(condition, self, other),
     "take": lambda self, index: ops.take(self, index),
-    "gather": lambda self, dim, index: ops.gather(self, dim, index),
+    "gather": ops.gather,
     "scatter_add": lambda self, dim, index, src: ops.scatter_add(self, dim, index, src),
     "index_add": lambda self, dim, index, source, *, alpha=1: ops.index_add(
         self, dim, index, source, alpha=alpha),
@@ -342,7 +343,9 @@ for _name, _fn in {
         "multinomial", "bernoulli", "uniform_", "normal_", "bernoulli_", "exponential_",
         "log_normal_", "geometric_", "cauchy_", "random_")},
     # conversion and copies
-    "to": conversion.to, "cpu": lambda self: conversion.to(self, "cpu"),
+    "to": conversion.to,
+    "cpu": lambda self, memory_format=preserve_format: conversion.to(
+        self, "cpu", memory_format=memory_format),
     "cuda": _cuda,
     **{name: conversion.converter(name, dtype) for name, dtype in (
         ("float", D.float32), ("double", D.float64), ("half", D.float16),
@@ -353,12 +356,14 @@ for _name, _fn in {
     "type": legacy.tensor_type, "new": legacy.tensor_legacy_new,
     "clone": layout.clone, "detach": conversion.detach, "detach_": conversion.detach_,
     "requires_grad_": conversion.requires_grad_,
-    "new_zeros": lambda self, *size, dtype=None, device=None: ops.zeros(
-        *size, dtype=dtype or self._dtype, device=device or self._device),
-    "new_ones": lambda self, *size, dtype=None, device=None: ops.ones(
-        *size, dtype=dtype or self._dtype, device=device or self._device),
-    "new_full": lambda self, size, value, dtype=None, device=None: ops.full(
-        size, value, dtype=dtype or self._dtype, device=device or self._device),
+    "new_zeros": lambda self, *sizes, size=None, dtype=None, device=None: ops.zeros(
+        *spread_or_keyword(sizes, size, "new_zeros", "size"), dtype=dtype or self._dtype,
+        device=device or self._device),
+    "new_ones": lambda self, *sizes, size=None, dtype=None, device=None: ops.ones(
+        *spread_or_keyword(sizes, size, "new_ones", "size"), dtype=dtype or self._dtype,
+        device=device or self._device),
+    "new_full": lambda self, size, fill_value, dtype=None, device=None: ops.full(
+        size, fill_value, dtype=dtype or self._dtype, device=device or self._device),
     "new_tensor": lambda self, data, dtype=None, device=None: ops.tensor(
         data, dtype=dtype or self._dtype, device=device or self._device),
     "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: ops.zeros(
@@ -388,6 +393,7 @@ for _name, _fn in {
                              self.grad_fn.retained is not None),
     # what device and kind of tensor this is
     "is_cpu": property(lambda self: self._device.type == "cpu"),
+    "layout": property(lambda self: strided),      # dense, as all ember tensors
     "is_mps": property(lambda self: False),          # ember has no MPS backend
     "is_xpu": property(lambda self: False),          # nor an XPU one
     "is_sparse": property(lambda self: False),       # every ember tensor is dense

@@ -60,8 +60,11 @@ def _direct_inplace(op, generic, floats_only: bool = False):
     """x.add_(y) etc. through a backend's own in-place kernel (one pass, no temporary; op
     is its declaration) when no graph is recorded and no cast is needed; otherwise the
     generic out-of-place path.  Optimizer steps live here."""
-    def method(self, other, alpha=1):
+    def method(self, other, alpha=1, **kwargs):
         grad_mode = dispatch.is_grad_enabled()
+        if kwargs:                  # div_(y, rounding_mode=...): the generic path takes them
+            return generic(self, other, **kwargs) if alpha == 1 else \
+                generic(self, other, alpha, **kwargs)
         if not (grad_mode and (self.requires_grad or (
                 type(other) is Tensor and other.requires_grad))):
             # generic checks its own target; this path writes without it
@@ -124,8 +127,10 @@ def _in_graph(self, value):
 _fill.__name__, _zero.__name__ = "fill", "zero"
 
 
-def copy_(self, src):
-    """Copy src's values into self (broadcast, cast), keeping self's dtype and device."""
+def copy_(self, src, non_blocking: bool = False):
+    """Copy src's values into self (broadcast, cast), keeping self's dtype and device.
+    non_blocking=True lets torch return before an asynchronous device copy ends; ember's
+    copies have ended when copy_ returns, which is what that permits."""
     src = src.to(self._device) if src._device is not self._device else src
     if src._data.shape != self._data.shape:
         src = ops.expand(src, as_shape(self.shape, "copy_"))
@@ -145,12 +150,12 @@ def _reshaping(name: str, fn):
     itself.  Outside autograd only: the nodes that took x as an input read its shape when
     they run backward (torch's keep their inputs' sizes), so under a recorded graph a new
     shape would reach them; torch gives x the view op's history there."""
-    def method(self, *args):
+    def method(self, *args, **kwargs):        # x.transpose_(dim0=0, dim1=1)
         if dispatch.is_grad_enabled() and self.requires_grad:
             raise AutogradError(f"{name}: changing the shape in place of a tensor that "
                                 "requires grad is not supported; use the out-of-place "
                                 f"{name[:-1]}()")
-        self._data = fn(self, *args)._data
+        self._data = fn(self, *args, **kwargs)._data
         return self
     method.__name__ = name
     return method

@@ -66,19 +66,19 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, _EF.silu, inplace)
 
 
-def relu6(x: Tensor, inplace: bool = False) -> Tensor:
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)`` elementwise.
 
     PyTorch
     -------
     ``torch.nn.functional.relu6``
     """
-    return hardtanh(x, 0.0, 6.0, inplace)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    """``x`` clamped to [``min_val``, ``max_val``].
+    """``input`` clamped to [``min_val``, ``max_val``].
 
     PyTorch
     -------
@@ -87,22 +87,22 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise EmberValueError(f"hardtanh: min_val cannot be greater than max_val (got "
                               f"min_val={min_val}, max_val={max_val})")
-    return _inplace(x, lambda v: ops.where(v < min_val, min_val,
+    return _inplace(input, lambda v: ops.where(v < min_val, min_val,
                                            ops.where(v > max_val, max_val, v)), inplace)
 
 
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` where positive, else ``alpha * (exp(x) - 1)``.
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``alpha * (exp(x) - 1)``.
 
     PyTorch
     -------
     ``torch.nn.functional.elu``
     """
-    return _inplace(x, lambda v: ops.where(v > 0, v, ops.expm1(ops.minimum(v, 0.0)) * alpha),
+    return _inplace(input, lambda v: ops.where(v > 0, v, ops.expm1(ops.minimum(v, 0.0)) * alpha),
                     inplace)
 
 
-def logsigmoid(x: Tensor) -> Tensor:
+def logsigmoid(input: Tensor) -> Tensor:
     # -softplus(-x): stable for large |x| in both directions
     """``log(sigmoid(x))`` elementwise, computed stably.
 
@@ -110,27 +110,27 @@ def logsigmoid(x: Tensor) -> Tensor:
     -------
     ``torch.nn.functional.logsigmoid``
     """
-    return -softplus(-x)
+    return -softplus(-input)
 
 
-def mish(x: Tensor, inplace: bool = False) -> Tensor:
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` elementwise.
 
     PyTorch
     -------
     ``torch.nn.functional.mish``
     """
-    return _inplace(x, lambda v: v * ops.tanh(softplus(v)), inplace)
+    return _inplace(input, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
-def softmin(x: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
+def softmin(input: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
     """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin).
 
     PyTorch
     -------
     ``torch.nn.functional.softmin``
     """
-    return softmax(-(x if dtype is None else x.to(dtype)), dim)
+    return softmax(-(input if dtype is None else input.to(dtype)), dim)
 
 
 # torch's SELU constants (Klambauer et al., 2017)

@@ -256,7 +256,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     return input / div
 
 
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x divided by its p-norm along dim (at least eps).
 
     PyTorch
@@ -264,13 +264,13 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
     ``torch.nn.functional.normalize``
     """
     if p == 2:
-        a = x.abs() if x._dtype.category == D.COMPLEX else x     # |x|: a real norm
+        a = input.abs() if input._dtype.category == D.COMPLEX else input     # |x|: a real norm
         norm = ops.sqrt(ops.sum(a * a, dim, keepdim=True))
     else:
         # p = 0 (count of nonzeros), inf, -inf and the rest: linalg.vector_norm, as torch
         from ..linalg.norms import vector_norm
-        norm = vector_norm(x, p, dim, keepdim=True)
-    return x / _clamp_min(norm, eps)
+        norm = vector_norm(input, p, dim, keepdim=True)
+    return input / _clamp_min(norm, eps)
 
 
 def _clamp_min(x: Tensor, low: float) -> Tensor:

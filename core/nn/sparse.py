@@ -161,7 +161,7 @@ def _bags(input, offsets, weights, include_last_offset: bool):
     return index, ops.from_host(mask, input.device), weights
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """An int64 tensor with a trailing dim of ``num_classes`` (-1: the largest label + 1)
     holding 1 at each label.
 
@@ -169,13 +169,13 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     -------
     ``torch.nn.functional.one_hot``
     """
-    if tensor._dtype is not D.int64:
+    if input._dtype is not D.int64:
         raise EmberTypeError(f"one_hot: expected an int64 class-index tensor, got "
-                             f"{tensor._dtype.name}")
+                             f"{input._dtype.name}")
     if num_classes < 0:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    classes = ops.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).to(D.int64)
+        num_classes = int(input.max().item()) + 1 if input.numel() else 0
+    classes = ops.arange(num_classes, device=input.device)
+    return (input.unsqueeze(-1) == classes).to(D.int64)
 
 
 # -- modules ------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ written into `out`'s memory (views of it see it) and `out` is returned.
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 
 from .. import dispatch
 from .. import dtypes as D
+from .._torch_gaps import only_default
 from ..errors import (
     AutogradError,
     DeviceMismatchError,
@@ -101,3 +103,42 @@ def _write(name, result, out, same_dtype):
     _writer["assign"](out, result)
     _writer["bump"](out)
     return out
+
+
+
+_FACTORY_DEFAULTS = {"layout": None, "pin_memory": False, "out": None}
+
+
+def factory(*keywords: str):
+    """A torch.* creation function (zeros, arange, rand, ...) that also takes the factory
+    keywords torch gives it, of: out= (the result written into it, as above), layout=
+    (strided, the only layout ember's dense tensors have; another raises NotInEmberError)
+    and pin_memory= (False; True asks for page-locked host memory, for faster copies to a
+    CUDA device, which ember does not allocate: NotInEmberError)."""
+    def wrap(fn):
+        name = fn.__name__
+
+        def f(*args, layout=None, pin_memory: bool = False, out=None, **kwargs):
+            only_default(name, "layout", layout, ("strided",))
+            if pin_memory:
+                only_default(name, "pin_memory", pin_memory)
+            if out is None:
+                return fn(*args, **kwargs)
+            if type(out) is Tensor:     # torch makes the out tensor's dtype, on its device
+                if kwargs.get("dtype") is None:
+                    kwargs["dtype"] = out._dtype
+                if kwargs.get("device") is None:
+                    kwargs["device"] = out._device
+            return write_out(name, fn(*args, **kwargs), out)
+        f.__name__, f.__qualname__, f.__doc__ = name, fn.__qualname__, fn.__doc__
+        f.__module__, f.__wrapped__ = fn.__module__, fn
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        P = inspect.Parameter
+        extra = [P(k, P.KEYWORD_ONLY, default=_FACTORY_DEFAULTS[k]) for k in keywords
+                 if k not in sig.parameters]
+        f.__signature__ = sig.replace(parameters=[
+            p for p in params if p.kind is not P.VAR_KEYWORD] + extra + [
+            p for p in params if p.kind is P.VAR_KEYWORD])
+        return f
+    return wrap

@@ -82,6 +82,16 @@ def as_shape(shape, op: str) -> tuple:
     return tuple(out)
 
 
+def spread_or_keyword(spread: tuple, keyword, op: str, name: str) -> tuple:
+    """The ints of f(2, 3) / f((2, 3)), or of torch's keyword for them (x.reshape(shape=...),
+    x.permute(dims=...)), never both."""
+    if keyword is None:
+        return spread
+    if spread:
+        raise EmberTypeError(f"{op}() got multiple values for argument '{name}'")
+    return (keyword,)
+
+
 def resolve_reshape(op: str, shape: tuple, new: tuple) -> tuple:
     numel = 1
     for s in shape:

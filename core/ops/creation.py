@@ -18,6 +18,7 @@ from ..signatures import size_keyword
 from ..tensor import Tensor, contiguous_format, preserve_format, wrap
 from . import _out
 from ._op import declare, rule_attr, shape_attr
+from ._out import factory
 from ._util import as_shape, broadcast_shapes
 
 # the public functions (ember.*); from_host, check_fits, ... are ember's own
@@ -232,6 +233,7 @@ def _promoted(found):
     return out
 
 
+@factory("pin_memory")
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor with a copy of data (lists, numbers, arrays, tensors).
 
@@ -305,6 +307,7 @@ def _sized(size, name) -> tuple:
     return shape
 
 
+@factory("layout", "pin_memory", "out")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value (bool,
     int64 or the default float dtype) unless ``dtype=`` is given.
@@ -335,6 +338,7 @@ def _shape_args(size, name):
     return _sized(size, name)
 
 
+@factory("layout", "pin_memory", "out")
 @size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size filled with zeros.
@@ -358,6 +362,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
                    requires_grad)
 
 
+@factory("layout", "pin_memory", "out")
 @size_keyword
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size filled with ones.
@@ -381,6 +386,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
                    requires_grad)
 
 
+@factory("layout", "pin_memory", "out")
 @size_keyword
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=contiguous_format) -> Tensor:
@@ -423,55 +429,60 @@ def _like(x, dtype, device):
     return dict(dtype=dtype or x.dtype, device=device or x.device)
 
 
-def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+@factory("layout", "pin_memory")
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
                memory_format=preserve_format) -> Tensor:
-    """A tensor of zeros with ``x``'s shape (and dtype and device unless given).
+    """A tensor of zeros with ``input``'s shape (and dtype and device unless given).
 
     PyTorch
     -------
     ``torch.zeros_like``
     """
-    return formatted(full(x._data.shape, 0, **_like(x, dtype, device)), x, memory_format,
-                     requires_grad, "zeros_like")
+    return formatted(full(input._data.shape, 0, **_like(input, dtype, device)), input,
+                     memory_format, requires_grad, "zeros_like")
 
 
-def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+@factory("layout", "pin_memory")
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format) -> Tensor:
-    """A tensor of ones with ``x``'s shape (and dtype and device unless given).
+    """A tensor of ones with ``input``'s shape (and dtype and device unless given).
 
     PyTorch
     -------
     ``torch.ones_like``
     """
-    return formatted(full(x._data.shape, 1, **_like(x, dtype, device)), x, memory_format,
-                     requires_grad, "ones_like")
+    return formatted(full(input._data.shape, 1, **_like(input, dtype, device)), input,
+                     memory_format, requires_grad, "ones_like")
 
 
-def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad=False,
+@factory("layout", "pin_memory")
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
                memory_format=preserve_format) -> Tensor:
-    """A tensor with ``x``'s shape (and dtype and device unless given) whose values are not
+    """A tensor with ``input``'s shape (and dtype and device unless given) whose values are not
     set (zeros in ember).
 
     PyTorch
     -------
     ``torch.empty_like``
     """
-    return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad,
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
                       memory_format=memory_format)
 
 
-def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
+@factory("layout", "pin_memory")
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format):
-    """A tensor with ``x``'s shape, dtype and device filled with ``fill_value``.
+    """A tensor with ``input``'s shape, dtype and device filled with ``fill_value``.
 
     PyTorch
     -------
     ``torch.full_like``
     """
-    return formatted(full(x._data.shape, fill_value, **_like(x, dtype, device)), x,
+    return formatted(full(input._data.shape, fill_value, **_like(input, dtype, device)), input,
                      memory_format, requires_grad, "full_like")
 
 
+@factory("layout", "pin_memory", "out")
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) in steps of ``step``, as a 1-D tensor.
@@ -523,6 +534,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
     return t
 
 
+@factory("layout", "pin_memory", "out")
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end``, both included, as a 1-D
@@ -553,6 +565,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return from_host(host, device, requires_grad)
 
 
+@factory("layout", "pin_memory", "out")
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``).
@@ -677,6 +690,7 @@ def _random(name, size, dtype, device, requires_grad, draw):
                  name=name)
 
 
+@factory("layout", "pin_memory", "out")
 @size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples uniform on [0, 1) in a tensor of the given size (default float dtype).
@@ -696,6 +710,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
                    lambda s: _gen(generator).random(s))
 
 
+@factory("layout", "pin_memory", "out")
 @size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples from the standard normal distribution in a tensor of the given size.
@@ -774,6 +789,7 @@ def uniform(low, high, size, *, dtype=None, device=None, generator=None):
                    lambda s: _gen(generator).uniform(low, high, s))
 
 
+@factory("layout", "pin_memory", "out")
 def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
             requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [``low``, ``high``) in a tensor of shape ``size``
@@ -795,6 +811,7 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
                  device, requires_grad, random=True, name="randint")
 
 
+@factory("layout", "pin_memory", "out")
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64).
 

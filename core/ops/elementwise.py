@@ -42,12 +42,12 @@ def _need_tensor(name, x):
 
 
 def _unary_fn(op):
-    def f(x):
-        _need_tensor(op.name, x)
-        return _unary(op, x)
+    def f(input):                       # torch's name: torch.exp(input=x)
+        _need_tensor(op.name, input)
+        return _unary(op, input)
     f.__name__ = f.__qualname__ = op.name
     f.__doc__ = generated(f"{op.doc}, elementwise.",
-                          f"torch.{op.name}", params="x : Tensor", returns="Tensor")
+                          f"torch.{op.name}", params="input : Tensor", returns="Tensor")
     return f
 
 
@@ -163,19 +163,31 @@ def relu(x: Tensor) -> Tensor:
 
 
 def _binary_fn(op):
-    def f(x, y):
-        if type(x) is not Tensor:
-            if type(y) is not Tensor:
-                raise EmberTypeError(f"{op.name}(): expected at least one Tensor, got "
-                                     f"{type(x).__name__} and {type(y).__name__}")
-            return run(op, x, y)
-        return _binary(op, x, y)
+    # torch's names: torch.mul(input=x, other=y), x.pow(exponent=2)
+    if op.name == "pow":
+        def f(input, exponent):
+            if type(input) is not Tensor:
+                return _binary_scalar_first(op, input, exponent)
+            return _binary(op, input, exponent)
+    else:
+        def f(input, other):
+            if type(input) is not Tensor:
+                return _binary_scalar_first(op, input, other)
+            return _binary(op, input, other)
+    second = "exponent" if op.name == "pow" else "other"
     f.__name__ = f.__qualname__ = op.name
     f.__doc__ = generated(f"{op.doc}, elementwise.",
                           f"torch.{op.name}",
-                          params="x, y : Tensor or number\n    Broadcast together; at least one "
-                                 "is a Tensor.", returns="Tensor")
+                          params=f"input, {second} : Tensor or number\n    Broadcast together; "
+                                 "at least one is a Tensor.", returns="Tensor")
     return f
+
+
+def _binary_scalar_first(op, x, y):
+    if type(y) is not Tensor:
+        raise EmberTypeError(f"{op.name}(): expected at least one Tensor, got "
+                             f"{type(x).__name__} and {type(y).__name__}")
+    return run(op, x, y)
 
 
 def _check_broadcast(inputs, attrs, name=None):

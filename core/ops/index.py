@@ -28,6 +28,7 @@ from ..errors import (
     EmberTypeError,
     EmberValueError,
     KernelNotFoundError,
+    NotInEmberError,
     ShapeError,
 )
 from ..tensor import Tensor, bump_version, wrap
@@ -303,13 +304,17 @@ def _check_gather(name, x, index, axis, src=None):
                          f"block is used, as in PyTorch)")
 
 
-def gather(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
     """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on.
 
     PyTorch
     -------
-    ``torch.gather``
+    ``torch.gather`` (sparse_grad=True, a sparse gradient for input, is not in ember)
     """
+    if sparse_grad:
+        raise NotInEmberError("gather: sparse_grad=True (a sparse gradient) is not in ember; "
+                              "ember's gradients are dense: pass sparse_grad=False")
     result = _gather(input, index, dim)
     return result if out is None else _out.write_out("gather", result, out, (input, index))
 
@@ -383,15 +388,15 @@ elementwise.use_nonzero(nonzero)       # where(condition) alone
 movement.use_index_select(index_select)    # pad(mode='reflect' | 'replicate' | 'circular')
 
 
-def argwhere(x: Tensor) -> Tensor:
-    """The indices of the nonzero elements of ``x``, one row per element: shape
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero elements of ``input``, one row per element: shape
     ``(count, x.ndim)``, int64.
 
     PyTorch
     -------
     ``torch.argwhere``
     """
-    return nonzero(x)
+    return nonzero(input)
 
 
 # --- __getitem__ / __setitem__ ----------------------------------------------------------

@@ -74,8 +74,8 @@ matmul_op = declare("matmul", "linalg", rule_same, sig="x, y", check=_check, vjp
                         "1-D operands as vectors)")
 
 
-def matmul(x: Tensor, y: Tensor) -> Tensor:
-    """The matrix product of ``x`` and ``y`` with NumPy's rules: 1-D operands are vectors,
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product of ``input`` and ``other`` with NumPy's rules: 1-D operands are vectors,
     leading dims broadcast.
 
     Examples
@@ -88,13 +88,14 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     -------
     ``torch.matmul``
     """
-    if type(x) is Tensor and type(y) is Tensor and x._dtype is y._dtype and \
-            x._device is y._device and x._dtype is not D.bool_ and x._dtype is not D.bfloat16:
-        xs, ys = x._data.shape, y._data.shape
+    if type(input) is Tensor and type(other) is Tensor and input._dtype is other._dtype and \
+            input._device is other._device and input._dtype is not D.bool_ and \
+            input._dtype is not D.bfloat16:
+        xs, ys = input._data.shape, other._data.shape
         if len(xs) == 2 and len(ys) == 2 and xs[1] == ys[0]:
-            return direct(matmul_op, x._device, x._dtype, (x, y), {})
-    if getattr(x, "is_sparse", False) is True:       # a sparse operand: its own product
-        return x.__matmul__(y)
-    if getattr(y, "is_sparse", False) is True:
-        return y.__rmatmul__(x)
-    return run(matmul_op, x, y)
+            return direct(matmul_op, input._device, input._dtype, (input, other), {})
+    if getattr(input, "is_sparse", False) is True:       # a sparse operand: its own product
+        return input.__matmul__(other)
+    if getattr(other, "is_sparse", False) is True:
+        return other.__rmatmul__(input)
+    return run(matmul_op, input, other)

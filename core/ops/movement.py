@@ -22,7 +22,7 @@ from ..signatures import numpy_names
 from ..tensor import Tensor
 from . import _out
 from ._op import declare, rule_first, rule_same, shape_attr, shape_first
-from ._util import as_shape, norm_dim, norm_dims, resolve_reshape
+from ._util import as_shape, norm_dim, norm_dims, resolve_reshape, spread_or_keyword
 from .creation import from_host
 
 __all__ = ["cat", "chunk", "contiguous", "expand", "flatten", "flip", "movedim", "pad", "permute",
@@ -230,70 +230,74 @@ _SWAP = ((1, 0), (-1, -2), (1, -2), (-1, 0))
 _T = {"dims": (1, 0)}
 
 
-def reshape(x: Tensor, *shape) -> Tensor:
-    """``x`` with a new shape of the same number of elements (a view where possible);
+def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
+    """``input`` with a new shape of the same number of elements (a view where possible);
     one dim may be -1.
 
     PyTorch
     -------
     ``torch.reshape``
     """
-    new = resolve_reshape("reshape", x._data.shape, as_shape(shape, "reshape"))
-    if new == x._data.shape:
-        return x
+    new = resolve_reshape("reshape", input._data.shape, as_shape(
+        spread_or_keyword(sizes, shape, "reshape", "shape"), "reshape"))
+    if new == input._data.shape:
+        return input
     # validated above: the rest of the dispatcher's checks have nothing to add
     attrs = {"shape": new}
-    out = direct(reshape_op, x._device, x._dtype, (x,), attrs)
-    meta = x._meta                  # a "chain": a view a copying backend made (track_view)
+    out = direct(reshape_op, input._device, input._dtype, (input,), attrs)
+    meta = input._meta                  # a "chain": a view a copying backend made (track_view)
     if meta is not None and "chain" in meta and [n for n in new if n != 1] != [
-            n for n in x._data.shape if n != 1]:
+            n for n in input._data.shape if n != 1]:
         # a copied view reshaped beyond adding or dropping size-1 dims (always a view):
         # where no strides reach its elements as one view, new memory, as PyTorch's
         # reshape of a non-contiguous tensor (the backend's kernel copied them)
-        shape, strides, _ = layout_of(x)
-        if view_strides(shape, strides, new) is None:
-            if optional(x._device.backend, "views") != "none":
+        old, strides, _ = layout_of(input)
+        if view_strides(old, strides, new) is None:
+            if optional(input._device.backend, "views") != "none":
                 # "positive-steps": the kernel may have made a view of a copy the backend
                 # made earlier in the chain (a negative step), shared with other tensors
-                out = direct(contiguous_op, x._device, x._dtype, (out,), _NOATTRS)
+                out = direct(contiguous_op, input._device, input._dtype, (out,), _NOATTRS)
             return out
-    return _view_of(out, x, reshape_op, attrs)
+    return _view_of(out, input, reshape_op, attrs)
 
 
-def permute(x: Tensor, *dims) -> Tensor:
-    """A view of ``x`` with its dims reordered as ``dims``.
+def permute(input: Tensor, *order, dims=None) -> Tensor:
+    """A view of ``input`` with its dims reordered as ``dims``.
 
     PyTorch
     -------
     ``torch.permute``
     """
+    dims = spread_or_keyword(order, dims, "permute", "dims")
     if len(dims) == 1 and type(dims[0]) is tuple:
         dims = dims[0]
-    if len(dims) == 2 and len(x._data.shape) == 2 and dims in _SWAP:      # .T and .mT of matrices
-        return _view_of(direct(permute_op, x._device, x._dtype, (x,), _T), x, permute_op, _T)
+    if len(dims) == 2 and len(input._data.shape) == 2 and dims in _SWAP:  # .T, .mT of matrices
+        return _view_of(direct(permute_op, input._device, input._dtype, (input,), _T), input,
+                        permute_op, _T)
     dims = as_shape(dims, "permute")
-    if len(dims) != x.ndim:
-        raise ShapeError(f"permute: expected {x.ndim} dims for a tensor of shape "
-                         f"{tuple(x.shape)}, got {dims}")
-    nd = tuple(norm_dim(d, x.ndim, "permute") for d in dims)
-    if sorted(nd) != list(range(x.ndim)):
+    if len(dims) != input.ndim:
+        raise ShapeError(f"permute: expected {input.ndim} dims for a tensor of shape "
+                         f"{tuple(input.shape)}, got {dims}")
+    nd = tuple(norm_dim(d, input.ndim, "permute") for d in dims)
+    if sorted(nd) != list(range(input.ndim)):
         raise ShapeError(f"permute: dims {dims} repeat a dimension; expected a permutation "
-                         f"of 0..{x.ndim - 1}")
-    if nd == tuple(range(x.ndim)):
-        return x
+                         f"of 0..{input.ndim - 1}")
+    if nd == tuple(range(input.ndim)):
+        return input
     attrs = {"dims": nd}
-    return _view_of(direct(permute_op, x._device, x._dtype, (x,), attrs), x, permute_op, attrs)
+    return _view_of(direct(permute_op, input._device, input._dtype, (input,), attrs), input,
+                    permute_op, attrs)
 
 
-def expand(x: Tensor, *shape) -> Tensor:
-    """A view of ``x`` broadcast to ``shape`` without copying; -1 keeps a dim's size.
+def expand(input: Tensor, *sizes, size=None) -> Tensor:
+    """A view of ``input`` broadcast to ``shape`` without copying; -1 keeps a dim's size.
 
     PyTorch
     -------
     ``torch.Tensor.expand`` (a method in PyTorch; ember also has it as ``ember.expand``).
     """
-    shape = as_shape(shape, "expand")
-    old = x._data.shape
+    shape = as_shape(spread_or_keyword(sizes, size, "expand", "size"), "expand")
+    old = input._data.shape
     if len(shape) < len(old):
         raise ShapeError(f"expand: the target shape {shape} has fewer dims than the tensor "
                          f"{tuple(old)}")
@@ -312,9 +316,10 @@ def expand(x: Tensor, *shape) -> Tensor:
         new.append(s)
     new = tuple(new)
     if new == old:
-        return x
+        return input
     attrs = {"shape": new}
-    return _view_of(direct(expand_op, x._device, x._dtype, (x,), attrs), x, expand_op, attrs)
+    return _view_of(direct(expand_op, input._device, input._dtype, (input,), attrs), input,
+                    expand_op, attrs)
 
 
 def slice_(x: Tensor, index: tuple) -> Tensor:
@@ -336,23 +341,23 @@ def slice_scatter(base: Tensor, src: Tensor, index: tuple) -> Tensor:
 
 
 @numpy_names
-def flip(x: Tensor, dims) -> Tensor:
-    """``x`` with the order of elements reversed along ``dims``.
+def flip(input: Tensor, dims) -> Tensor:
+    """``input`` with the order of elements reversed along ``dims``.
 
     PyTorch
     -------
     ``torch.flip``
     """
-    axes = norm_dims(dims, x.ndim, "flip")
+    axes = norm_dims(dims, input.ndim, "flip")
     if not axes:
-        return run(contiguous_op, x)          # still new memory, as PyTorch's flip
-    return run(flip_op, x, axes=axes)
+        return run(contiguous_op, input)          # still new memory, as PyTorch's flip
+    return run(flip_op, input, axes=axes)
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
-def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """torch.nn.functional.pad: pad lists (left, right) pairs from the last dim backwards.
 
     reflect, replicate and circular gather along each padded dim with an index made from
@@ -363,45 +368,46 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float | None = None) -> T
     ``torch.nn.functional.pad``
     """
     if _amp and amp_policy.on("pad"):      # autocast (amp_policy.py)
-        return amp_policy.call("pad", _pad, x, pad, mode, value)
+        return amp_policy.call("pad", _pad, input, pad, mode, value)
     if mode not in _PAD_MODES:
         raise EmberValueError(f"pad: mode {mode!r} is not supported; expected one of "
                               f"{', '.join(_PAD_MODES)}")
     pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ShapeError(f"pad: expected an even number of pads, at most 2 per dim "
-                         f"({2 * x.ndim} for this tensor), got {len(pad)}")
-    pairs = [(0, 0)] * x.ndim
+                         f"({2 * input.ndim} for this tensor), got {len(pad)}")
+    pairs = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):
-        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+        pairs[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if all(p == (0, 0) for p in pairs):
-        return run(contiguous_op, x)          # a new tensor, as PyTorch's pad
+        return run(contiguous_op, input)          # a new tensor, as PyTorch's pad
     for dim, (lo, hi) in enumerate(pairs):    # negative pads crop (torch's)
-        if x._data.shape[dim] + lo + hi < 0 or (
-                (lo < 0 or hi < 0) and x._data.shape[dim] + lo + hi == 0 and mode != "constant"):
-            raise ShapeError(f"pad: dim {dim} of size {x._data.shape[dim]} padded by "
+        if input._data.shape[dim] + lo + hi < 0 or (
+                (lo < 0 or hi < 0) and input._data.shape[dim] + lo + hi == 0
+                and mode != "constant"):
+            raise ShapeError(f"pad: dim {dim} of size {input._data.shape[dim]} padded by "
                              f"({lo}, {hi}) would have a negative size")
     if mode == "constant":
         grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
-        out = x if all(g == (0, 0) for g in grow) else run(
-            pad_op, x, pads=grow, value=0.0 if value is None else value)
+        out = input if all(g == (0, 0) for g in grow) else run(
+            pad_op, input, pads=grow, value=0.0 if value is None else value)
         crop = tuple(slice(-min(lo, 0), out._data.shape[d] + min(hi, 0))
                      for d, (lo, hi) in enumerate(pairs))
         return run(contiguous_op, run(slice_op, out, index=crop))
     if value:
         raise EmberValueError(f"pad: mode {mode!r} takes no value (got {value}); use "
                               "mode='constant' to pad with a number")
-    out = x
+    out = input
     for dim, (lo, hi) in enumerate(pairs):
         if mode == "circular" and (lo < 0 or hi < 0):
             # torch's circular pad wraps around what is left after the crop
             n = out._data.shape[dim]
             out = run(slice_op, out, index=(slice(None),) * dim + (
-                slice(-min(lo, 0), n + min(hi, 0)),) + (slice(None),) * (x.ndim - dim - 1))
+                slice(-min(lo, 0), n + min(hi, 0)),) + (slice(None),) * (input.ndim - dim - 1))
             lo, hi = max(lo, 0), max(hi, 0)
         if lo or hi:
             out = _index_select(out, dim, _pad_index(mode, out._data.shape[dim], lo, hi,
-                                                    x._device))
+                                                    input._device))
     return out if out._get_meta("base") is None else run(contiguous_op, out)
 
 
@@ -482,68 +488,68 @@ def contiguous(x: Tensor) -> Tensor:
     return run(contiguous_op, x)
 
 
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """``x`` with the dims ``start_dim`` .. ``end_dim`` merged into one.
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``input`` with the dims ``start_dim`` .. ``end_dim`` merged into one.
 
     PyTorch
     -------
     ``torch.flatten``
     """
-    if x.ndim == 0:
-        return x.reshape(1)
-    s = norm_dim(start_dim, x.ndim, "flatten")
-    e = norm_dim(end_dim, x.ndim, "flatten")
+    if input.ndim == 0:
+        return input.reshape(1)
+    s = norm_dim(start_dim, input.ndim, "flatten")
+    e = norm_dim(end_dim, input.ndim, "flatten")
     if s > e:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    shape = x._data.shape
+    shape = input._data.shape
     n = 1
     for v in shape[s:e + 1]:
         n *= v
-    return reshape(x, shape[:s] + (n,) + shape[e + 1:])
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
 @numpy_names
-def squeeze(x: Tensor, dim=None) -> Tensor:
-    """``x`` without its size-1 dims (or only ``dim``, which may be a tuple).
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    """``input`` without its size-1 dims (or only ``dim``, which may be a tuple).
 
     PyTorch
     -------
     ``torch.squeeze``
     """
-    shape = x._data.shape
+    shape = input._data.shape
     if dim is None:
-        return reshape(x, tuple(n for n in shape if n != 1))
-    dims = norm_dims(dim, x.ndim, "squeeze")
-    return reshape(x, tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1)))
+        return reshape(input, tuple(n for n in shape if n != 1))
+    dims = norm_dims(dim, input.ndim, "squeeze")
+    return reshape(input, tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1)))
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    """A view of ``x`` with a new size-1 dim at ``dim``.
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A view of ``input`` with a new size-1 dim at ``dim``.
 
     PyTorch
     -------
     ``torch.unsqueeze``
     """
-    d = norm_dim(dim, x.ndim + 1, "unsqueeze")
-    shape = x._data.shape
-    return reshape(x, shape[:d] + (1,) + shape[d:])
+    d = norm_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = input._data.shape
+    return reshape(input, shape[:d] + (1,) + shape[d:])
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    """A view of ``x`` with dims ``dim0`` and ``dim1`` swapped.
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped.
 
     PyTorch
     -------
     ``torch.transpose``
     """
-    if x.ndim == 0:
-        return x
-    if x.ndim == 2 and dim0 != dim1 and -2 <= dim0 < 2 and -2 <= dim1 < 2:
-        return permute(x, (1, 0))
-    a, b = norm_dim(dim0, x.ndim, "transpose"), norm_dim(dim1, x.ndim, "transpose")
-    dims = list(range(x.ndim))
+    if input.ndim == 0:
+        return input
+    if input.ndim == 2 and dim0 != dim1 and -2 <= dim0 < 2 and -2 <= dim1 < 2:
+        return permute(input, (1, 0))
+    a, b = norm_dim(dim0, input.ndim, "transpose"), norm_dim(dim1, input.ndim, "transpose")
+    dims = list(range(input.ndim))
     dims[a], dims[b] = dims[b], dims[a]
-    return permute(x, dims)
+    return permute(input, dims)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
@@ -565,16 +571,16 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 
-def split(x: Tensor, split_size_or_sections, dim: int = 0):
-    """``x`` split along ``dim`` into pieces of ``split_size_or_sections`` elements (an int) or
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
+    """``tensor`` split along ``dim`` into pieces of ``split_size_or_sections`` elements (an int) or
     of the given sizes (a list): a tuple of views.
 
     PyTorch
     -------
     ``torch.split``
     """
-    axis = norm_dim(dim, x.ndim, "split")
-    n = x._data.shape[axis]
+    axis = norm_dim(dim, tensor.ndim, "split")
+    n = tensor._data.shape[axis]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0:
@@ -590,14 +596,14 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0):
     out, start = [], 0
     for s in sizes:
         index = tuple(slice(start, start + s, 1) if i == axis else slice(0, m, 1)
-                      for i, m in enumerate(x._data.shape))
-        out.append(slice_(x, index))
+                      for i, m in enumerate(tensor._data.shape))
+        out.append(slice_(tensor, index))
         start += s
     return tuple(out)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0):
-    """``x`` split into ``chunks`` pieces along ``dim`` (the last may be smaller): a tuple of
+def chunk(input: Tensor, chunks: int, dim: int = 0):
+    """``input`` split into ``chunks`` pieces along ``dim`` (the last may be smaller): a tuple of
     views.
 
     PyTorch
@@ -606,12 +612,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0):
     """
     if chunks <= 0:
         raise EmberValueError(f"chunk: chunks must be positive, got {chunks}")
-    n = x._data.shape[norm_dim(dim, x.ndim, "chunk")]
+    n = input._data.shape[norm_dim(dim, input.ndim, "chunk")]
     size = max(1, -(-n // chunks))
-    return split(x, size, dim)
+    return split(input, size, dim)
 
 
-def movedim(x: Tensor, source, destination) -> Tensor:
+def movedim(input: Tensor, source, destination) -> Tensor:
     """x with dims `source` (an int or a sequence) moved to `destination`, the others
     keeping their order (torch.movedim).
 
@@ -620,24 +626,24 @@ def movedim(x: Tensor, source, destination) -> Tensor:
     ``torch.movedim``
     """
     if isinstance(source, int) and isinstance(destination, int):
-        s = norm_dim(source, x.ndim, "movedim")
-        d = norm_dim(destination, x.ndim, "movedim")
-        dims = [i for i in range(x.ndim) if i != s]
+        s = norm_dim(source, input.ndim, "movedim")
+        d = norm_dim(destination, input.ndim, "movedim")
+        dims = [i for i in range(input.ndim) if i != s]
         dims.insert(d, s)
-        return permute(x, dims)
+        return permute(input, dims)
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
         raise ShapeError(f"movedim: source and destination need as many dims, got {len(src)} "
                          f"({src}) and {len(dst)} ({dst})")
-    src = [norm_dim(s, x.ndim, "movedim") for s in src]
-    dst = [norm_dim(d, x.ndim, "movedim") for d in dst]
+    src = [norm_dim(s, input.ndim, "movedim") for s in src]
+    dst = [norm_dim(d, input.ndim, "movedim") for d in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ShapeError(f"movedim: repeated dim in source {src} or destination {dst}")
-    order = [None] * x.ndim
+    order = [None] * input.ndim
     for s, d in zip(src, dst):
         order[d] = s
-    rest = iter(i for i in range(x.ndim) if i not in src)
-    return permute(x, [o if o is not None else next(rest) for o in order])
+    rest = iter(i for i in range(input.ndim) if i not in src)
+    return permute(input, [o if o is not None else next(rest) for o in order])
 
 

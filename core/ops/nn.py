@@ -57,24 +57,24 @@ def _params(name, kernel_size, dilation, padding, stride):
     return dict(kernel_size=k, dilation=d, padding=p, stride=s)
 
 
-def unfold(x: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """torch.nn.functional.unfold for a 4-D (N, C, H, W) input.
 
     PyTorch
     -------
     ``torch.nn.functional.unfold``
     """
-    if x.ndim != 4:
+    if input.ndim != 4:
         raise ShapeError(f"unfold: expected a 4-D (N, C, H, W) input, got shape "
-                         f"{tuple(x.shape)}")
+                         f"{tuple(input.shape)}")
     a = _params("unfold", kernel_size, dilation, padding, stride)
-    for i, size in enumerate(x._data.shape[2:]):
+    for i, size in enumerate(input._data.shape[2:]):
         if out_size(size, a["kernel_size"][i], a["dilation"][i], a["padding"][i],
                     a["stride"][i]) <= 0:
             raise ShapeError(
                 f"unfold: the kernel {a['kernel_size']} (dilation {a['dilation']}) does not "
-                f"fit the padded input {tuple(x.shape[2:])} + padding {a['padding']}")
-    return run(unfold_op, x, **a)
+                f"fit the padded input {tuple(input.shape[2:])} + padding {a['padding']}")
+    return run(unfold_op, input, **a)
 
 
 def fold(cols: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

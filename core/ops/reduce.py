@@ -149,7 +149,7 @@ _ALL_AXES = [tuple(range(n)) for n in range(8)]
 
 
 @numpy_names
-def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum of the elements over ``dim`` (an int, a tuple, or all dims by default).
 
     Parameters
@@ -159,7 +159,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     keepdim : bool
         Keep the reduced dims with size 1.
     dtype : dtype, optional
-        Convert ``x`` first.
+        Convert ``input`` first.
 
     Returns
     -------
@@ -177,21 +177,21 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     ``torch.sum``
     """
     if dtype is not None:
-        x = x.to(dtype)
-        if x._dtype.category <= D.INT:   # an integer dtype asked for is the result's (torch)
-            out = _reduce(sum_op, x, dim, keepdim)
-            return out if out._dtype is x._dtype else out.to(x._dtype)
-    if dim is None and x._dtype.category == D.FLOAT:   # the common case
-        n = len(x._data.shape)
+        input = input.to(dtype)
+        if input._dtype.category <= D.INT:   # an integer dtype asked for is the result's (torch)
+            out = _reduce(sum_op, input, dim, keepdim)
+            return out if out._dtype is input._dtype else out.to(input._dtype)
+    if dim is None and input._dtype.category == D.FLOAT:   # the common case
+        n = len(input._data.shape)
         if n:
-            return direct(sum_op, x._device, x._dtype, (x,),
+            return direct(sum_op, input._device, input._dtype, (input,),
                           {"axes": _ALL_AXES[n] if n < 8 else tuple(range(n)),
                            "keepdims": bool(keepdim)})
-    return _reduce(sum_op, x, dim, keepdim)
+    return _reduce(sum_op, input, dim, keepdim)
 
 
 @numpy_names
-def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The product of the elements over ``dim`` (all by default); integers and bool multiply
     in int64.
 
@@ -200,58 +200,58 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     ``torch.prod``
     """
     if dtype is not None:
-        x = x.to(dtype)
-        out = _reduce(prod_op, x, dim, keepdim)
-        return out if out._dtype is x._dtype else out.to(x._dtype)    # as sum(dtype=)
-    return _reduce(prod_op, x, dim, keepdim)
+        input = input.to(dtype)
+        out = _reduce(prod_op, input, dim, keepdim)
+        return out if out._dtype is input._dtype else out.to(input._dtype)    # as sum(dtype=)
+    return _reduce(prod_op, input, dim, keepdim)
 
 
 @numpy_names
-def amax(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+def amax(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """The maximum over ``dim`` (all dims by default); nan if any element is nan.
 
     PyTorch
     -------
     ``torch.amax``
     """
-    result = _reduce(max_op, x, dim, keepdim)
-    return result if out is None else _out.write_out("amax", result, out, (x,))
+    result = _reduce(max_op, input, dim, keepdim)
+    return result if out is None else _out.write_out("amax", result, out, (input,))
 
 
 @numpy_names
-def amin(x: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+def amin(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """The minimum over ``dim`` (all dims by default); nan if any element is nan.
 
     PyTorch
     -------
     ``torch.amin``
     """
-    result = _reduce(min_op, x, dim, keepdim)
-    return result if out is None else _out.write_out("amin", result, out, (x,))
+    result = _reduce(min_op, input, dim, keepdim)
+    return result if out is None else _out.write_out("amin", result, out, (input,))
 
 
 @numpy_names
-def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether any element is nonzero, over all of ``x`` or along ``dim``.
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether any element is nonzero, over all of ``input`` or along ``dim``.
 
     PyTorch
     -------
     ``torch.any``
     """
-    out = _reduce(any_op, x, dim, keepdim)
-    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
+    out = _reduce(any_op, input, dim, keepdim)
+    return out.to(D.uint8) if input._dtype is D.uint8 else out    # torch keeps uint8
 
 
 @numpy_names
-def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """Whether every element is nonzero, over all of ``x`` or along ``dim``.
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether every element is nonzero, over all of ``input`` or along ``dim``.
 
     PyTorch
     -------
     ``torch.all``
     """
-    out = _reduce(all_op, x, dim, keepdim)
-    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
+    out = _reduce(all_op, input, dim, keepdim)
+    return out.to(D.uint8) if input._dtype is D.uint8 else out    # torch keeps uint8
 
 
 def _arg(op, x, dim, keepdim):
@@ -265,24 +265,24 @@ def _arg(op, x, dim, keepdim):
 
 
 @numpy_names
-def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """The int64 index of the first maximum along ``dim`` (of the flattened ``x`` when
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The int64 index of the first maximum along ``dim`` (of the flattened ``input`` when
     ``dim`` is None); nan counts as the maximum.
 
     PyTorch
     -------
     ``torch.argmax``
     """
-    return _arg(argmax_op, x, dim, keepdim)
+    return _arg(argmax_op, input, dim, keepdim)
 
 
 @numpy_names
-def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    """The int64 index of the first minimum along ``dim`` (of the flattened ``x`` when
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The int64 index of the first minimum along ``dim`` (of the flattened ``input`` when
     ``dim`` is None); nan counts as the minimum.
 
     PyTorch
     -------
     ``torch.argmin``
     """
-    return _arg(argmin_op, x, dim, keepdim)
+    return _arg(argmin_op, input, dim, keepdim)

@@ -15,6 +15,7 @@ from .. import dtypes as D
 from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor, preserve_format
 from . import _out
+from ._out import factory
 from .creation import _gen, _made, formatted, rand, randint, randn
 
 __all__ = ["bernoulli", "multinomial", "poisson", "rand_like", "randint_like", "randn_like"]
@@ -26,32 +27,38 @@ def _like(x: Tensor, dtype, device):
     return dict(dtype=dtype or x._dtype, device=device or x._device)
 
 
+@factory("layout", "pin_memory")
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-              memory_format=preserve_format) -> Tensor:
+              memory_format=preserve_format, generator=None) -> Tensor:
     """Samples uniform on [0, 1) with ``input``'s shape (and dtype and device unless given).
 
     PyTorch
     -------
     ``torch.rand_like``
     """
-    return formatted(rand(input._data.shape, **_like(input, dtype, device)), input,
+    return formatted(rand(input._data.shape, generator=generator,
+                          **_like(input, dtype, device)), input,
                      memory_format, requires_grad, "rand_like")
 
 
+@factory("layout", "pin_memory")
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=preserve_format) -> Tensor:
+               memory_format=preserve_format, generator=None) -> Tensor:
     """Standard normal samples with ``input``'s shape (and dtype and device unless given).
 
     PyTorch
     -------
     ``torch.randn_like``
     """
-    return formatted(randn(input._data.shape, **_like(input, dtype, device)), input,
+    return formatted(randn(input._data.shape, generator=generator,
+                           **_like(input, dtype, device)), input,
                      memory_format, requires_grad, "randn_like")
 
 
+@factory("layout", "pin_memory")
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
-                 requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
+                 requires_grad: bool = False, memory_format=preserve_format,
+                 generator=None) -> Tensor:
     """Integers in [low, high) (randint_like(x, high) draws from [0, high)).
 
     PyTorch
@@ -60,8 +67,8 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
     """
     if high is None:
         low, high = 0, low
-    return formatted(randint(low, high, input._data.shape, **_like(input, dtype, device)),
-                     input, memory_format, requires_grad, "randint_like")
+    return formatted(randint(low, high, input._data.shape, generator=generator,
+                             **_like(input, dtype, device)), input, memory_format, requires_grad, "randint_like")
 
 
 def _check_probs(input: Tensor):

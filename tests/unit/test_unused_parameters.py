@@ -58,6 +58,8 @@ ALLOWED = {
                                                "unspecified result with info > 0",
     ("Tensor.type", "non_blocking"): "allows an asynchronous copy; ember's copy is complete "
                                      "when type() returns, which that allows",
+    ("Tensor.copy_", "non_blocking"): "as Tensor.type's: ember's copy is complete when copy_ "
+                                      "returns, which non_blocking=True allows",
     ("Tensor.to_dense", "masked_grad"): "concerns sparse inputs only; every ember tensor is "
                                         "strided, where torch ignores it too",
     ("Tensor.pin_memory", "device"): "deprecated and ignored in torch too",
