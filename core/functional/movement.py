@@ -359,12 +359,20 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
 
     PyTorch
     -------
-    ``torch.swapaxes``, ``torch.swapdims``
+    ``torch.swapaxes``
     """
     return ops.transpose(input, axis0, axis1)
 
 
-swapdims = swapaxes
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``input`` with dims ``dim0`` and ``dim1`` swapped (swapaxes under torch's other
+    parameter names).
+
+    PyTorch
+    -------
+    ``torch.swapdims``
+    """
+    return ops.transpose(input, dim0, dim1)
 
 
 def hstack(tensors) -> Tensor:

@@ -1,18 +1,21 @@
 """Activation layers and their functional forms (torch.nn.modules.activation).
 
 ReLU, GELU, Softmax, GLU, PReLU, ... and relu6, hardtanh, elu, glu, selu, prelu,
-gumbel_softmax, ...; gelu, softmax, ... themselves are ember.functional's, and relu,
+gumbel_softmax, ...; gelu, softplus, ... themselves are ember.functional's, and relu,
 leaky_relu, silu and mish are too, here with nn.functional's inplace= (torch.relu has
-none; torch.nn.functional.relu has)."""
+none; torch.nn.functional.relu has); softmax, log_softmax and softmin are here with
+nn.functional's signature (dim=None: torch's implicit choice; _stacklevel=)."""
 from __future__ import annotations
+
+import warnings
 
 from .. import amp_policy, ops
 from .. import dtypes as D
 from .. import functional as _EF
 from ..amp_policy import active as _amp
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..errors import EmberTypeError, EmberValueError, ShapeError
-from ..functional import softmax, softplus
+from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
+from ..functional import softplus
 from ..ops.sampling import exponential_
 from ..tensor import Tensor
 from . import init
@@ -123,14 +126,50 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, lambda v: v * ops.tanh(softplus(v)), inplace)
 
 
-def softmin(input: Tensor, dim: int = -1, *, dtype=None) -> Tensor:
+def _implicit_dim(name: str, dim, input: Tensor, stacklevel: int) -> int:
+    """nn.functional's softmax family without dim=: torch's legacy choice (dim 0 of a 0-, 1-
+    or 3-d input, else dim 1), with torch's deprecation warning raised `stacklevel` frames
+    up (torch's _stacklevel=)."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                  "call to include dim=X as an argument.", EmberWarning, stacklevel=stacklevel)
+    return _softmax_dim(None, input)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along dim, with torch.nn.functional's signature (torch.softmax,
+    ember.softmax, takes (input, dim, dtype)).
+
+    PyTorch
+    -------
+    ``torch.nn.functional.softmax``
+    """
+    return _EF.softmax(input, _implicit_dim("softmax", dim, input, _stacklevel), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    """log(softmax(x)) along dim, with torch.nn.functional's signature.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.log_softmax``
+    """
+    return _EF.log_softmax(input, _implicit_dim("log_softmax", dim, input, _stacklevel), dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
     """softmax(-x) along dim; dtype= casts x first (torch.nn.functional.softmin).
 
     PyTorch
     -------
     ``torch.nn.functional.softmin``
     """
-    return softmax(-(input if dtype is None else input.to(dtype)), dim)
+    dim = _implicit_dim("softmin", dim, input, _stacklevel)
+    return _EF.softmax(-(input if dtype is None else input.to(dtype)), dim)
 
 
 # torch's SELU constants (Klambauer et al., 2017)

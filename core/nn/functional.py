@@ -28,9 +28,7 @@ from ..errors import (  # noqa: F401  (snapshot)
 from ..functional import (
     gelu,
     linear,
-    log_softmax,
     logsumexp,
-    softmax,
     softplus,
 )
 from ..ops import fold, pad, sigmoid, tanh, unfold
@@ -57,6 +55,7 @@ from .activation import (
     hardtanh_,
     leaky_relu,
     leaky_relu_,
+    log_softmax,
     logsigmoid,
     mish,
     prelu,
@@ -68,6 +67,7 @@ from .activation import (
     selu,
     selu_,
     silu,
+    softmax,
     softmin,
     softshrink,
     softsign,
