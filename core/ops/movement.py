@@ -238,8 +238,9 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     -------
     ``torch.reshape``
     """
-    new = resolve_reshape("reshape", input._data.shape, as_shape(
-        spread_or_keyword(sizes, shape, "reshape", "shape"), "reshape"))
+    if shape is not None:
+        sizes = spread_or_keyword(sizes, shape, "reshape", "shape")
+    new = resolve_reshape("reshape", input._data.shape, as_shape(sizes, "reshape"))
     if new == input._data.shape:
         return input
     # validated above: the rest of the dispatcher's checks have nothing to add
@@ -268,7 +269,7 @@ def permute(input: Tensor, *order, dims=None) -> Tensor:
     -------
     ``torch.permute``
     """
-    dims = spread_or_keyword(order, dims, "permute", "dims")
+    dims = order if dims is None else spread_or_keyword(order, dims, "permute", "dims")
     if len(dims) == 1 and type(dims[0]) is tuple:
         dims = dims[0]
     if len(dims) == 2 and len(input._data.shape) == 2 and dims in _SWAP:  # .T, .mT of matrices
