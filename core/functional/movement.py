@@ -916,7 +916,8 @@ def view_copy(input: Tensor, size) -> Tensor:
     -------
     ``torch.view_copy``
     """
-    return input.view(size).clone()
+    # torch's view_copy takes any layout (a reshape into new memory), unlike view
+    return ops.reshape(input, size).clone()
 
 
 def permute_copy(input: Tensor, dims) -> Tensor:

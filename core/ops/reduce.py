@@ -238,8 +238,7 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.any``
     """
-    out = _reduce(any_op, x, dim, keepdim)
-    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
+    return _reduce(any_op, x, dim, keepdim)
 
 
 @numpy_names
@@ -250,8 +249,7 @@ def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.all``
     """
-    out = _reduce(all_op, x, dim, keepdim)
-    return out.to(D.uint8) if x._dtype is D.uint8 else out    # torch keeps uint8
+    return _reduce(all_op, x, dim, keepdim)
 
 
 def _arg(op, x, dim, keepdim):
