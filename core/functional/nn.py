@@ -1,0 +1,229 @@
+"""torch.* functions of the nn family, written with ember ops: the grid samplers
+(torch.grid_sampler, grid_sampler_2d/3d, the body of nn.functional.grid_sample) and the
+native normalisations that return their statistics (torch.native_batch_norm,
+native_layer_norm, native_group_norm; nn.functional's batch_norm, layer_norm and
+group_norm are their first outputs).
+
+Grid sampling unnormalizes and pads the sample positions as torch does, gathers the
+neighbours from the flattened input and blends them, so gradients reach both the input
+(through the gather) and the grid (through the blend weights), on every device.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+from .. import dtypes as D
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..errors import EmberTypeError, EmberValueError, ShapeError
+from ..tensor import Tensor
+from .elementwise import clamp as _clamp
+
+__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]
+
+# torch's integer codes (aten GridSamplerInterpolation / GridSamplerPadding)
+INTERPOLATION = ("bilinear", "nearest", "bicubic")
+PADDING = ("zeros", "border", "reflection")
+_CUBIC_A = -0.75                  # torch's (and OpenCV's) bicubic convolution constant
+
+
+# -- grid sampling ------------------------------------------------------------------------
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    if twice_low == twice_high:
+        return coord * 0.0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    x = (coord - low).abs()
+    with no_grad():
+        flips = ops.floor(x / span)
+        odd = ops.remainder(flips, 2.0) == 1
+    extra = x - flips * span
+    return ops.where(odd, span - extra + low, extra + low)
+
+
+def _pad(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """torch's compute_coordinates: a source position folded into the input by the padding
+    mode ('zeros' leaves it; the gather reads zero outside)."""
+    if padding_mode == "border":
+        x = _clamp(x, 0, size - 1)
+    elif padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+        x = _clamp(x, 0, size - 1)
+    return x
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """The four weights of the neighbours at -1, 0, 1, 2 for a fraction t (torch's
+    get_cubic_upsample_coefficients)."""
+    a = _CUBIC_A
+
+    def near(x):                  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):                   # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    s = 1 - t
+    return [far(t + 1), near(t), near(s), far(s + 1)]
+
+
+def _check_sampler(name: str, input, grid, dims: int | None) -> None:
+    """torch's grid_sampler checks: tensors of one dtype, a 4-D or 5-D input (4-D for
+    grid_sampler_2d, 5-D for _3d), a grid (N, *out, dims) of the input's batch."""
+    if type(input) is not Tensor or type(grid) is not Tensor:
+        raise EmberTypeError(f"{name}: expected input and grid to be tensors, got "
+                             f"{type(input).__name__} and {type(grid).__name__}")
+    want = (dims + 2,) if dims else (4, 5)
+    if input.ndim not in want or grid.ndim != input.ndim:
+        shape = "4-D" if want == (4,) else "5-D" if want == (5,) else "4-D or 5-D"
+        raise ShapeError(f"{name}: expected {shape} input and grid with the same number of "
+                         f"dims, got input of shape {tuple(input.shape)} and grid of shape "
+                         f"{tuple(grid.shape)}")
+    if not input.dtype.is_floating_point or input.dtype is not grid.dtype:
+        raise EmberTypeError(f"{name}: expected input and grid of one floating dtype, got "
+                             f"{input.dtype.name} and {grid.dtype.name}")
+    d = input.ndim - 2
+    if grid.shape[0] != input.shape[0] or grid.shape[-1] != d:
+        raise ShapeError(f"{name}: expected a grid of shape (N, *out, {d}) with N = "
+                         f"{input.shape[0]} for an input of shape {tuple(input.shape)}, got "
+                         f"{tuple(grid.shape)}")
+    for k, n in enumerate(input.shape[2:]):
+        if n == 0:
+            raise ShapeError(f"{name}: expected an input with non-empty spatial dims, got "
+                             f"shape {tuple(input.shape)} (dim {k + 2} is empty)")
+
+
+def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+            align_corners: bool) -> Tensor:
+    """grid_sample's values: arguments already checked (_check_sampler)."""
+    dims = input.ndim - 2
+    n, c = input.shape[0], input.shape[1]
+    sizes = tuple(input.shape[2:])            # (H, W) or (D, H, W)
+    out_spatial = tuple(grid.shape[1:-1])
+    flat = input.reshape(n, c, -1)
+    strides = [1] * dims
+    for k in range(dims - 2, -1, -1):
+        strides[k] = strides[k + 1] * sizes[k + 1]
+    count = math.prod(out_spatial)
+
+    def gather(points):
+        """input's values at integer points (one tensor per dim), zero where outside."""
+        inside = None
+        index = None
+        for k, p in enumerate(points):
+            ok = (p >= 0) & (p <= sizes[k] - 1)
+            inside = ok if inside is None else inside & ok
+            q = _clamp(p, 0, sizes[k] - 1).to(D.int64) * strides[k]
+            index = q if index is None else index + q
+        idx = index.reshape(n, 1, count).expand(n, c, count)
+        vals = ops.gather(flat, 2, idx).reshape(n, c, *out_spatial)
+        return ops.where(inside.unsqueeze(1), vals, 0.0)
+
+    # the grid's components are x, y(, z): reversed dims of the input
+    raw = [_unnormalize(grid[..., dims - 1 - k], sizes[k], align_corners)
+           for k in range(dims)]              # raw[k] indexes input dim 2 + k
+    if mode == "bicubic":
+        # the 4x4 neighbours of floor(position) are padded one by one (torch's
+        # get_value_bounded): only the fractions carry the grid's gradient
+        with no_grad():
+            lows = [ops.floor(x) for x in raw]
+        y, x = (r - lo for r, lo in zip(raw, lows))
+        wy, wx = _cubic_weights(y.unsqueeze(1)), _cubic_weights(x.unsqueeze(1))
+        with no_grad():
+            rows = [_pad(lows[0] + (i - 1), sizes[0], padding_mode, align_corners)
+                    for i in range(4)]
+            cols = [_pad(lows[1] + (j - 1), sizes[1], padding_mode, align_corners)
+                    for j in range(4)]
+        out = None
+        for i in range(4):            # along x first, then along y, as torch
+            line = None
+            for j in range(4):
+                term = gather((rows[i], cols[j])) * wx[j]
+                line = term if line is None else line + term
+            out = line * wy[i] if out is None else out + line * wy[i]
+        return out
+    coords = [_pad(x, sizes[k], padding_mode, align_corners) for k, x in enumerate(raw)]
+    if mode == "nearest":
+        with no_grad():
+            points = [ops.round(x) for x in coords]
+        return gather(points)
+    with no_grad():
+        lows = [ops.floor(x) for x in coords]
+    frac = [x - lo for x, lo in zip(coords, lows)]
+    out = None
+    for corner in itertools.product((0, 1), repeat=dims):
+        points = [lo + b for lo, b in zip(lows, corner)]
+        weight = None
+        for f, b in zip(frac, corner):
+            w = f if b else 1 - f
+            weight = w if weight is None else weight * w
+        term = gather(points) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _codes(name: str, interpolation_mode, padding_mode) -> tuple[str, str]:
+    for what, code, names in (("interpolation_mode", interpolation_mode, INTERPOLATION),
+                              ("padding_mode", padding_mode, PADDING)):
+        if isinstance(code, bool) or not isinstance(code, int) or \
+                not 0 <= code < len(names):
+            raise EmberValueError(
+                f"{name}: expected {what} to be one of torch's codes "
+                f"{', '.join(f'{i} ({m})' for i, m in enumerate(names))}, got {code!r}")
+    return INTERPOLATION[interpolation_mode], PADDING[padding_mode]
+
+
+def _sampler(name: str, dims, input, grid, interpolation_mode, padding_mode,
+             align_corners) -> Tensor:
+    mode, padding = _codes(name, interpolation_mode, padding_mode)
+    _check_sampler(name, input, grid, dims)
+    if mode == "bicubic" and input.ndim != 4:
+        raise ShapeError(f"{name}: bicubic interpolation supports only 4-D input, got shape "
+                         f"{tuple(input.shape)}; use interpolation_mode 0 (bilinear) or 1 "
+                         f"(nearest)")
+    return _sample(input, grid, mode, padding, bool(align_corners))
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """grid_sample with torch's integer codes: ``interpolation_mode`` 0 bilinear,
+    1 nearest, 2 bicubic (4-D input only); ``padding_mode`` 0 zeros, 1 border,
+    2 reflection; a 4-D or 5-D input.
+
+    PyTorch
+    -------
+    ``torch.grid_sampler``
+    """
+    return _sampler("grid_sampler", None, input, grid, interpolation_mode, padding_mode,
+                    align_corners)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """grid_sampler for a 4-D input (N, C, H, W) and grid (N, H', W', 2).
+
+    PyTorch
+    -------
+    ``torch.grid_sampler_2d``
+    """
+    return _sampler("grid_sampler_2d", 2, input, grid, interpolation_mode, padding_mode,
+                    align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """grid_sampler for a 5-D input (N, C, D, H, W) and grid (N, D', H', W', 3); no bicubic.
+
+    PyTorch
+    -------
+    ``torch.grid_sampler_3d``
+    """
+    return _sampler("grid_sampler_3d", 3, input, grid, interpolation_mode, padding_mode,
+                    align_corners)
