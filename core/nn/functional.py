@@ -131,6 +131,7 @@ from .normalization import (
 )
 from .pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .pooling import composed as _pooling_composed
+from .pooling import fractional as _pooling_fractional
 from .pooling import planar as _pooling_planar
 from .pooling.composed import (
     adaptive_avg_pool3d,
@@ -145,6 +146,7 @@ from .pooling.composed import (
     max_unpool2d,
     max_unpool3d,
 )
+from .pooling.fractional import fractional_max_pool2d, fractional_max_pool3d
 from .pooling.planar import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -196,6 +198,7 @@ __all__ = [
     "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool3d", "avg_pool3d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "fractional_max_pool2d", "fractional_max_pool3d",
     # sparse
     "embedding", "embedding_bag", "one_hot",
     # grid_sample
@@ -207,7 +210,7 @@ __all__ = [
 
 # the families' Modules call their forms through this module: hand it down to them
 for _family in (_activation, _attention, _conv, _dropout, _normalization,
-                _pooling_composed, _pooling_planar, _sparse):
+                _pooling_composed, _pooling_fractional, _pooling_planar, _sparse):
     _family.F = sys.modules[__name__]
 
 

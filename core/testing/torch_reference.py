@@ -45,6 +45,10 @@ NONDETERMINISTIC = frozenset({
     "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank",
     "pca_lowrank",
 })
+# random ops a sample can make deterministic by passing their random numbers (fractional max
+# pooling's _random_samples): such samples compare values, indices and gradients in full
+SEEDED_BY = {"nn.functional.fractional_max_pool2d": "_random_samples",
+             "nn.functional.fractional_max_pool3d": "_random_samples"}
 # ops whose raw outputs are unique only up to signs (singular and eigenvectors): their
 # samples' output_process_fn_grad makes them unique (abs of the vectors), and those
 # processed outputs are what is compared
@@ -674,7 +678,8 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     rng = np.random.default_rng(_seed(name) + index)
     # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
     # from torch's generator: its values are random, as a dropout op's are
-    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p")) or (
+    random = (op.name in NONDETERMINISTIC and sample.kwargs.get(
+        SEEDED_BY.get(op.name, "")) is None) or bool(sample.kwargs.get("dropout_p")) or (
         op.name in DROPOUT_ARG and bool(sample.args[DROPOUT_ARG[op.name]])
         and sample.kwargs.get("training", True))
     try:
