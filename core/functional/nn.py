@@ -20,7 +20,8 @@ from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..tensor import Tensor
 from .elementwise import clamp as _clamp
 
-__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]
+__all__ = ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "native_batch_norm",
+           "native_layer_norm", "native_group_norm"]
 
 # torch's integer codes (aten GridSamplerInterpolation / GridSamplerPadding)
 INTERPOLATION = ("bilinear", "nearest", "bicubic")
@@ -227,3 +228,139 @@ def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     """
     return _sampler("grid_sampler_3d", 3, input, grid, interpolation_mode, padding_mode,
                     align_corners)
+
+
+# -- normalisation with its statistics ----------------------------------------------------
+
+
+def _trailing_shape(normalized_shape) -> tuple:
+    """normalized_shape as layer and RMS norms take it: an int is one trailing dim."""
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
+    """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
+    reduces; a ShapeError naming `name` where the input does not end with that shape."""
+    normalized_shape = _trailing_shape(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {normalized_shape}")
+    return tuple(range(input.ndim - k, input.ndim)), math.prod(normalized_shape)
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                      running_mean: Tensor | None, running_var: Tensor | None,
+                      training: bool, momentum: float, eps: float
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """Batch normalisation over every dim but the channels (dim 1) and its statistics:
+    (out, save_mean, save_invstd).  Training uses the batch's mean and biased variance
+    (save_mean and save_invstd = 1/sqrt(var + eps), per channel; the running statistics,
+    where given, move by ``momentum`` toward the mean and the unbiased variance, in
+    place); eval uses the running statistics and saves nothing (two empty tensors).  The
+    statistics are outside the autograd graph, as torch's.
+
+    PyTorch
+    -------
+    ``torch.native_batch_norm``
+    """
+    name = "native_batch_norm"
+    if type(input) is not Tensor or input.ndim < 2:
+        raise ShapeError(f"{name}: expected an input with a channel dim (N, C, ...), got "
+                         f"{tuple(getattr(input, 'shape', ())) or type(input).__name__}")
+    c = input._data.shape[1]
+    shape = (c,) + (1,) * (input.ndim - 2)
+    if training:
+        count = input.numel() // c if c else 0
+        dims = (0,) + tuple(range(2, input.ndim))
+        mean = ops.sum(input, dims, keepdim=True) / max(count, 1)
+        centered = input - mean
+        var = ops.sum(centered * centered, dims, keepdim=True) / max(count, 1)
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                if running_var is not None:
+                    unbiased = count / (count - 1) if count > 1 else math.nan
+                    running_var.mul_(1 - momentum).add_(var.reshape(c) * (momentum * unbiased))
+        invstd = ops.rsqrt(var + eps)
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        out = centered * scale
+        out = out if bias is None else out + bias.reshape(shape)
+        return out, mean.detach().reshape(c), invstd.detach().reshape(c)
+    if running_mean is None or running_var is None:
+        raise EmberValueError(f"{name}: running_mean and running_var are needed when not "
+                              f"training (or pass training=True to use batch statistics)")
+    # eval: fold everything into one per-channel scale and shift
+    scale = ops.rsqrt(running_var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    out = input * scale.reshape(shape) + shift.reshape(shape)
+    empty = ops.zeros((0,), dtype=input.dtype, device=input.device)
+    return out, empty, empty.clone()
+
+
+def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
+                      bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """Layer normalisation over the trailing ``normalized_shape`` dims and its statistics:
+    (out, mean, rstd), the statistics of shape input.shape[:-k] + (1,) * k (outside the
+    autograd graph, as torch's).
+
+    PyTorch
+    -------
+    ``torch.native_layer_norm``
+    """
+    dims, count = _trailing_dims(input, normalized_shape, "native_layer_norm")
+    mean = ops.sum(input, dims, keepdim=True) / max(count, 1)
+    centered = input - mean
+    var = ops.sum(centered * centered, dims, keepdim=True) / max(count, 1)
+    rstd = ops.rsqrt(var + eps)
+    out = centered * rstd
+    if weight is not None:
+        out = out * weight
+    out = out if bias is None else out + bias
+    return out, mean.detach(), rstd.detach()
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,
+                      C: int, HxW: int, group: int, eps: float
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """Group normalisation of an input of N samples, C channels and HxW elements per
+    channel, in ``group`` groups of channels, and its statistics: (out, mean, rstd), the
+    statistics of shape (N, group) (differentiable, unlike the batch and layer norms'
+    statistics: as torch's).
+
+    PyTorch
+    -------
+    ``torch.native_group_norm``
+    """
+    name = "native_group_norm"
+    if type(input) is not Tensor or input.ndim < 2 or input.numel() != N * C * HxW or \
+            input.shape[0] != N or input.shape[1] != C:
+        raise ShapeError(f"{name}: expected an input of N={N} samples, C={C} channels and "
+                         f"HxW={HxW} elements per channel, got shape "
+                         f"{tuple(getattr(input, 'shape', ())) or type(input).__name__}")
+    if group <= 0 or C % group:
+        raise EmberValueError(f"{name}: expected the number of channels ({C}) to be "
+                              f"divisible by the number of groups ({group})")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != C):
+            raise ShapeError(f"{name}: expected {what} of shape ({C},), got "
+                             f"{tuple(t.shape)}")
+    count = (C // group) * HxW
+    x = input.reshape(N, group, count)
+    mean = ops.sum(x, 2, keepdim=True) / max(count, 1)
+    centered = x - mean
+    var = ops.sum(centered * centered, 2, keepdim=True) / max(count, 1)
+    rstd = ops.rsqrt(var + eps)
+    out = (centered * rstd).reshape(input._data.shape)
+    shape = (C,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    out = out if bias is None else out + bias.reshape(shape)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
