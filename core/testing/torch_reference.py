@@ -322,13 +322,18 @@ class _Converter:
 
 
     def _module(self, tm):
-        """ember's module for a torch module built while torch generated the inputs: the
-        ember class of the same name from the recorded constructor arguments, holding
-        torch's parameters and buffers."""
+        """ember's module for a torch module given as an argument (a TransformerEncoderLayer
+        handed to TransformerEncoder, a PairwiseDistance as a loss's distance_function): the
+        ember class of the same name, built from the constructor arguments recorded while
+        torch generated the inputs (else from the torch module's attributes named as the
+        ember constructor's parameters, where it has every one), holding torch's parameters
+        and buffers."""
         import ember
         ctor = _CONSTRUCTED.get(id(tm))
         ecls = getattr(ember.nn, type(tm).__name__, None)
-        if ctor is None or ctor[0] is not tm or ecls is None:
+        if ecls is not None and (ctor is None or ctor[0] is not tm):
+            ctor = _from_attributes(tm, ecls)
+        if ctor is None or ecls is None:
             raise TypeError(f"the sample passes a torch {type(tm).__name__} module ember "
                             f"cannot rebuild")
         em = ecls(*self(list(ctor[1])), **self(dict(ctor[2])))
@@ -337,9 +342,27 @@ class _Converter:
         return em.to(self.device).train(tm.training)
 
 
-# torch modules constructed while a ModuleInfo's inputs are generated (a
-# TransformerEncoderLayer handed to TransformerEncoder): id -> (module, args, kwargs)
+# torch modules constructed while a ModuleInfo's or OpInfo's inputs are generated (a
+# TransformerEncoderLayer handed to TransformerEncoder, a PairwiseDistance handed to
+# triplet_margin_with_distance_loss): id -> (module, args, kwargs)
 _CONSTRUCTED: dict[int, tuple] = {}
+
+
+def _from_attributes(tm, ecls):
+    """(tm, (), kwargs) rebuilding a torch module from its attributes, one per parameter of
+    ember's constructor of the same name; None where one is missing (torch stores
+    PairwiseDistance's p as `norm`: a guessed default would rebuild another module)."""
+    import inspect
+    kwargs = {}
+    for name, param in inspect.signature(ecls.__init__).parameters.items():
+        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if name in ("device", "dtype"):
+            continue
+        if not hasattr(tm, name) or callable(getattr(tm, name)):
+            return None
+        kwargs[name] = getattr(tm, name)
+    return tm, (), kwargs
 
 
 class _RecordConstructors:
@@ -849,9 +872,10 @@ def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None
     if dtype is None:
         return []
     _seed_cpu(_seed(full_name(op)))
+    _CONSTRUCTED.clear()
     req = grad and op.supports_autograd and (dtype.is_floating_point or dtype.is_complex) \
         and (not dtype.is_complex or dtype in op.supported_backward_dtypes("cpu"))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _RecordConstructors():
         warnings.simplefilter("ignore")
         if reference and op.reference_inputs_func is not None:
             found = op.reference_inputs("cpu", dtype, requires_grad=req)
