@@ -96,6 +96,7 @@ from .dropout import (
 )
 from .grid_sample import affine_grid, grid_sample
 from .linear import bilinear
+from .linear_cross_entropy import linear_cross_entropy
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -182,7 +183,7 @@ __all__ = [
     # loss
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
-    "gaussian_nll_loss",
+    "gaussian_nll_loss", "linear_cross_entropy",
     "ctc_loss",
     # margin_loss
     "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",

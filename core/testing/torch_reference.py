@@ -20,6 +20,7 @@ tests/reference/ runs it under pytest.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -308,6 +309,12 @@ class _Converter:
             for ns, ens in ((torch.nn.functional, ember.nn.functional), (torch, ember)):
                 if getattr(ns, fname, None) is obj and getattr(ens, fname, None) is not None:
                     return getattr(ens, fname)
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and \
+                type(obj).__module__.startswith("torch.nn") and \
+                hasattr(ember.nn, type(obj).__name__):
+            # a torch.nn options record (LinearCrossEntropyOptions): ember's, field by field
+            return getattr(ember.nn, type(obj).__name__)(**{
+                f.name: self(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
         if isinstance(obj, torch.Generator):
             raise TypeError("the sample passes a torch.Generator")
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
