@@ -8,7 +8,8 @@ no reduction, no K-dim weight; otherwise the options are ignored with torch's wa
 the batch is split into chunks of torch's size (batch_chunk_size, or the chunking_method
 heuristic), each chunk's logits computed in acc_dtype and checkpointed: only one chunk's
 (chunk, num_classes) logits exist at a time, in the forward and again in the backward, as
-torch's chunked op; the values and gradients are the reference path's."""
+torch's chunked op; the values and gradients are the reference path's, and as torch's
+the gradients are outside the graph (no second derivatives through a chunked call)."""
 from __future__ import annotations
 
 import dataclasses
