@@ -266,7 +266,19 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     -------
     ``torch.native_batch_norm``
     """
-    name = "native_batch_norm"
+    out, mean, invstd = batch_norm_stats(input, weight, bias, running_mean, running_var,
+                                         training, momentum, eps, "native_batch_norm")
+    if mean is None:                 # eval saves nothing
+        empty = ops.zeros((0,), dtype=input.dtype, device=input.device)
+        return out, empty, empty.clone()
+    return out, mean.detach(), invstd.detach()
+
+
+def batch_norm_stats(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                     running_mean: Tensor | None, running_var: Tensor | None,
+                     training: bool, momentum: float, eps: float, name: str = "batch_norm"):
+    """native_batch_norm's (out, mean, invstd) in the graph, None for eval's statistics:
+    the one batch norm F.batch_norm and native_batch_norm share (`name` for the errors)."""
     if type(input) is not Tensor or input.ndim < 2:
         raise ShapeError(f"{name}: expected an input with a channel dim (N, C, ...), got "
                          f"{tuple(getattr(input, 'shape', ())) or type(input).__name__}")
@@ -289,7 +301,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         scale = invstd if weight is None else invstd * weight.reshape(shape)
         out = centered * scale
         out = out if bias is None else out + bias.reshape(shape)
-        return out, mean.detach().reshape(c), invstd.detach().reshape(c)
+        return out, mean.reshape(c), invstd.reshape(c)
     if running_mean is None or running_var is None:
         raise EmberValueError(f"{name}: running_mean and running_var are needed when not "
                               f"training (or pass training=True to use batch statistics)")
@@ -300,9 +312,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     shift = -running_mean * scale
     if bias is not None:
         shift = shift + bias
-    out = input * scale.reshape(shape) + shift.reshape(shape)
-    empty = ops.zeros((0,), dtype=input.dtype, device=input.device)
-    return out, empty, empty.clone()
+    return input * scale.reshape(shape) + shift.reshape(shape), None, None
 
 
 def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
@@ -315,7 +325,16 @@ def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
     -------
     ``torch.native_layer_norm``
     """
-    dims, count = _trailing_dims(input, normalized_shape, "native_layer_norm")
+    out, mean, rstd = layer_norm_stats(input, normalized_shape, weight, bias, eps,
+                                       "native_layer_norm")
+    return out, mean.detach(), rstd.detach()
+
+
+def layer_norm_stats(input: Tensor, normalized_shape, weight: Tensor | None,
+                     bias: Tensor | None, eps: float, name: str = "layer_norm"):
+    """native_layer_norm's (out, mean, rstd) in the graph: the one layer norm F.layer_norm
+    and native_layer_norm share (`name` for the shape error)."""
+    dims, count = _trailing_dims(input, normalized_shape, name)
     mean = ops.sum(input, dims, keepdim=True) / max(count, 1)
     centered = input - mean
     var = ops.sum(centered * centered, dims, keepdim=True) / max(count, 1)
@@ -324,7 +343,7 @@ def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None,
     if weight is not None:
         out = out * weight
     out = out if bias is None else out + bias
-    return out, mean.detach(), rstd.detach()
+    return out, mean, rstd
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,

@@ -15,9 +15,9 @@ from ..errors import EmberValueError, NotInEmberError, ShapeError
 from ..functional.nn import (
     _trailing_dims,
     _trailing_shape,
-    native_batch_norm,
+    batch_norm_stats,
+    layer_norm_stats,
     native_group_norm,
-    native_layer_norm,
 )
 from ..tensor import Tensor
 from . import init
@@ -66,8 +66,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if input.numel() // c <= 1:
             raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
                                   f"training, got input size {list(input.shape)}")
-    return native_batch_norm(input, weight, bias, running_mean, running_var, training,
-                             momentum, eps)[0]
+    return batch_norm_stats(input, weight, bias, running_mean, running_var, training,
+                            momentum, eps)[0]
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
@@ -81,8 +81,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if _amp and amp_policy.on("layer_norm"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
-    _trailing_dims(input, normalized_shape, "layer_norm")
-    return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+    return layer_norm_stats(input, normalized_shape, weight, bias, eps)[0]
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
