@@ -115,7 +115,8 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
     count = math.prod(out_spatial)
 
     def gather(points):
-        """input's values at integer points (one tensor per dim), zero where outside."""
+        """input's values at K integer points per output position (one (N, K, *out) tensor
+        per dim), zero where outside: (N, C, K, *out), all K in one gather."""
         inside = None
         index = None
         for k, p in enumerate(points):
@@ -123,8 +124,9 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
             inside = ok if inside is None else inside & ok
             q = _clamp(p, 0, sizes[k] - 1).to(D.int64) * strides[k]
             index = q if index is None else index + q
-        idx = index.reshape(n, 1, count).expand(n, c, count)
-        vals = ops.gather(flat, 2, idx).reshape(n, c, *out_spatial)
+        many = index.shape[1]
+        idx = index.reshape(n, 1, many * count).expand(n, c, many * count)
+        vals = ops.gather(flat, 2, idx).reshape(n, c, many, *out_spatial)
         return ops.where(inside.unsqueeze(1), vals, 0.0)
 
     # the grid's components are x, y(, z): reversed dims of the input
@@ -136,38 +138,38 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
         with no_grad():
             lows = [ops.floor(x) for x in raw]
         y, x = (r - lo for r, lo in zip(raw, lows))
-        wy, wx = _cubic_weights(y.unsqueeze(1)), _cubic_weights(x.unsqueeze(1))
+        wy = ops.stack(_cubic_weights(y), 1).unsqueeze(1)                  # (N, 1, 4, *out)
+        wx = ops.stack(_cubic_weights(x), 1).reshape(n, 1, 1, 4, *out_spatial)
         with no_grad():
-            rows = [_pad(lows[0] + (i - 1), sizes[0], padding_mode, align_corners)
-                    for i in range(4)]
-            cols = [_pad(lows[1] + (j - 1), sizes[1], padding_mode, align_corners)
-                    for j in range(4)]
-        out = None
-        for i in range(4):            # along x first, then along y, as torch
-            line = None
-            for j in range(4):
-                term = gather((rows[i], cols[j])) * wx[j]
-                line = term if line is None else line + term
-            out = line * wy[i] if out is None else out + line * wy[i]
-        return out
+            rows, cols = (ops.stack([_pad(lows[d] + (i - 1), sizes[d], padding_mode,
+                                          align_corners) for i in range(4)], 1)
+                          for d in (0, 1))                                  # (N, 4, *out)
+            grid16 = (n, 4, 4, *out_spatial)
+            points = (rows.unsqueeze(2).expand(*grid16).reshape(n, 16, *out_spatial),
+                      cols.unsqueeze(1).expand(*grid16).reshape(n, 16, *out_spatial))
+        vals = gather(points).reshape(n, c, 4, 4, *out_spatial)
+        # along x first, then along y, as torch
+        return ops.sum(ops.sum(vals * wx, 3) * wy, 2)
     coords = [_pad(x, sizes[k], padding_mode, align_corners) for k, x in enumerate(raw)]
     if mode == "nearest":
         with no_grad():
-            points = [ops.round(x) for x in coords]
-        return gather(points)
+            points = [ops.round(x).unsqueeze(1) for x in coords]
+        return gather(points).squeeze(2)
     with no_grad():
         lows = [ops.floor(x) for x in coords]
     frac = [x - lo for x, lo in zip(coords, lows)]
-    out = None
-    for corner in itertools.product((0, 1), repeat=dims):
-        points = [lo + b for lo, b in zip(lows, corner)]
+    corners = list(itertools.product((0, 1), repeat=dims))
+    with no_grad():
+        points = [ops.stack([lo + corner[k] for corner in corners], 1)
+                  for k, lo in enumerate(lows)]                           # (N, 2^dims, *out)
+    weights = []
+    for corner in corners:
         weight = None
         for f, b in zip(frac, corner):
             w = f if b else 1 - f
             weight = w if weight is None else weight * w
-        term = gather(points) * weight.unsqueeze(1)
-        out = term if out is None else out + term
-    return out
+        weights.append(weight)
+    return ops.sum(gather(points) * ops.stack(weights, 1).unsqueeze(1), 2)
 
 
 def _codes(name: str, interpolation_mode, padding_mode) -> tuple[str, str]:
