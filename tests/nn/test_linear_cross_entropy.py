@@ -116,10 +116,10 @@ def test_chunked_backward_can_run_twice():
 
 
 def test_options_torch_ignores_warn_and_bad_arguments_are_ember_errors():
-    F, O = ember.nn.functional, ember.nn.LinearCrossEntropyOptions
+    F, Options = ember.nn.functional, ember.nn.LinearCrossEntropyOptions
     x, w, t = ember.ones(2, 3), ember.ones(4, 3), ember.tensor([0, 1])
     with pytest.warns(UserWarning, match="options.. ignored"):
-        F.linear_cross_entropy(x, w, t, label_smoothing=0.1, options=O())
+        F.linear_cross_entropy(x, w, t, label_smoothing=0.1, options=Options())
     for call, match in (
             (lambda: F.linear_cross_entropy(ember.ones(2, 3, 3), w, t), "dimensionality 1 or 2"),
             (lambda: F.linear_cross_entropy(x, ember.ones(3), t), "at least 2"),
@@ -132,9 +132,9 @@ def test_options_torch_ignores_warn_and_bad_arguments_are_ember_errors():
              "linear_bias shape"),
             (lambda: F.linear_cross_entropy(x, w, t, options={"batch_chunk_size": 2}),
              "LinearCrossEntropyOptions"),
-            (lambda: O(acc_policy="fast"), "acc_policy"),
-            (lambda: O(chunking_method="rows"), "chunking_method"),
-            (lambda: O(batch_chunk_size=0), "batch_chunk_size"),
-            (lambda: O(acc_dtype=ember.int32), "acc_dtype")):
+            (lambda: Options(acc_policy="fast"), "acc_policy"),
+            (lambda: Options(chunking_method="rows"), "chunking_method"),
+            (lambda: Options(batch_chunk_size=0), "batch_chunk_size"),
+            (lambda: Options(acc_dtype=ember.int32), "acc_dtype")):
         with pytest.raises(ember.EmberError, match=match):
             call()
