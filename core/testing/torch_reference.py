@@ -962,6 +962,10 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tm = info.module_cls(*mi.constructor_input.args, **mi.constructor_input.kwargs)
+                # in the samples' dtype, as torch's module tests (m.to(dtype)): a float64
+                # buffer handed to the constructor (FractionalMaxPool's _random_samples)
+                # follows the module, where left as it is torch itself refuses the input
+                tm.to(torch.float32)
                 tm.train()
                 t_out = tm(*mi.forward_input.args, **mi.forward_input.kwargs)
         except Exception as exc:   # noqa: BLE001
@@ -974,7 +978,7 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
                 warnings.simplefilter("ignore")
                 em = ecls(*conv(list(mi.constructor_input.args)),
                           **conv(dict(mi.constructor_input.kwargs)))
-                em.to(device)
+                em.to(device, ember.float32)         # as tm, in the samples' dtype
                 em.train()
                 tkeys, ekeys = set(tm.state_dict()), set(em.state_dict())
                 if tkeys != ekeys:

@@ -60,3 +60,13 @@ def test_fractional_max_pool_samples_with_their_random_numbers_compare_values():
         ember.manual_seed(1)
         wrong = ref.run_sample(op, own_samples, samples[i], "cpu", 1e-6, 1e-5, True, i)
         assert not wrong.ok and "differ" in wrong.message
+
+
+@pytest.mark.parametrize("cls", ["FractionalMaxPool2d", "FractionalMaxPool3d"])
+def test_module_inputs_run_in_the_samples_dtype(cls):
+    """torch's module tests cast the module to the samples' dtype (m.to(dtype)); so does the
+    harness, on both sides: FractionalMaxPool's float64 _random_samples buffer then follows
+    the float32 input, and torch answers instead of refusing (which passed vacuously)."""
+    info = next(i for i in ref.module_db() if i.module_cls.__name__ == cls)
+    result = ref.run_module(info, "cpu")
+    assert result.samples and [s.message for s in result.samples] == [""] * len(result.samples)
