@@ -99,7 +99,7 @@ def test_init_errors():
         init.kaiming_uniform_(ember.empty(2, 2), mode="fan")
 
 
-@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("device", ["cpu", *device_params()])
 @pytest.mark.parametrize("shape,groups", [((16, 8, 3, 3), 1), ((8, 4, 5), 2),
                                           ((4, 4, 2, 2, 2), 1), ((6, 3, 3, 3), 3)])
 def test_dirac_is_torchs(torch, shape, groups, device):
@@ -109,7 +109,7 @@ def test_dirac_is_torchs(torch, shape, groups, device):
     np.testing.assert_array_equal(to_numpy(got), want.numpy())
 
 
-@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("device", ["cpu", *device_params()])
 def test_sparse_zeroes_ceil_sparsity_rows_per_column(torch, device):
     t = init.sparse_(ember.empty(50, 7, device=device), 0.3, std=0.5)
     values = to_numpy(t)

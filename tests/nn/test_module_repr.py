@@ -87,7 +87,7 @@ def test_repr_is_torchs(expr):
     assert _repr(ember, expr) == _repr(torch, expr)
 
 
-@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("device", ["cpu", *device_params()])
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("cls,shape,padding", [
     ("Conv1d", (2, 3, 9), 2), ("Conv2d", (2, 3, 7, 6), (1, 2)), ("Conv2d", (2, 3, 7, 6), "same"),
