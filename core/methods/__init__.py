@@ -512,6 +512,25 @@ method("apply_", lambda self, callable: _python_map("apply_", self, callable, ()
 method("map_", lambda self, tensor, callable: _python_map("map_", self, callable, (tensor,)))
 method("map2_", lambda self, x, y, callable: _python_map("map2_", self, callable, (x, y)))
 
+# names a listing of dir(torch.Tensor) against ember found missing, each as torch's
+for _name in ("addbmm", "mvlgamma", "conj_physical"):
+    _spelled_inplace(_name, METHODS[_name])
+method("to_sparse_coo", lambda self: sparse.to_sparse(self))
+method("unsafe_split_with_sizes", METHODS["split_with_sizes"])
+
+
+def _nn_method(name):
+    """x.hardshrink(...), x.prelu(w): nn.functional's, loaded when first called."""
+    def f(self, *args, **kwargs):
+        from ..nn import functional as nnF
+        return getattr(nnF, name)(self, *args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+method("hardshrink", _nn_method("hardshrink"))
+method("prelu", _nn_method("prelu"))
+
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'
 # and nn.functional's activations, as_strided_, conj_physical_, embedding_renorm_,
