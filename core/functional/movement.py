@@ -26,9 +26,8 @@ from ._util import _INTS, _need, _tensor
 
 __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "broadcast_shapes",
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
-           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "row_stack", "column_stack", "dstack",
-           "vander",
-           "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
+           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "row_stack",
+           "column_stack", "dstack", "vander", "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
            "tensor_split", "diff", "combinations", "atleast_3d", "fliplr",
            "flipud", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "slice_scatter", "select_scatter", "diagonal_scatter",
