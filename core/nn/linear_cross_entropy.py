@@ -186,11 +186,15 @@ def _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignor
         return loss.to(input.dtype)
 
     parts = []
+    # checkpointed only where a gradient is wanted: the checkpoint's node makes its output
+    # require grad whatever its inputs (it cannot see the parameters a function closes over)
+    grads = is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (input, linear_weight, linear_bias, weight))
     for start in range(0, n, size):
         args = (input[start:start + size], target[start:start + size], linear_weight,
                 linear_bias)
         parts.append(checkpoint(chunk_loss, *args, use_reentrant=False)
-                     if is_grad_enabled() else chunk_loss(*args))
+                     if grads else chunk_loss(*args))
     if reduction == "none":
         out = ops.cat(parts, 0) if parts else ops.zeros((0,), dtype=input.dtype,
                                                         device=input.device)
