@@ -26,10 +26,10 @@ from ._util import _INTS, _need, _tensor
 
 __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "broadcast_shapes",
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
-           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "row_stack", "column_stack", "dstack",
-           "vander",
-           "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
-           "tensor_split", "diff", "combinations", "atleast_3d", "fliplr",
+           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "row_stack",
+           "column_stack", "dstack", "vander", "block_diag", "meshgrid", "cartesian_prod",
+           "concat", "concatenate", "clone", "tensor_split", "diff", "combinations",
+           "atleast_3d", "fliplr",
            "flipud", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "slice_scatter", "select_scatter", "diagonal_scatter",
            "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
@@ -950,7 +950,8 @@ def view_copy(input: Tensor, size) -> Tensor:
     -------
     ``torch.view_copy``
     """
-    return input.view(size).clone()
+    # torch's view_copy takes any layout (a reshape into new memory), unlike view
+    return ops.reshape(input, size).clone()
 
 
 def permute_copy(input: Tensor, dims) -> Tensor:

@@ -309,7 +309,8 @@ for _name, _fn in {
     "t": _t,
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
-    "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile, "as_strided": F.as_strided,
+    "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
+    "as_strided": F.as_strided,
     "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
     "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
     "unfold": FM.unfold_windows, "stft": F.stft, "istft": F.istft,
@@ -517,6 +518,25 @@ def _python_map(name, self, fn, others):
 method("apply_", lambda self, callable: _python_map("apply_", self, callable, ()))
 method("map_", lambda self, tensor, callable: _python_map("map_", self, callable, (tensor,)))
 method("map2_", lambda self, x, y, callable: _python_map("map2_", self, callable, (x, y)))
+
+# names a listing of dir(torch.Tensor) against ember found missing, each as torch's
+for _name in ("addbmm", "mvlgamma", "conj_physical"):
+    _spelled_inplace(_name, METHODS[_name])
+method("to_sparse_coo", lambda self: sparse.to_sparse(self))
+method("unsafe_split_with_sizes", METHODS["split_with_sizes"])
+
+
+def _nn_method(name):
+    """x.hardshrink(...), x.prelu(w): nn.functional's, loaded when first called."""
+    def f(self, *args, **kwargs):
+        from ..nn import functional as nnF
+        return getattr(nnF, name)(self, *args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+method("hardshrink", _nn_method("hardshrink"))
+method("prelu", _nn_method("prelu"))
 
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'

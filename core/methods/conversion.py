@@ -11,9 +11,9 @@ from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError, ViewError
+from ..ops import layout
 from ..ops._util import as_shape, resolve_reshape
 from ..ops.movement import layout_of, view_strides
-from ..ops import layout
 from ..tensor import Tensor, preserve_format, version_root, wrap
 from ..tensor import memory_format as memory_format_type
 

@@ -11,9 +11,8 @@ assign(dst, src) writes src (broadcast, or a scalar) into dst in place and retur
 """
 from __future__ import annotations
 
-import warnings
-
 import functools
+import warnings
 
 import numpy as np
 

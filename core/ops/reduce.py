@@ -238,8 +238,7 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.any``
     """
-    out = _reduce(any_op, input, dim, keepdim)
-    return out.to(D.uint8) if input._dtype is D.uint8 else out    # torch keeps uint8
+    return _reduce(any_op, input, dim, keepdim)
 
 
 @numpy_names
@@ -250,8 +249,7 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     -------
     ``torch.all``
     """
-    out = _reduce(all_op, input, dim, keepdim)
-    return out.to(D.uint8) if input._dtype is D.uint8 else out    # torch keeps uint8
+    return _reduce(all_op, input, dim, keepdim)
 
 
 def _arg(op, x, dim, keepdim):

@@ -68,7 +68,8 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
     if high is None:
         low, high = 0, low
     return formatted(randint(low, high, input._data.shape, generator=generator,
-                             **_like(input, dtype, device)), input, memory_format, requires_grad, "randint_like")
+                             **_like(input, dtype, device)), input, memory_format,
+                     requires_grad, "randint_like")
 
 
 def _check_probs(input: Tensor):

@@ -68,12 +68,7 @@ case("any", lambda E, x: (x.any(), x.all(1), x.any(0, keepdim=True)),
      dtypes=("bool",), grad=False, ops=("any", "all"))
 case("any:numbers", lambda E, x: (x.any(), x.all(1), E.any(x, 0)),
      lambda np, x: (x.any(), x.all(1), x.any(0)), Input(S, "i"),
-     dtypes=("int64", "float32"), grad=False, out_dtype="bool", ops=("any", "all"))
-# torch keeps uint8 for uint8 input (its any/all predate the bool dtype)
-case("any:uint8", lambda E, x: (x.any(), x.all(1), E.any(x, 0)),
-     lambda np, x: (x.any().astype(np.uint8), x.all(1).astype(np.uint8),
-                    x.any(0).astype(np.uint8)), Input(S, "i"),
-     dtypes=("uint8",), grad=False, out_dtype="uint8", ops=("any", "all"))
+     dtypes=("uint8", "int64", "float32"), grad=False, out_dtype="bool", ops=("any", "all"))
 case("any:special", lambda E, x: (x.any(1), x.all(1)), lambda np, x: (x.any(1), x.all(1)),
      Input((3, 4), "s"), grad=False, out_dtype="bool", ops=("any", "all"))
 case("mean", lambda E, x: (x.mean(), x.mean((0, 1)), x.mean(-1, keepdim=True)),
