@@ -388,8 +388,12 @@ class _RecordConstructors:
     def __enter__(self):
         import torch
         module = torch.nn.Module
-        if not getattr(module.__dict__.get("__new__"), "_ember_records", False):
-            inherited = module.__dict__.get("__new__")
+        # the mark is on the function: a staticmethod does not show its function's
+        # attributes (Python 3.11), and re-installing on every entry chained one
+        # recording __new__ per use until the chain passed the recursion limit
+        installed = module.__dict__.get("__new__")
+        if not getattr(getattr(installed, "__func__", installed), "_ember_records", False):
+            inherited = installed
             inherited = inherited.__func__ if isinstance(inherited, staticmethod) else None
 
             def __new__(cls, *args, **kwargs):
