@@ -76,7 +76,7 @@ SUMMARY = {
     "retain_grad": "Keep ``.grad`` for this non-leaf tensor after ``backward``.",
     "retains_grad": "Whether ``retain_grad()`` was called on this non-leaf tensor.",
     "is_cpu": "Whether the tensor is on the CPU.",
-    "layout": "ember.strided: every ember tensor is dense (torch.Tensor.layout).",
+    "layout": "The tensor's layout, always ``ember.strided`` (every ember tensor is dense).",
     "is_mps": "Always False (ember has no MPS backend).",
     "is_xpu": "Always False (ember has no XPU backend).",
     "is_sparse": "Always False (every ember tensor is dense).",
