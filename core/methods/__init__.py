@@ -518,19 +518,8 @@ for _name in ("addbmm", "mvlgamma", "conj_physical"):
     _spelled_inplace(_name, METHODS[_name])
 method("to_sparse_coo", lambda self: sparse.to_sparse(self))
 method("unsafe_split_with_sizes", METHODS["split_with_sizes"])
-
-
-def _nn_method(name):
-    """x.hardshrink(...), x.prelu(w): nn.functional's, loaded when first called."""
-    def f(self, *args, **kwargs):
-        from ..nn import functional as nnF
-        return getattr(nnF, name)(self, *args, **kwargs)
-    f.__name__ = f.__qualname__ = name
-    return f
-
-
-method("hardshrink", _nn_method("hardshrink"))
-method("prelu", _nn_method("prelu"))
+method("hardshrink", F.hardshrink)
+method("prelu", F.prelu)
 
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'
