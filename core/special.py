@@ -21,7 +21,8 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
            "laguerre_polynomial_l", "legendre_polynomial_p", "modified_bessel_i0",
-           "modified_bessel_i1", "spherical_bessel_j0", "erfcx", "log_ndtr"]
+           "modified_bessel_i1", "spherical_bessel_j0", "erfcx", "log_ndtr", "zeta",
+           "polygamma"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -38,6 +39,7 @@ sinc = _F.sinc
 logsumexp = _F.logsumexp
 round = _ops.round  # noqa: A001  (torch.special.round)
 i0 = _F.i0
+polygamma = _F.polygamma
 
 
 def i0e(input: Tensor) -> Tensor:
@@ -68,6 +70,17 @@ def i1e(input: Tensor) -> Tensor:
     ``torch.special.i1e``
     """
     return _F.special.bessel_i(input, 1, True)
+
+
+def zeta(input, other, *, out=None) -> Tensor:
+    """The Hurwitz zeta function sum over k >= 0 of (k + other)^-input (Cephes', as
+    torch's); either argument may be a Python number; differentiable in other only.
+
+    PyTorch
+    -------
+    ``torch.special.zeta``
+    """
+    return _F.special.zeta(input, other, out=out)
 
 
 def modified_bessel_i0(input: Tensor) -> Tensor:

@@ -3,6 +3,8 @@ PyTorch on cpu and opencl:0, over both tails and the branch points, in float64 a
 with gradients."""
 from __future__ import annotations
 
+import math
+
 import ember
 import numpy as np
 import pytest
@@ -43,3 +45,93 @@ def test_special_values(device):
     for name in ("erfcx", "log_ndtr", "spherical_bessel_j0"):
         np.testing.assert_array_equal(getattr(ember.special, name)(x).numpy(),
                                       getattr(torch.special, name)(t).numpy())
+
+
+# --- the Hurwitz zeta function and polygamma --------------------------------------------
+ZETA_X = np.array([1.0, 1.0001, 1.5, 2, 2.5, 3, 4, 7, 10, 20, 35.5, 60, 100, 400, np.inf, 0.5,
+                   -1, -2, np.nan])
+ZETA_Q = np.array([-1e3 - 0.7, -50.25, -7.25, -3, -2.9, -0.999, -0.5, -1e-3, 0, 1e-6, 0.1, 0.5,
+                   1, 1.5, 3, 8.9, 9, 9.5, 20, 100, 1e4, 1e8, np.inf, -np.inf, np.nan])
+
+
+def _close(e, t, rtol, atol=0.0):
+    e, t = np.asarray(e, np.float64), np.asarray(t, np.float64)
+    np.testing.assert_allclose(e, t, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_zeta_grid(device, dtype):
+    x, q = (a.astype(dtype) for a in np.meshgrid(ZETA_X, ZETA_Q))
+    e = ember.special.zeta(ember.tensor(x, device=device), ember.tensor(q, device=device))
+    t = torch.special.zeta(torch.tensor(x), torch.tensor(q))
+    # q < 0 with x odd: torch sums terms of both signs one by one (zeta(7, -7.25) is 2e-8
+    # off, mpmath agrees with ember); those are checked against mpmath's values below
+    keep = ~((q < 0) & (x > 2))
+    _close(e.numpy()[keep], t.numpy()[keep], 1e-12 if dtype == "float64" else 2e-6)
+    # mpmath's sums of the terms below 0 plus its zeta of the rest, at 50 digits
+    pick = ember.special.zeta(ember.tensor([7.0, 3.0, 7.0], dtype=getattr(ember, dtype),
+                                           device=device),
+                              ember.tensor([-7.25, -50.25, -1000.75], dtype=getattr(ember, dtype),
+                                           device=device))
+    want = [-16376.70105653107, -62.01235924708933, 16376.701057278606]
+    _close(pick.numpy(), want, 1e-12 if dtype == "float64" else 2e-6)
+
+
+def test_zeta_numbers_dtypes_and_gradients(device):
+    q = ember.tensor([1.5, -2.5, 4.0], device=device, requires_grad=True)
+    tq = torch.tensor([1.5, -2.5, 4.0], requires_grad=True)
+    y, ty = ember.special.zeta(3, q), torch.special.zeta(3, tq)
+    _close(y.detach().numpy(), ty.detach().numpy(), 1e-6)
+    (g,), (tg,) = ember.autograd.grad(y.sum(), q), torch.autograd.grad(ty.sum(), tq)
+    _close(g.numpy(), tg.numpy(), 1e-5)
+    assert ember.special.zeta(ember.tensor([2, 3], device=device), 2).dtype == ember.float32
+    assert ember.special.zeta(ember.tensor([2.0], dtype=ember.float64, device=device),
+                              2.0).dtype == ember.float64
+    x = ember.tensor([2.0, 3.0], device=device, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="derivative for 'zeta'"):
+        ember.special.zeta(x, 2.0).sum().backward()
+    with pytest.raises(TypeError):
+        ember.special.zeta(2.0, 3.0)
+
+
+POLY_X = np.concatenate([np.linspace(-60.3, 60.3, 241), [-1e4 - 0.3, -1e3 - 0.5, 0.0, 1e-8, 1e-3,
+                                                         1e3, 1e6, np.inf, -np.inf, np.nan]])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 20])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_polygamma_grid(device, n, dtype):
+    x = POLY_X.astype(dtype)
+    e = ember.polygamma(n, ember.tensor(x, device=device))
+    # torch's float32 trigamma takes sin(pi x) in float32 (15.077 for 15.093 at -1e4 - 0.3)
+    # and its sums for x far below 0 lose every digit (polygamma(20, -1000.5) is 4e8 for
+    # 1e-43): its float64 values, off 1e-10 for n = 1, are the reference, near 0 only
+    t = torch.polygamma(n, torch.tensor(x.astype("float64"))).to(getattr(torch, dtype))
+    keep = (x > -100) if n > 1 else np.ones(x.shape, bool)
+    rtol = (1e-9 if n == 1 else 1e-12) if dtype == "float64" else 5e-6
+    # (float32: n! scales a subnormal zeta of x near 1e6)
+    _close(e.numpy()[keep], t.numpy()[keep], rtol, 0.0 if dtype == "float64" else 1e-37)
+
+    # far below 0: mpmath's polygamma(n, -1000.5) at 80 digits (at 30, n = 20 cancels to
+    # -3e-13 for -1.2e-43); -1000.5 is exact in both dtypes
+    far = {1: 9.868605400173442, 2: -9.98002747002644e-07, 3: 194.81818206601088,
+           4: -5.97605491011102e-12, 7: 2580880.436371196, 20: -1.1923547515078194e-43}
+    got = ember.polygamma(n, ember.tensor([-1000.5], dtype=getattr(ember, dtype),
+                                          device=device)).numpy()[0]
+    assert math.isclose(got, far[n], rel_tol=1e-9 if dtype == "float64" else 1e-5,
+                        abs_tol=1e-300 if dtype == "float64" else 1e-37), (got, far[n])
+
+
+def test_polygamma_forms_and_gradient(device):
+    x = ember.tensor([0.3, 1.5, 7.0, -2.5], dtype=ember.float64, device=device,
+                     requires_grad=True)
+    tx = torch.tensor([0.3, 1.5, 7.0, -2.5], dtype=torch.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(x.polygamma(2).sum(), x)
+    (tg,) = torch.autograd.grad(tx.polygamma(2).sum(), tx)
+    _close(g.numpy(), tg.numpy(), 1e-12)
+    y = x.detach().clone()
+    y.polygamma_(3)
+    _close(y.numpy(), torch.special.polygamma(3, tx.detach()).numpy(), 1e-12)
+    _close(ember.polygamma(0, x).detach().numpy(), torch.digamma(tx).detach().numpy(), 1e-12)
+    with pytest.raises(ValueError, match="n >= 0"):
+        ember.polygamma(-1, x)
