@@ -9,6 +9,7 @@ from . import functional as _F
 from . import ops as _ops
 from .errors import EmberTypeError
 from .functional import _util
+from .functional import bessel as _bessel
 from .ops import special as _special_ops
 from .ops._out import write_out
 from .tensor import Tensor
@@ -22,7 +23,9 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi
            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
            "laguerre_polynomial_l", "legendre_polynomial_p", "modified_bessel_i0",
            "modified_bessel_i1", "spherical_bessel_j0", "erfcx", "log_ndtr", "zeta",
-           "polygamma"]
+           "polygamma", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "airy_ai"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -101,6 +104,104 @@ def modified_bessel_i1(input: Tensor) -> Tensor:
     ``torch.special.modified_bessel_i1``
     """
     return i1(input)
+
+
+def bessel_j0(input: Tensor, *, out=None) -> Tensor:
+    """J0(input), the Bessel function of the first kind, order 0.
+
+    PyTorch
+    -------
+    ``torch.special.bessel_j0``
+    """
+    return _no_out("bessel_j0", out, _bessel.bessel_j("bessel_j0", input, 0))
+
+
+def bessel_j1(input: Tensor, *, out=None) -> Tensor:
+    """J1(input), the Bessel function of the first kind, order 1.
+
+    PyTorch
+    -------
+    ``torch.special.bessel_j1``
+    """
+    return _no_out("bessel_j1", out, _bessel.bessel_j("bessel_j1", input, 1))
+
+
+def bessel_y0(input: Tensor, *, out=None) -> Tensor:
+    """Y0(input), the Bessel function of the second kind, order 0 (-inf at 0, nan
+    below).
+
+    PyTorch
+    -------
+    ``torch.special.bessel_y0``
+    """
+    return _no_out("bessel_y0", out, _bessel.bessel_y("bessel_y0", input, 0))
+
+
+def bessel_y1(input: Tensor, *, out=None) -> Tensor:
+    """Y1(input), the Bessel function of the second kind, order 1 (-inf at 0, nan
+    below).
+
+    PyTorch
+    -------
+    ``torch.special.bessel_y1``
+    """
+    return _no_out("bessel_y1", out, _bessel.bessel_y("bessel_y1", input, 1))
+
+
+def modified_bessel_k0(input: Tensor, *, out=None) -> Tensor:
+    """K0(input), the modified Bessel function of the second kind, order 0 (inf
+    at 0, nan below).
+
+    PyTorch
+    -------
+    ``torch.special.modified_bessel_k0``
+    """
+    return _no_out("modified_bessel_k0", out,
+                   _bessel.bessel_k("modified_bessel_k0", input, 0, False))
+
+
+def modified_bessel_k1(input: Tensor, *, out=None) -> Tensor:
+    """K1(input), the modified Bessel function of the second kind, order 1 (inf
+    at 0, nan below).
+
+    PyTorch
+    -------
+    ``torch.special.modified_bessel_k1``
+    """
+    return _no_out("modified_bessel_k1", out,
+                   _bessel.bessel_k("modified_bessel_k1", input, 1, False))
+
+
+def scaled_modified_bessel_k0(input: Tensor, *, out=None) -> Tensor:
+    """exp(input) K0(input), without K0's underflow.
+
+    PyTorch
+    -------
+    ``torch.special.scaled_modified_bessel_k0``
+    """
+    return _no_out("scaled_modified_bessel_k0", out,
+                   _bessel.bessel_k("scaled_modified_bessel_k0", input, 0, True))
+
+
+def scaled_modified_bessel_k1(input: Tensor, *, out=None) -> Tensor:
+    """exp(input) K1(input), without K1's underflow.
+
+    PyTorch
+    -------
+    ``torch.special.scaled_modified_bessel_k1``
+    """
+    return _no_out("scaled_modified_bessel_k1", out,
+                   _bessel.bessel_k("scaled_modified_bessel_k1", input, 1, True))
+
+
+def airy_ai(input: Tensor, *, out=None) -> Tensor:
+    """Ai(input), the Airy function of the first kind (nan at +-inf).
+
+    PyTorch
+    -------
+    ``torch.special.airy_ai``
+    """
+    return _no_out("airy_ai", out, _bessel.airy_ai(input))
 
 
 def spherical_bessel_j0(input: Tensor) -> Tensor:
