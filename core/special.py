@@ -25,7 +25,7 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi
            "modified_bessel_i1", "spherical_bessel_j0", "erfcx", "log_ndtr", "zeta",
            "polygamma", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "airy_ai"]
+           "scaled_modified_bessel_k1", "airy_ai", "gammainc", "gammaincc"]
 
 erf = _ops.erf
 erfc = _F.erfc
@@ -43,6 +43,8 @@ logsumexp = _F.logsumexp
 round = _ops.round  # noqa: A001  (torch.special.round)
 i0 = _F.i0
 polygamma = _F.polygamma
+gammainc = _F.igamma
+gammaincc = _F.igammac
 
 
 def i0e(input: Tensor) -> Tensor:

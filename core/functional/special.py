@@ -1,5 +1,5 @@
-"""torch.lgamma, digamma, erfinv, polygamma and special.zeta: argument checks over their
-declarations (ops/special.py)."""
+"""torch.lgamma, digamma, erfinv, polygamma, igamma, igammac and special.zeta: argument checks
+over their declarations (ops/special.py, ops/incomplete_gamma.py)."""
 from __future__ import annotations
 
 import math
@@ -7,14 +7,15 @@ import math
 from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
-from ..errors import EmberTypeError, EmberValueError
+from ..errors import DtypeNotSupportedError, EmberTypeError, EmberValueError
 from ..ops._out import write_out
 from ..ops._util import broadcast_shapes
+from ..ops.incomplete_gamma import igamma_op, igammac_op
 from ..ops.special import digamma_op, erfinv_op, lgamma_op, zeta_op
 from ..tensor import Tensor
 from ._util import _float, _tensor
 
-__all__ = ["lgamma", "digamma", "erfinv", "i0", "mvlgamma", "polygamma"]
+__all__ = ["lgamma", "digamma", "erfinv", "i0", "mvlgamma", "polygamma", "igamma", "igammac"]
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -169,3 +170,41 @@ def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
         if n == 1:      # torch's trigamma (its n = 1): 0 at inf, nan at -inf (sin(pi x))
             result = ops.where(x == math.inf, 0.0, ops.where(x == -math.inf, math.nan, result))
     return result if out is None else write_out("polygamma", result, out)
+
+
+def _need_tensor_pair(name, input, other):
+    """torch's igamma takes two tensors, one of them floating (two integer tensors: torch's
+    kernel has no integer form)."""
+    for what, v in (("input", input), ("other", other)):
+        if type(v) is not Tensor:
+            raise EmberTypeError(f"{name}(): argument '{what}' must be a Tensor, not "
+                                 f"{type(v).__name__}; wrap the number with ember.tensor(...)")
+    if D.promote_types(input._dtype, other._dtype).category < D.FLOAT:
+        raise DtypeNotSupportedError(f"{name}(): expected a floating point tensor among input "
+                                     f"and other, got {input._dtype.name} and "
+                                     f"{other._dtype.name}; call .float() first")
+    return _number_or_tensor(name, input, other)
+
+
+def igamma(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """P(input, other), the regularized lower incomplete gamma function: nan for negative
+    arguments, torch's values at 0 and inf; differentiable in other only (as torch's).
+
+    PyTorch
+    -------
+    ``torch.igamma``, ``torch.special.gammainc``
+    """
+    result = run(igamma_op, *_need_tensor_pair("igamma", input, other))
+    return result if out is None else write_out("igamma", result, out)
+
+
+def igammac(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Q(input, other) = 1 - P(input, other), the regularized upper incomplete gamma
+    function; differentiable in other only (as torch's).
+
+    PyTorch
+    -------
+    ``torch.igammac``, ``torch.special.gammaincc``
+    """
+    result = run(igammac_op, *_need_tensor_pair("igammac", input, other))
+    return result if out is None else write_out("igammac", result, out)

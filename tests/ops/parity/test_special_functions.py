@@ -172,3 +172,86 @@ def test_bessel_integers_and_out(device):
     out = ember.empty(4, device=device)
     ember.special.bessel_j0(x, out=out)
     _close(out.numpy(), torch.special.bessel_j0(tx).numpy(), 3e-7)
+
+
+# --- the regularized incomplete gamma functions and nextafter -------------------------------
+GAMMA_A = np.array([0, 1e-8, 1e-3, 0.1, 0.5, 1, 1.5, 2, 5, 9.5, 19.9, 20, 20.5, 35, 100, 199,
+                    200, 250, 1e3, 1e4, 1e6, np.inf, -1, np.nan])
+GAMMA_X = np.array([0, 1e-10, 1e-4, 0.05, 0.3, 0.5, 0.6, 0.99, 1, 1.05, 1.1, 1.2, 2, 4.9, 9, 19,
+                    21, 30, 99, 150, 205, 260, 990, 1030, 9800, 1e6, 1.001e6, 1e8, np.inf, -1,
+                    np.nan])
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_incomplete_gamma_grid(device, name, dtype):
+    a, x = (v.astype(dtype) for v in np.meshgrid(GAMMA_A, GAMMA_X))
+    e = getattr(ember, name)(ember.tensor(a, device=device), ember.tensor(x, device=device))
+    t = getattr(torch, name)(torch.tensor(a.astype("float64")), torch.tensor(x.astype("float64")))
+    # torch's igammac(1e-8, x) takes lgamma(1 + 1e-8) from std::lgamma's absolute error: 2e-8
+    # relative off; mpmath agrees with ember (checked below)
+    keep = a != np.array(1e-8, dtype)
+    if dtype == "float64":
+        _close(e.numpy()[keep], t.numpy()[keep], 1e-12, 1e-300)
+    else:
+        _close(e.numpy()[keep], t.float().numpy()[keep], 3e-7, 1e-37)
+    small = getattr(ember, name)(ember.tensor([1e-8] * 3, dtype=ember.float64, device=device),
+                                 ember.tensor([1e-10, 0.3, 0.6], dtype=ember.float64,
+                                              device=device)).numpy()
+    upper = np.array([2.244863275365765507e-7, 9.056766532959496304e-9, 4.5437950615090610e-9])
+    _close(small, upper if name == "igammac" else 1.0 - upper, 1e-13)
+
+
+def test_incomplete_gamma_forms_and_gradients(device):
+    a = ember.tensor([0.5, 2.0, 30.0], dtype=ember.float64, device=device, requires_grad=True)
+    x = ember.tensor([0.3, 3.0, 31.0], dtype=ember.float64, device=device, requires_grad=True)
+    ta, tx = (torch.tensor(v.detach().numpy(), requires_grad=True) for v in (a, x))
+    for name in ("igamma", "igammac"):
+        (g,) = ember.autograd.grad(getattr(a.detach(), name)(x).sum(), x)
+        (tg,) = torch.autograd.grad(getattr(ta.detach(), name)(tx).sum(), tx)
+        _close(g.numpy(), tg.numpy(), 1e-12)
+        with pytest.raises(NotImplementedError, match=f"derivative for '{name}: input'"):
+            getattr(ember, name)(a, x).sum().backward()
+    _close(ember.special.gammainc(a, x).detach().numpy(), torch.igamma(ta, tx).detach().numpy(),
+           1e-12)
+    _close(ember.special.gammaincc(a, x).detach().numpy(),
+           torch.igammac(ta, tx).detach().numpy(), 1e-12)
+    y = a.detach().clone()
+    y.igamma_(x.detach())
+    _close(y.numpy(), torch.igamma(ta, tx).detach().numpy(), 1e-12)
+    with pytest.raises(TypeError, match="floating point"):
+        ember.igamma(ember.tensor([1, 2], device=device), ember.tensor([1, 2], device=device))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        ember.igamma(a, 2.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nextafter_bits(device, dtype):
+    fi = np.finfo(dtype)
+    rng = np.random.default_rng(26)
+    vals = np.concatenate([[0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 1e-30, 1e30, fi.tiny, -fi.tiny,
+                            fi.tiny / 2, fi.smallest_subnormal, -fi.smallest_subnormal, fi.max,
+                            -fi.max, np.inf, -np.inf, np.nan, 2.0 ** 20, 2.0 ** -20],
+                           rng.standard_normal(200) * 10.0 ** rng.integers(-40, 38, 200)])
+    vals = vals.astype(dtype)
+    toward = np.array([-np.inf, -1.0, -0.0, 0.0, 1.0, np.inf, np.nan, 3.0], dtype=dtype)
+    x, y = (v.ravel() for v in np.meshgrid(vals, toward))
+    e = ember.nextafter(ember.tensor(x, device=device), ember.tensor(y, device=device)).numpy()
+    t = torch.nextafter(torch.tensor(x), torch.tensor(y)).numpy()
+    bits = np.uint32 if dtype == "float32" else np.uint64
+    same = (e.view(bits) == t.view(bits)) | (np.isnan(e) & np.isnan(t))
+    assert same.all(), [(x[i], y[i], e[i], t[i]) for i in np.flatnonzero(~same)][:5]
+
+
+def test_nextafter_forms_and_gradients(device):
+    x = ember.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = ember.tensor([0.0, 3.0], device=device, requires_grad=True)
+    gx, gy = ember.autograd.grad(ember.nextafter(x, y).sum(), (x, y))
+    np.testing.assert_array_equal(gx.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(gy.numpy(), [0.0, 0.0])
+    z = x.detach().clone()
+    z.nextafter_(y.detach())
+    np.testing.assert_array_equal(z.numpy(), np.nextafter(np.float32([1, 2]), np.float32([0, 3])))
+    assert ember.nextafter(x, y.double()).dtype == ember.float64
+    with pytest.raises(TypeError, match="floating point"):
+        ember.nextafter(ember.tensor([1], device=device), ember.tensor([2], device=device))
