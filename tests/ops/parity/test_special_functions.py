@@ -255,3 +255,17 @@ def test_nextafter_forms_and_gradients(device):
     assert ember.nextafter(x, y.double()).dtype == ember.float64
     with pytest.raises(TypeError, match="floating point"):
         ember.nextafter(ember.tensor([1], device=device), ember.tensor([2], device=device))
+
+
+@pytest.mark.parametrize("name", ["hermite_polynomial_he", "hermite_polynomial_h"])
+def test_hermite_float32_bits(device, name):
+    # torch's float32 step is fma(x, q, -(k p)): ember's values are torch's, bit for bit,
+    # overflow to inf and nan included
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(2000) * 3).astype("float32")
+    n = rng.integers(-2, 150, 2000)
+    e = getattr(ember.special, name)(ember.tensor(x, device=device),
+                                     ember.tensor(n, device=device)).numpy()
+    t = getattr(torch.special, name)(torch.tensor(x), torch.tensor(n)).numpy()
+    same = (e == t) | (np.isnan(e) & np.isnan(t))
+    assert same.all(), [(x[i], n[i], e[i], t[i]) for i in np.flatnonzero(~same)][:5]
