@@ -381,8 +381,10 @@ def _nextafter_forward(x: Tensor, y: Tensor) -> Tensor:
 
 nextafter_op = declare("nextafter", "composite", rule_same, sig="x, y", promote=(0, 1),
                        shape=shape_broadcast, doc="the next float after x toward y",
-                       decompose=_nextafter_forward, opaque=True, uses=(),
-                       vjp=lambda g, out, x, y: (g, g * 0))
+                       decompose=_nextafter_forward, opaque=True, uses=(0, 1),
+                       # torch's: no gradient where x == y (the answer is y there), and none
+                       # for y anywhere
+                       vjp=lambda g, out, x, y: (where(x == y, 0.0, g), g * 0))
 
 
 # torch's other names for the same functions

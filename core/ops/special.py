@@ -16,6 +16,7 @@ from ..errors import UnsupportedError
 from ..tensor import Tensor
 from . import elementwise as E
 from ._op import declare, rule_float, shape_broadcast, shape_first
+from .index import getitem, setitem
 
 
 def _signbit(x: Tensor) -> Tensor:
@@ -333,9 +334,14 @@ def _zeta_cephes(x: Tensor, q: Tensor) -> Tensor:
     a, b = q, s * 0.0
     done = s != s * 1.0          # (all False but nan: a nan sum stays nan either way)
     for i in range(1, 11):       # q > 0: a passes 9 within 10 steps
-        step = ~done if i <= 9 else (~done).logical_and(a <= 9.0)
-        a = E.where(step, a + 1.0, a)
-        b = E.where(step, E.pow(a, -x), b)
+        if i <= 9:               # (a and b of a finished element are never read again)
+            step = ~done
+            a = a + 1.0
+            b = E.pow(a, -x)
+        else:
+            step = (~done).logical_and(a <= 9.0)
+            a = E.where(step, a + 1.0, a)
+            b = E.where(step, E.pow(a, -x), b)
         s = E.where(step, s + b, s)
         done = done.logical_or(step.logical_and(b.abs() < _MACHEP * s))
     w = a
@@ -363,14 +369,22 @@ def _zeta_forward(x: Tensor, q: Tensor) -> Tensor:
         negative = (q < 0).logical_and(q != E.floor(q))
         p = E.where(negative, q - E.floor(q), q)
         out = _zeta_cephes(x, E.where(p <= 0, 1.0, p))        # (keeping a nan q)
-        if bool(negative.any()):        # (a host read: two more sums only where needed)
-            odd = E.remainder(x, 2.0) == 1.0
-            mirror = _zeta_cephes(x, E.where(negative, 1.0 - p, 1.0))
-            tail = _zeta_cephes(x, E.where(negative, 1.0 - q, 2.0))
-            turned = E.where(odd, (out - mirror) + tail, (out + mirror) - tail)
-            out = E.where(negative, turned, out)
+        if bool(negative.any()):        # (a host read: two more sums, on those elements)
+            shape = out._data.shape
+            mask = negative.reshape(-1)
+            xn, qn, pn, near = (getitem(t.reshape(-1), mask) for t in (x, q, p, out))
+            mirror = _zeta_cephes(xn, 1.0 - pn)
+            tail = _zeta_cephes(xn, 1.0 - qn)
+            # past x ~ 1e16 Cephes' tail is 0 * inf (its terms underflow, its factors
+            # overflow): nan where torch's one sum had returned at its first inf term
+            tail = E.where(tail.isnan(), 0.0, tail)
+            odd = E.remainder(xn, 2.0) == 1.0
+            turned = E.where(odd, (near - mirror) + tail, (near + mirror) - tail)
             # x = inf: the term of q + k in (-1, 0) is inf (inf - inf above)
-            out = E.where(negative.logical_and(x == math.inf), math.inf, out)
+            turned = E.where(xn == math.inf, math.inf, turned)
+            out = out.reshape(-1)
+            setitem(out, mask, turned)
+            out = out.reshape(shape)
         out = E.where(x != E.floor(x), E.where(negative, math.nan, out), out)
         out = E.where((q <= 0).logical_and(q == E.floor(q)), math.inf, out)
         out = E.where(x < 1.0, math.nan, out)
