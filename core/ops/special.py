@@ -126,8 +126,9 @@ def _lgamma_forward(x: Tensor) -> Tensor:
 
 
 def _series_shift(x: Tensor, term, upto: float = 10.0, steps: int = 10):
-    # recurrence up to x >= upto (x >= 0.5 here, so `steps` shifts suffice)
-    acc = x * 0.0
+    # recurrence up to x >= upto (x >= 0.5 here, so `steps` shifts suffice); 0 at x = inf
+    # (inf * 0 made trigamma(inf), digamma's gradient there, nan for torch's 0)
+    acc = E.where(x == math.inf, 0.0, x * 0.0)
     for _ in range(steps):
         low = x < upto
         acc = acc + E.where(low, term(E.where(low, x, 1.0)), 0.0)

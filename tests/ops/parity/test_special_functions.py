@@ -142,6 +142,10 @@ def test_polygamma_forms_and_gradient(device):
     _close(ember.polygamma(0, x).detach().numpy(), torch.digamma(tx).detach().numpy(), 1e-12)
     with pytest.raises(ValueError, match="n >= 0"):
         ember.polygamma(-1, x)
+    # digamma's gradient (polygamma(1, x)) is 0 at inf, as torch's (inf * 0 made it nan)
+    inf = ember.tensor([float("inf")], device=device, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.polygamma(0, inf).sum(), inf)
+    assert g.numpy()[0] == 0.0
 
 
 # --- Bessel functions of the first and second kind, modified of the second kind, Airy Ai ------
