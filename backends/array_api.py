@@ -613,13 +613,12 @@ def linalg_kernels(xp) -> dict:
             a, full_matrices=full_matrices)[2]),
         "qr_q": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[0]),
         "qr_r": all_or_nothing(lambda a, *, mode: xp.linalg.qr(a, mode=mode)[1]),
-        "lu_factor": lambda a: _lu(xp, a)[0],
-        "lu_pivots": lambda a: _lu(xp, a)[1],
+        "lu_factor": lambda a: _lu(xp, a),
         "lu_permutation": lambda pivots, *, m: _lu_permutation(xp, pivots, m),
+        "lu_solve": lambda lu, pivots, b, *, adjoint: _lu_solve(xp, lu, pivots, b, adjoint),
         "geqrf": lambda a: _geqrf(xp, a)[0],
         "geqrf_tau": lambda a: _geqrf(xp, a)[1],
-        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian)[0],
-        "ldl_pivots": lambda a, *, hermitian: _ldl(xp, a, hermitian)[1],
+        "ldl_factor": lambda a, *, hermitian: _ldl(xp, a, hermitian),
         "ldl_solve": lambda ld, pivots, b, *, hermitian: _ldl_solve(xp, ld, pivots, b,
                                                                     hermitian),
     }
@@ -647,10 +646,11 @@ _BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
 
 def _ldl(xp, a, hermitian):
     """LAPACK sytf2's (hetf2's for complex hermitian) Bunch-Kaufman L D L^T from the lower
-    triangle, per matrix: (L below the diagonal and D's blocks on and beside it, packed as
-    LAPACK's with the upper triangle zeroed as torch's; 1-based int32 pivots, negative
-    for the two rows of a 2x2 block).  Sizes are |re| + |im| (LAPACK's cabs1) for
-    complex.  One Python step per column of each matrix: meant for small matrices."""
+    triangle, per matrix, packed by _ldl_packed: (L below the diagonal and D's blocks on
+    and beside it, packed as LAPACK's with the upper triangle zeroed as torch's; 1-based
+    pivots, negative for the two rows of a 2x2 block; info).  Sizes are |re| + |im|
+    (LAPACK's cabs1) for complex.  One Python step per column of each matrix: meant for
+    small matrices (the CPU takes LAPACK's sytrf where SciPy is installed)."""
     complex_ = xp.isdtype(a.dtype, "complex floating")
     h = bool(hermitian) and complex_
 
@@ -746,7 +746,24 @@ def _ldl(xp, a, hermitian):
             k += step
         return xp.tril(m), xp.asarray(piv, dtype=xp.int32)
 
-    return _per_matrix(xp, a, factor)
+    return _ldl_packed(xp, *_per_matrix(xp, a, factor))
+
+
+def _ldl_packed(xp, ld, pivots):
+    """sytrf's factors packed as ldl_factor returns them, (*, n + 1, n + 1): LD (lower
+    triangle) in [:n, :n], the pivots in row n and sytrf's info in [n, n] (1 + the index
+    of D's first zero 1x1 block, nan counted as zero, as torch's; 0 if none)."""
+    *batch, n = pivots.shape
+    out = xp.zeros((*batch, n + 1, n + 1), dtype=ld.dtype)
+    out[..., :n, :n] = ld
+    out[..., n, :n] = xp.astype(pivots, ld.dtype)
+    if n:
+        diagonal = getattr(xp.linalg, "diagonal", None)        # CuPy: only xp.diagonal
+        d = diagonal(ld) if diagonal is not None else xp.diagonal(ld, axis1=-2, axis2=-1)
+        zero = (pivots > 0) & ((d == 0) | xp.isnan(d))
+        first = xp.argmax(xp.astype(zero, xp.int32), axis=-1)
+        out[..., n, n] = xp.astype(xp.where(xp.any(zero, axis=-1), first + 1, 0), ld.dtype)
+    return out
 
 
 def _ldl_solve(xp, ld, pivots, b, hermitian):
@@ -847,38 +864,99 @@ def _geqrf(xp, a):
     return h, tau
 
 
+# The columns LU factors one at a time before one product updates the rest (blocked getrf):
+# each column costs a few whole-batch array calls on its panel only, the trailing update is
+# one matmul per panel
+_LU_PANEL = 32
+
+
 def _lu(xp, a):
-    """LAPACK getrf's LU with partial pivoting, batched: (L and U packed in one matrix,
-    1-based int32 pivots).  Column j's pivot is the first entry of largest size at or
-    below the diagonal, size |x| (|re| + |im| for complex, izamax's); a nan is picked only
-    where it comes first (idamax never finds anything larger than it).  A zero pivot
-    leaves its column unscaled, as LAPACK does (its info then names it).  Rounding follows
-    the unblocked getf2: blocked LAPACK sums the updates in another order, so a matrix of
-    exact rank deficiency can end with a tiny nonzero where torch's has a zero (or back).
-    One Python step per column: fine for the small matrices LU is used on here, slower than
-    LAPACK past a few hundred rows."""
+    """LAPACK getrf's LU with partial pivoting, batched, packed with its pivots and info:
+    (*, m + 1, n + 1), L and U in [:m, :n] (L's unit diagonal left out), the 1-based
+    pivots in the first min(m, n) entries of row m and getrf's info (1 + the index of U's
+    first zero diagonal entry, 0 if none) in its last (exact in a.dtype: m is far below
+    2^24), so one elimination serves lu_factor, its pivots and info.  Column j's pivot is
+    the first entry of largest size at or below the diagonal, size |x| (|re| + |im| for
+    complex, izamax's); where the input holds inf or nan, a nan is picked only where it
+    comes first (idamax never finds anything larger than it).  A zero pivot leaves its
+    column unscaled, as LAPACK does (its info then names it).  Blocked as getrf: a panel
+    of _LU_PANEL columns is factored column by column (whole rows swapped, the panel's
+    columns updated, each pivot row's part right of the panel solved with L11: trsm's
+    dot products), then the rows below it right of it are updated by one matmul;
+    rounding is a blocked LAPACK's, which differs from torch's (MKL) in the last bits, so
+    a matrix of exact rank deficiency can end with a tiny nonzero where torch's has a zero
+    (or back)."""
     *batch, m, n = a.shape
-    lu = xp.asarray(a, copy=True)
-    pivots = xp.zeros((*batch, min(m, n)), dtype=xp.int32)
-    rows = xp.arange(m)
-    for j in range(min(m, n)):
-        col = lu[..., j:, j]
-        size = xp.abs(xp.real(col)) + xp.abs(xp.imag(col)) if xp.isdtype(
-            col.dtype, "complex floating") else xp.abs(col)
-        first = xp.isnan(size[..., 0])
-        p = xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1.0, size), axis=-1)) + j
-        pivots[..., j] = xp.astype(p + 1, xp.int32)
-        swap = xp.where(rows == j, p[..., None], xp.where(rows == p[..., None], j, rows))
-        lu = xp.take_along_axis(lu, xp.broadcast_to(swap[..., None], lu.shape), axis=-2)
-        pivot = lu[..., j:j + 1, j]
-        ok = pivot != 0
-        below = lu[..., j + 1:, j]
-        # times the reciprocal, as getrf scales (rounding as LAPACK's, not as a division)
-        below = xp.where(ok, below * (1 / xp.where(ok, pivot, xp.ones_like(pivot))), below)
-        lu[..., j + 1:, j] = below
-        lu[..., j + 1:, j + 1:] = lu[..., j + 1:, j + 1:] - below[..., None] * \
-            lu[..., j:j + 1, j + 1:]
-    return lu, pivots
+    k = min(m, n)
+    count = math.prod(batch)
+    out = xp.zeros((count, m + 1, n + 1), dtype=a.dtype)
+    lu = out[:, :m, :n]
+    lu[...] = xp.reshape(a, (count, m, n))
+    complex_ = xp.isdtype(a.dtype, "complex floating")
+    nonfinite = count * k > 0 and not bool(xp.all(xp.isfinite(lu)))
+    pivots = xp.zeros((count, k), dtype=xp.int64)
+    # NumPy and CuPy swap a batch's rows by integer-array indexing; the standard has no
+    # such setitem: there a gather of every row does it (3x slower on NumPy)
+    fancy = xp.__name__.split(".")[0] in ("numpy", "cupy")
+    each, rows = xp.arange(count), xp.reshape(xp.arange(m), (1, m))
+    for j0 in range(0, k, _LU_PANEL):
+        end = min(j0 + _LU_PANEL, k)
+        for j in range(j0, end):
+            col = lu[:, j:, j]
+            size = xp.abs(xp.real(col)) + xp.abs(xp.imag(col)) if complex_ else xp.abs(col)
+            if nonfinite:
+                nan = xp.isnan(size)
+                p = xp.where(nan[:, 0], 0, xp.argmax(xp.where(nan, -1.0, size), axis=-1))
+            else:
+                p = xp.argmax(size, axis=-1)
+            p = p + j
+            pivots[:, j] = p
+            if count == 1:
+                q = int(p[0])
+                if q != j:
+                    row = xp.asarray(lu[0, q, :], copy=True)
+                    lu[0, q, :] = lu[0, j, :]
+                    lu[0, j, :] = row
+            elif fancy:
+                row = lu[each, p, :]                # a copy (integer indexing)
+                lu[each, p, :] = lu[:, j, :]
+                lu[:, j, :] = row
+            else:
+                at = xp.reshape(p, (count, 1))
+                swap = xp.where(rows == j, at, xp.where(rows == at, j, rows))
+                lu[...] = xp.take_along_axis(lu, xp.broadcast_to(swap[:, :, None], lu.shape),
+                                             axis=1)
+            # times the reciprocal, as getf2 scales (rounding as LAPACK's, not a division);
+            # a zero pivot leaves the column as it is
+            if count == 1:
+                pivot = lu[0, j, j]
+                if pivot != 0:
+                    lu[0, j + 1:, j] *= 1 / pivot
+            else:
+                pivot = lu[:, j:j + 1, j]
+                lu[:, j + 1:, j] *= 1 / xp.where(pivot != 0, pivot, xp.ones_like(pivot))
+            if j + 1 < end:
+                lu[:, j + 1:, j + 1:end] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:end]
+            if end < n and j > j0:                  # U12's row j: trsm with L11
+                lu[:, j:j + 1, end:] -= lu[:, j:j + 1, j0:j] @ lu[:, j0:j, end:]
+        if end < n and end < m:
+            lu[:, end:, end:] -= lu[:, end:, j0:end] @ lu[:, j0:end, end:]
+    out[:, m, :k] = xp.astype(pivots + 1, a.dtype)
+    out[:, m, n] = _lu_info(xp, lu)
+    return xp.reshape(out, (*batch, m + 1, n + 1))
+
+
+def _lu_info(xp, lu):
+    """getrf's info per matrix of a (count, m, n) stack: 1 + the index of U's first zero
+    diagonal entry, 0 if none."""
+    k = min(lu.shape[-2:])
+    if k == 0:
+        return xp.zeros(lu.shape[0], dtype=lu.dtype)
+    diagonal = getattr(xp.linalg, "diagonal", None)        # CuPy: only xp.diagonal
+    zero = (diagonal(lu) if diagonal is not None else
+            xp.diagonal(lu, axis1=-2, axis2=-1)) == 0
+    first = xp.argmax(xp.astype(zero, xp.int32), axis=-1)
+    return xp.astype(xp.where(xp.any(zero, axis=-1), first + 1, 0), lu.dtype)
 
 
 def _lu_permutation(xp, pivots, m):
@@ -889,13 +967,68 @@ def _lu_permutation(xp, pivots, m):
         raise EmberValueError(f"lu_unpack: pivots must be between 1 and LU.size(-2) = {m} "
                               "inclusive, as linalg.lu_factor returns them; pass its "
                               "pivots unchanged")
-    rows = xp.arange(m)
-    order = xp.broadcast_to(rows, (*pivots.shape[:-1], m))
-    for i in range(k):
-        j = xp.astype(pivots[..., i:i + 1], rows.dtype) - 1
-        here, there = order[..., i:i + 1], xp.take_along_axis(order, j, axis=-1)
+    batch = pivots.shape[:-1]
+    count = math.prod(batch)
+    swaps = xp.reshape(xp.astype(pivots, xp.int64) - 1, (count, k))
+    if count <= 64 and hasattr(swaps, "tolist"):
+        # a few matrices: the swaps in turn on Python lists (one array call per swap
+        # would cost more than the swap)
+        orders = []
+        for row in swaps.tolist():
+            order = list(range(m))
+            for i, j in enumerate(row):
+                order[i], order[j] = order[j], order[i]
+            orders.append(order)
+        return xp.reshape(xp.asarray(orders, dtype=xp.int64), (*batch, m))
+    rows = xp.arange(m, dtype=xp.int64)
+    order = xp.broadcast_to(rows, (count, m))
+    for i in range(k):              # many matrices: swap i of all of them at once
+        j = swaps[:, i:i + 1]
+        here, there = order[:, i:i + 1], xp.take_along_axis(order, j, axis=-1)
         order = xp.where(rows == i, there, xp.where(rows == j, here, order))
-    return order
+    return xp.reshape(order, (*batch, m))
+
+
+def _lu_solve(xp, lu, pivots, b, adjoint):
+    """LAPACK getrs: X with A X = B (A^H X = B with adjoint) for A = P L U given by
+    lu_factor's packed LU and pivots (batch dims alike), by two triangular solves (the
+    standard has no trsm: solve's LU of a triangular matrix does no pivoting and rounds as
+    one).  A zero on U's diagonal gives inf and nan, as getrs (solve would raise): such a
+    U is solved by substitution, one row at a time."""
+    n = lu.shape[-1]
+    order = _lu_permutation(xp, pivots, n)
+    lower = xp.tril(lu, k=-1) + xp.eye(n, dtype=lu.dtype)
+    upper = xp.triu(lu)
+    rows = (*order.shape, 1)
+    diagonal = getattr(xp.linalg, "diagonal", None)        # CuPy: only xp.diagonal
+    d = diagonal(upper) if diagonal is not None else xp.diagonal(upper, axis1=-2, axis2=-1)
+    singular = bool(xp.any(d == 0))
+    if not adjoint:                 # L U X = P^T B
+        pb = xp.take_along_axis(b, xp.broadcast_to(xp.reshape(order, rows), b.shape), axis=-2)
+        y = xp.linalg.solve(lower, pb)
+        return _substitute(xp, upper, y, False) if singular else xp.linalg.solve(upper, y)
+    axes = (*range(lu.ndim - 2), lu.ndim - 1, lu.ndim - 2)
+    complex_ = xp.isdtype(lu.dtype, "complex floating")
+
+    def adj(t):
+        t = xp.permute_dims(t, axes)
+        return xp.conj(t) if complex_ else t
+    y = _substitute(xp, adj(upper), b, True) if singular else xp.linalg.solve(adj(upper), b)
+    y = xp.linalg.solve(adj(lower), y)
+    back = xp.reshape(xp.argsort(order, axis=-1), rows)      # X = P Y: row order[i] gets i
+    return xp.take_along_axis(y, xp.broadcast_to(back, b.shape), axis=-2)
+
+
+def _substitute(xp, t, b, lower):
+    """T^-1 B for T triangular (lower or upper) by substitution, row by row: a zero on
+    T's diagonal gives inf and nan where LAPACK's trsm does, instead of an error."""
+    n = t.shape[-1]
+    x = xp.asarray(b, copy=True)
+    for i in range(n) if lower else range(n - 1, -1, -1):
+        done = slice(0, i) if lower else slice(i + 1, n)
+        rest = x[..., i:i + 1, :] - t[..., i:i + 1, done] @ x[..., done, :]
+        x[..., i:i + 1, :] = rest / t[..., i:i + 1, i:i + 1]
+    return x
 
 
 def _triangle(xp, a, uplo):

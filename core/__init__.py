@@ -111,6 +111,22 @@ __all__ = [
 ]
 
 
+# core/nn/_torch_names.py's NAMES (listed here so the facade does not import ember.nn)
+_TORCH_NN_NAMES = frozenset((
+    "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle", "conv1d",
+    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cosine_similarity", "hardshrink", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "prelu", "rrelu_", "selu_", "threshold_", "absolute", "negative",
+    "is_same_size", "is_signed", "moveaxis", "adjoint", "detach", "get_device", "celu", "selu",
+    "threshold", "rrelu", "layer_norm", "group_norm", "rms_norm", "batch_norm",
+    "instance_norm", "embedding", "max_pool1d", "max_pool2d", "max_pool3d", "alpha_dropout",
+    "feature_alpha_dropout", "dropout_", "alpha_dropout_", "feature_alpha_dropout_", "kl_div",
+    "binary_cross_entropy_with_logits", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "range"))
+
+
 def __getattr__(name):
     # heavier parts load on first use, so `import ember` stays fast
     import importlib
@@ -140,6 +156,12 @@ def __getattr__(name):
         return importlib.import_module(".dispatch", __name__)
     if name in _methods.INPLACE_FUNCTIONS:
         return _methods.INPLACE_FUNCTIONS[name]
+    if name in _TORCH_NN_NAMES:      # torch.conv2d, torch.layer_norm, torch.hann_window, ...
+        return importlib.import_module(".nn._torch_names", __name__).resolve(name)
+    if name == "GradScaler":
+        return importlib.import_module(".amp", __name__).GradScaler
+    if name == "vmap":
+        return importlib.import_module(".func", __name__).vmap
     if name == "compile":
         return importlib.import_module(".graph", __name__).compile
     from ._torch_gaps import missing

@@ -73,7 +73,8 @@ def _complex_formatter(host: np.ndarray):
     format, the real parts right-aligned to one width (``1.0000e+09+2.j``, ``nan+1.j``)."""
     re, im = host.real.astype(np.float64), host.imag.astype(np.float64)
     fre, fim = _float_formatter(re), _float_formatter(im)
-    width = max((len(fre(v)) for v in re.reshape(-1)), default=0)
+    shown = re.reshape(-1)        # torch's width: of the nonzero finite real parts only
+    width = max((len(fre(v)) for v in shown[np.isfinite(shown) & (shown != 0)]), default=0)
 
     def fmt(v):
         i = fim(abs(v.imag)) if not np.isnan(v.imag) else "nan"
@@ -161,12 +162,15 @@ def format_tensor(t) -> str:
     extras = []
     if t._device.type != "cpu":
         extras.append(f"device='{t._device}'")
-    if t._dtype.name not in _DEFAULT_SHOWN and not (
+    if host.size == 0:            # torch: an empty tensor's size, then any dtype not default
+        if host.shape != (0,):
+            extras.append(f"size={tuple(host.shape)}")
+        if t._dtype is not D.get_default_dtype():
+            extras.append(f"dtype=ember.{t._dtype.name}")
+    elif t._dtype.name not in _DEFAULT_SHOWN and not (
             t._dtype.category == D.COMPLEX and t._dtype.to_real() is D.get_default_dtype()) \
             or (t._dtype.category == D.FLOAT and t._dtype is not D.get_default_dtype()):
         extras.append(f"dtype=ember.{t._dtype.name}")
-    if host.size == 0 and host.shape != (0,):
-        extras.append(f"size={tuple(host.shape)}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:

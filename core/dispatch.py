@@ -241,6 +241,8 @@ def run(op, *inputs, **attrs):
     device = inputs[0]._device if len(inputs) == 1 else _device_of(op, inputs)
     kernel = (device._kernels or device.kernels).get(op.name)
     track = _any_requires_grad(inputs)
+    if op.check is not None:         # before a decomposition too: its ops would accept
+        op.check(inputs, attrs)      # what the op refuses (relu of bool off the CPU)
     if op.decompose is not None and (kernel is None or (
             op.vjp is None and track and is_grad_enabled())):
         if op.opaque and track and is_grad_enabled():
@@ -248,8 +250,6 @@ def run(op, *inputs, **attrs):
         # a declared kernel this device lacks, or one with no gradient rule of its own
         # while a graph is recorded: its decomposition records itself
         return op.decompose(*inputs, **attrs)
-    if op.check is not None:
-        op.check(inputs, attrs)
     compute, out_dtype = op.dtype(inputs, attrs)
     upcast = compute is D.bfloat16 and optional(device.backend, "upcast_bfloat16")
     if upcast:

@@ -254,7 +254,10 @@ def _combine(higher: DType | None, lower: DType | None) -> DType | None:
         return higher
     if lower.category == COMPLEX:
         # torch keeps the higher operand's float width: float64 tensor * 1j -> complex128
-        return higher.to_complex() if higher.category == FLOAT else lower
+        # (bfloat16's range is float32's: torch's toComplexType maps it to complex64)
+        if higher.category == FLOAT:
+            return complex64 if higher is bfloat16 else higher.to_complex()
+        return lower
     if higher.category == FLOAT:
         return higher
     if higher is bool_ or lower.category == FLOAT:
@@ -330,7 +333,7 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)      # torch: exactly 10 ** -precision
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "

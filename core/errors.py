@@ -64,6 +64,16 @@ class ShapeError(EmberError, ValueError):
     """
 
 
+class ViewError(ShapeError, RuntimeError):
+    """A view that strides cannot express (``x.t().view(-1)``): PyTorch raises
+    RuntimeError and suggests ``.reshape``; so does ember (a ShapeError too).
+
+    PyTorch
+    -------
+    None: the RuntimeError of ``Tensor.view``.
+    """
+
+
 class EmberIndexError(EmberError, IndexError):
     """An index outside the tensor."""
 

@@ -15,6 +15,7 @@ from ember.plugins import hookimpl
 
 from .. import array_api
 from . import conv as _conv
+from . import linalg as _linalg
 from . import loss as _loss
 from . import reduce as _reduce
 from . import rnn as _rnn
@@ -391,6 +392,8 @@ class CPUBackend:
         # scipy.fft where it is installed: NumPy's pocketfft too, but a 2-D float32 FFT of
         # 1024x1024 took 6 ms there against NumPy's 55 ms (benchmarks/fft.py)
         table.update(array_api.fft_kernels(np, _scipy_fft, native=True))
+        # LAPACK's getrf/getrs through scipy where it is installed (NumPy has no getrf)
+        table.update(_linalg.kernels())
         # NumPy's notes on log(0), x/0 and overflow stay quiet without errstate (1 us a
         # call): see _arrays and the warnings filter below
         table["softmax"] = _softmax                  # a composite's faster kernel

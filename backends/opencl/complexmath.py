@@ -87,7 +87,10 @@ inline {c} casinh_{s}({c} z) {{
   /* log(z + sqrt(z*z + 1)) for re(z) >= 0 (odd: no cancellation for re(z) < 0) */
   int neg = z.x < 0 || (z.x == 0 && signbit(z.x));
   {c} w = neg ? -z : z;
-  {c} r = clog_{s}(w + csqrt_{s}(cmul_{s}(w, w) + cplx_{s}(1, 0)));
+  /* 1 added to the real part alone: (-0) + 0 is +0, which would move a point on the
+     branch cut (the imaginary axis beyond +-i) to the other side */
+  {c} ww = cmul_{s}(w, w);
+  {c} r = clog_{s}(w + csqrt_{s}(cplx_{s}(ww.x + 1, ww.y)));
   if (fabs(w.x) > ({t})1e{big} || fabs(w.y) > ({t})1e{big})
     r = cplx_{s}(log(cabs_{s}(w)) + ({t})0.69314718055994530942, atan2(w.y, w.x));
   return neg ? -r : r;
@@ -103,12 +106,13 @@ inline {c} catanh_{s}({c} z) {{
 inline {c} catan_{s}({c} z) {{
   {c} w = catanh_{s}(cplx_{s}(-z.y, z.x)); return cplx_{s}(w.y, -w.x); }}
 inline {c} cacosh_{s}({c} z) {{
-  {c} r = clog_{s}(z + cmul_{s}(csqrt_{s}(z + cplx_{s}(1, 0)), csqrt_{s}(z - cplx_{s}(1, 0))));
+  {c} r = clog_{s}(z + cmul_{s}(csqrt_{s}(cplx_{s}(z.x + 1, z.y)),
+                                csqrt_{s}(cplx_{s}(z.x - 1, z.y))));
   return r; }}
 inline {c} cpow_{s}({c} a, {c} b) {{
   if (b.x == 0 && b.y == 0) return cplx_{s}(1, 0);
   if (a.x == 0 && a.y == 0) {{
-    if (b.x > 0 && b.y == 0) return cplx_{s}(0, 0);
+    if (b.x > 0) return cplx_{s}(0, 0);      /* |0 ** b| = 0 for re(b) > 0 (torch, NumPy) */
     return cplx_{s}(NAN, NAN);
   }}
   if (b.y == 0 && b.x == 1) return a;

@@ -244,8 +244,8 @@ def _concatenate(op, args, batched, attrs, size):
 
 @register("identity", "contiguous", "inv", "det", "logabsdet", "cholesky", "eigh",
           "eigvalsh", "svdvals", "svd_u", "svd_vh", "qr_q", "qr_r", "pinv", "lu_factor",
-          "lu_pivots", "lu_permutation", "eig", "eigvals", "matrix_exp",
-          "geqrf", "geqrf_tau", "ldl_factor", "ldl_pivots",
+          "lu_permutation", "eig", "eigvals", "matrix_exp",
+          "geqrf", "geqrf_tau", "ldl_factor",
           "ldl_solve")
 def _same(op, args, batched, attrs, size):
     # the op already maps over leading dims: the batch is one more of them
@@ -448,6 +448,14 @@ def _linear(op, args, batched, attrs, size):
             bias = pad_rank(bias, out.ndim - 1)
         out = _run("add", out, bias)
     return out
+
+
+@register("identity, unbatched inputs expanded", "lu_solve")
+def _alike(op, args, batched, attrs, size):
+    # the inputs' batch dims are alike (linalg.lu_solve expands them): an unbatched one
+    # takes the vmap dim too
+    return dispatch.run(op, *(materialize(a, b, size) for a, b in zip(args, batched)),
+                        **attrs)
 
 
 @register("solve", "solve")

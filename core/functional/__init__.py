@@ -15,6 +15,7 @@ from . import (
     index,
     linalg,
     movement,
+    nn,
     products,
     random,
     reduce,
@@ -30,6 +31,7 @@ from .histograms import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .movement import *  # noqa: F403
+from .nn import *  # noqa: F403
 from .products import *  # noqa: F403
 from .random import *  # noqa: F403
 from .reduce import *  # noqa: F403
@@ -38,5 +40,5 @@ from .spectral import *  # noqa: F403
 
 __all__ = [*activation.__all__, *complexes.__all__, *creation.__all__, *elementwise.__all__,
            *histograms.__all__,
-           *index.__all__, *linalg.__all__, *movement.__all__, *products.__all__,
+           *index.__all__, *linalg.__all__, *movement.__all__, *nn.__all__, *products.__all__,
            *random.__all__, *reduce.__all__, *special.__all__, *spectral.__all__]

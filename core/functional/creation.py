@@ -1,5 +1,5 @@
 """torch.* creation composites: logspace, tril_indices, triu_indices, scalar_tensor,
-empty_strided."""
+empty_strided, empty_permuted."""
 from __future__ import annotations
 
 from .. import dtypes as D
@@ -9,7 +9,8 @@ from ..errors import EmberTypeError, EmberValueError, ShapeError
 from ..ops._util import as_shape
 from ..tensor import Tensor
 
-__all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided"]
+__all__ = ["logspace", "tril_indices", "triu_indices", "scalar_tensor", "empty_strided",
+           "empty_permuted"]
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -20,8 +21,9 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     -------
     ``torch.logspace``
     """
-    exponents = ops.linspace(start, end, steps, dtype=D.float64 if dtype is None else dtype,
-                             device="cpu")
+    # the exponents in float64 whatever the dtype (torch: logspace(0, 10, 5, dtype=int64)
+    # is 10 ** 2.5 = 316 in its second place, not 10 ** 2)
+    exponents = ops.linspace(start, end, steps, dtype=D.float64, device="cpu")
     out = (base ** exponents).to(dtype or D.get_default_dtype())
     out = out.to(device) if device is not None else out
     return out.requires_grad_(True) if requires_grad else out
@@ -102,3 +104,34 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     if any(v < 0 for v in stride):
         raise EmberValueError(f"empty_strided: strides must be non-negative, got {stride}")
     return ops.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of the given size whose values are not set (zeros in ember, as empty's),
+    laid out in memory in the order ``physical_layout`` names its dims, outermost first:
+    ``t.stride(physical_layout[i])`` is the i-th contiguous stride of the permuted size
+    ((0, 2, 3, 1) is NHWC for an NCHW size).
+
+    PyTorch
+    -------
+    ``torch.empty_permuted``
+    """
+    only_default("empty_permuted", "layout", layout, ("strided",))
+    if pin_memory:
+        only_default("empty_permuted", "pin_memory", pin_memory)
+    size = as_shape(size, "empty_permuted")
+    order = tuple(int(v) for v in physical_layout)
+    if len(order) != len(size):
+        raise ShapeError(f"empty_permuted: Number of dimensions in size does not match the "
+                         f"length of the physical_layout: size {tuple(size)} has {len(size)}, "
+                         f"physical_layout {order} has {len(order)}")
+    if any(not 0 <= d < len(size) for d in order):       # negative dims too, as torch
+        raise EmberValueError(f"empty_permuted: Dimension out of range: physical_layout "
+                              f"{order} must name dims 0 to {len(size) - 1}")
+    if len(set(order)) != len(order):
+        raise EmberValueError(f"empty_permuted: Duplicate dim not allowed in physical_layout "
+                              f"{order}; give each dim once")
+    physical = ops.empty(tuple(size[d] for d in order), dtype=dtype, device=device)
+    out = physical.permute(tuple(order.index(d) for d in range(len(order))))
+    return out.requires_grad_(True) if requires_grad else out

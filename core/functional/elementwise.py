@@ -136,6 +136,8 @@ def square(x: Tensor) -> Tensor:
     -------
     ``torch.square``
     """
+    if type(x) is Tensor and x._dtype is D.bool_:
+        return x.to(D.int64) * x.to(D.int64)        # torch: pow(x, 2) of bool is int64
     return x * x
 
 
@@ -217,7 +219,7 @@ def log2(input: Tensor) -> Tensor:
     -------
     ``torch.log2``
     """
-    return ops.log(input) * (1.0 / _LN2)
+    return _log_scaled(input, 1.0 / _LN2)
 
 
 def log10(input: Tensor) -> Tensor:
@@ -227,7 +229,17 @@ def log10(input: Tensor) -> Tensor:
     -------
     ``torch.log10``
     """
-    return ops.log(input) * (1.0 / _LN10)
+    return _log_scaled(input, 1.0 / _LN10)
+
+
+def _log_scaled(input, scale):
+    out = ops.log(input)
+    if out._dtype.category == D.COMPLEX:
+        # a real scale of each part: complex * real multiplies (-inf + 0j) by (s + 0j),
+        # whose imaginary part is -inf * 0 = nan (torch's log2(0j) is -inf + 0j)
+        from .complexes import complex as _complex
+        return _complex(out.real * scale, out.imag * scale)
+    return out * scale
 
 
 def exp2(input: Tensor) -> Tensor:
@@ -323,6 +335,16 @@ def fmod(input: Tensor, other) -> Tensor:
     ``torch.fmod``
     """
     _need_tensors("fmod", input, other, both=False)
+    dtype = D.result_type(input, other)
+    if dtype is D.bool_:
+        raise EmberTypeError("fmod: not implemented for bool operands (as in torch); convert "
+                             "them first, e.g. x.int()")
+    if input._dtype is D.bool_:
+        input = input.to(dtype)
+    if type(other) is Tensor and other._dtype is D.bool_:
+        other = other.to(dtype)
+    elif type(other) is bool:
+        other = int(other)
     if input._dtype.category != D.FLOAT and not isinstance(other, float) and (
             type(other) is not Tensor or other._dtype.category != D.FLOAT):
         r = input.remainder(other)
@@ -378,7 +400,7 @@ def logit(input: Tensor, eps=None) -> Tensor:
     ``torch.logit``
     """
     _no_complex("logit", input)
-    x = input if eps is None else input.clamp(eps, 1.0 - eps)
+    x = _float(input) if eps is None else _float(input).clamp(eps, 1.0 - eps)
     return ops.log(x / (1.0 - x))
 
 
@@ -391,11 +413,12 @@ def xlogy(input, other) -> Tensor:
     """
     if type(input) is not Tensor and type(other) is not Tensor:
         _need_tensors("xlogy", other, both=False)
-    if type(input) is not Tensor:
-        input = ops.full((), input, dtype=other._dtype, device=other._device)
-    if type(other) is not Tensor:
-        # a 0-d tensor, which (as torch's scalar) does not upcast input's float dtype
-        other = ops.full((), other, device=input._device)
+    # torch's result dtype (a Python number does not widen a tensor's float dtype; an
+    # integer tensor does not widen float16 to float32)
+    dtype = _float_result(input, other)
+    device = (input if type(input) is Tensor else other)._device
+    input, other = (x.to(dtype) if type(x) is Tensor else
+                    ops.full((), x, dtype=dtype, device=device) for x in (input, other))
     out = input * ops.log(other)
     return ops.where((input == 0).logical_and(~_isnan(other)), 0.0, out)
 
@@ -411,6 +434,7 @@ def deg2rad(input: Tensor) -> Tensor:
     -------
     ``torch.deg2rad``
     """
+    _no_complex("deg2rad", input)
     return _float(input) * (math.pi / 180.0)
 
 
@@ -421,6 +445,7 @@ def rad2deg(input: Tensor) -> Tensor:
     -------
     ``torch.rad2deg``
     """
+    _no_complex("rad2deg", input)
     return _float(input) * (180.0 / math.pi)
 
 
@@ -445,6 +470,13 @@ def _no_complex(name, x):
                              f"got {x._dtype.name}; work on .real, .imag or .abs() instead")
 
 
+def _float_result(input, other) -> D.DType:
+    """The result dtype of torch's float-only binary functions (atan2, copysign): the
+    operands' result_type, the default float where that is an integer or bool."""
+    dtype = D.result_type(input, other)
+    return dtype if dtype.category >= D.FLOAT else D.get_default_dtype()
+
+
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (unary plus).
 
@@ -452,6 +484,9 @@ def positive(input: Tensor) -> Tensor:
     -------
     ``torch.positive``
     """
+    if type(input) is Tensor and input._dtype is D.bool_:
+        raise EmberTypeError("positive: the unary `+` on a bool tensor is not supported (as "
+                             "in torch); use the tensor itself")
     return input
 
 
@@ -571,8 +606,9 @@ def _integers(name, *operands):
     tensors = [x for x in operands if type(x) is Tensor]
     if not tensors:
         raise EmberTypeError(f"{name}: expected at least one tensor, got Python ints")
-    dtype = tensors[0]._dtype if len(tensors) == 1 else D.promote_types(
-        tensors[0]._dtype, tensors[1]._dtype)
+    # torch's result_type: a 0-d tensor or a Python int lifts only the category
+    # (uint8 & int8 0-d -> uint8; a bool tensor & 3 -> int64)
+    dtype = D.result_type(*operands)
     like = tensors[0]
     return [x.to(dtype) if type(x) is Tensor else ops.full((), x, dtype=dtype,
                                                             device=like._device)
@@ -656,10 +692,8 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     if out is not None:
         raise gap("atan2(out=)", "write the result with out.copy_(...)")
     _need_tensors("atan2", input, other)
-    y = input
-    x = _tensor("atan2", other, y)
-    y, x = _float(y), _float(x)
-    dtype = D.promote_types(y._dtype, x._dtype)
+    y, x = input, other
+    dtype = _float_result(y, x)
     y, x = y.to(dtype), x.to(dtype)
     shape = broadcast_shapes("atan2", y._data.shape, x._data.shape)
     return run(atan2_op, ops.expand(y, shape), ops.expand(x, shape))
@@ -679,9 +713,13 @@ def sinc(input: Tensor) -> Tensor:
     ``torch.sinc``, ``torch.special.sinc``
     """
     x = _float(_tensor("sinc", input))
+    half = x._dtype in (D.float16, D.bfloat16)
+    if half:                     # pi * x rounded to 8 bits first is far off: torch computes
+        x = x.to(D.float32)      # in float32 and rounds once
     zero = x == 0
     px = math.pi * ops.where(zero, 1.0, x)
-    return ops.where(zero, 1.0, ops.sin(px) / px)
+    out = ops.where(zero, 1.0, ops.sin(px) / px)
+    return out.to(input._dtype) if half else out
 
 
 def xlog1py(input, other) -> Tensor:
@@ -748,7 +786,11 @@ def copysign(input, other) -> Tensor:
     ``torch.copysign``
     """
     _need_tensors("copysign", input, both=False)
-    x = _float(input)
+    dtype = _float_result(input, other)
+    if dtype.category == D.COMPLEX:
+        raise EmberTypeError(f"copysign: not defined on complex numbers (torch refuses it "
+                             f"too), got {dtype.name}; use .real or .abs() first")
+    x = input.to(dtype)
     neg = signbit(other) if type(other) is Tensor else math.copysign(1.0, other) < 0
     if type(neg) is bool:
         return -x.abs() if neg else x.abs()
@@ -784,7 +826,8 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     ``torch.ldexp``
     """
     _need_tensors("ldexp", input, other)
-    return _float(input) * ops.pow(2.0, _float(other))
+    dtype = _float_result(input, other)
+    return input.to(dtype) * ops.pow(2.0, other.to(dtype))
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from .. import amp_policy, ops
 from .. import dtypes as D
 from .._torch_gaps import gap
 from ..amp_policy import active as _amp
+from ..errors import EmberValueError
 from ..linalg import decompositions as LA
 from ..linalg import lu_decomposition as LU_
 from ..linalg.decompositions import (
@@ -32,7 +33,7 @@ from ..tensor import Tensor
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "matrix_power", "chain_matmul",
            "svd", "pinverse", "qr", "norm", "cholesky_inverse", "cholesky_solve",
            "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp", "geqrf", "ormqr",
-           "orgqr"]
+           "orgqr", "svd_lowrank", "pca_lowrank"]
 
 TorchSVDResult = namedtuple("svd", ["U", "S", "V"])
 
@@ -214,3 +215,73 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     ``torch.lu_solve``
     """
     return LU_.lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+# --- randomized low-rank SVD and PCA (torch/_lowrank.py: Halko, Martinsson and Tropp 2009,
+# "Finding structure with randomness", algorithms 4.4 and 5.1)
+def _approximate_basis(A: Tensor, q: int, niter: int, M) -> Tensor:
+    """Q with q orthonormal columns such that Q Q^H (A - M) approximates A - M (M: None or
+    A's shape), from a Gaussian sketch and niter subspace iterations."""
+    dtype = A.dtype if A.dtype.is_complex or A.dtype.is_floating_point else \
+        D.get_default_dtype()
+    R = ops.randn(A.shape[-1], q, dtype=dtype, device=A.device)
+
+    def times(X, Y):            # (X - M) Y, or (X - M)^H Y with the adjoint of both
+        out = ops.matmul(X, Y)
+        return out if M is None else out - ops.matmul(M if X is A else M.mH, Y)
+    Q = LA.qr(times(A, R)).Q
+    for _ in range(niter):
+        Q = LA.qr(times(A.mH, Q)).Q
+        Q = LA.qr(times(A, Q)).Q
+    return Q
+
+
+def _svd_lowrank(A: Tensor, q: int, niter: int, M):
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(tuple(A.shape))
+    if m < n:                   # the sketch on the short side
+        A = A.mH
+        M = None if M is None else M.mH
+    Q = _approximate_basis(A, q, niter, M)
+    B = ops.matmul(Q.mH, A)
+    if M is not None:
+        B = B - ops.matmul(Q.mH, M)
+    U, S, Vh = LA.svd(B, full_matrices=False)
+    U, V = ops.matmul(Q, U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M=None):
+    """(U, S, V) with A - M ~ U diag(S) V^H (M: none, or broadcast to A's shape): the SVD
+    of A projected on a random q-dimensional basis refined by niter subspace iterations
+    (randomized: ember.manual_seed makes it repeatable; ember's generator is not torch's,
+    so the basis differs while the factors of a matrix of rank <= q agree).
+
+    PyTorch
+    -------
+    ``torch.svd_lowrank``
+    """
+    return _svd_lowrank(A, 6 if q is None else int(q), 2 if niter is None else int(niter), M)
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
+    """(U, S, V) of svd_lowrank on A centered (its column means subtracted; center=False:
+    A as it is), q = min(6, m, n) by default: V's columns are the principal directions and
+    S ** 2 / (m - 1) the variances along them.
+
+    PyTorch
+    -------
+    ``torch.pca_lowrank``
+    """
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise EmberValueError(f"q(={q}) must be non-negative integer and not greater than "
+                              f"min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise EmberValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter, None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)

@@ -26,9 +26,10 @@ from ._util import _INTS, _need, _tensor
 
 __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "broadcast_shapes",
            "broadcast_tensors", "tile", "repeat_interleave", "rot90", "atleast_1d", "atleast_2d",
-           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "column_stack", "dstack",
-           "block_diag", "meshgrid", "cartesian_prod", "concat", "concatenate", "clone",
-           "tensor_split", "diff", "combinations", "atleast_3d", "fliplr",
+           "ravel", "t", "swapaxes", "swapdims", "hstack", "vstack", "row_stack",
+           "column_stack", "dstack", "vander", "block_diag", "meshgrid", "cartesian_prod",
+           "concat", "concatenate", "clone", "tensor_split", "diff", "combinations",
+           "atleast_3d", "fliplr",
            "flipud", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "slice_scatter", "select_scatter", "diagonal_scatter",
            "as_strided", "as_strided_copy", "as_strided_scatter", "expand_copy",
@@ -197,13 +198,16 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     return ops.contiguous(out).reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
 
-def tile(input: Tensor, dims) -> Tensor:
-    """``input`` repeated ``dims`` times along each dim.
+def tile(input: Tensor, *dims) -> Tensor:
+    """``input`` repeated ``dims`` times along each dim (a sequence, or ints as
+    ``Tensor.tile(2, 1)`` takes them).
 
     PyTorch
     -------
     ``torch.tile``
     """
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]
     dims = as_shape((tuple(dims),), "tile")
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
@@ -383,6 +387,33 @@ def vstack(tensors) -> Tensor:
     ``torch.vstack``
     """
     return ops.cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def vander(x: Tensor, N=None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (x**0 first
+    with ``increasing``), built by running products as torch's (so its gradient).
+
+    PyTorch
+    -------
+    ``torch.vander``
+    """
+    if type(x) is not Tensor or x.ndim != 1:
+        raise ShapeError(f"vander: x must be a one-dimensional tensor, got "
+                         f"{x.ndim if type(x) is Tensor else type(x).__name__} dims")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise EmberValueError(f"vander: N must be non-negative, got {n}")
+    dtype = D.promote_types(x._dtype, D.int64)
+    ones = ops.ones(x.shape[0], min(n, 1), dtype=dtype, device=x.device)
+    if n > 1:
+        powers = ops.cumprod(x.to(dtype).unsqueeze(-1).expand(x.shape[0], n - 1), 1)
+        out = ops.cat([ones, powers], 1)
+    else:
+        out = ones
+    return out if increasing else out.flip(1)
 
 
 def column_stack(tensors) -> Tensor:
@@ -885,7 +916,8 @@ def view_copy(input: Tensor, size) -> Tensor:
     -------
     ``torch.view_copy``
     """
-    return input.view(size).clone()
+    # torch's view_copy takes any layout (a reshape into new memory), unlike view
+    return ops.reshape(input, size).clone()
 
 
 def permute_copy(input: Tensor, dims) -> Tensor:

@@ -95,6 +95,10 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
         return amp_policy.call("dot", dot, input, other)
     _need("dot", input, 1)
     _need("dot", other, 1)
+    if input._dtype is not other._dtype:
+        raise EmberTypeError(f"dot: expected both vectors to have the same dtype, got "
+                             f"{input._dtype.name} and {other._dtype.name} (torch does not "
+                             "promote here); cast one, e.g. other.to(input.dtype)")
     return ops.matmul(input, other)
 
 

@@ -121,7 +121,8 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
     """
     if _amp and amp_policy.on("logsumexp"):      # autocast (amp_policy.py)
         return amp_policy.call("logsumexp", logsumexp, x, dim, keepdim)
-    _need_float("logsumexp", x)
+    if x._dtype.category < D.FLOAT:                # torch: integers and bool in the default
+        x = x.to(D.get_default_dtype())           # float dtype
     dim = _every(dim)
     # the shift is a constant: detach keeps inf - inf out of the gradient (a complex
     # tensor is shifted by its largest real part, as torch)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dtypes as D
-from .. import ops
 from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops import decompositions as P
@@ -40,12 +39,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """
     _out(out, "ldl_factor_ex")
     A = _symmetric("ldl_factor_ex", A, hermitian)
-    LD = run(P.ldl_factor_op, A, hermitian=bool(hermitian))
-    pivots = run(P.ldl_pivots_op, A, hermitian=bool(hermitian))
-    diag = LD.diagonal(0, -2, -1)
-    zero = ((pivots > 0) & ((diag == 0) | ops.isnan(diag))).to(D.int32)
-    before = (zero.cumsum(-1) == 0).sum(-1)
-    info = ops.where(zero.sum(-1) > 0, before + 1, 0).to(D.int32)
+    LD, pivots, info = P.run_ldl_factor(A, bool(hermitian))
     if check_errors and bool((info != 0).any()):
         raise EmberValueError(f"linalg.ldl_factor_ex: D has a zero 1x1 block (info = "
                               f"{info.tolist()}): the matrix is singular; pass "

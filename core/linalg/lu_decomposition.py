@@ -8,8 +8,9 @@ from .. import ops
 from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, NotInEmberError, ShapeError
 from ..ops import decompositions as P
+from ..ops._util import broadcast_shapes
 from ..tensor import Tensor
-from .decompositions import _float, _out, solve
+from .decompositions import _float, _out
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 
@@ -42,13 +43,6 @@ def _int32(name: str, pivots: Tensor) -> Tensor:
     return pivots
 
 
-def _info(LU: Tensor) -> Tensor:
-    """LAPACK's info per matrix: 1 + the index of U's first zero diagonal entry, else 0."""
-    zero = (LU.diagonal(0, -2, -1) == 0).to(D.int32)
-    before = (zero.cumsum(-1) == 0).sum(-1)         # the nonzero entries before the first 0
-    return ops.where(zero.sum(-1) > 0, before + 1, 0).to(D.int32)
-
-
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
                  out=None) -> LUFactorExResult:
     """(LU, pivots, info): L and U of A = P L U packed in one matrix (L's unit diagonal left
@@ -62,13 +56,12 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
     _out(out, "lu_factor_ex")
     A = _matrix("lu_factor_ex", A)
     _pivoted("lu_factor_ex", pivot)
-    LU = run(P.lu_factor_op, A)
-    info = _info(LU.detach())
+    LU, pivots, info = P.run_lu_factor(A)
     if check_errors and bool((info != 0).any()):        # torch.lu never checks: it has info
         raise EmberValueError("linalg.lu_factor_ex: U has a zero on its diagonal (info = "
                               f"{info.tolist()}): the matrix is singular; pass "
                               "check_errors=False to get the factors anyway")
-    return LUFactorExResult(LU, run(P.lu_pivots_op, A), info)
+    return LUFactorExResult(LU, pivots, info)
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None) -> LUFactorResult:
@@ -104,8 +97,8 @@ def lu(A: Tensor, *, pivot: bool = True, out=None) -> LUResult:
     _out(out, "lu")
     A = _matrix("lu", A)
     _pivoted("lu", pivot)
-    LU = run(P.lu_factor_op, A)
-    order = run(P.lu_permutation_op, run(P.lu_pivots_op, A), m=A.shape[-2])
+    LU, pivots, _ = P.run_lu_factor(A)
+    order = run(P.lu_permutation_op, pivots, m=A.shape[-2])
     return LUResult(*P.lu_parts(LU, order))
 
 
@@ -170,12 +163,13 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
         raise DtypeNotSupportedError(f"linalg.lu_solve: expected LU and B of one dtype, got "
                                      f"{LU.dtype.name} and {B.dtype.name}; convert one with "
                                      f".to(...)")
-    perm, lower, upper = lu_unpack(LU, _int32("lu_solve", pivots))
-    if adjoint:                     # A^H = U^H L^H P^T
-        return perm @ _triangular(lower.mH, _triangular(upper.mH, B))
-    return _triangular(upper, _triangular(lower, perm.mT @ B))
-
-
-def _triangular(T: Tensor, B: Tensor) -> Tensor:
-    """T^-1 B, batch dims broadcast (T triangular: solve's LU then does no pivoting work)."""
-    return solve(T, B)
+    if not isinstance(pivots, Tensor) or tuple(pivots.shape[-1:]) != (n,):
+        got = tuple(pivots.shape) if isinstance(pivots, Tensor) else type(pivots).__name__
+        raise ShapeError(f"linalg.lu_solve: expected pivots of shape (*, {n}) for LU of "
+                         f"shape {tuple(LU.shape)}, got {got}; pass linalg.lu_factor's "
+                         "pivots")
+    _int32("lu_solve", pivots)
+    batch = broadcast_shapes("lu_solve", tuple(LU.shape[:-2]), tuple(pivots.shape[:-1]),
+                             tuple(B.shape[:-2]))
+    return run(P.lu_solve_op, LU.expand(*batch, n, n), pivots.expand(*batch, n),
+               B.expand(*batch, *B.shape[-2:]), adjoint=bool(adjoint))

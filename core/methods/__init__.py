@@ -130,7 +130,7 @@ def _invert(self):
 
 method("__invert__", _invert)
 method("__neg__", lambda self: _unary(_OPS["neg"], self))
-method("__pos__", lambda self: self)
+method("__pos__", lambda self: F.positive(self))   # (bool refused, as torch)
 method("__abs__", lambda self: _unary(_OPS["abs"], self))
 method("__matmul__", lambda self, other: ops.matmul(self, other))
 method("__rmatmul__", lambda self, other: ops.matmul(other, self))
@@ -311,6 +311,7 @@ for _name, _fn in {
     "roll": F.roll, "narrow": F.narrow, "select": F.select, "unbind": F.unbind,
     "unflatten": F.unflatten, "broadcast_to": F.broadcast_to,
     "repeat": lambda self, *sizes: FM.repeat(self, *sizes), "tile": F.tile,
+    "as_strided": F.as_strided,
     "repeat_interleave": F.repeat_interleave, "swapaxes": F.swapaxes, "swapdims": F.swapdims,
     "ravel": F.ravel, "rot90": F.rot90, "tensor_split": F.tensor_split, "diff": F.diff,
     "unfold": FM.unfold_windows, "stft": F.stft, "istft": F.istft,
@@ -421,9 +422,27 @@ for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
               "index_copy", "index_reduce", "put", "renorm", "addr", "i0", "copysign",
               "ldexp", "gcd", "lcm", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
-              "arctanh", *_MATH):
+              "arctanh", *(n for n in _MATH if n != "float_power")):
     _spelled_inplace(_name, METHODS[_name])
 method("clip_", METHODS["clamp_"])
+
+
+def _float_power_(self, exponent):
+    """torch computes float_power in float64 (complex128) and writes it back only into a
+    tensor of that dtype: a float32 base would silently lose the precision asked for."""
+    wide = D.complex128 if self._dtype.category == D.COMPLEX or type(exponent) is complex or (
+        type(exponent) is Tensor and exponent._dtype.category == D.COMPLEX) else D.float64
+    if self._dtype is not wide:
+        raise EmberTypeError(
+            f"float_power_: the base has dtype {self._dtype.name} but the operation's result "
+            f"requires dtype {wide.name} (as in torch); use x = x.double().float_power_(...) "
+            "or the out-of-place x.float_power(...)")
+    return _float_power_write(self, exponent)
+
+
+_float_power_write = _inplace(_named("float_power", METHODS["float_power"]))
+_float_power_.__name__ = "float_power_"
+method("float_power_", _float_power_)
 # in-place forms whose result dtype (bool) is cast back to the tensor's own, as PyTorch's
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
               "addmm", "baddbmm", "addmv"):
@@ -496,6 +515,25 @@ def _python_map(name, self, fn, others):
 method("apply_", lambda self, callable: _python_map("apply_", self, callable, ()))
 method("map_", lambda self, tensor, callable: _python_map("map_", self, callable, (tensor,)))
 method("map2_", lambda self, x, y, callable: _python_map("map2_", self, callable, (x, y)))
+
+# names a listing of dir(torch.Tensor) against ember found missing, each as torch's
+for _name in ("addbmm", "mvlgamma", "conj_physical"):
+    _spelled_inplace(_name, METHODS[_name])
+method("to_sparse_coo", lambda self: sparse.to_sparse(self))
+method("unsafe_split_with_sizes", METHODS["split_with_sizes"])
+
+
+def _nn_method(name):
+    """x.hardshrink(...), x.prelu(w): nn.functional's, loaded when first called."""
+    def f(self, *args, **kwargs):
+        from ..nn import functional as nnF
+        return getattr(nnF, name)(self, *args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+method("hardshrink", _nn_method("hardshrink"))
+method("prelu", _nn_method("prelu"))
 
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'

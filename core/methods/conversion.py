@@ -10,8 +10,10 @@ from .. import dispatch, ops
 from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
-from ..errors import EmberTypeError, EmberValueError
+from ..errors import EmberTypeError, EmberValueError, ViewError
 from ..ops import layout
+from ..ops._util import as_shape, resolve_reshape
+from ..ops.movement import layout_of, view_strides
 from ..tensor import Tensor, preserve_format, version_root, wrap
 from ..tensor import memory_format as memory_format_type
 
@@ -172,7 +174,24 @@ def requires_grad_(self, requires_grad: bool = True) -> Tensor:
 def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], (str, D.DType)) or shape[0] in (float, int)):
         raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
-    return ops.reshape(self, *shape)
+    new = resolve_reshape("view", self._data.shape, as_shape(shape, "view"))
+    if new != self._data.shape:
+        data = self._data
+        if self._device.strided_views and getattr(data, "strides", None) is not None:
+            # (NumPy and CuPy count strides in bytes, OpenCL's CLArray in elements)
+            unit = data.itemsize if isinstance(data, np.ndarray) or hasattr(
+                data, "itemsize") else 1
+            have, strides = data.shape, tuple(s // unit for s in data.strides)
+        else:
+            have, strides, _ = layout_of(self)
+        if view_strides(have, strides, new) is None:
+            # reshape would copy here, and writes through the result would not reach self
+            raise ViewError(
+                f"view: size {list(new)} is not compatible with the input's size "
+                f"{list(self.shape)} and stride {list(strides)} (at least one dimension "
+                "spans across two contiguous subspaces); use .reshape(...) instead (it "
+                "copies where no view exists), or .contiguous().view(...)")
+    return ops.reshape(self, new)
 
 
 def to_dense(self, dtype=None, *, masked_grad=True):

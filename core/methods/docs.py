@@ -84,6 +84,9 @@ SUMMARY = {
     "is_meta": "Always False (ember has no meta tensors).",
     "is_complex": "Whether the dtype is complex (complex64 or complex128).",
     "split_with_sizes": "The tensor split along ``dim`` into pieces of the given sizes.",
+    "to_sparse_coo": "The tensor in the sparse COO layout (``to_sparse()``).",
+    "hardshrink": "``nn.functional.hardshrink(x, lambd)``: 0 where ``|x| <= lambd``.",
+    "prelu": "``nn.functional.prelu(x, weight)``: x where positive, ``weight * x`` elsewhere.",
     "apply_": "Replace each element with ``callable(element)`` (Python, element by element: "
               "slow).",
     "map_": "Replace each element with ``callable(element, other)``, ``tensor`` broadcast to "

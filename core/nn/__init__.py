@@ -13,6 +13,7 @@ from . import (
     functional,
     init,
     linear,
+    linear_cross_entropy,
     loss,
     margin_loss,
     module,
@@ -36,6 +37,7 @@ from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .margin_loss import *  # noqa: F403
 from .module import *  # noqa: F403
@@ -52,7 +54,8 @@ from .upsampling import *  # noqa: F403
 # every family module names its public classes in a written-out __all__; ember.nn is them
 __all__ = [*activation.__all__, *attention.__all__, *containers.__all__, *conv.__all__,
            *ctc.__all__,
-           *distance.__all__, *dropout.__all__, *fold.__all__, *linear.__all__, *loss.__all__,
+           *distance.__all__, *dropout.__all__, *fold.__all__, *linear.__all__,
+           *linear_cross_entropy.__all__, *loss.__all__,
            *margin_loss.__all__, *module.__all__, *normalization.__all__, *padding.__all__,
            *parameter.__all__, *pixelshuffle.__all__, *pooling.__all__,
            *rnn.__all__,

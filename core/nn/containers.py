@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from ..errors import EmberError, EmberIndexError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
-from .module import Module
+from .module import Module, _addindent
 from .parameter import Parameter
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -110,6 +110,21 @@ class ModuleList(Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
+
+    def __repr__(self) -> str:
+        """torch's: runs of modules with the same repr shown once, ``(0-1): 2 x Linear(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []                              # [first, last, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2)
+                 for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __getitem__(self, idx):
         values = list(self._modules.values())
@@ -301,7 +316,9 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({i}): {_describe(p)}" for i, p in enumerate(self))
+        # torch's lines, indented twice over (its extra_repr adds two spaces of its own)
+        return "\n".join(f"  ({i}): {_describe(p, p.dtype if isinstance(p, Tensor) else None)}"
+                         for i, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise EmberTypeError("ParameterList should not be called")
@@ -405,10 +422,11 @@ class ParameterDict(Module):
         return [self[k] for k in self._keys]
 
     def update(self, parameters) -> None:
-        if isinstance(parameters, (dict, ParameterDict)):
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
             pairs = list(parameters.items())
         elif isinstance(parameters, Mapping):
-            pairs = sorted(parameters.items())      # an unordered mapping: torch sorts it
+            # any other mapping, a plain dict too, in sorted key order (torch's update)
+            pairs = sorted(parameters.items())
         elif isinstance(parameters, Iterable):
             pairs = []
             for j, pair in enumerate(parameters):
@@ -424,15 +442,18 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({k}): {_describe(p)}" for k, p in self.items())
+        # torch names the type here (torch.typename: torch.FloatTensor), the dtype in the list
+        return "\n".join(f"  ({k}): {_describe(p, p.type() if isinstance(p, Tensor) else None)}"
+                         for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
         raise EmberTypeError("ParameterDict should not be called")
 
 
-def _describe(p) -> str:
+def _describe(p, kind) -> str:
     if isinstance(p, Tensor):
         size = "x".join(str(s) for s in p.shape)
-        return (f"Parameter containing: [ember.{p.dtype.name} of size {size}"
+        what = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return (f"{what} containing: [{kind} of size {size}"
                 f"{'' if str(p.device) == 'cpu' else ' (' + str(p.device) + ')'}]")
     return f"Object of type: {type(p).__name__}"

@@ -371,6 +371,9 @@ def _tuple(v, n: int, name: str) -> tuple:
     return (int(v),) * n
 
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
 class _ConvNd(Module):
     _dims = 2
     transposed = False
@@ -384,9 +387,11 @@ class _ConvNd(Module):
         if groups <= 0 or in_channels % groups or out_channels % groups:
             raise EmberValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                                   f"({out_channels}) must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise EmberValueError(f"{name}: padding_mode {padding_mode!r} is not supported; "
-                                  "use 'zeros' (or pad the input with F.pad first)")
+        if padding_mode not in _PADDING_MODES:
+            raise EmberValueError(f"{name}: padding_mode must be one of {list(_PADDING_MODES)}, "
+                                  f"but got padding_mode={padding_mode!r}")
+        if self.transposed and padding_mode != "zeros":
+            raise EmberValueError(f'Only "zeros" padding mode is supported for {name}')
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _tuple(kernel_size, n, name)
         self.stride = _tuple(stride, n, name)
@@ -404,6 +409,17 @@ class _ConvNd(Module):
         self.output_padding = _tuple(output_padding, n, name)
         self.groups = groups
         self.padding_mode = padding_mode
+        # F.pad's order (last dim first, each side), for padding modes other than zeros
+        if self.padding == "same":
+            rev = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                rev += [total // 2, total - total // 2]
+        elif self.padding == "valid":
+            rev = [0, 0] * n
+        else:
+            rev = [p for p in reversed(self.padding) for _ in range(2)]
+        self._reversed_padding_repeated_twice = tuple(rev)
         if self.transposed:
             shape = (in_channels, out_channels // groups) + self.kernel_size
         else:
@@ -436,7 +452,18 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+    def _padded(self, input: Tensor):
+        """(input, padding) for the conv call: with a padding mode other than zeros the
+        input padded by F.pad in that mode and no padding left for the conv (torch's
+        _conv_forward)."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        return (F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                (0,) * self._dims)
 
 
 class Conv1d(_ConvNd):
@@ -456,7 +483,8 @@ class Conv1d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        input, padding = self._padded(input)
+        padding = padding if isinstance(padding, str) else padding[0]
         return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
                         self.dilation[0], self.groups)
 
@@ -476,7 +504,8 @@ class Conv2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+        input, padding = self._padded(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding,
                         self.dilation, self.groups)
 
 
@@ -497,7 +526,8 @@ class Conv3d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding,
+        input, padding = self._padded(input)
+        return F.conv3d(input, self.weight, self.bias, self.stride, padding,
                         self.dilation, self.groups)
 
 

@@ -96,6 +96,7 @@ from .dropout import (
 )
 from .grid_sample import affine_grid, grid_sample
 from .linear import bilinear
+from .linear_cross_entropy import linear_cross_entropy
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -131,6 +132,7 @@ from .normalization import (
 )
 from .pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .pooling import composed as _pooling_composed
+from .pooling import fractional as _pooling_fractional
 from .pooling import planar as _pooling_planar
 from .pooling.composed import (
     adaptive_avg_pool3d,
@@ -145,6 +147,7 @@ from .pooling.composed import (
     max_unpool2d,
     max_unpool3d,
 )
+from .pooling.fractional import fractional_max_pool2d, fractional_max_pool3d
 from .pooling.planar import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -180,7 +183,7 @@ __all__ = [
     # loss
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
-    "gaussian_nll_loss",
+    "gaussian_nll_loss", "linear_cross_entropy",
     "ctc_loss",
     # margin_loss
     "triplet_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
@@ -196,6 +199,7 @@ __all__ = [
     "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool3d", "avg_pool3d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "fractional_max_pool2d", "fractional_max_pool3d",
     # sparse
     "embedding", "embedding_bag", "one_hot",
     # grid_sample
@@ -207,7 +211,7 @@ __all__ = [
 
 # the families' Modules call their forms through this module: hand it down to them
 for _family in (_activation, _attention, _conv, _dropout, _normalization,
-                _pooling_composed, _pooling_planar, _sparse):
+                _pooling_composed, _pooling_fractional, _pooling_planar, _sparse):
     _family.F = sys.modules[__name__]
 
 

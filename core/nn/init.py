@@ -15,10 +15,9 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "uniform", "normal", "constant", "xavier_uniform",
-           "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal"]
-
-
+           "kaiming_normal_", "orthogonal_", "dirac_", "sparse_", "uniform", "normal",
+           "constant", "xavier_uniform",
+           "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
@@ -183,6 +182,42 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return _write(tensor, values)
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta of a 3-, 4- or 5-D convolution weight: each output channel passes its
+    input channel through unchanged (per group), torch.nn.init.dirac_."""
+    import numpy as np
+    if tensor.ndim not in (3, 4, 5):
+        raise EmberValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are "
+                              f"supported, got shape {tuple(tensor.shape)}")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise EmberValueError(f"dirac_: dim 0 ({sizes[0]}) must be divisible by groups "
+                              f"({groups})")
+    per_group = sizes[0] // groups
+    values = np.zeros(sizes, dtype=np.float64)
+    centre = tuple(n // 2 for n in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            values[(g * per_group + d, d) + centre] = 1.0
+    return _write(tensor, ops.from_host(values, tensor.device).to(tensor.dtype))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D tensor drawn from N(0, std) with ceil(sparsity * rows) entries of each column
+    set to zero, at rows chosen uniformly per column (torch.nn.init.sparse_)."""
+    import numpy as np
+    if tensor.ndim != 2:
+        raise EmberValueError(f"sparse_: only tensors with 2 dimensions are supported, got "
+                              f"shape {tuple(tensor.shape)}")
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    values = ops.randn(rows, cols, dtype="float64", generator=generator).numpy() * std
+    order = np.argsort(ops.rand(rows, cols, dtype="float64", generator=generator).numpy(),
+                       axis=0, kind="stable")          # a uniform permutation per column
+    values[order[:zeros], np.arange(cols)] = 0.0
+    return _write(tensor, ops.from_host(values, tensor.device).to(tensor.dtype))
+
+
 # -- the old names without the trailing underscore, deprecated in PyTorch (FutureWarning) --
 
 def _deprecated(method):
@@ -205,3 +240,4 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

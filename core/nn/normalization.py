@@ -12,6 +12,13 @@ from ..amp_policy import active as _amp
 from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
 from ..errors import EmberValueError, NotInEmberError, ShapeError
+from ..functional.nn import (
+    _trailing_dims,
+    _trailing_shape,
+    batch_norm_stats,
+    layer_norm_stats,
+    native_group_norm,
+)
 from ..tensor import Tensor
 from . import init
 from .module import Module
@@ -47,46 +54,20 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ShapeError(f"batch_norm: expected an input with a channel dim (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
     c = input._data.shape[1]
-    shape = (c,) + (1,) * (input.ndim - 2)
-    dims = (0,) + tuple(range(2, input.ndim))
     if training:
         if input.numel() == 0:
             # torch: an empty batch normalises to an empty output (in the graph, zero
             # gradient for weight and bias) and leaves the running statistics as they are
+            shape = (c,) + (1,) * (input.ndim - 2)
             out = input * 0
             if weight is not None:
                 out = out * weight.reshape(shape)
             return out if bias is None else out + bias.reshape(shape)
-        count = input.numel() // c
-        if count <= 1:
+        if input.numel() // c <= 1:
             raise EmberValueError(f"batch_norm: expected more than 1 value per channel when "
                                   f"training, got input size {list(input.shape)}")
-        mean = ops.sum(input, dims, keepdim=True) / count
-        centered = input - mean
-        var = ops.sum(centered * centered, dims, keepdim=True) / count
-        if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(
-                        var.reshape(c) * (momentum * count / (count - 1)))
-        scale = ops.rsqrt(var + eps)
-        if weight is not None:
-            scale = scale * weight.reshape(shape)
-        out = centered * scale
-        return out if bias is None else out + bias.reshape(shape)
-    if running_mean is None or running_var is None:
-        raise EmberValueError("batch_norm: running_mean and running_var are needed when not "
-                              "training (or pass training=True to use batch statistics)")
-    # eval: fold everything into one per-channel scale and shift
-    scale = ops.rsqrt(running_var + eps)
-    if weight is not None:
-        scale = scale * weight
-    shift = -running_mean * scale
-    if bias is not None:
-        shift = shift + bias
-    return input * scale.reshape(shape) + shift.reshape(shape)
+    return batch_norm_stats(input, weight, bias, running_mean, running_var, training,
+                            momentum, eps)[0]
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
@@ -100,34 +81,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if _amp and amp_policy.on("layer_norm"):      # autocast (amp_policy.py)
         return amp_policy.call(
             "layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
-    dims, count = _trailing_dims(input, normalized_shape, "layer_norm")
-    centered = input - ops.sum(input, dims, keepdim=True) / count
-    var = ops.sum(centered * centered, dims, keepdim=True) / count
-    out = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
-
-
-def _trailing_shape(normalized_shape) -> tuple:
-    """normalized_shape as layer and RMS norms take it: an int is one trailing dim."""
-    if isinstance(normalized_shape, int):
-        return (normalized_shape,)
-    return tuple(normalized_shape)
-
-
-def _trailing_dims(input: Tensor, normalized_shape, name: str) -> tuple[tuple, int]:
-    """(the dims, their element count) a layer/RMS norm of `input` over normalized_shape
-    reduces; a ShapeError naming `name` where the input does not end with that shape."""
-    normalized_shape = _trailing_shape(normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or tuple(input._data.shape[input.ndim - k:]) != normalized_shape:
-        raise ShapeError(f"{name}: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {normalized_shape}")
-    count = 1
-    for v in normalized_shape:
-        count *= v
-    return tuple(range(input.ndim - k, input.ndim)), count
+    return layer_norm_stats(input, normalized_shape, weight, bias, eps)[0]
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
@@ -147,15 +101,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if num_groups <= 0 or c % num_groups:
         raise EmberValueError(f"group_norm: expected the number of channels ({c}) to be "
                               f"divisible by num_groups ({num_groups})")
-    count = (c // num_groups) * math.prod(input._data.shape[2:])     # explicit: n may be 0
-    x = input.reshape(n, num_groups, count)
-    centered = x - ops.sum(x, 2, keepdim=True) / count
-    var = ops.sum(centered * centered, 2, keepdim=True) / count
-    out = (centered * ops.rsqrt(var + eps)).reshape(input._data.shape)
-    shape = (c,) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
+    return native_group_norm(input, weight, bias, n, c, math.prod(input._data.shape[2:]),
+                             num_groups, eps)[0]
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -531,7 +478,8 @@ class _InstanceNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

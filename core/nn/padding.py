@@ -43,8 +43,9 @@ class _Pad(Module):
         return F.pad(input, self.padding, mode=self.mode)
 
     def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" and
-                                    type(self).__name__.startswith("Constant") else "")
+        if self.mode == "constant" and type(self).__name__.startswith("Constant"):
+            return f"padding={self.padding}, value={self.value}"       # torch's two forms
+        return f"{self.padding}"
 
 
 def _make(name, mode, dims, constant=False):

@@ -6,6 +6,8 @@ the same seed gives the same numbers on every device.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as D
@@ -83,6 +85,17 @@ def check_fits(value, dtype, op: str) -> None:
     masked_fill) is truncated toward zero where it fits; NaN (ValueError), inf and values
     out of the dtype's range (OverflowError) raise instead of wrapping, as in PyTorch
     (docs/semantics.md, numbers_stored_into_integer_tensors)."""
+    if isinstance(value, (complex, np.complexfloating)) and dtype.category != D.COMPLEX:
+        raise EmberValueError(f"{op}: value {value} cannot be converted to {dtype.name} "
+                              "without dropping its imaginary part (torch refuses too); "
+                              "use a complex dtype or pass value.real")
+    if dtype.category == D.FLOAT and isinstance(value, (int, float, np.integer, np.floating)) \
+            and not isinstance(value, (bool, np.bool_)) and math.isfinite(value):
+        big = float(np.finfo(dtype.np).max) if dtype is not D.bfloat16 else 3.3895313892515355e38
+        if abs(float(value)) > big:
+            raise EmberOverflowError(f"{op}: value {value} cannot be converted to "
+                                     f"{dtype.name} without overflow (largest {big:g}); "
+                                     "use a wider dtype")
     if dtype.category != D.INT or isinstance(value, (bool, np.bool_)):
         return
     if isinstance(value, (float, np.floating)):
@@ -140,6 +153,12 @@ def _infer_host(data, dtype):
             arr = arr.astype(np.int64)
         if dtype is not None:        # Python numbers never wrap (arrays cast like astype)
             _check_array_fits(arr, D.get_dtype(dtype), "tensor()")
+            if arr.dtype.kind == "c" and D.get_dtype(dtype).category not in (D.COMPLEX,
+                                                                              D.BOOL):
+                raise EmberTypeError(
+                    f"tensor(): got complex numbers for dtype {D.get_dtype(dtype).name}; "
+                    "torch refuses to drop the imaginary parts too: pass a complex dtype, "
+                    "or take .real of the complex tensor")
         if dtype is None and arr.dtype.kind == "c" and not isinstance(data, np.ndarray):
             # Python complex numbers: the complex dtype of the default float (torch)
             arr = arr.astype(D.get_dtype(complex).np)

@@ -367,15 +367,29 @@ def run_pinv(a: Tensor, atol: float, rtol: float, hermitian: bool) -> Tensor:
 
 
 # --- LU with partial pivoting: A = P L U, L unit lower (m, k), U upper (k, n), k = min(m, n),
-# packed in one (m, n) matrix as LAPACK's getrf; one primitive for it, one for its pivots
+# packed in one (m, n) matrix as LAPACK's getrf; one primitive gives it with its pivots and
+# info in one more row and column (one elimination for all three)
+def lu_split(packed):
+    """(LU, pivots, info) of lu_factor_op's (*, m + 1, n + 1) output: [:m, :n], and the
+    int32 pivots and info of row m (not differentiable)."""
+    m, n = packed._data.shape[-2] - 1, packed._data.shape[-1] - 1
+    last = packed.detach()[..., m, :]
+    last = (last.real if last._dtype.is_complex else last).to(D.int32)
+    return packed[..., :m, :n], last[..., :min(m, n)], last[..., n]
+
+
 def lu_parts(lu, order):
     """(P, L, U) of a packed LU and its row order (A[order] = L U, so A = P L U)."""
     m, n = lu._data.shape[-2:]
     k = min(m, n)
-    rows = arange(m, device=lu._device)
-    p = (rows.reshape(m, 1) == order.unsqueeze(-2)).to(lu._dtype)
-    lower = lu[..., :k].tril(-1) + eye(m, k, dtype=lu._dtype, device=lu._device)
-    return p, lower, lu[..., :k, :].triu()
+    # one row and one column index serve all three (tril and triu build their own each)
+    rows = arange(m, device=lu._device).reshape(m, 1)
+    cols = arange(n, device=lu._device)
+    p = (rows == order.unsqueeze(-2)).to(lu._dtype)
+    front = cols[:k]
+    lower = where(rows > front, lu[..., :k], (rows == front).to(lu._dtype))
+    upper = where(rows[:k] <= cols, lu[..., :k, :], 0.0)
+    return p, lower, upper
 
 
 def _solve_right(a, b):
@@ -387,9 +401,11 @@ def _lu_factor_vjp(g, out, a):
     # PyTorch's linalg_lu_backward (FunctionsManual.cpp) with gL, gU the parts of the
     # packed gradient each factor owns (the rest of each block is masked away); written as
     # the real formula, with transposes (autograd conjugates around it for complex input)
-    m, n = out._data.shape[-2:]
+    lu, pivots, _ = lu_split(out)
+    g = g[..., :-1, :-1]            # the pivots and info have no gradient
+    m, n = lu._data.shape[-2:]
     k = min(m, n)
-    p, lower, upper = lu_parts(out, run(lu_permutation_op, run(lu_pivots_op, a), m=m))
+    p, lower, upper = lu_parts(lu, run(lu_permutation_op, pivots, m=m))
     gl, gu = g[..., :k], g[..., :k, :]
     if m == n:
         x = (lower.mT @ gl).tril(-1) + (gu @ upper.mT).triu()
@@ -405,11 +421,6 @@ def _lu_factor_vjp(g, out, a):
     return (p @ _solve_right(upper.mT, x),)
 
 
-def _pivots_shape(inputs, attrs):
-    *b, m, n = inputs[0]._data.shape
-    return (*b, min(m, n))
-
-
 def _permutation_check(inputs, attrs):
     pivots = inputs[0]
     if pivots._dtype is not D.int32:
@@ -418,20 +429,50 @@ def _permutation_check(inputs, attrs):
                                      f"lu_factor's pivots, or call .int() on them")
 
 
+def run_lu_factor(a):
+    """(LU, pivots, info) of a by lu_factor_op; half precision is factored in float32 (the
+    packed pivots and info are exact in a float16 or bfloat16 row only up to 2048 or 256)
+    and its LU rounded back."""
+    if a._dtype in (D.float16, D.bfloat16):
+        lu, pivots, info = run_lu_factor(a.to(D.float32))
+        return lu.to(a._dtype), pivots, info
+    return lu_split(run(lu_factor_op, a))
+
+
+def _lu_shape(inputs, attrs):
+    *b, m, n = inputs[0]._data.shape
+    return (*b, m + 1, n + 1)
+
+
 lu_factor_op = declare("lu_factor", "linalg", rule_same, sig="a", check=_float_matrix("lu"),
-                       vjp=_lu_factor_vjp, save_out=True, shape=lambda i, a: i[0]._data.shape,
-                       doc="L and U of A = P L U packed in one matrix (L's unit diagonal "
-                           "left out), LAPACK getrf's partial pivoting")
-lu_pivots_op = declare("lu_pivots", "linalg", rule_fixed(D.int32), sig="a",
-                       check=_float_matrix("lu"), shape=_pivots_shape,
-                       doc="the 1-based int32 pivots of lu_factor (row j was swapped with "
-                           "row pivots[j] - 1), (*, min(m, n))")
+                       vjp=_lu_factor_vjp, save_out=True, shape=_lu_shape,
+                       doc="L and U of A = P L U packed in [:m, :n] (L's unit diagonal "
+                           "left out), LAPACK getrf's partial pivoting; row m holds its "
+                           "1-based pivots (row j was swapped with row pivots[j] - 1) in "
+                           "[:min(m, n)] and getrf's info in [n], (*, m + 1, n + 1)")
 lu_permutation_op = declare("lu_permutation", "linalg", rule_fixed(D.int64),
                             sig="pivots, *, m: int", check=_permutation_check,
                             shape=lambda i, a: i[0]._data.shape[:-1] + (a["m"],),
-                            doc="the row order (*, m) lu_pivots' swaps make, applied in "
+                            doc="the row order (*, m) lu_factor's pivots make, applied in "
                                 "turn: A[order] = L U; raises for a pivot outside 1..m")
 
+
+def _lu_solve_forward(lu, pivots, b, *, adjoint):
+    n = lu._data.shape[-1]
+    p, lower, upper = lu_parts(lu, run(lu_permutation_op, pivots, m=n))
+    if adjoint:                     # A^H = U^H L^H P^T
+        return p @ solve_op_run(lower.mH, solve_op_run(upper.mH, b))
+    return solve_op_run(upper, solve_op_run(lower, p.mT @ b))
+
+
+# a backend's kernel is LAPACK getrs (or its two triangular solves); while a graph is
+# recorded the decomposition differentiates itself (torch's rule is the same algebra)
+lu_solve_op = declare("lu_solve", "composite", rule_same,
+                      sig="lu, pivots, b, *, adjoint: bool", promote=(0, 2),
+                      decompose=_lu_solve_forward, shape=lambda i, a: i[2]._data.shape,
+                      doc="X with A X = B (A^H X = B with adjoint) for A = P L U given by "
+                          "lu_factor's LU (*, n, n) and int32 pivots (*, n), B (*, n, k), "
+                          "batch dims alike")
 
 # --- the matrix exponential: scaling and squaring over the [13/13] Pade approximant
 # (Higham 2005, "The scaling and squaring method for the matrix exponential revisited")
@@ -562,16 +603,38 @@ geqrf_tau_op = declare("geqrf_tau", "linalg", rule_same, sig="a", check=_float_m
                            "v_i v_i^H")
 
 
-# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable)
+# --- Bunch-Kaufman L D L^T of symmetric matrices (LAPACK sytrf; torch: not differentiable);
+# one primitive gives the factors with their pivots and info (one elimination)
+def ldl_split(packed):
+    """(LD, pivots, info) of ldl_factor_op's (*, n + 1, n + 1) output: [:n, :n], and the
+    int32 pivots and info of row n."""
+    n = packed._data.shape[-1] - 1
+    last = packed[..., n, :]
+    last = (last.real if last._dtype.is_complex else last).to(D.int32)
+    return packed[..., :n, :n], last[..., :n], last[..., n]
+
+
+def run_ldl_factor(a, hermitian: bool):
+    """(LD, pivots, info) of a by ldl_factor_op; half precision is factored in float32
+    (as run_lu_factor) and its LD rounded back."""
+    if a._dtype in (D.float16, D.bfloat16):
+        ld, pivots, info = run_ldl_factor(a.to(D.float32), hermitian)
+        return ld.to(a._dtype), pivots, info
+    return ldl_split(run(ldl_factor_op, a, hermitian=hermitian))
+
+
+def _ldl_shape(inputs, attrs):
+    *b, n, _ = inputs[0]._data.shape
+    return (*b, n + 1, n + 1)
+
+
 ldl_factor_op = declare("ldl_factor", "linalg", rule_same, sig="a, *, hermitian: bool",
-                        check=_square("ldl_factor"), shape=lambda i, a: i[0]._data.shape,
-                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed: L below "
-                            "the diagonal, D's 1x1 and 2x2 blocks on and beside it")
-ldl_pivots_op = declare("ldl_pivots", "linalg", rule_fixed(D.int32),
-                        sig="a, *, hermitian: bool", check=_square("ldl_factor"),
-                        shape=lambda i, a: i[0]._data.shape[:-1],
-                        doc="sytrf's 1-based int32 pivots: k swapped with pivots[k] - 1 for "
-                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)")
+                        check=_square("ldl_factor"), shape=_ldl_shape,
+                        doc="LAPACK sytrf's L D L^T of the lower triangle, packed in [:n, :n]: "
+                            "L below the diagonal, D's 1x1 and 2x2 blocks on and beside it; "
+                            "row n holds its 1-based pivots (k swapped with pivots[k] - 1 for "
+                            "a 1x1 block, both rows of a 2x2 block holding -(row + 1)) and "
+                            "sytrf's info in [n], (*, n + 1, n + 1)")
 ldl_solve_op = declare("ldl_solve", "linalg", rule_same, sig="ld, pivots, b, *, hermitian: "
                        "bool", promote=(0, 2), shape=lambda i, a: i[2]._data.shape,
                        doc="LAPACK sytrs: X with A X = B for A given by ldl_factor and "

@@ -222,9 +222,42 @@ BINARY = {}
 _SCALARS = "x: array|scalar, y: array|scalar"
 
 
-def _b(name, rule, fast, vjp=None, *, doc, save_out=False, uses=None, operator=None):
+def _is_bool(x) -> bool:
+    return (x._dtype is D.bool_) if type(x) is Tensor else type(x) is bool
+
+
+def _check_sub(inputs, attrs):
+    """torch refuses subtraction with a bool operand (tensor or Python bool): x - mask is
+    almost always a mask inverted the wrong way."""
+    if _is_bool(inputs[0]) or _is_bool(inputs[1]):
+        both = _is_bool(inputs[0]) and _is_bool(inputs[1])
+        raise EmberTypeError(
+            "sub: subtraction (the `-` operator) with " +
+            ("two bool tensors is not supported (as in torch); use a ^ b or "
+             "logical_xor() instead" if both else
+             "a bool tensor is not supported (as in torch); to invert a mask use ~mask or "
+             "mask.logical_not(), or convert it first (mask.int(), mask.float())"))
+    _check_broadcast(inputs, attrs, "sub")
+
+
+def _no_bool(name, tensors_only=False):
+    """remainder, floor_divide and pow have no bool kernel in torch ('not implemented for
+    Bool'): all-bool operands are refused rather than answered in bool (pow only with two
+    bool tensors: torch's pow(Tensor, Scalar) takes a bool exponent)."""
+    def check(inputs, attrs):
+        if all(_is_bool(x) and (type(x) is Tensor or not tensors_only) for x in inputs):
+            raise EmberTypeError(
+                f"{name}: not implemented for bool operands (as in torch); convert them "
+                f"first, e.g. x.int()")
+        _check_broadcast(inputs, attrs, name)
+    return check
+
+
+def _b(name, rule, fast, vjp=None, *, doc, save_out=False, uses=None, operator=None,
+       check=None):
     op = declare(name, "binary", rule, sig=_SCALARS, doc=doc, fast=fast, vjp=vjp,
-                 save_out=save_out, check=_bcheck(name), uses=uses, shape=shape_broadcast,
+                 save_out=save_out, check=check or _bcheck(name), uses=uses,
+                 shape=shape_broadcast,
                  operator=operator, inplace=rule is not rule_bool)
     BINARY[name] = fn = _binary_fn(op)
     return fn
@@ -240,7 +273,7 @@ def _inplace_kernel(name, serves):
 add = _b("add", rule_same, "same", lambda g, out, x, y: (g, g), uses=(), operator="add",
          doc="x + y")
 sub = _b("sub", rule_same, "same_nobool", lambda g, out, x, y: (g, -g), uses=(), operator="sub",
-         doc="x - y")
+         doc="x - y", check=_check_sub)
 def _other_needs_grad(inputs) -> tuple:
     """mul reads x only for y's gradient and y only for x's."""
     x, y = inputs
@@ -252,17 +285,19 @@ mul = _b("mul", rule_same, "same", lambda g, out, x, y: (g * y, g * x), operator
          uses=_other_needs_grad)
 div = _b("div", rule_float, "float", lambda g, out, x, y: (g / y, -g * out / y), save_out=True,
          operator="truediv", doc="x / y (true division)", uses=(1,))
-pow = _b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y")
+pow = _b("pow", rule_same, "same_nobool", _pow_vjp, save_out=True, operator="pow", doc="x ** y",
+         check=_no_bool("pow", tensors_only=True))
 maximum = _b("maximum", rule_same, "same", _extreme_vjp(lambda a, b: a > b),
              doc="the larger of x and y (nan if either is nan)")
 minimum = _b("minimum", rule_same, "same", _extreme_vjp(lambda a, b: a < b),
              doc="the smaller of x and y (nan if either is nan)")
 remainder = _b("remainder", rule_same, "same_nobool",
                lambda g, out, x, y: (g, -g * BINARY["floor_divide"](x, y)), operator="mod",
-               doc="x - floor(x / y) * y (the sign of y, as Python's %)")
+               doc="x - floor(x / y) * y (the sign of y, as Python's %)",
+               check=_no_bool("remainder"))
 # a step function: in the graph with a zero gradient, as torch's (div(rounding_mode="floor"))
 floor_divide = _b("floor_divide", rule_same, "same_nobool", lambda g, out, x, y: (g * 0, g * 0),
-                  operator="floordiv", doc="floor(x / y)", uses=())
+                  operator="floordiv", doc="floor(x / y)", uses=(), check=_no_bool("floor_divide"))
 eq = _b("eq", rule_bool, "bool", operator="eq", doc="x == y")
 ne = _b("ne", rule_bool, "bool", operator="ne", doc="x != y")
 lt = _b("lt", rule_bool, "bool", operator="lt", doc="x < y")

@@ -12,6 +12,7 @@ assign(dst, src) writes src (broadcast, or a scalar) into dst in place and retur
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -229,6 +230,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     -------
     ``torch.index_select``
     """
+    if type(index) is Tensor and index.ndim > 1:
+        raise ShapeError(f"index_select(): index is supposed to be a vector, got shape "
+                         f"{list(index.shape)}; flatten it (index.reshape(-1)) or use "
+                         "take_along_dim / gather")
     if input.ndim == 0:                       # torch: a 0-d input gives a 0-d result
         result = take_along(input.reshape(1), index, 0, "index_select").reshape(())
     else:
@@ -486,7 +491,8 @@ def _host_key(key, x):
                                       f"bool tensors; got {k._dtype.name}")
             out.append(h)
         elif isinstance(k, list):
-            out.append(np.asarray(k))
+            h = np.asarray(k)
+            out.append(h.astype(np.int64) if h.size == 0 else h)     # x[[]]: no rows
         else:
             out.append(k)
     return tuple(out)
@@ -504,11 +510,42 @@ def _linear_index(x: Tensor, key: tuple) -> Tensor:
     return from_host(c_order(lin), x._device)
 
 
+def _key_item(k):
+    """One entry of a key as torch reads it: a uint8 tensor is a (deprecated) mask, a
+    float is refused."""
+    if type(k) is Tensor and k._dtype is D.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                      "torch.bool instead.", UserWarning, stacklevel=4)
+        return k != 0
+    if isinstance(k, (float, np.floating)):
+        raise EmberIndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                              f"or byte Variables are valid indices (got {type(k).__name__})")
+    return k
+
+
+def _sequence_as_tuple(key: list) -> bool:
+    """torch's legacy rule (treatSequenceAsTuple): a list shorter than 32 holding a
+    sequence, slice, Ellipsis, None or tensor is a tuple of indices: x[[[0, 1]]] is
+    x[[0, 1]], not x[tensor([[0, 1]])]."""
+    return len(key) < 32 and any(
+        k is None or k is Ellipsis or type(k) is Tensor or
+        isinstance(k, (list, tuple, slice, np.ndarray)) for k in key)
+
+
+def normalize_key(key):
+    if type(key) is list and _sequence_as_tuple(key):
+        key = tuple(key)
+    if type(key) is tuple:
+        return tuple(_key_item(k) for k in key)
+    return _key_item(key)
+
+
 def getitem(x: Tensor, key) -> Tensor:
     tk = type(key)
     if (tk is int or tk is slice) and x._data.shape:
         return _getitem_first_dim(x, key)
-    if type(key) is Tensor or isinstance(key, list) or (
+    key = normalize_key(key)
+    if type(key) is Tensor or isinstance(key, (list, np.ndarray, bool)) or (
             isinstance(key, tuple) and not all(_is_basic(k) for k in key)):
         key = _expand_key(x, key)
         one = _single_take(x, key)
@@ -616,6 +653,7 @@ def setitem(x: Tensor, key, value) -> None:
     if value._dtype is not x._dtype:
         value = value.to(x._dtype)
     recording = dispatch.is_grad_enabled() and (x.requires_grad or value.requires_grad)
+    key = normalize_key(key)
     if isinstance(key, tuple) and all(_is_basic(k) for k in key) or _is_basic(key):
         key = _expand_key(x, key)
         slices, shape = _basic_plan(x, key)

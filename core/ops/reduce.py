@@ -178,6 +178,9 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """
     if dtype is not None:
         x = x.to(dtype)
+        if x._dtype.category <= D.INT:   # an integer dtype asked for is the result's (torch)
+            out = _reduce(sum_op, x, dim, keepdim)
+            return out if out._dtype is x._dtype else out.to(x._dtype)
     if dim is None and x._dtype.category == D.FLOAT:   # the common case
         n = len(x._data.shape)
         if n:
@@ -198,6 +201,8 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """
     if dtype is not None:
         x = x.to(dtype)
+        out = _reduce(prod_op, x, dim, keepdim)
+        return out if out._dtype is x._dtype else out.to(x._dtype)    # as sum(dtype=)
     return _reduce(prod_op, x, dim, keepdim)
 
 

@@ -50,8 +50,12 @@ def _scan(op, input: Tensor, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     if input.ndim == 0:
-        return run(op, input.reshape(1), axis=0).reshape(())
-    return run(op, input, axis=norm_dim(dim, input.ndim, op.name))
+        out = run(op, input.reshape(1), axis=0).reshape(())
+    else:
+        out = run(op, input, axis=norm_dim(dim, input.ndim, op.name))
+    # an integer dtype asked for is the result's (torch); without one integers scan in int64
+    return out.to(input._dtype) if dtype is not None and out._dtype is not input._dtype \
+        else out
 
 
 @numpy_names

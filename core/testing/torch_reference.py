@@ -20,6 +20,7 @@ tests/reference/ runs it under pytest.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -45,6 +46,10 @@ NONDETERMINISTIC = frozenset({
     "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank",
     "pca_lowrank",
 })
+# random ops a sample can make deterministic by passing their random numbers (fractional max
+# pooling's _random_samples): such samples compare values, indices and gradients in full
+SEEDED_BY = {"nn.functional.fractional_max_pool2d": "_random_samples",
+             "nn.functional.fractional_max_pool3d": "_random_samples"}
 # ops whose raw outputs are unique only up to signs (singular and eigenvectors): their
 # samples' output_process_fn_grad makes them unique (abs of the vectors), and those
 # processed outputs are what is compared
@@ -304,6 +309,12 @@ class _Converter:
             for ns, ens in ((torch.nn.functional, ember.nn.functional), (torch, ember)):
                 if getattr(ns, fname, None) is obj and getattr(ens, fname, None) is not None:
                     return getattr(ens, fname)
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and \
+                type(obj).__module__.startswith("torch.nn") and \
+                hasattr(ember.nn, type(obj).__name__):
+            # a torch.nn options record (LinearCrossEntropyOptions): ember's, field by field
+            return getattr(ember.nn, type(obj).__name__)(**{
+                f.name: self(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
         if isinstance(obj, torch.Generator):
             raise TypeError("the sample passes a torch.Generator")
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
@@ -318,13 +329,18 @@ class _Converter:
 
 
     def _module(self, tm):
-        """ember's module for a torch module built while torch generated the inputs: the
-        ember class of the same name from the recorded constructor arguments, holding
-        torch's parameters and buffers."""
+        """ember's module for a torch module given as an argument (a TransformerEncoderLayer
+        handed to TransformerEncoder, a PairwiseDistance as a loss's distance_function): the
+        ember class of the same name, built from the constructor arguments recorded while
+        torch generated the inputs (else from the torch module's attributes named as the
+        ember constructor's parameters, where it has every one), holding torch's parameters
+        and buffers."""
         import ember
         ctor = _CONSTRUCTED.get(id(tm))
         ecls = getattr(ember.nn, type(tm).__name__, None)
-        if ctor is None or ctor[0] is not tm or ecls is None:
+        if ecls is not None and (ctor is None or ctor[0] is not tm):
+            ctor = _from_attributes(tm, ecls)
+        if ctor is None or ecls is None:
             raise TypeError(f"the sample passes a torch {type(tm).__name__} module ember "
                             f"cannot rebuild")
         em = ecls(*self(list(ctor[1])), **self(dict(ctor[2])))
@@ -333,9 +349,27 @@ class _Converter:
         return em.to(self.device).train(tm.training)
 
 
-# torch modules constructed while a ModuleInfo's inputs are generated (a
-# TransformerEncoderLayer handed to TransformerEncoder): id -> (module, args, kwargs)
+# torch modules constructed while a ModuleInfo's or OpInfo's inputs are generated (a
+# TransformerEncoderLayer handed to TransformerEncoder, a PairwiseDistance handed to
+# triplet_margin_with_distance_loss): id -> (module, args, kwargs)
 _CONSTRUCTED: dict[int, tuple] = {}
+
+
+def _from_attributes(tm, ecls):
+    """(tm, (), kwargs) rebuilding a torch module from its attributes, one per parameter of
+    ember's constructor of the same name; None where one is missing (torch stores
+    PairwiseDistance's p as `norm`: a guessed default would rebuild another module)."""
+    import inspect
+    kwargs = {}
+    for name, param in inspect.signature(ecls.__init__).parameters.items():
+        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if name in ("device", "dtype"):
+            continue
+        if not hasattr(tm, name) or callable(getattr(tm, name)):
+            return None
+        kwargs[name] = getattr(tm, name)
+    return tm, (), kwargs
 
 
 class _RecordConstructors:
@@ -674,7 +708,8 @@ def run_sample(op, efn, sample, device, rtol, atol, grad: bool, index: int) -> S
     rng = np.random.default_rng(_seed(name) + index)
     # a sample with attention dropout (scaled_dot_product_attention's dropout_p) draws
     # from torch's generator: its values are random, as a dropout op's are
-    random = op.name in NONDETERMINISTIC or bool(sample.kwargs.get("dropout_p")) or (
+    random = (op.name in NONDETERMINISTIC and sample.kwargs.get(
+        SEEDED_BY.get(op.name, "")) is None) or bool(sample.kwargs.get("dropout_p")) or (
         op.name in DROPOUT_ARG and bool(sample.args[DROPOUT_ARG[op.name]])
         and sample.kwargs.get("training", True))
     try:
@@ -844,9 +879,10 @@ def samples_of(op, grad: bool, reference: bool = False, dtype: str | None = None
     if dtype is None:
         return []
     _seed_cpu(_seed(full_name(op)))
+    _CONSTRUCTED.clear()
     req = grad and op.supports_autograd and (dtype.is_floating_point or dtype.is_complex) \
         and (not dtype.is_complex or dtype in op.supported_backward_dtypes("cpu"))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _RecordConstructors():
         warnings.simplefilter("ignore")
         if reference and op.reference_inputs_func is not None:
             found = op.reference_inputs("cpu", dtype, requires_grad=req)
@@ -926,6 +962,10 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tm = info.module_cls(*mi.constructor_input.args, **mi.constructor_input.kwargs)
+                # in the samples' dtype, as torch's module tests (m.to(dtype)): a float64
+                # buffer handed to the constructor (FractionalMaxPool's _random_samples)
+                # follows the module, where left as it is torch itself refuses the input
+                tm.to(torch.float32)
                 tm.train()
                 t_out = tm(*mi.forward_input.args, **mi.forward_input.kwargs)
         except Exception as exc:   # noqa: BLE001
@@ -938,7 +978,7 @@ def run_module(info, device: str, max_inputs: int | None = None) -> OpResult:
                 warnings.simplefilter("ignore")
                 em = ecls(*conv(list(mi.constructor_input.args)),
                           **conv(dict(mi.constructor_input.kwargs)))
-                em.to(device)
+                em.to(device, ember.float32)         # as tm, in the samples' dtype
                 em.train()
                 tkeys, ekeys = set(tm.state_dict()), set(em.state_dict())
                 if tkeys != ekeys:

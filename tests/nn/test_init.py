@@ -8,7 +8,7 @@ import ember.nn as nn
 import numpy as np
 import pytest
 from ember.nn import init
-from nn_helpers import to_numpy
+from nn_helpers import device_params, to_numpy
 
 
 @pytest.mark.parametrize("name,param", [("linear", None), ("conv2d", None), ("sigmoid", None),
@@ -97,3 +97,26 @@ def test_init_errors():
         init.calculate_gain("swish")
     with pytest.raises(ValueError, match="fan_in"):
         init.kaiming_uniform_(ember.empty(2, 2), mode="fan")
+
+
+@pytest.mark.parametrize("device", ["cpu", *device_params()])
+@pytest.mark.parametrize("shape,groups", [((16, 8, 3, 3), 1), ((8, 4, 5), 2),
+                                          ((4, 4, 2, 2, 2), 1), ((6, 3, 3, 3), 3)])
+def test_dirac_is_torchs(torch, shape, groups, device):
+    want = torch.empty(*shape)
+    torch.nn.init.dirac_(want, groups)
+    got = init.dirac_(ember.empty(*shape, device=device), groups)
+    np.testing.assert_array_equal(to_numpy(got), want.numpy())
+
+
+@pytest.mark.parametrize("device", ["cpu", *device_params()])
+def test_sparse_zeroes_ceil_sparsity_rows_per_column(torch, device):
+    t = init.sparse_(ember.empty(50, 7, device=device), 0.3, std=0.5)
+    values = to_numpy(t)
+    want = torch.nn.init.sparse_(torch.empty(50, 7), 0.3)
+    np.testing.assert_array_equal((values == 0).sum(0), (want == 0).sum(0).numpy())
+    assert 0.3 < values[values != 0].std() < 0.7
+    for fn, args in ((init.dirac_, (ember.empty(3, 3),)), (init.sparse_, (ember.empty(3), 0.1)),
+                     (init.dirac_, (ember.empty(3, 2, 3), 2))):
+        with pytest.raises(ValueError):
+            fn(*args)

@@ -210,3 +210,71 @@ def test_errors_name_the_layer():
         nn.LayerNorm(5)(ember.randn(2, 4))
     with pytest.raises(ember.ShapeError, match="rms_norm: input of shape"):
         F.rms_norm(ember.ones(2, 3), (4,))
+
+
+@pytest.mark.parametrize("device", cpu_and_opencl())
+def test_native_norms_return_torchs_statistics(torch, device):
+    """torch.native_batch_norm/layer_norm/group_norm: the outputs, the statistics (shapes,
+    values, whether they are in the graph: only group norm's are) and the gradients for
+    random upstream gradients on every output torch differentiates; the running statistics
+    move as torch's."""
+    r = rng("native_norms")
+    x = r.standard_normal((4, 6, 5)).astype(np.float32)
+    w, b = (r.standard_normal(6).astype(np.float32) for _ in range(2))
+    stats = (r.standard_normal(6).astype(np.float32), r.random(6).astype(np.float32) + 0.5)
+    for name, t_args, e_args in (      # e_args: the leaves whose gradients are compared
+            ("native_batch_norm", lambda T, t: (t["w"], t["b"], t["rm"], t["rv"], True, 0.3,
+                                                1e-5), None),
+            # eval: torch's own backward fails for weight and bias (it reads the empty saved
+            # statistics), so only the input's gradient is compared
+            ("native_batch_norm", lambda T, t: (t["w"], t["b"], t["rm"], t["rv"], False, 0.3,
+                                                1e-5), ("x",)),
+            ("native_batch_norm", lambda T, t: (None, None, None, None, True, 0.1, 1e-3),
+             None),
+            ("native_layer_norm", lambda T, t: ((6, 5), None, None, 1e-5), None),
+            ("native_layer_norm", lambda T, t: ((5,), t["b5"], t["w5"], 1e-5), None),
+            ("native_group_norm", lambda T, t: (t["w"], t["b"], 4, 6, 5, 3, 1e-5), None),
+            ("native_group_norm", lambda T, t: (t["w"], None, 4, 6, 5, 2, 1e-2), None)):
+        tt = {"x": torch.tensor(x, requires_grad=True), "w": torch.tensor(w, requires_grad=True),
+              "b": torch.tensor(b, requires_grad=True), "rm": torch.tensor(stats[0]),
+              "rv": torch.tensor(stats[1]), "w5": torch.tensor(w[:5], requires_grad=True),
+              "b5": torch.tensor(b[:5], requires_grad=True)}
+        et = {k: ember.tensor(v.detach().numpy(), device=device,
+                              requires_grad=v.requires_grad) for k, v in tt.items()}
+        to = getattr(torch, name)(tt["x"], *t_args(torch, tt))
+        eo = getattr(ember, name)(et["x"], *t_args(ember, et))
+        for i, (t, e) in enumerate(zip(to, eo)):
+            assert tuple(e.shape) == tuple(t.shape), (name, i)
+            assert e.requires_grad == t.requires_grad, (name, i)
+            close(e, t, f"{name} output {i}", rtol=1e-5, atol=1e-5)
+        for k in ("rm", "rv"):
+            close(et[k], tt[k], f"{name} running statistic {k}", rtol=1e-6, atol=1e-6)
+        outs = [(t, e) for t, e in zip(to, eo) if t.requires_grad]
+        ups = [r.standard_normal(tuple(t.shape)).astype(np.float32) for t, _ in outs]
+        leaves = [k for k in e_args or ("x", "w", "b", "w5", "b5") if tt[k].requires_grad]
+        tg = torch.autograd.grad([t for t, _ in outs], [tt[k] for k in leaves],
+                                 [torch.tensor(u) for u in ups], allow_unused=True)
+        eg = ember.autograd.grad([e for _, e in outs], [et[k] for k in leaves],
+                                 [ember.tensor(u, device=device) for u in ups],
+                                 allow_unused=True)
+        for k, t, e in zip(leaves, tg, eg):
+            if t is None:
+                assert e is None or not np.any(to_numpy(e)), (name, k)
+                continue
+            close(e, t, f"{name} gradient of {k}", rtol=1e-4, atol=1e-4)
+
+
+def test_native_norm_errors_are_ember_errors():
+    x = ember.ones(2, 6, 3)
+    for call, match in (
+            (lambda: ember.native_batch_norm(x, None, None, None, None, False, 0.1, 1e-5),
+             "running_mean"),
+            (lambda: ember.native_batch_norm(ember.ones(3), None, None, None, None, True, 0.1,
+                                             1e-5), "channel"),
+            (lambda: ember.native_layer_norm(x, (4,), None, None, 1e-5), "normalized_shape"),
+            (lambda: ember.native_group_norm(x, None, None, 2, 6, 3, 4, 1e-5), "divisible"),
+            (lambda: ember.native_group_norm(x, None, None, 2, 6, 4, 3, 1e-5), "HxW"),
+            (lambda: ember.native_group_norm(x, ember.ones(5), None, 2, 6, 3, 3, 1e-5),
+             "weight")):
+        with pytest.raises(ember.EmberError, match=match):
+            call()

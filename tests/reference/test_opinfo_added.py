@@ -390,6 +390,24 @@ def test_nonzero_static_constant_pad_nd_empty_strided(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_empty_permuted_lays_dims_out_as_torch(device):
+    """torch.empty_permuted: the logical shape, torch's strides (the physical order named by
+    physical_layout), a leaf that may require grad; torch's three refusals."""
+    for size, layout in (((2, 3, 4, 5), (0, 2, 3, 1)), ((1, 3, 5), (2, 0, 1)), ((), ()),
+                         ((4, 2), (1, 0))):
+        t = torch.empty_permuted(size, layout)
+        e = ember.empty_permuted(size, layout, device=device, dtype=ember.float64,
+                                 requires_grad=True)
+        assert tuple(e.shape) == tuple(t.shape) and e.dtype == ember.float64
+        assert e.stride() == t.stride() and e.is_leaf and e.requires_grad
+    for size, layout, match in (((2,), (0, 1), "Number of dimensions"),
+                                ((2,), (3,), "out of range"), ((2, 3), (-1, 0), "out of range"),
+                                ((2, 3), (0, 0), "Duplicate")):
+        with pytest.raises(ember.EmberError, match=match):
+            ember.empty_permuted(size, layout, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_index_reduce_inplace_and_integers(device, reduce, include_self):

@@ -26,7 +26,7 @@ def test_each_public_name_comes_from_one_family_module():
                                            "sorting")),
                *(getattr(functional, m) for m in ("activation", "complexes", "creation",
                                                   "elementwise", "histograms", "index", "linalg",
-                                                  "movement",
+                                                  "movement", "nn",
                                                   "products", "random", "reduce", "special",
                                                   "spectral")),
                settings, legacy]

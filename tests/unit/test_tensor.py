@@ -219,3 +219,39 @@ def test_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+# dtypes, complex, empty, 0-d, autograd suffixes, Parameters and summarized ints/bools,
+# each printed by torch and by ember (the first run: complex real parts padded where torch
+# sizes them by the nonzero ones, empty int64/bool tensors without their dtype)
+_REPR_CASES = [
+    "T.tensor([1, 2, 3])", "T.tensor([True, False])", "T.tensor(True)", "T.tensor([1, -200000])",
+    "T.tensor([[1, 2], [3, 4]], dtype=T.int32)", "T.tensor([1, 2], dtype=T.uint8)",
+    "T.tensor([1, 2], dtype=T.int16)", "T.tensor([1.5, 2], dtype=T.float16)",
+    "T.tensor([1.5, 2], dtype=T.bfloat16)", "T.tensor([1.5, 2], dtype=T.float64)",
+    "T.tensor(3.0, dtype=T.float64)", "T.tensor([1+2j, -3.5j])",
+    "T.tensor([1+2j, -3.5j], dtype=T.complex128)", "T.tensor(1+1j)",
+    "T.tensor([[1e-8+1j, 2e5-3j]])", "T.tensor([float('nan')+1j])", "T.zeros(0)", "T.zeros(0, 3)",
+    "T.zeros(2, 0, dtype=T.int64)", "T.zeros(0, dtype=T.bool)", "T.zeros(0, dtype=T.float64)",
+    "T.tensor([-0.0, 0.0])", "T.tensor([1, 2.], requires_grad=True)",
+    "T.tensor([1, 2.], requires_grad=True) * 2", "T.tensor([1, 2.], requires_grad=True).sum()",
+    "T.tensor(2.5, requires_grad=True)", "T.arange(2000)", "T.arange(2000.).reshape(40, 50)",
+    "T.ones(3, 1001, dtype=T.int64)", "T.tensor([1e-5, 1e5])", "T.tensor([123456789.0])",
+    "T.tensor([0.1, 0.25])", "T.tensor([1e20, 1])",
+    "T.tensor([float('inf'), -float('inf'), float('nan')])",
+    "T.tensor([1, 2.], dtype=T.float16) / 3", "T.tensor([True]*1200)",
+    "T.zeros(2, 3, 4, dtype=T.complex64)", "T.tensor([[True, False], [False, True]])",
+    "T.nn.Parameter(T.tensor([1., 2.]))", "T.tensor([1, 2]).float().mean()",
+    "T.tensor([1e-10, 1e10, 1.0])", "T.randn(3, 3).abs() * 0 + T.tensor([1, 10, 100.])",
+    "T.tensor(-5)", "T.tensor(2**62)", "T.tensor([2**62, 1])", "T.tensor([0.5], dtype=T.float16)",
+    "T.tensor([65504.], dtype=T.float16)", "T.tensor([1.5, -2.25], dtype=T.bfloat16)",
+]
+
+
+@pytest.mark.parametrize("expr", _REPR_CASES)
+def test_repr_is_torchs_across_dtypes(expr):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    ember.manual_seed(0)
+    want = repr(eval(expr, {"T": torch})).replace("torch.", "ember.")     # noqa: S307
+    assert repr(eval(expr, {"T": ember})) == want                          # noqa: S307

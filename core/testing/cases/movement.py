@@ -11,7 +11,8 @@ case = ROWS.case
 # --- movement ---------------------------------------------------------------------------
 case("reshape", lambda E, x: (x.reshape(4, -1), x.reshape(24)),
      lambda np, x: (x.reshape(4, -1), x.reshape(24)), Input(M), dtypes=FLOATS + ("int64",))
-case("reshape:view_flatten", lambda E, x: (x.view(6, 4), x.flatten(), x.flatten(1)),
+# (view needs a layout strides can express: the rows run on every layout, so contiguous)
+case("reshape:view_flatten", lambda E, x: (x.contiguous().view(6, 4), x.flatten(), x.flatten(1)),
      lambda np, x: (x.reshape(6, 4), x.reshape(-1), x.reshape(2, 12)), Input(M))
 case("reshape:squeeze_unsqueeze", lambda E, x: (x.unsqueeze(1), x.unsqueeze(-1).squeeze(),
                                                 x.reshape(1, 2, 1, 12).squeeze(2)),

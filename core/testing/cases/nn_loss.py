@@ -233,3 +233,28 @@ case("ctc_loss", lambda E, x: (
                     (_ctc(_log_softmax(x, 2), _CTC_TARGETS, *_CTC_LENGTHS) /
                      np.array(_CTC_LENGTHS[1])).mean()),
      Input((5, 2, 4)), gradgrad=False, atol=1e-4, rtol=1e-4)
+
+
+# --- linear_cross_entropy: the linear layer and the loss in one call, chunked or not ---------
+_T6 = Input((6,), "i", (4, 0, 2, 2, 1, 3))
+
+
+def _lce(x, w, b, t, **kw):
+    return _nll(_log_softmax(x @ w.T + b, 1), t, **kw)
+
+
+case("linear_cross_entropy", lambda E, x, w, b, t: (
+    F(E).linear_cross_entropy(x, w, t, linear_bias=b),
+    F(E).linear_cross_entropy(x, w, t, reduction="sum", ignore_index=2)),
+     lambda np, x, w, b, t: (_lce(x, w, b, t), _lce(x, w, 0.0, t, ignore=2, reduction="sum")),
+     Input((6, 3)), Input((5, 3)), Input((5,)), _T6, atol=1e-4, rtol=1e-4)
+# chunks of 4 rows, each checkpointed: one chunk's logits at a time; as torch's chunked op,
+# the gradients are outside the graph (create_graph gives no second derivatives)
+case("linear_cross_entropy:chunked", lambda E, x, w, t: (
+    F(E).linear_cross_entropy(x, w, t, options=E.nn.LinearCrossEntropyOptions(
+        batch_chunk_size=4)),
+    F(E).linear_cross_entropy(x, w, t, reduction="none", options=E.nn.LinearCrossEntropyOptions(
+        batch_chunk_size=4))),
+     lambda np, x, w, t: (_lce(x, w, 0.0, t), _lce(x, w, 0.0, t, reduction="none")),
+     Input((6, 3)), Input((5, 3)), _T6, ops=("linear_cross_entropy",), gradgrad=False,
+     atol=1e-4, rtol=1e-4)

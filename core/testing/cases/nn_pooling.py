@@ -260,3 +260,49 @@ case("max_unpool2d", lambda E, x: F(E).max_unpool2d(*F(E).max_pool2d(x, 2, retur
 case("max_unpool3d", lambda E, x: F(E).max_unpool3d(*F(E).max_pool3d(x, 2, return_indices=True),
                                                     2),
      lambda np, x: _unpool_ref(x, (2, 2, 2)), Input((1, 2, 4, 4, 6)))
+
+
+# --- fractional max pooling: windows at the starts torch's formula gives the samples ---------
+_U2 = np.array([[[0.25, 0.7], [0.9, 0.1], [0.55, 0.35]],
+                [[0.05, 0.6], [0.75, 0.45], [0.2, 0.95]]])                  # (N, C, 2): W, H
+_U3 = np.array([[[0.3, 0.8, 0.15], [0.65, 0.05, 0.5]]])                   # (N, C, 3): T, H, W
+
+
+def _fractional_starts(u, size, out, k):
+    """torch's generate_intervals (the sample u of one plane along one dim)."""
+    if out == 1:
+        return [size - k]
+    alpha = (size - k) / (out - 1)
+    return [int((i + u) * alpha) - int(u * alpha) for i in range(out - 1)] + [size - k]
+
+
+def _fractional_max(x, k, out, u):
+    """(values, flat indices into each plane) of fractional max pooling with samples u."""
+    dims = len(k)
+    which = (1, 0) if dims == 2 else (0, 1, 2)
+    sizes = x.shape[2:]
+    vals = np.zeros(x.shape[:2] + tuple(out), x.dtype)
+    idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+    for n, c in np.ndindex(*x.shape[:2]):
+        starts = [_fractional_starts(u[n, c, which[d]], sizes[d], out[d], k[d])
+                  for d in range(dims)]
+        for pos in np.ndindex(*out):
+            lo = [starts[d][pos[d]] for d in range(dims)]
+            window = x[(n, c) + tuple(slice(a, a + b) for a, b in zip(lo, k))]
+            local = np.unravel_index(int(np.argmax(window)), window.shape)
+            vals[(n, c) + pos] = window[local]
+            idx[(n, c) + pos] = np.ravel_multi_index(tuple(a + b for a, b in zip(lo, local)),
+                                                     sizes)
+    return vals, idx
+
+
+case("fractional_max_pool2d", lambda E, x: F(E).fractional_max_pool2d(
+    x, 2, output_size=(3, 4), return_indices=True,
+    _random_samples=E.tensor(_U2, dtype=x.dtype, device=x.device)),
+     lambda np, x: _fractional_max(x, (2, 2), (3, 4), _U2), Input((2, 3, 6, 7)),
+     out_dtype=("same", "int64"))
+case("fractional_max_pool3d", lambda E, x: F(E).fractional_max_pool3d(
+    x, (2, 3, 2), output_size=(2, 3, 2), return_indices=True,
+    _random_samples=E.tensor(_U3, dtype=x.dtype, device=x.device)),
+     lambda np, x: _fractional_max(x, (2, 3, 2), (2, 3, 2), _U3), Input((1, 2, 5, 6, 4)),
+     out_dtype=("same", "int64"))

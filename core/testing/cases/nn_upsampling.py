@@ -89,6 +89,16 @@ def _grid_sample(x, g, mode="bilinear", align=False):
 
     if mode == "nearest":
         return at([np.rint(c) for c in coords])
+    if mode == "bicubic":                     # torch's cubic convolution, A = -0.75
+        def cubic(t):
+            a, s = -0.75, 1 - t
+            near = [((a + 2) * v - (a + 3)) * v * v + 1 for v in (t, s)]
+            far = [((a * v - 5 * a) * v + 8 * a) * v - 4 * a for v in (t + 1, s + 1)]
+            return [far[0], near[0], near[1], far[1]]
+        lows = [np.floor(c) for c in coords]
+        wy, wx = (cubic(c - lo) for c, lo in zip(coords, lows))
+        return sum(wy[i][:, None] * wx[j][:, None] * at([lows[0] + i - 1, lows[1] + j - 1])
+                   for i in range(4) for j in range(4))
     lows = [np.floor(c) for c in coords]
     out = 0.0
     for corner in np.ndindex(*(2,) * dims):
@@ -113,6 +123,12 @@ case("grid_sample", lambda E, x, g: (
      lambda np, x, g: (_grid_sample(x, g * 1.3), _grid_sample(x, g * 1.3, align=True),
                        _grid_sample(x, g * 1.3, "nearest")),
      Input((2, 3, 4, 5)), Input((2, 3, 4, 2), "u"), atol=1e-5)
+case("grid_sample:bicubic", lambda E, x, g: (
+    F(E).grid_sample(x, g * 1.3, mode="bicubic", align_corners=False),
+    F(E).grid_sample(x, g * 1.3, mode="bicubic", align_corners=True)),
+     lambda np, x, g: (_grid_sample(x, g * 1.3, "bicubic"),
+                       _grid_sample(x, g * 1.3, "bicubic", align=True)),
+     Input((2, 3, 4, 5)), Input((2, 3, 4, 2), "u"), ops=("grid_sample",), atol=1e-5)
 case("grid_sample:3d", lambda E, x, g: F(E).grid_sample(x, g * 1.3, align_corners=True),
      lambda np, x, g: _grid_sample(x, g * 1.3, align=True), Input((1, 2, 3, 4, 3)),
      Input((1, 2, 2, 3, 3), "u"), ops=("grid_sample",))

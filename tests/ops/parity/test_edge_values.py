@@ -126,3 +126,20 @@ def test_unary_grid(name, dtype, device):
     atol = 1e-6 if name == "lgamma" and dtype == "float32" else 0
     np.testing.assert_allclose(got, want, rtol=_tol(dtype)["rtol"] * 4, atol=atol,
                                equal_nan=True, err_msg=f"{name} ({dtype}, {device})")
+
+
+_PARTS = [-3.0, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_branch_cuts(dtype, device):
+    """The inverse functions, log and sqrt on a grid through their branch cuts with both
+    signed zeros: which side of a cut a point lies on is the sign of its zero part (OpenCL's
+    asinh once added 1 + 0i to a -0 imaginary part, turning it +0 and flipping asin, acos
+    and asinh of real values beyond +-1)."""
+    z = np.array([complex(a, b) for a in _PARTS for b in _PARTS], dtype)
+    for name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "log", "sqrt"):
+        got = getattr(ember, name)(ember.tensor(z, device=device)).numpy()
+        want = getattr(torch, name)(torch.tensor(z)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "complex64" else 1e-12,
+                                   atol=1e-6, equal_nan=True, err_msg=f"{name} ({device})")

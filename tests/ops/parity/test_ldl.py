@@ -58,3 +58,28 @@ def test_singular_info_and_errors(device):
         L.ldl_solve(ld, piv, ember.ones(3, device=device))
     with pytest.raises(ember.EmberError, match="one dtype"):
         L.ldl_solve(ld, piv, ember.ones(3, 1, dtype=ember.float64, device=device))
+
+
+@pytest.mark.parametrize("shape,kind", [((70, 70), "real"), ((3, 12, 12), "hermitian"),
+                                        ((12, 12), "symmetric")])
+def test_larger_matrices(device, shape, kind):
+    """Past LAPACK's block size (sytrf's lasyf), and array_api's unblocked sytf2 itself."""
+    from ember.backends import array_api
+    rng = seeded(f"ldl_large{shape}{kind}")
+    a = rng.standard_normal(shape)
+    if kind != "real":
+        a = a + 1j * rng.standard_normal(shape)
+    hermitian = kind == "hermitian"
+    a = a + (np.swapaxes(a, -1, -2).conj() if hermitian else np.swapaxes(a, -1, -2))
+    t = TL.ldl_factor_ex(torch.tensor(a), hermitian=hermitian)
+    e = L.ldl_factor_ex(ember.tensor(a, device=device), hermitian=hermitian)
+    n = shape[-1]
+    packed = array_api._ldl(np, a, hermitian)
+    for ld, pivots in ((e.LD.numpy(), e.pivots.numpy()),
+                       (packed[..., :n, :n], packed[..., n, :n].real.astype(np.int32))):
+        np.testing.assert_array_equal(pivots, t.pivots.numpy())
+        np.testing.assert_allclose(ld, t.LD.numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(e.info.numpy(), t.info.numpy())
+    b = rng.standard_normal((*shape[:-1], 2)).astype(a.dtype)
+    got = L.ldl_solve(e.LD, e.pivots, ember.tensor(b, device=device), hermitian=hermitian)
+    np.testing.assert_allclose(got.numpy(), np.linalg.solve(a, b), rtol=1e-8, atol=1e-10)

@@ -121,3 +121,114 @@ def test_errors(device):
         L.lu_solve(lu, piv, ember.ones(3, 1, device=device))
     with pytest.raises(ember.EmberError, match="between 1 and"):
         ember.lu_unpack(lu, ember.tensor([4, 1, 1], dtype=ember.int32, device=device))
+
+
+# past one panel of the blocked LU (32 columns), tall, wide and batched; float64 so that the
+# pivot choice is not decided by rounding; complex sizes are |re| + |im|
+LARGE = [((70, 70), "float64"), ((80, 45), "float64"), ((45, 80), "float64"),
+         ((3, 40, 40), "float64"), ((40, 40), "complex128"), ((2, 33, 33), "float32"),
+         ((200, 3, 3), "float64")]   # the last: many small matrices (whole-batch steps)
+
+
+def _random(name, shape, dtype):
+    rng = seeded(name)
+    a = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("shape,dtype", LARGE)
+def test_lu_factor_past_one_panel(device, shape, dtype):
+    a = _random(f"lu_large{shape}", shape, dtype)
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-9, atol=1e-10)
+    e = L.lu_factor_ex(ember.tensor(a, device=device))
+    t = TL.lu_factor_ex(torch.tensor(a))
+    np.testing.assert_array_equal(e.pivots.numpy(), t.pivots.numpy())
+    np.testing.assert_array_equal(e.info.numpy(), t.info.numpy())
+    np.testing.assert_allclose(e.LU.numpy(), t.LU.numpy(), **tol)
+    b = _random(f"lu_large_b{shape}", (*shape[:-1], 3), dtype)
+    if shape[-1] == shape[-2]:
+        for adjoint in (False, True):
+            got = L.lu_solve(e.LU, e.pivots, ember.tensor(b, device=device), adjoint=adjoint)
+            want = TL.lu_solve(t.LU, t.pivots, torch.tensor(b), adjoint=adjoint)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
+
+
+@pytest.mark.parametrize("shape,dtype", LARGE)
+def test_array_api_blocked_lu(shape, dtype):
+    """array_api's blocked LU itself (the CPU takes LAPACK's where SciPy is installed)."""
+    from ember.backends import array_api
+    a = _random(f"lu_large{shape}", shape, dtype)
+    m, n = shape[-2:]
+    packed = array_api._lu(np, a)
+    t = TL.lu_factor_ex(torch.tensor(a))
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(packed[..., :m, :n], t.LU.numpy(), **tol)
+    np.testing.assert_array_equal(packed[..., m, :min(m, n)], t.pivots.numpy())
+    np.testing.assert_array_equal(packed[..., m, n], t.info.numpy())
+    if m == n:
+        b = _random(f"lu_large_b{shape}", (*shape[:-1], 3), dtype)
+        pivots = packed[..., m, :n].real.astype(np.int32)
+        for adjoint in (False, True):
+            got = array_api._lu_solve(np, packed[..., :m, :n], pivots, b, adjoint)
+            want = TL.lu_solve(t.LU, t.pivots, torch.tensor(b), adjoint=adjoint)
+            np.testing.assert_allclose(got, want.numpy(), **tol)
+
+
+def test_lu_solve_gradients(device):
+    rng = seeded("lu_solve_grad")
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((2, 3, 2))
+    lu, piv = L.lu_factor(ember.tensor(a, device=device))
+    x = ember.tensor(lu.numpy(), device=device, requires_grad=True)
+    y = ember.tensor(b, device=device, requires_grad=True)
+    for adjoint in (False, True):
+        assert ember.autograd.gradcheck(
+            lambda f, r, adjoint=adjoint: L.lu_solve(f, piv, r, adjoint=adjoint), (x, y))
+    tlu = torch.tensor(lu.numpy(), requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True)
+    up = rng.standard_normal((2, 3, 2))
+    (TL.lu_solve(tlu, torch.tensor(piv.numpy()), tb) * torch.tensor(up)).sum().backward()
+    (L.lu_solve(x, piv, y) * ember.tensor(up, device=device)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tlu.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), tb.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_pivots_past_what_it_counts_exactly(dtype):
+    """300 rows: past 256 (bfloat16's exact integers); factored in float32, LU rounded back
+    (torch refuses half precision LU on the CPU)."""
+    a = seeded("lu_half").standard_normal((300, 300))
+    x = ember.tensor(a, dtype=getattr(ember, dtype))
+    e, f = L.lu_factor_ex(x), L.lu_factor_ex(x.float())
+    assert e.LU.dtype == x.dtype
+    np.testing.assert_array_equal(e.pivots.numpy(), f.pivots.numpy())
+    np.testing.assert_array_equal(e.LU.float().numpy(), f.LU.to(x.dtype).float().numpy())
+    s = x + x.mT
+    np.testing.assert_array_equal(L.ldl_factor_ex(s).pivots.numpy(),
+                                  L.ldl_factor_ex(s.float()).pivots.numpy())
+
+
+@pytest.mark.parametrize("batch", [(), (200,)])    # (200,): the CPU's whole-batch kernel
+def test_lu_solve_of_a_singular_matrix_gives_inf_and_nan(device, batch):
+    """getrs divides by U's zero: inf and nan where torch's are, no error."""
+    a = np.broadcast_to(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+                        (*batch, 3, 3))
+    b = np.broadcast_to(np.arange(6.0).reshape(3, 2), (*batch, 3, 2))
+    t = TL.lu_factor_ex(torch.tensor(a))
+    e = L.lu_factor_ex(ember.tensor(a, device=device))
+    for adjoint in (False, True):
+        want = TL.lu_solve(t.LU, t.pivots, torch.tensor(b), adjoint=adjoint).numpy()
+        got = L.lu_solve(e.LU, e.pivots, ember.tensor(b, device=device), adjoint=adjoint)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_array_api_blocked_lu_standard_only():
+    """The standard's path (rows swapped by a gather: array_api_strict has no integer-array
+    setitem) past one panel, batched, against NumPy's (integer indexing)."""
+    xp = pytest.importorskip("array_api_strict")
+    from ember.backends import array_api
+    a = _random("lu_strict", (3, 40, 36), "float64")
+    np.testing.assert_array_equal(np.asarray(array_api._lu(xp, xp.asarray(a))),
+                                  array_api._lu(np, a))
