@@ -252,13 +252,16 @@ erfinv_op = declare("erfinv", "composite", rule_float, sig="x", shape=shape_firs
 
 # --- the scaled complementary error function and the log of the normal CDF
 def _in_double(x: Tensor, fn, *others: Tensor) -> Tensor:
-    """fn(x, *others) in float64 where x is float32 on a device that has float64 (1 - erf
-    keeps too few float32 digits near 2), cast back."""
+    """fn(x, *others) in float64 where x is float32 (or float16, bfloat16) on a device that
+    has float64 (1 - erf keeps too few float32 digits near 2), rounded back once."""
     device = x._device
-    if x._dtype is D.float32 and (device.type == "cpu" or "float64" in
-                                  device.backend.capabilities(device.index).dtypes):
-        return fn(x.to(D.float64), *(o.to(D.float64) for o in others)).to(D.float32)
+    if x._dtype in _NARROW and (device.type == "cpu" or "float64" in
+                                device.backend.capabilities(device.index).dtypes):
+        return fn(x.to(D.float64), *(o.to(D.float64) for o in others)).to(x._dtype)
     return fn(x, *others)
+
+
+_NARROW = (D.float32, D.float16, D.bfloat16)
 
 
 def _erfc_parts(z: Tensor):
