@@ -9,6 +9,7 @@ legacy types); tests/unit/test_namespace.py keeps it so.
 from ._version import __version__
 
 from . import methods as _methods  # (binds Tensor's methods, one table)
+from ._nn_names import TORCH_NN_NAMES as _TORCH_NN_NAMES  # (torch.conv2d, ...: lazily)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -112,21 +113,6 @@ __all__ = [
     *_methods.INPLACE_FUNCTIONS,
 ]
 
-
-# core/nn/_torch_names.py's NAMES (listed here so the facade does not import ember.nn)
-_TORCH_NN_NAMES = frozenset((
-    "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle", "conv1d",
-    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "cosine_similarity", "hardshrink", "pairwise_distance", "pdist", "pixel_shuffle",
-    "pixel_unshuffle", "prelu", "rrelu_", "selu_", "threshold_", "absolute", "negative",
-    "is_same_size", "is_signed", "moveaxis", "adjoint", "detach", "get_device", "celu", "selu",
-    "threshold", "rrelu", "layer_norm", "group_norm", "rms_norm", "batch_norm",
-    "instance_norm", "embedding", "max_pool1d", "max_pool2d", "max_pool3d", "alpha_dropout",
-    "feature_alpha_dropout", "dropout_", "alpha_dropout_", "feature_alpha_dropout_", "kl_div",
-    "binary_cross_entropy_with_logits", "margin_ranking_loss", "hinge_embedding_loss",
-    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
-    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
-    "range"))
 
 
 def __getattr__(name):

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (ember.autograd.engine, ...)
     forward_ad,
     function,
     functional,
+    graph,
     node,
     variable,
 )
@@ -32,4 +33,4 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "is_inference_mode_enabled",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "Node",
            "Function", "FunctionCtx", "once_differentiable", "function", "functional",
-           "forward_ad", "Variable", "variable"]
+           "forward_ad", "Variable", "variable", "graph"]

@@ -26,7 +26,7 @@ from .. import ops
 from ..errors import AutogradError, EmberTypeError
 from ..tensor import Tensor, version
 from .grad_mode import is_grad_enabled, no_grad
-from .node import Node
+from .node import SAVED_HOOKS, Node, _Packed, pack_saved
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -51,11 +51,15 @@ class FunctionCtx:
                 raise EmberTypeError(f"save_for_backward can only save tensors (or None), "
                                      f"got {type(t).__name__}; keep other values as ctx "
                                      "attributes")
+        if SAVED_HOOKS:                 # torch.autograd.graph.saved_tensors_hooks
+            self._saved = tuple(None if t is None else pack_saved(t) for t in tensors)
+            return
         self._saved = tuple(None if t is None else _Saved(t) for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:
-        return tuple(None if s is None else s.unpack() for s in self._saved)
+        return tuple(None if s is None else s.get() if type(s) is _Packed else s.unpack()
+                     for s in self._saved)
 
     saved_variables = saved_tensors
 
@@ -125,6 +129,7 @@ class _FunctionOp:
 
     save_out = False
     uses = ()                   # version checks are done by ctx.saved_tensors instead
+    saves_through_hooks = False  # ctx.save_for_backward runs the saved-tensor hooks
     fresh_grads = False         # backward may return g, a saved tensor or a view: copy it
     complex_grad = True         # the user's backward takes torch's complex gradients as is
 
@@ -194,6 +199,7 @@ class _OutputOp:
     save_out = False
     uses = ()
     fresh_grads = False
+    saves_through_hooks = False
 
     def __init__(self, function_op: _FunctionOp, index: int, zero: Tensor) -> None:
         self.name = function_op.name
@@ -343,7 +349,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, output):
     position = {id(t): i for i, t in enumerate(originals) if type(t) is Tensor
                 and (id(t) in dirty or not any(t is a for a in args))}
     for s in ctx._saved:
-        if s is not None and id(s.tensor) in position:
+        if s is not None and type(s) is not _Packed and id(s.tensor) in position:
             s.tensor = outs[position[id(s.tensor)]]
             s.version = version(s.tensor)
             s.as_output()

@@ -16,6 +16,45 @@ _regrow: list = [None]
 def use_regrow(fn) -> None:
     _regrow[0] = fn
 
+
+# torch.autograd.graph.saved_tensors_hooks: a stack of (pack, unpack) pairs (graph.py pushes);
+# a pair of None and a message where disable_saved_tensors_hooks is active
+SAVED_HOOKS: list = []
+
+
+class _Shape:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+class _Packed:
+    """A saved tensor as the pack hook returned it, and the unpack hook that gives it back;
+    its shape and dtype stay readable (the engine fits each gradient to its input's)."""
+
+    __slots__ = ("value", "unpack", "_data", "_dtype")
+
+    def __init__(self, value, unpack, like=None):
+        self.value, self.unpack = value, unpack
+        if like is not None:
+            self._data, self._dtype = _Shape(like._data.shape), like._dtype
+
+    def get(self):
+        t = self.unpack(self.value)
+        if type(t) is not Tensor:
+            raise AutogradError(f"saved_tensors_hooks: the unpack hook must return a Tensor, "
+                                f"got {type(t).__name__}")
+        return t
+
+
+def pack_saved(x):
+    """x as the innermost saved_tensors_hooks keep it (a _Packed), or x itself."""
+    pack, unpack = SAVED_HOOKS[-1]
+    if pack is None:
+        raise AutogradError(unpack)          # disable_saved_tensors_hooks' message
+    return _Packed(pack(x), unpack, x)
+
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
           "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -69,6 +108,23 @@ class Node:
         self.out = (out._data, out._device, out._dtype, weakref.ref(out)) if op.save_out \
             else None
         self.meta = {"anomaly": _anomaly_trace()} if _anomaly[0] else None
+        if SAVED_HOOKS and getattr(op, "saves_through_hooks", True):
+            self._pack(uses, out)
+
+    def _pack(self, uses, out) -> None:
+        """What the VJP reads, handed to the pack hook now and to unpack at backward (torch
+        runs the hooks on each saved tensor); the inputs kept only for their shapes are kept
+        as they are.  An in-place change of a packed tensor is not detected (torch's: the
+        hook may have copied it)."""
+        inputs = list(self.inputs)
+        for i, x in enumerate(inputs):
+            if type(x) is Tensor and (uses is None or i in uses):
+                inputs[i] = pack_saved(x)
+                self.versions[i] = None
+        self.inputs = tuple(inputs)
+        if self.out is not None:
+            self.out = pack_saved(out)
+        self._meta()["packed"] = True
 
     def name(self) -> str:
         """PyTorch's name for the node: AddBackward0 for op add; an op may carry its own
@@ -113,6 +169,8 @@ class Node:
         inputs = self.inputs
         if inputs is None:
             raise AutogradError(_FREED)
+        if self.meta is not None and self.meta.get("packed"):
+            return self._apply_unpacked(g)
         for x, v in zip(inputs, self.versions):
             if v is not None and version(x) != v:
                 raise AutogradError(
@@ -133,6 +191,9 @@ class Node:
                     f"{live._version}; expected version 0 instead. Hint: .clone() the output "
                     "before modifying it in place.")
         out = self._output() if self.out is not None else None
+        return self._vjp(g, out, inputs)
+
+    def _vjp(self, g, out, inputs):
         if g._dtype.category == 3 and not getattr(self.op, "complex_grad", False) and \
                 self.op.name not in OWN_COMPLEX_RULE:
             return _conjugated(self.op.vjp, g, out, inputs, self.attrs)
@@ -140,6 +201,17 @@ class Node:
         if type(grads) is not tuple:
             grads = (grads,)
         return grads
+
+    def _apply_unpacked(self, g: Tensor):
+        """apply() for a node recorded under saved_tensors_hooks: each packed value goes
+        through its unpack hook."""
+        inputs = tuple(x.get() if type(x) is _Packed else x for x in self.inputs)
+        out = None
+        if self.out is not None:
+            t = self.out.get()
+            out = wrap(t._data, t._device, t._dtype)
+            out.grad_fn, out.requires_grad = self, True
+        return self._vjp(g, out, inputs)
 
 
 # ops whose VJP is written for complex gradients itself (the others' real formulas are

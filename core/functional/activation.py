@@ -6,14 +6,14 @@ import math
 
 from .. import amp_policy, dispatch, ops
 from ..amp_policy import active as _amp
-from ..errors import EmberValueError
+from ..errors import EmberValueError, ShapeError
 from ..ops._util import norm_dim
 from ..ops.nn import softmax_op
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need_float
 
-__all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu"]
+__all__ = ["softmax", "log_softmax", "leaky_relu", "gelu", "silu", "hardshrink", "prelu"]
 
 
 @numpy_names
@@ -110,3 +110,35 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         return amp_policy.call("softplus", softplus, input, beta, threshold)
     bx = input * beta
     return ops.where(bx > threshold, input, ops.log1p(ops.exp(ops.minimum(bx, threshold))) / beta)
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, 0 elsewhere.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.hardshrink``
+    """
+    return ops.where(ops.abs(input) > lambd, input, 0.0)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1.
+
+    PyTorch
+    -------
+    ``torch.nn.functional.prelu``
+    """
+    if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
+        return amp_policy.call("prelu", prelu, input, weight)
+    if weight.ndim > 1:
+        raise ShapeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                         f"ndim = {weight.ndim}")
+    n = weight.numel()
+    if n != 1:
+        if input.ndim < 2 or input._data.shape[1] != n:
+            raise ShapeError(f"prelu: weight has {n} values, so the input needs {n} channels "
+                             f"in dim 1; got shape {tuple(input.shape)}")
+        weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return ops.where(input >= 0, input, input * weight)

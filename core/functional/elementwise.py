@@ -20,6 +20,7 @@ from ..errors import (
     EmberValueError,
     ShapeError,
 )
+from ..ops._out import write_out
 from ..ops._util import broadcast_shapes
 from ..ops.bitwise import (
     bitwise_and_op,
@@ -29,6 +30,7 @@ from ..ops.bitwise import (
     bitwise_right_shift_op,
     bitwise_xor_op,
 )
+from ..ops.elementwise import nextafter_op
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _need_tensors, _tensor
@@ -44,7 +46,7 @@ __all__ = ["add", "sub", "subtract", "div", "divide", "true_divide",
            "arctanh", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "maximum", "minimum", "logical_and", "logical_or",
            "logical_xor", "copysign", "signbit", "ldexp", "logaddexp2", "isposinf",
-           "isneginf", "rsub", "fill", "gcd", "lcm", "frexp"]
+           "isneginf", "rsub", "fill", "gcd", "lcm", "frexp", "nextafter"]
 
 
 def add(input, other, *, alpha=1) -> Tensor:
@@ -795,6 +797,27 @@ def copysign(input, other) -> Tensor:
     if type(neg) is bool:
         return -x.abs() if neg else x.abs()
     return ops.where(neg, -x.abs(), x.abs())
+
+
+def nextafter(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The next float after input toward other, one step of input's dtype (a float32 steps
+    by float32's spacing); other itself where they are equal; differentiable in input (the
+    gradient passes), with a zero gradient for other, as torch's.
+
+    PyTorch
+    -------
+    ``torch.nextafter``
+    """
+    _need_tensors("nextafter", input, other)
+    dtype = D.promote_types(input._dtype, other._dtype)
+    if dtype.category != D.FLOAT:
+        raise DtypeNotSupportedError(f"nextafter(): expected floating point tensors, got "
+                                     f"{input._dtype.name} and {other._dtype.name}; call "
+                                     ".float() first")
+    shape = broadcast_shapes("nextafter", input._data.shape, other._data.shape)
+    result = run(nextafter_op, ops.expand(input.to(dtype), shape),
+                 ops.expand(other.to(dtype), shape))
+    return result if out is None else write_out("nextafter", result, out)
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:

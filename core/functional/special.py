@@ -1,4 +1,5 @@
-"""torch.lgamma, digamma and erfinv: argument checks over their declarations (ops/special.py)."""
+"""torch.lgamma, digamma, erfinv, polygamma, igamma, igammac and special.zeta: argument checks
+over their declarations (ops/special.py, ops/incomplete_gamma.py)."""
 from __future__ import annotations
 
 import math
@@ -6,12 +7,15 @@ import math
 from .. import dtypes as D
 from .. import ops
 from ..dispatch import run
-from ..errors import EmberValueError
-from ..ops.special import digamma_op, erfinv_op, lgamma_op
+from ..errors import DtypeNotSupportedError, EmberTypeError, EmberValueError
+from ..ops._out import write_out
+from ..ops._util import broadcast_shapes
+from ..ops.incomplete_gamma import igamma_op, igammac_op
+from ..ops.special import digamma_op, erfinv_op, lgamma_op, zeta_op
 from ..tensor import Tensor
 from ._util import _float, _tensor
 
-__all__ = ["lgamma", "digamma", "erfinv", "i0", "mvlgamma"]
+__all__ = ["lgamma", "digamma", "erfinv", "i0", "mvlgamma", "polygamma", "igamma", "igammac"]
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -115,3 +119,101 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     for j in range(1, p):
         out = out + lgamma(x - j / 2.0)
     return out + p * (p - 1) / 4.0 * math.log(math.pi)
+
+
+def _number_or_tensor(name, input, other):
+    """input and other as tensors of one float dtype and shape: a Python number takes the
+    other side's dtype (a number never upcasts a tensor), integers compute in the default
+    float."""
+    if type(input) is not Tensor and type(other) is not Tensor:
+        raise EmberTypeError(f"{name}(): expected a Tensor for input or other, got "
+                             f"{type(input).__name__} and {type(other).__name__}; wrap one "
+                             "with ember.tensor(...)")
+    for what, v in (("input", input), ("other", other)):
+        if type(v) is not Tensor and (type(v) is bool or not isinstance(v, (int, float))):
+            raise EmberTypeError(f"{name}(): expected a Tensor or a real number for {what}, "
+                                 f"got {type(v).__name__}")
+    like = input if type(input) is Tensor else other
+    x = input if type(input) is Tensor else _tensor(name, input, like)
+    q = other if type(other) is Tensor else _tensor(name, other, like)
+    dtype = D.result_type(input, other)
+    if dtype.category < D.FLOAT:
+        dtype = D.get_default_dtype()
+    elif dtype.category > D.FLOAT:
+        raise EmberTypeError(f"{name}(): expected real inputs, got {dtype.name}; take .real "
+                             "or .abs() first")
+    shape = broadcast_shapes(name, x._data.shape, q._data.shape)
+    return ops.expand(x.to(dtype), shape), ops.expand(q.to(dtype), shape)
+
+
+def zeta(input, other, *, out=None) -> Tensor:
+    """The Hurwitz zeta function sum over k >= 0 of (k + other)^-input (Cephes', as
+    torch's): inf at input == 1 and at other a non-positive integer, nan for input < 1 or
+    for other < 0 with input not an integer; differentiable in other only (torch has no
+    gradient for input either)."""
+    result = run(zeta_op, *_number_or_tensor("special.zeta", input, other))
+    return result if out is None else write_out("special.zeta", result, out)
+
+
+def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
+    """The n-th derivative of digamma: digamma for n == 0, else (-1)^(n+1) n!
+    zeta(n + 1, input) (torch's formula), differentiable in input.
+
+    PyTorch
+    -------
+    ``torch.polygamma``, ``torch.special.polygamma``
+    """
+    if type(n) is bool or not isinstance(n, int):
+        raise EmberTypeError(f"polygamma(): expected n an int, got {type(n).__name__}")
+    if n < 0:
+        raise EmberValueError(f"polygamma(): expected n >= 0, got {n} (polygamma(n, x) is "
+                              "the n-th derivative of digamma)")
+    x = _float(_tensor("polygamma", input))
+    if n == 0:
+        result = digamma(x)
+    else:
+        # n! past float64's range: inf, as torch's exp(lgamma(n + 1))
+        scale = (1.0 if n % 2 else -1.0) * (math.factorial(n) if n <= 170 else math.inf)
+        order = ops.full((), n + 1.0, dtype=x._dtype, device=x._device)
+        result = run(zeta_op, ops.expand(order, x._data.shape), x) * scale
+        if n == 1:      # torch's trigamma (its n = 1): 0 at inf, nan at -inf (sin(pi x))
+            result = ops.where(x == math.inf, 0.0, ops.where(x == -math.inf, math.nan, result))
+    return result if out is None else write_out("polygamma", result, out)
+
+
+def _need_tensor_pair(name, input, other):
+    """torch's igamma takes two tensors, one of them floating (two integer tensors: torch's
+    kernel has no integer form)."""
+    for what, v in (("input", input), ("other", other)):
+        if type(v) is not Tensor:
+            raise EmberTypeError(f"{name}(): argument '{what}' must be a Tensor, not "
+                                 f"{type(v).__name__}; wrap the number with ember.tensor(...)")
+    if D.promote_types(input._dtype, other._dtype).category < D.FLOAT:
+        raise DtypeNotSupportedError(f"{name}(): expected a floating point tensor among input "
+                                     f"and other, got {input._dtype.name} and "
+                                     f"{other._dtype.name}; call .float() first")
+    return _number_or_tensor(name, input, other)
+
+
+def igamma(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """P(input, other), the regularized lower incomplete gamma function: nan for negative
+    arguments, torch's values at 0 and inf; differentiable in other only (as torch's).
+
+    PyTorch
+    -------
+    ``torch.igamma``, ``torch.special.gammainc``
+    """
+    result = run(igamma_op, *_need_tensor_pair("igamma", input, other))
+    return result if out is None else write_out("igamma", result, out)
+
+
+def igammac(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Q(input, other) = 1 - P(input, other), the regularized upper incomplete gamma
+    function; differentiable in other only (as torch's).
+
+    PyTorch
+    -------
+    ``torch.igammac``, ``torch.special.gammaincc``
+    """
+    result = run(igammac_op, *_need_tensor_pair("igammac", input, other))
+    return result if out is None else write_out("igammac", result, out)

@@ -282,6 +282,8 @@ for _name, _fn in {
     "frexp": F.frexp, "real": property(F.real), "imag": property(F.imag),
     "is_conj": F.is_conj, "is_neg": F.is_neg,
     "__rdiv__": lambda self, other: ops.div(other, self),
+    "polygamma": lambda self, n: F.polygamma(n, self),
+    "igamma": F.igamma, "igammac": F.igammac, "nextafter": F.nextafter,
     "lgamma": F.lgamma, "digamma": F.digamma, "erfinv": F.erfinv, "sinc": F.sinc,
     "xlog1py": F.xlog1py, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
     "bitwise_xor": F.bitwise_xor, "bitwise_not": F.bitwise_not,
@@ -420,8 +422,9 @@ for _name, _fn in {
 for _name in ("clamp", "relu", "masked_fill", "tril", "triu", "scatter", "index_fill",
               "clamp_min", "clamp_max", "nan_to_num", "scatter_reduce", "scatter_add",
               "index_add", "cumsum", "cumprod", "atan2", "arctan2", "lgamma", "digamma",
-              "erfinv", "sinc", "xlog1py", "bitwise_and", "bitwise_or", "bitwise_xor",
-              "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "index_put",
+              "polygamma", "igamma", "igammac", "nextafter", "erfinv", "sinc", "xlog1py",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+              "bitwise_right_shift", "index_put",
               "masked_scatter", "heaviside", "round", "addcmul", "addcdiv", "lerp",
               "index_copy", "index_reduce", "put", "renorm", "addr", "i0", "copysign",
               "ldexp", "gcd", "lcm", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
@@ -524,19 +527,8 @@ for _name in ("addbmm", "mvlgamma", "conj_physical"):
     _spelled_inplace(_name, METHODS[_name])
 method("to_sparse_coo", lambda self: sparse.to_sparse(self))
 method("unsafe_split_with_sizes", METHODS["split_with_sizes"])
-
-
-def _nn_method(name):
-    """x.hardshrink(...), x.prelu(w): nn.functional's, loaded when first called."""
-    def f(self, *args, **kwargs):
-        from ..nn import functional as nnF
-        return getattr(nnF, name)(self, *args, **kwargs)
-    f.__name__ = f.__qualname__ = name
-    return f
-
-
-method("hardshrink", _nn_method("hardshrink"))
-method("prelu", _nn_method("prelu"))
+method("hardshrink", F.hardshrink)
+method("prelu", F.prelu)
 
 # torch's in-place function forms, torch.relu_(x) being x.relu_(): torch's own list (the
 # names of dir(torch) that end in "_"), less those whose method ember lacks (the dropouts'

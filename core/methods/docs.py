@@ -34,6 +34,7 @@ SUMMARY = {
     "addcmul": "``self + value * tensor1 * tensor2``.",
     "addcdiv": "``self + value * tensor1 / tensor2``.",
     "lerp": "``self + weight * (end - self)``.",
+    "polygamma": "``ember.polygamma(n, self)``: the n-th derivative of digamma.",
     "uniform_": "Fill with samples uniform on [``a``, ``b``).",
     "normal_": "Fill with samples of a normal distribution (``mean``, ``std``).",
     "bernoulli_": "Fill with 0/1 samples that are 1 with probability ``p``.",

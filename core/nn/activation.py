@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import warnings
 
-from .. import amp_policy, ops
 from .. import dtypes as D
 from .. import functional as _EF
-from ..amp_policy import active as _amp
+from .. import ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import softplus
+from ..functional.activation import hardshrink, prelu  # noqa: F401  (F's, one layer down)
 from ..ops.sampling import exponential_
 from ..tensor import Tensor
 from . import init
@@ -304,16 +304,6 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - ops.tanh(input)
 
 
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, 0 elsewhere.
-
-    PyTorch
-    -------
-    ``torch.nn.functional.hardshrink``
-    """
-    return ops.where(ops.abs(input) > lambd, input, 0.0)
-
-
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between.
 
@@ -336,29 +326,6 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     ``torch.nn.functional.threshold``
     """
     return _inplace(input, lambda v: ops.where(v > threshold, v, value), inplace)
-
-
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x for x >= 0, weight * x otherwise; a weight of n > 1 values scales channel dim 1.
-
-    PyTorch
-    -------
-    ``torch.nn.functional.prelu``
-    """
-    if _amp and amp_policy.on("prelu"):      # autocast (amp_policy.py)
-        return amp_policy.call("prelu", prelu, input, weight)
-    if weight.ndim > 1:
-        raise ShapeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                         f"ndim = {weight.ndim}")
-    n = weight.numel()
-    if n != 1:
-        if input.ndim < 2 or input._data.shape[1] != n:
-            raise ShapeError(f"prelu: weight has {n} values, so the input needs {n} channels "
-                             f"in dim 1; got shape {tuple(input.shape)}")
-        weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
-    elif weight.ndim:
-        weight = weight.reshape(())
-    return ops.where(input >= 0, input, input * weight)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -14,6 +14,7 @@ from . import (
     decompositions,  # declares inv, solve, det, cholesky, eigh, svd, qr
     elementwise,
     fft,  # declares fft_c2c, fft_r2c, fft_c2r (ember.fft, core/fft/, runs them)
+    incomplete_gamma,  # declares igamma, igammac (ember.functional runs them)
     index,
     layout,  # Tensor.stride, is_contiguous, memory_format= (hands it to creation)
     linalg,

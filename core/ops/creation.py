@@ -25,7 +25,7 @@ from ._util import as_shape, broadcast_shapes
 __all__ = ["arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
            "get_rng_state", "initial_seed", "linspace", "manual_seed", "normal", "ones",
            "ones_like", "rand", "randint", "randn", "randperm", "set_rng_state", "tensor",
-           "uniform", "zeros", "zeros_like", "Generator"]
+           "uniform", "zeros", "zeros_like", "Generator", "default_generator"]
 
 
 full_op = declare("full", "creation", rule_attr, shape=shape_attr,
@@ -606,18 +606,86 @@ class Generator:
         self._rng = np.random.default_rng(self._seed)
         return self
 
+    def seed(self) -> int:
+        """Seed from the operating system's entropy; returns the seed (torch's)."""
+        import os
+        seed = int.from_bytes(os.urandom(8), "little") >> 1
+        self.manual_seed(seed)
+        return seed
+
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self) -> dict:
-        return self._rng.bit_generator.state
+    def get_state(self) -> Tensor:
+        return _state_bytes(self._rng.bit_generator.state)
 
-    def set_state(self, state: dict) -> None:
-        self._rng.bit_generator.state = state
+    def set_state(self, state) -> Generator:
+        self._rng.bit_generator.state = _state_dict(state, "Generator.set_state")
+        return self
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the stream every device draws from (host generation, then a copy).
+class _DefaultGenerator(Generator):
+    """torch.default_generator: the global stream (ember.manual_seed's), as a Generator."""
+
+    def __init__(self):
+        from ..device import as_device
+        self.device = as_device("cpu")
+
+    @property
+    def _rng(self):
+        return _rng
+
+    @property
+    def _seed(self):
+        return _seed
+
+    def manual_seed(self, seed: int) -> Generator:
+        return manual_seed(seed)
+
+
+# PCG64's state as torch's get_rng_state gives it: a uint8 tensor (a tag, then the 128-bit
+# state and increment, the cached-uint32 flag and value, little-endian); a dict (the
+# NumPy bit generator's, as ember gave before) is still taken
+_TAG = b"EMBERPCG64\x01"
+_STATE_BYTES = len(_TAG) + 16 + 16 + 1 + 4
+
+
+def _state_bytes(state: dict) -> Tensor:
+    inner = state["state"]
+    raw = (_TAG + int(inner["state"]).to_bytes(16, "little") +
+           int(inner["inc"]).to_bytes(16, "little") + bytes([int(state["has_uint32"])]) +
+           int(state["uinteger"]).to_bytes(4, "little"))
+    return wrap(np.frombuffer(raw, dtype=np.uint8).copy(), as_device("cpu"), D.uint8)
+
+
+def _state_dict(state, where: str) -> dict:
+    if isinstance(state, dict):
+        return state
+    if type(state) is not Tensor or state._dtype is not D.uint8 or state.ndim != 1 or \
+            state.numel() != _STATE_BYTES:
+        got = (f"a {state._dtype.name} tensor of shape {list(state.shape)}"
+               if type(state) is Tensor else type(state).__name__)
+        raise EmberTypeError(
+            f"{where}: expected the uint8 tensor get_rng_state()/get_state() returns "
+            f"({_STATE_BYTES} bytes), got {got}; ember's generator is PCG64, so a torch "
+            "(Mersenne twister) state cannot be loaded")
+    raw = bytes(state.detach()._host().tobytes())
+    if not raw.startswith(_TAG):
+        raise EmberValueError(f"{where}: the tensor is not an ember generator state (its tag "
+                              "is missing); pass what get_rng_state() returned")
+    body = raw[len(_TAG):]
+    return {"bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(body[:16], "little"),
+                      "inc": int.from_bytes(body[16:32], "little")},
+            "has_uint32": body[32], "uinteger": int.from_bytes(body[33:37], "little")}
+
+
+default_generator = _DefaultGenerator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the stream every device draws from (host generation, then a copy); returns the
+    default generator, as torch's.
 
     PyTorch
     -------
@@ -626,6 +694,7 @@ def manual_seed(seed: int) -> None:
     global _rng, _seed
     _seed = int(seed)
     _rng = np.random.default_rng(_seed)
+    return default_generator
 
 
 def initial_seed() -> int:
@@ -642,30 +711,30 @@ def initial_seed() -> int:
     return _seed
 
 
-def get_rng_state() -> dict:
+def get_rng_state() -> Tensor:
     """The global generator's state, for :func:`set_rng_state`.
 
     Returns
     -------
-    dict
-        The NumPy bit generator's state (PyTorch returns a ByteTensor).
+    Tensor
+        A uint8 tensor (a ByteTensor, as PyTorch's) holding the PCG64 state.
 
     PyTorch
     -------
-    ``torch.get_rng_state``; ember's state is a dict (its generator is NumPy's PCG64, so
-    random streams differ from PyTorch's for the same seed).
+    ``torch.get_rng_state``; ember's generator is NumPy's PCG64 (random streams differ from
+    PyTorch's for the same seed), so the bytes differ from torch's Mersenne twister's.
     """
-    return _rng.bit_generator.state
+    return _state_bytes(_rng.bit_generator.state)
 
 
-def set_rng_state(state: dict) -> None:
+def set_rng_state(state) -> None:
     """Restore the global generator to a state from :func:`get_rng_state`.
 
     PyTorch
     -------
-    ``torch.set_rng_state``; the state is a dict, not a ByteTensor.
+    ``torch.set_rng_state``
     """
-    _rng.bit_generator.state = state
+    _rng.bit_generator.state = _state_dict(state, "set_rng_state")
 
 
 def _gen(generator):
@@ -806,6 +875,12 @@ def randint(low, high=None, size=(), *, dtype=None, device=None, generator=None,
     if high <= low:
         raise EmberValueError(f"randint: expected low < high, got low={low}, high={high}")
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
+    if dtype.category == D.INT:
+        info = np.iinfo(dtype.np)
+        if low < info.min or high - 1 > info.max:
+            raise EmberValueError(f"randint: [{low}, {high}) is out of bounds for "
+                                  f"{dtype.name} ([{info.min}, {info.max}]); use a wider "
+                                  "dtype")
     shape = _sized(tuple(size), "randint")
     return _made(lambda: _gen(generator).integers(low, high, size=shape).astype(dtype.np),
                  device, requires_grad, random=True, name="randint")
@@ -820,6 +895,7 @@ def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     ``torch.randperm``; the permutation differs from PyTorch's for the same seed.
     """
     dtype = D.get_dtype(dtype) if dtype is not None else D.int64
+    _sized((n,), "randperm")                   # a negative n raises, as torch
     return _made(lambda: _gen(generator).permutation(n).astype(dtype.np), device, False,
                  random=True, name="randperm")
 

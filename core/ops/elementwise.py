@@ -386,6 +386,54 @@ def cast(x: Tensor, dtype) -> Tensor:
     return run(cast_op, x, dtype=dtype)
 
 
+# --- nextafter: the neighbouring float, in the input dtype's own steps --------------------
+# (significand bits, the smallest subnormal, the largest finite value) per float dtype
+_STEPS = {D.float16: (11, 2.0 ** -24, 65504.0), D.bfloat16: (8, 2.0 ** -133, 3.3895313892515355e38),
+          D.float32: (24, 2.0 ** -149, 3.4028234663852886e38),
+          D.float64: (53, 2.0 ** -1074, 1.7976931348623157e308)}
+
+
+def _nextafter_forward(x: Tensor, y: Tensor) -> Tensor:
+    """x + the spacing of x's dtype at x toward y (half of it going down from a power of
+    two), by exponent arithmetic: every backend has it, no bit casts needed.  Narrower
+    floats compute in float64 where the device has it (their steps are exact there)."""
+    dtype = x._dtype
+    bits, tiny, big = _STEPS[dtype]
+    device = x._device
+    wide = dtype is not D.float64 and (device.type == "cpu" or "float64" in
+                                       device.backend.capabilities(device.index).dtypes)
+    if wide:
+        x, y = cast(x, D.float64), cast(y, D.float64)
+    a = UNARY["abs"](x)
+    regular = UNARY["isfinite"](x).logical_and(a > 0)
+    a = where(regular, a, 1.0)
+    e = UNARY["floor"](UNARY["log"](a) * (1.0 / math.log(2.0))) + 1.0
+    for _ in range(2):      # log's rounding: bring a into [2^(e-1), 2^e)
+        low = BINARY["pow"](2.0, e - 1.0)
+        e = where(a < low, e - 1.0, where(a >= low * 2.0, e + 1.0, e))
+    low = BINARY["pow"](2.0, e - 1.0)
+    spacing = BINARY["maximum"](BINARY["pow"](2.0, e - float(bits)), tiny)
+    below = BINARY["maximum"](BINARY["pow"](2.0, e - float(bits + 1)), tiny)
+    up = y > x
+    step = where(up == (x > 0), spacing, where(a == low, below, spacing))
+    out = where(up, x + step, x - step)
+    # (0 * x + tiny: where of two numbers would compute in the default float32)
+    out = where(out == 0, x * 0.0, out)         # -tiny up to -0.0, as torch's
+    out = where(x == 0, where(up, a * 0.0 + tiny, a * 0.0 - tiny), out)
+    out = where(x == math.inf, big, where(x == -math.inf, -big, out))
+    out = where(x == y, y, out)
+    out = where(UNARY["isnan"](x).logical_or(UNARY["isnan"](y)), math.nan, out)
+    return cast(out, dtype) if wide else out
+
+
+nextafter_op = declare("nextafter", "composite", rule_same, sig="x, y", promote=(0, 1),
+                       shape=shape_broadcast, doc="the next float after x toward y",
+                       decompose=_nextafter_forward, opaque=True, uses=(0, 1),
+                       # torch's: no gradient where x == y (the answer is y there), and none
+                       # for y anywhere
+                       vjp=lambda g, out, x, y: (where(x == y, 0.0, g), g * 0))
+
+
 # torch's other names for the same functions
 subtract, multiply, divide, true_divide = sub, mul, div, div
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne

@@ -143,6 +143,14 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
         return _out.write_out("bernoulli", bernoulli(input, p, generator=generator), out,
                               (input, p))
     prob = input if p is None else p
+    if type(prob) is Tensor:
+        bad = ((prob < 0) | (prob > 1)).any() if prob._dtype.category == D.FLOAT else None
+        if bad is not None and bad.item():
+            raise EmberValueError("bernoulli: expected every probability in [0, 1], got "
+                                  f"values outside it (min {prob.min().item()}, max "
+                                  f"{prob.max().item()})")
+    elif not 0 <= prob <= 1:
+        raise EmberValueError(f"bernoulli: expected p in [0, 1], got {prob}")
     u = _made(lambda: _gen(generator).random(input._data.shape), input._device, False,
               random=True, name="bernoulli").to(input._dtype if input._dtype.category ==
                                                 D.FLOAT else D.float32)

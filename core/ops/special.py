@@ -1,5 +1,6 @@
 """Special functions as declared kernels, each with its own gradient rule: lgamma, digamma,
-erfinv, erfcx, log_ndtr and atan2 (with IEEE signed-zero quadrants).
+erfinv, erfcx, log_ndtr, atan2 (with IEEE signed-zero quadrants) and the Hurwitz zeta
+function.
 
 A backend may run any of them as one kernel; without one, the decomposition below runs (ops
 only, so every backend has it) and is not itself differentiated: the op's rule is (Op.opaque:
@@ -11,9 +12,11 @@ import math
 
 from .. import dtypes as D
 from ..dispatch import run
+from ..errors import UnsupportedError
 from ..tensor import Tensor
 from . import elementwise as E
 from ._op import declare, rule_float, shape_broadcast, shape_first
+from .index import getitem, setitem
 
 
 def _signbit(x: Tensor) -> Tensor:
@@ -123,8 +126,9 @@ def _lgamma_forward(x: Tensor) -> Tensor:
 
 
 def _series_shift(x: Tensor, term, upto: float = 10.0, steps: int = 10):
-    # recurrence up to x >= upto (x >= 0.5 here, so `steps` shifts suffice)
-    acc = x * 0.0
+    # recurrence up to x >= upto (x >= 0.5 here, so `steps` shifts suffice); 0 at x = inf
+    # (inf * 0 made trigamma(inf), digamma's gradient there, nan for torch's 0)
+    acc = E.where(x == math.inf, 0.0, x * 0.0)
     for _ in range(steps):
         low = x < upto
         acc = acc + E.where(low, term(E.where(low, x, 1.0)), 0.0)
@@ -247,14 +251,17 @@ erfinv_op = declare("erfinv", "composite", rule_float, sig="x", shape=shape_firs
 
 
 # --- the scaled complementary error function and the log of the normal CDF
-def _in_double(x: Tensor, fn) -> Tensor:
-    """fn(x) in float64 where x is float32 on a device that has float64 (1 - erf keeps
-    too few float32 digits near 2), cast back."""
+def _in_double(x: Tensor, fn, *others: Tensor) -> Tensor:
+    """fn(x, *others) in float64 where x is float32 (or float16, bfloat16) on a device that
+    has float64 (1 - erf keeps too few float32 digits near 2), rounded back once."""
     device = x._device
-    if x._dtype is D.float32 and (device.type == "cpu" or "float64" in
-                                  device.backend.capabilities(device.index).dtypes):
-        return fn(x.to(D.float64)).to(D.float32)
-    return fn(x)
+    if x._dtype in _NARROW and (device.type == "cpu" or "float64" in
+                                device.backend.capabilities(device.index).dtypes):
+        return fn(x.to(D.float64), *(o.to(D.float64) for o in others)).to(x._dtype)
+    return fn(x, *others)
+
+
+_NARROW = (D.float32, D.float16, D.bfloat16)
 
 
 def _erfc_parts(z: Tensor):
@@ -312,3 +319,101 @@ log_ndtr_op = declare("log_ndtr", "composite", rule_float, sig="x", shape=shape_
                       doc="log of the standard normal CDF, accurate in both tails",
                       decompose=_log_ndtr_forward, opaque=True, save_out=True,
                       vjp=lambda g, out, x: (g * _log_ndtr_slope(x, out),))
+
+
+# --- the Hurwitz zeta function (Cephes' zeta.c as ATen's Math.h has it) ------------------
+
+_MACHEP = 1.11022302462515654042e-16
+# the Euler-Maclaurin correction's coefficients (2k)! / B_2k
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta_cephes(x: Tensor, q: Tensor) -> Tensor:
+    """Cephes' loop for q > 0: terms until q + k passes 9, then Euler-Maclaurin's tail,
+    each element stopping where its next term no longer changes the sum (masks for
+    Cephes' early returns)."""
+    s = E.pow(q, -x)
+    a, b = q, s * 0.0
+    done = s != s * 1.0          # (all False but nan: a nan sum stays nan either way)
+    for i in range(1, 11):       # q > 0: a passes 9 within 10 steps
+        if i <= 9:               # (a and b of a finished element are never read again)
+            step = ~done
+            a = a + 1.0
+            b = E.pow(a, -x)
+        else:
+            step = (~done).logical_and(a <= 9.0)
+            a = E.where(step, a + 1.0, a)
+            b = E.where(step, E.pow(a, -x), b)
+        s = E.where(step, s + b, s)
+        done = done.logical_or(step.logical_and(b.abs() < _MACHEP * s))
+    w = a
+    s = E.where(done, s, s + b * w / (x - 1.0) - 0.5 * b)
+    fac, k = x * 0.0 + 1.0, 0.0
+    for coeff in _ZETA_A:
+        fac = fac * (x + k)
+        b = b / w
+        t = fac * b / coeff
+        s = E.where(done, s, s + t)
+        done = done.logical_or((t / s).abs() < _MACHEP)
+        k += 1.0
+        fac = fac * (x + k)
+        b = b / w
+        k += 1.0
+    return s
+
+
+def _zeta_forward(x: Tensor, q: Tensor) -> Tensor:
+    def zeta(x, q):
+        # q < 0 (x an integer): Cephes sums every term up from q, ceil(-q) + 9 of them (a
+        # loop of 1e6 steps at q = -1e6); the negative ones are (-1)^x (zeta(x, 1 - p) -
+        # zeta(x, 1 - q)) with p = q + ceil(-q) in (0, 1), and zeta(x, p) -+ zeta(x, 1 - p)
+        # first, where odd x cancels them (exactly at p = 1/2): zeta(x, 1 - q) remains
+        negative = (q < 0).logical_and(q != E.floor(q))
+        p = E.where(negative, q - E.floor(q), q)
+        out = _zeta_cephes(x, E.where(p <= 0, 1.0, p))        # (keeping a nan q)
+        if bool(negative.any()):        # (a host read: two more sums, on those elements)
+            shape = out._data.shape
+            mask = negative.reshape(-1)
+            xn, qn, pn, near = (getitem(t.reshape(-1), mask) for t in (x, q, p, out))
+            mirror = _zeta_cephes(xn, 1.0 - pn)
+            tail = _zeta_cephes(xn, 1.0 - qn)
+            # past x ~ 1e16 Cephes' tail is 0 * inf (its terms underflow, its factors
+            # overflow): nan where torch's one sum had returned at its first inf term
+            tail = E.where(tail.isnan(), 0.0, tail)
+            odd = E.remainder(xn, 2.0) == 1.0
+            turned = E.where(odd, (near - mirror) + tail, (near + mirror) - tail)
+            # x = inf: the term of q + k in (-1, 0) is inf (inf - inf above)
+            turned = E.where(xn == math.inf, math.inf, turned)
+            out = out.reshape(-1)
+            setitem(out, mask, turned)
+            out = out.reshape(shape)
+        out = E.where(x != E.floor(x), E.where(negative, math.nan, out), out)
+        out = E.where((q <= 0).logical_and(q == E.floor(q)), math.inf, out)
+        out = E.where(x < 1.0, math.nan, out)
+        return E.where(x == 1.0, math.inf, out)
+    return _in_double(x, zeta, q)
+
+
+class _NoDerivative:
+    """A gradient torch does not implement: computing it raises, as torch's does."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __call__(self):
+        raise UnsupportedError(f"the derivative for '{self.what}' is not implemented (as in "
+                               "torch); detach() that argument")
+
+
+def zeta(x: Tensor, q: Tensor) -> Tensor:
+    """The Hurwitz zeta function through its declaration (its q-gradient)."""
+    return run(zeta_op, x, q)
+
+
+zeta_op = declare("zeta", "composite", rule_float, sig="x, q", promote=(0, 1),
+                  shape=shape_broadcast, doc="the Hurwitz zeta function sum_k (k + q)^-x",
+                  decompose=_zeta_forward, opaque=True, uses=(0, 1),
+                  vjp=lambda g, out, x, q: (_NoDerivative("zeta"),
+                                            lambda: g * -x * zeta(x + 1.0, q)))

@@ -58,8 +58,8 @@ CORE = ROOT / "core"
 # module of a package ("nn/"); the longest match decides
 CORE_LAYERS = {
     # ops/_util is shape arithmetic over errors alone: it sits with the ops that use it most
-    0: ["errors", "dtypes", "hookspecs", "backend", "signatures", "_torch_gaps", "_version", "_doc",
-        "ops/_util"],
+    0: ["errors", "dtypes", "hookspecs", "backend", "signatures", "_torch_gaps", "_nn_names",
+        "_version", "_doc", "ops/_util"],
     1: ["device", "plugins", "tensor", "_format"],
     2: ["dispatch", "amp_policy", "_kernel_check", "autograd/node", "autograd/grad_mode",
         "graph/ir", "graph/capture"],

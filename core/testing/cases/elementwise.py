@@ -216,6 +216,10 @@ case("signbit", lambda E, x: x.signbit(), np.signbit, SPECIAL_IN, grad=False, la
 case("ldexp", lambda E, x, e: E.ldexp(x, e), lambda np, x, e: np.ldexp(x, e.astype(int)),
      Input(S), Input(S, "e"), grad=False)
 case("logaddexp2", lambda E, x, y: E.logaddexp2(x, y), np.logaddexp2, Input(S), Input(S))
+# one step of the dtype under test (NumPy's in that dtype), the special values included
+case("nextafter", lambda E, x, y: (E.nextafter(x, y), x.nextafter(-y)),
+     lambda np, x, y: (np.nextafter(x, y), np.nextafter(x, -y)), SPECIAL_IN, Input((12,)),
+     grad=False, ref_float64=False, atol=0.0, rtol=0.0, ops=("nextafter",))
 case("isposinf", lambda E, x: (E.isposinf(x), E.isneginf(x), E.isreal(x)),
      lambda np, x: (np.isposinf(x), np.isneginf(x), np.isreal(x)), SPECIAL_IN, grad=False,
      layouts=False, ops=("isposinf", "isneginf", "isreal"), out_dtype="bool")

@@ -1,5 +1,6 @@
-"""Conformance rows of the special functions with their own gradient rules (ops/special.py):
-atan2, lgamma, digamma, erfinv, erfcx, log_ndtr."""
+"""Conformance rows of the special functions with their own gradient rules (ops/special.py,
+ops/incomplete_gamma.py): atan2, lgamma, digamma, erfinv, erfcx, log_ndtr, zeta, igamma,
+igammac."""
 from __future__ import annotations
 
 import math
@@ -82,3 +83,34 @@ case("erfcx", lambda E, x: E.special.erfcx(x * 3), lambda np, x: _erfcx(x * 3).a
 case("log_ndtr", lambda E, x: E.special.log_ndtr(x * 4),
      lambda np, x: _log_ndtr(x * 4).astype(x.dtype), Input(S), ops=("log_ndtr",), atol=1e-4,
      rtol=1e-4)
+
+
+def _zeta(s, q):
+    # sum_{k < 2000} (k + q)^-s plus the Euler-Maclaurin tail from 2000 (1e-20 left)
+    def one(v):
+        head = math.fsum((k + v) ** -s for k in range(2000))
+        w = 2000 + v
+        return head + w ** (1 - s) / (s - 1) + 0.5 * w ** -s + s / 12 * w ** (-s - 1)
+    return np.vectorize(one, otypes=[np.float64])(q)
+
+
+def _lower_gamma(a, x):
+    # P(a, x) = x^a e^-x / Gamma(a + 1) sum_k x^k / ((a + 1) ... (a + k)) (x < 10 here)
+    def one(v):
+        term, total = 1.0, 1.0
+        for k in range(1, 400):
+            term *= v / (a + k)
+            total += term
+        return math.exp(a * math.log(v) - v - math.lgamma(a + 1)) * total
+    return np.vectorize(one, otypes=[np.float64])(x)
+
+
+# the Hurwitz zeta function and polygamma, differentiable in q only (torch's too)
+case("zeta", lambda E, q: (E.special.zeta(3.0, q + 0.5), E.polygamma(2, q + 1.0)),
+     lambda np, q: (_zeta(3.0, q + 0.5), -2.0 * _zeta(3.0, q + 1.0)), Input(S, "p"),
+     ops=("zeta",))
+# P and Q of a = 2.5 (differentiable in x only, as torch's)
+case("igamma", lambda E, x: (E.igamma(E.full_like(x, 2.5).detach(), x),
+                             E.special.gammaincc(E.full_like(x, 2.5).detach(), x)),
+     lambda np, x: (_lower_gamma(2.5, x), 1.0 - _lower_gamma(2.5, x)), Input(S, "p"),
+     ops=("igamma", "igammac"))
