@@ -19,9 +19,11 @@ SAMPLES = 3
 DEVICES = [t.device for t in targets() if not t.problem]
 OPS = {ref.full_name(op): op for op in ref.op_db() if kw.forms_of(op)}
 # ops whose keyword names live in a module this change leaves to its owner: torch's
-# special polynomials take x= (ember's core/special.py names it input)
+# special polynomials, airy_ai, scaled_modified_bessel_k0/k1 and spherical_bessel_j0 take
+# x= (ember's core/special.py names it input)
 KNOWN = {
     **{f"special.{n}": "torch's parameter is x (ember's core/special.py says input)" for n in (
+        "airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
         "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
