@@ -119,7 +119,8 @@ def factory(*keywords: str):
         name = fn.__name__
 
         def f(*args, layout=None, pin_memory: bool = False, out=None, **kwargs):
-            only_default(name, "layout", layout, ("strided",))
+            if layout is not None:
+                only_default(name, "layout", layout, ("strided",))
             if pin_memory:
                 only_default(name, "pin_memory", pin_memory)
             if out is None:
