@@ -247,6 +247,10 @@ def run(op, *inputs, **attrs):
             op.vjp is None and track and is_grad_enabled())):
         if op.opaque and track and is_grad_enabled():
             return _opaque(op, inputs, attrs)
+        if op.opaque and op.vjp is not None and _extra_hooks:
+            tangent = next((h for k, h in _extra_hooks if k == "forward_ad"), None)
+            if tangent is not None:
+                return _opaque_tangent(op, device, inputs, attrs, tangent)
         # a declared kernel this device lacks, or one with no gradient rule of its own
         # while a graph is recorded: its decomposition records itself
         return op.decompose(*inputs, **attrs)
@@ -288,6 +292,21 @@ def _opaque(op, inputs, attrs):
     finally:
         set_grad_enabled(previous)
     record(op, out, inputs, attrs)
+    return out
+
+
+def _opaque_tangent(op, device, inputs, attrs, hook):
+    """An opaque op's decomposition under forward-mode AD: its steps carry no tangents (they
+    are not to be differentiated: nextafter's are bit arithmetic); the op's own rule gives
+    the result's, as the forward-AD hook does after a kernel."""
+    global _hooks
+    saved = _hooks
+    _hooks = tuple(h for h in saved if h is not hook)
+    try:
+        out = op.decompose(*inputs, **attrs)
+    finally:
+        _hooks = saved
+    hook(op, device, None, (), attrs, inputs, out)
     return out
 
 

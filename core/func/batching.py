@@ -140,7 +140,7 @@ def _elementwise_names():
 
 
 @register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "erfcx",
-          "log_ndtr", "relu",
+          "log_ndtr", "relu", "zeta", "igamma", "igammac", "nextafter",
           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
           "bitwise_right_shift")
 def _broadcast(op, args, batched, attrs, size):

@@ -16,7 +16,8 @@ import pytest
 
 # modules of the package that are not layer families: the namespaces of their own, and the
 # shared helpers
-NOT_FAMILIES = {"functional", "init", "_util", "utils", "parallel"}
+NOT_FAMILIES = {"functional", "init", "_util", "utils", "parallel",
+                "_torch_names"}     # torch.* spellings of nn functions (torch.conv2d, ...)
 # modules whose classes ember.nn exports but whose functions are not functional forms
 BASE = {"module", "parameter"}
 # public classes a family defines that torch.nn does not export either
