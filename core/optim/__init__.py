@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adam import Adam, AdamW
 from .adam_family import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
@@ -11,7 +12,8 @@ from .rmsprop import Adagrad, RMSprop
 from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor",
+           "LBFGS",
            "Adamax", "NAdam", "RAdam", "Rprop", "ASGD",
            "lr_scheduler", "swa_utils"]
 
