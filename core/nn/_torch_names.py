@@ -18,7 +18,6 @@ from .. import dtypes as D
 from .. import ops
 from .._nn_names import SAME_AS_FUNCTIONAL, TENSOR_METHODS, TORCH_NN_NAMES
 from ..errors import EmberValueError, NotInEmberError
-from ..functional.special import i0
 from ..tensor import Tensor
 from . import functional as F
 
@@ -179,75 +178,51 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
                       _reduction("ctc_loss", reduction), zero_infinity)
 
 
-# -- the window functions torch.stft users take (torch.hann_window, ...) ---------------------
+# -- the window functions torch.stft users take (torch.hann_window, ...): torch.signal's
+# windows, periodic (the default) being sym=False -----------------------------------------
 
-def _window(name, length, periodic, values, dtype, device, requires_grad, layout=None):
-    """values(n, N) over n = 0..N-1 of a symmetric window of N points, in float64; periodic
-    windows are the first `length` points of one of length + 1 (torch's rule); lengths 0
-    and 1 give [] and [1]."""
-    if layout is not None and str(layout).split(".")[-1] != "strided":
-        raise NotInEmberError(f"torch.{name}(layout={layout}): ember has strided tensors only")
-    if length < 0:
-        raise EmberValueError(f"torch.{name}: window_length must be non-negative, got {length}")
-    dtype = D.get_default_dtype() if dtype is None else D.get_dtype(dtype)
-    if dtype.category != D.FLOAT:
-        raise EmberValueError(f"torch.{name}: expected a floating point dtype, got "
-                              f"{dtype.name}")
-    if length <= 1:
-        out = ops.ones(length, dtype=dtype, device=device)
-    else:
-        n = length + 1 if periodic else length
-        k = ops.arange(length, dtype=D.float64)
-        out = values(k, n).to(dtype)
-        out = out.to(device) if device is not None else out
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def _cos_sum(k, n, coefficients):
-    out = 0.0
-    for j, a in enumerate(coefficients):
-        out = out + (-1) ** j * a * ops.cos(2.0 * math.pi * j * k / (n - 1))
-    return out
+def _windows(pin_memory):
+    if pin_memory:
+        raise NotInEmberError("pin_memory=True: ember has no pinned host memory (copies are "
+                              "synchronous); leave pin_memory out")
+    from ..signal import windows
+    return windows
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                 device=None, requires_grad: bool = False, pin_memory=None) -> Tensor:
-    return _window("hann_window", window_length, periodic,
-                   lambda k, n: _cos_sum(k, n, (0.5, 0.5)), dtype, device, requires_grad,
-                   layout)
+    return _windows(pin_memory).hann(window_length, sym=not periodic, dtype=dtype,
+                                     layout=layout, device=device, requires_grad=requires_grad)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype=None, layout=None, device=None,
                    requires_grad: bool = False, pin_memory=None) -> Tensor:
-    return _window("hamming_window", window_length, periodic,
-                   lambda k, n: _cos_sum(k, n, (alpha, beta)), dtype, device, requires_grad,
-                   layout)
+    return _windows(pin_memory).general_cosine(
+        window_length, a=[alpha, beta], sym=not periodic, dtype=dtype, layout=layout,
+        device=device, requires_grad=requires_grad)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                     device=None, requires_grad: bool = False, pin_memory=None) -> Tensor:
-    return _window("blackman_window", window_length, periodic,
-                   lambda k, n: _cos_sum(k, n, (0.42, 0.5, 0.08)), dtype, device,
-                   requires_grad, layout)
+    return _windows(pin_memory).blackman(window_length, sym=not periodic, dtype=dtype,
+                                         layout=layout, device=device,
+                                         requires_grad=requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                     device=None, requires_grad: bool = False, pin_memory=None) -> Tensor:
-    return _window("bartlett_window", window_length, periodic,
-                   lambda k, n: 1.0 - ops.abs(2.0 * k / (n - 1) - 1.0), dtype, device,
-                   requires_grad, layout)
+    return _windows(pin_memory).bartlett(window_length, sym=not periodic, dtype=dtype,
+                                         layout=layout, device=device,
+                                         requires_grad=requires_grad)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
                   dtype=None, layout=None, device=None, requires_grad: bool = False,
                   pin_memory=None) -> Tensor:
-    def values(k, n):
-        r = 2.0 * k / (n - 1) - 1.0
-        return i0(beta * ops.sqrt((1.0 - r * r).clamp(min=0.0))) / i0(
-            ops.tensor(float(beta), dtype=D.float64))
-    return _window("kaiser_window", window_length, periodic, values, dtype, device,
-                   requires_grad, layout)
+    return _windows(pin_memory).kaiser(window_length, beta=beta, sym=not periodic,
+                                       dtype=dtype, layout=layout, device=device,
+                                       requires_grad=requires_grad)
 
 
 def range(start, end=None, step=1, *, dtype=None, device=None,
