@@ -13,7 +13,7 @@ from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError, ViewError
 from ..ops import layout
 from ..ops._util import as_shape, resolve_reshape
-from ..ops.movement import layout_of, view_strides
+from ..ops.movement import view_strides
 from ..tensor import Tensor, preserve_format, version_root, wrap
 from ..tensor import memory_format as memory_format_type
 
@@ -176,15 +176,8 @@ def view(self, *shape):
         raise EmberTypeError("view(dtype) is not supported; use .to(dtype)")
     new = resolve_reshape("view", self._data.shape, as_shape(shape, "view"))
     if new != self._data.shape:
-        data = self._data
-        if self._device.strided_views and getattr(data, "strides", None) is not None:
-            # (NumPy and CuPy count strides in bytes, OpenCL's CLArray in elements)
-            unit = data.itemsize if isinstance(data, np.ndarray) or hasattr(
-                data, "itemsize") else 1
-            have, strides = data.shape, tuple(s // unit for s in data.strides)
-        else:
-            have, strides, _ = layout_of(self)
-        if view_strides(have, strides, new) is None:
+        strides = layout.strides_of(self)              # Tensor.stride()'s, every backend
+        if view_strides(self._data.shape, strides, new) is None:
             # reshape would copy here, and writes through the result would not reach self
             raise ViewError(
                 f"view: size {list(new)} is not compatible with the input's size "
