@@ -168,3 +168,22 @@ def warm_opencl_probe():
     suite's PoCL cache (CACHES), which every later probe, here or in a child, reads."""
     subprocess.run([sys.executable, "-c", WARM_PROBE], capture_output=True, text=True,
                    timeout=300, check=False)
+
+
+# --- every test starts from its own fixed seed ---------------------------------------------
+@pytest.fixture(autouse=True)
+def _fixed_seed(request):
+    """ember's, NumPy's and Python's global generators are seeded from the test's node id
+    before it runs: a test that draws random data sees the same numbers on every run, on
+    any worker, in any order, so a tolerance it misses fails every time and not one run in
+    a hundred (CI run 47: an unseeded randn near zero missed rtol=1e-6 by one ulp)."""
+    import random
+
+    import numpy as np
+
+    import ember
+
+    seed = zlib.crc32(_plain_id(request.node).encode())
+    random.seed(seed)
+    np.random.seed(seed)
+    ember.manual_seed(seed)
