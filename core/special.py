@@ -174,39 +174,39 @@ def modified_bessel_k1(input: Tensor, *, out=None) -> Tensor:
                    _bessel.bessel_k("modified_bessel_k1", input, 1, False))
 
 
-def scaled_modified_bessel_k0(input: Tensor, *, out=None) -> Tensor:
-    """exp(input) K0(input), without K0's underflow.
+def scaled_modified_bessel_k0(x: Tensor, *, out=None) -> Tensor:
+    """exp(x) K0(x), without K0's underflow.
 
     PyTorch
     -------
     ``torch.special.scaled_modified_bessel_k0``
     """
     return _no_out("scaled_modified_bessel_k0", out,
-                   _bessel.bessel_k("scaled_modified_bessel_k0", input, 0, True))
+                   _bessel.bessel_k("scaled_modified_bessel_k0", x, 0, True))
 
 
-def scaled_modified_bessel_k1(input: Tensor, *, out=None) -> Tensor:
-    """exp(input) K1(input), without K1's underflow.
+def scaled_modified_bessel_k1(x: Tensor, *, out=None) -> Tensor:
+    """exp(x) K1(x), without K1's underflow.
 
     PyTorch
     -------
     ``torch.special.scaled_modified_bessel_k1``
     """
     return _no_out("scaled_modified_bessel_k1", out,
-                   _bessel.bessel_k("scaled_modified_bessel_k1", input, 1, True))
+                   _bessel.bessel_k("scaled_modified_bessel_k1", x, 1, True))
 
 
-def airy_ai(input: Tensor, *, out=None) -> Tensor:
-    """Ai(input), the Airy function of the first kind (nan at +-inf).
+def airy_ai(x: Tensor, *, out=None) -> Tensor:
+    """Ai(x), the Airy function of the first kind (nan at +-inf).
 
     PyTorch
     -------
     ``torch.special.airy_ai``
     """
-    return _no_out("airy_ai", out, _bessel.airy_ai(input))
+    return _no_out("airy_ai", out, _bessel.airy_ai(x))
 
 
-def spherical_bessel_j0(input: Tensor) -> Tensor:
+def spherical_bessel_j0(x: Tensor) -> Tensor:
     """sin(x) / x, the spherical Bessel function of the first kind, order 0: its Taylor
     series below |x| = 0.5 (as torch's), 0 at +-inf.
 
@@ -214,7 +214,7 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:
     -------
     ``torch.special.spherical_bessel_j0``
     """
-    x = _util._float(input)
+    x = _util._float(x)
     x2 = x * x
     series = 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (
         1.0 - x2 / 72.0 * (1.0 - x2 / 110.0 * (1.0 - x2 / 156.0)))))
@@ -447,92 +447,92 @@ def _chebyshev(name, x, n, kind, shifted):
     return _ops.where(k < 0, 0.0, out)
 
 
-def chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
-    """T_n(input), the Chebyshev polynomial of the first kind.
+def chebyshev_polynomial_t(x, n, *, out=None) -> Tensor:
+    """T_n(x), the Chebyshev polynomial of the first kind.
 
     PyTorch
     -------
     ``torch.special.chebyshev_polynomial_t``
     """
-    return _no_out("chebyshev_polynomial_t", out, _chebyshev("chebyshev_polynomial_t", input,
+    return _no_out("chebyshev_polynomial_t", out, _chebyshev("chebyshev_polynomial_t", x,
                                                              n, "t", False))
 
 
-def chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
-    """U_n(input), the Chebyshev polynomial of the second kind.
+def chebyshev_polynomial_u(x, n, *, out=None) -> Tensor:
+    """U_n(x), the Chebyshev polynomial of the second kind.
 
     PyTorch
     -------
     ``torch.special.chebyshev_polynomial_u``
     """
-    return _no_out("chebyshev_polynomial_u", out, _chebyshev("chebyshev_polynomial_u", input,
+    return _no_out("chebyshev_polynomial_u", out, _chebyshev("chebyshev_polynomial_u", x,
                                                              n, "u", False))
 
 
-def chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
-    """V_n(input), the Chebyshev polynomial of the third kind.
+def chebyshev_polynomial_v(x, n, *, out=None) -> Tensor:
+    """V_n(x), the Chebyshev polynomial of the third kind.
 
     PyTorch
     -------
     ``torch.special.chebyshev_polynomial_v``
     """
-    return _no_out("chebyshev_polynomial_v", out, _chebyshev("chebyshev_polynomial_v", input,
+    return _no_out("chebyshev_polynomial_v", out, _chebyshev("chebyshev_polynomial_v", x,
                                                              n, "v", False))
 
 
-def chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
-    """W_n(input), the Chebyshev polynomial of the fourth kind.
+def chebyshev_polynomial_w(x, n, *, out=None) -> Tensor:
+    """W_n(x), the Chebyshev polynomial of the fourth kind.
 
     PyTorch
     -------
     ``torch.special.chebyshev_polynomial_w``
     """
-    return _no_out("chebyshev_polynomial_w", out, _chebyshev("chebyshev_polynomial_w", input,
+    return _no_out("chebyshev_polynomial_w", out, _chebyshev("chebyshev_polynomial_w", x,
                                                              n, "w", False))
 
 
-def shifted_chebyshev_polynomial_t(input, n, *, out=None) -> Tensor:
-    """T*_n(input) = T_n(2 input - 1).
+def shifted_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor:
+    """T*_n(x) = T_n(2 x - 1).
 
     PyTorch
     -------
     ``torch.special.shifted_chebyshev_polynomial_t``
     """
     return _no_out("shifted_chebyshev_polynomial_t", out, _chebyshev(
-        "shifted_chebyshev_polynomial_t", input, n, "t", True))
+        "shifted_chebyshev_polynomial_t", x, n, "t", True))
 
 
-def shifted_chebyshev_polynomial_u(input, n, *, out=None) -> Tensor:
-    """U*_n(input) = U_n(2 input - 1).
+def shifted_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor:
+    """U*_n(x) = U_n(2 x - 1).
 
     PyTorch
     -------
     ``torch.special.shifted_chebyshev_polynomial_u``
     """
     return _no_out("shifted_chebyshev_polynomial_u", out, _chebyshev(
-        "shifted_chebyshev_polynomial_u", input, n, "u", True))
+        "shifted_chebyshev_polynomial_u", x, n, "u", True))
 
 
-def shifted_chebyshev_polynomial_v(input, n, *, out=None) -> Tensor:
-    """V*_n(input) = V_n(2 input - 1).
+def shifted_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor:
+    """V*_n(x) = V_n(2 x - 1).
 
     PyTorch
     -------
     ``torch.special.shifted_chebyshev_polynomial_v``
     """
     return _no_out("shifted_chebyshev_polynomial_v", out, _chebyshev(
-        "shifted_chebyshev_polynomial_v", input, n, "v", True))
+        "shifted_chebyshev_polynomial_v", x, n, "v", True))
 
 
-def shifted_chebyshev_polynomial_w(input, n, *, out=None) -> Tensor:
-    """W*_n(input) = W_n(2 input - 1).
+def shifted_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor:
+    """W*_n(x) = W_n(2 x - 1).
 
     PyTorch
     -------
     ``torch.special.shifted_chebyshev_polynomial_w``
     """
     return _no_out("shifted_chebyshev_polynomial_w", out, _chebyshev(
-        "shifted_chebyshev_polynomial_w", input, n, "w", True))
+        "shifted_chebyshev_polynomial_w", x, n, "w", True))
 
 
 def _hermite(name, input, n, physicists):
@@ -558,36 +558,36 @@ def _hermite(name, input, n, physicists):
     return _ops.where(k > limit, math.nan, out)
 
 
-def hermite_polynomial_h(input, n, *, out=None) -> Tensor:
-    """H_n(input), the physicists' Hermite polynomial (nan past n = 128 in float32).
+def hermite_polynomial_h(x, n, *, out=None) -> Tensor:
+    """H_n(x), the physicists' Hermite polynomial (nan past n = 128 in float32).
 
     PyTorch
     -------
     ``torch.special.hermite_polynomial_h``
     """
     return _no_out("hermite_polynomial_h", out,
-                   _hermite("hermite_polynomial_h", input, n, True))
+                   _hermite("hermite_polynomial_h", x, n, True))
 
 
-def hermite_polynomial_he(input, n, *, out=None) -> Tensor:
-    """He_n(input), the probabilists' Hermite polynomial.
+def hermite_polynomial_he(x, n, *, out=None) -> Tensor:
+    """He_n(x), the probabilists' Hermite polynomial.
 
     PyTorch
     -------
     ``torch.special.hermite_polynomial_he``
     """
     return _no_out("hermite_polynomial_he", out,
-                   _hermite("hermite_polynomial_he", input, n, False))
+                   _hermite("hermite_polynomial_he", x, n, False))
 
 
-def laguerre_polynomial_l(input, n, *, out=None) -> Tensor:
-    """L_n(input), the Laguerre polynomial (1 at 0).
+def laguerre_polynomial_l(x, n, *, out=None) -> Tensor:
+    """L_n(x), the Laguerre polynomial (1 at 0).
 
     PyTorch
     -------
     ``torch.special.laguerre_polynomial_l``
     """
-    x, k = _degree_pair("laguerre_polynomial_l", input, n)
+    x, k = _degree_pair("laguerre_polynomial_l", x, n)
     one = x * 0.0 + 1.0
     res = _recurrence(x, k, one, 1.0 - x,
                       lambda j, p, q: ((2 * (j - 1) + 1.0 - x) * q - (j - 1) * p) / j)
@@ -595,14 +595,14 @@ def laguerre_polynomial_l(input, n, *, out=None) -> Tensor:
     return _no_out("laguerre_polynomial_l", out, res)
 
 
-def legendre_polynomial_p(input, n, *, out=None) -> Tensor:
-    """P_n(input), the Legendre polynomial.
+def legendre_polynomial_p(x, n, *, out=None) -> Tensor:
+    """P_n(x), the Legendre polynomial.
 
     PyTorch
     -------
     ``torch.special.legendre_polynomial_p``
     """
-    x, k = _degree_pair("legendre_polynomial_p", input, n)
+    x, k = _degree_pair("legendre_polynomial_p", x, n)
     one = x * 0.0 + 1.0
     res = _recurrence(x, k, one, x,
                       lambda j, p, q: ((2 * (j - 1) + 1) * x * q - (j - 1) * p) / j)

@@ -18,18 +18,6 @@ from ember.testing import torch_reference as ref  # noqa: E402
 SAMPLES = 3
 DEVICES = [t.device for t in targets() if not t.problem]
 OPS = {ref.full_name(op): op for op in ref.op_db() if kw.forms_of(op)}
-# ops whose keyword names live in a module this change leaves to its owner: torch's
-# special polynomials, airy_ai, scaled_modified_bessel_k0/k1 and spherical_bessel_j0 take
-# x= (ember's core/special.py names it input)
-KNOWN = {
-    **{f"special.{n}": "torch's parameter is x (ember's core/special.py says input)" for n in (
-        "airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-        "laguerre_polynomial_l", "legendre_polynomial_p", "spherical_bessel_j0")},
-}
 
 
 def _sampled_off_cpu(names):
@@ -40,8 +28,6 @@ def _sampled_off_cpu(names):
 
 @pytest.mark.parametrize("name,device", _sampled_off_cpu(OPS))
 def test_op_by_keyword(name, device):
-    if name in KNOWN:
-        pytest.skip(KNOWN[name])
     bad = [f"  [{r.form}] {f}" for r in kw.run_op(OPS[name], device, SAMPLES)
            for f in r.failures]
     assert not bad, f"{name} by torch's keywords differs from torch:\n" + "\n".join(bad)
