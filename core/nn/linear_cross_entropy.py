@@ -186,8 +186,7 @@ def _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignor
         return loss.to(input.dtype)
 
     parts = []
-    # checkpointed only where a gradient is wanted: the checkpoint's node makes its output
-    # require grad whatever its inputs (it cannot see the parameters a function closes over)
+    # checkpointed only where a gradient is wanted (without one nothing is saved to spare)
     grads = is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (input, linear_weight, linear_bias, weight))
     for start in range(0, n, size):
