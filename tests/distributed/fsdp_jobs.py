@@ -190,6 +190,9 @@ def job_features() -> None:
     assert local <= math.ceil(numel / n) + 4 * n, (local, numel)
     _train(two)
     sharded = two.state_dict()
+    into: dict = {"kept": 1}
+    assert two.state_dict(destination=into, prefix="m.") is into
+    assert into.pop("kept") == 1 and list(into) == ["m." + k for k in sharded]
     assert all(isinstance(v, dcp.FlatShard) for k, v in sharded.items()
                if "weight" in k or "bias" in k)
     # gather fully_shard's shards the way FSDP1's full state dict does
@@ -283,7 +286,14 @@ def job_features() -> None:
                 keep_low_precision_grads=True)), "keep_low_precision_grads"),
             (lambda: fully_shard(build(), mesh=object()), "DeviceMesh"),
             (lambda: FSDP.set_state_dict_type(one, StateDictType.LOCAL_STATE_DICT),
-             "LOCAL_STATE_DICT")):
+             "LOCAL_STATE_DICT"),
+            (lambda: FSDP.state_dict_type(one, StateDictType.FULL_STATE_DICT,
+                                          optim_state_dict_config=object()).__enter__(),
+             "optimizer state dicts"),
+            (lambda: one.state_dict(keep_vars=True), "keep_vars=True"),
+            (lambda: two.state_dict(keep_vars=True), "keep_vars=True"),
+            (lambda: two.load_state_dict(two.state_dict(), assign=True), "assign=True"),
+            (lambda: two.set_requires_gradient_sync(False, recurse=False), "recurse=False")):
         try:
             call()
         except NotInEmberError as exc:

@@ -300,6 +300,22 @@ def job_ddp(device: str, models: str = "cnn,mlp") -> None:
         (single.only_rank0(h) if i == 0 else h).sum().backward()
         grads.append(single.shared.weight.grad.numpy().copy())
     same(net.shared.weight.grad, np.mean(grads, axis=0), "shared parameter", rtol=1e-5)
+
+    # device_ids, as torch's: one accelerator device the module is on (its inputs are moved
+    # there); a CPU module takes none
+    from ember.distributed.errors import DistributedError
+    if device != "cpu":
+        on_device = DistributedDataParallel(mlp().to(device), device_ids=[device])
+        assert on_device.device_ids == [0]
+        out = on_device(tensor(points[0][0][:4], "cpu"))
+        assert str(out.device) == device, out.device
+    for bad in ([0], [0, 1]):
+        try:
+            DistributedDataParallel(mlp(), device_ids=bad)
+        except DistributedError as exc:
+            assert "only work with single-device" in str(exc), exc
+        else:
+            raise AssertionError(f"device_ids={bad} accepted for a CPU module")
     dist.destroy_process_group()
     print(f"rank {r} ddp ok", flush=True)
 

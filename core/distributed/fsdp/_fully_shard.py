@@ -11,6 +11,7 @@ from .api import BackwardPrefetch, CPUOffload, MixedPrecision, ShardingStrategy,
 from .fully_sharded_data_parallel import (
     FullyShardedDataParallel,
     _load_state_dict,
+    _no_keep_vars,
     _state_dict,
     clip_grad_norm_,
 )
@@ -38,16 +39,28 @@ class FSDPModule:
 
     def set_requires_gradient_sync(self, requires_gradient_sync: bool,
                                    *, recurse: bool = True) -> None:
-        """False: gradients accumulate unsharded and unreduced (as FSDP1's no_sync)."""
+        """False: gradients accumulate unsharded and unreduced (as FSDP1's no_sync), for
+        every unit of the tree (recurse=True, torch's default)."""
+        if not recurse:
+            raise NotInEmberError("set_requires_gradient_sync(recurse=False): ember switches "
+                                  "gradient reduction for the whole tree of fully_shard "
+                                  "units at once; leave recurse out")
         self.__dict__["_fsdp_unit"].tree.sync = bool(requires_gradient_sync)
 
     def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
         """Each rank's FlatShard of every parameter, buffers whole (torch's DTensor state
         dict); get_model_state_dict(..., full_state_dict=True) gathers full tensors."""
+        _no_keep_vars("FSDPModule", keep_vars)
         out = _state_dict(self, StateDictType.SHARDED_STATE_DICT)
-        return {prefix + k: v for k, v in out.items()}
+        dest = destination if destination is not None else {}
+        for k, v in out.items():
+            dest[prefix + k] = v
+        return dest
 
     def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False):
+        if assign:
+            raise NotInEmberError("FSDPModule.load_state_dict: assign=True is not in ember "
+                                  "(the shards are copied into)")
         from ...nn.module import IncompatibleKeys
         missing, unexpected = _load_state_dict(self, state_dict, strict)
         return IncompatibleKeys(missing, unexpected)

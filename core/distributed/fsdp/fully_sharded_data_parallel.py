@@ -365,7 +365,8 @@ class FullyShardedDataParallel(Module):
                      if isinstance(m, FullyShardedDataParallel)]
         previous = [m.__dict__[_STATE_TYPE] for m in instances]
         FullyShardedDataParallel.set_state_dict_type(module, state_dict_type,
-                                                     state_dict_config)
+                                                     state_dict_config,
+                                                     optim_state_dict_config)
         try:
             yield
         finally:
@@ -390,6 +391,7 @@ class FullyShardedDataParallel(Module):
                 m.__dict__[_STATE_TYPE] = (state_dict_type, state_dict_config)
 
     def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+        _no_keep_vars("FullyShardedDataParallel", keep_vars)
         kind, config = self.__dict__[_STATE_TYPE]
         offload = bool(getattr(config, "offload_to_cpu", False))
         rank0 = bool(getattr(config, "rank0_only", False))
@@ -418,3 +420,12 @@ class FullyShardedDataParallel(Module):
     def __getstate__(self):
         raise DistributedError("FullyShardedDataParallel does not pickle; save its "
                                "state_dict() (or ember.distributed.checkpoint.save)")
+
+
+def _no_keep_vars(owner: str, keep_vars) -> None:
+    """keep_vars=True asks for the parameters themselves; a sharded state dict holds each
+    rank's FlatShard (a copy of its range) or gathered full tensors, never a parameter."""
+    if keep_vars:
+        raise NotInEmberError(f"{owner}.state_dict: keep_vars=True is not in ember (the state "
+                              "dict holds copies of the shards or gathered tensors, not the "
+                              "parameters); leave keep_vars out")

@@ -26,6 +26,31 @@ from ..module import Module
 FIRST_BUCKET_MB = 1.0
 
 
+def _device_ids(module: Module, device_ids, output_device):
+    """(device_ids, the device inputs go to) as torch checks them: one device (or index) that
+    every parameter is on, given only for an accelerator module; None for a CPU module."""
+    if device_ids is None and output_device is None:
+        return None, None
+    from ...device import Device
+    devices = {p.device for p in module.parameters()}
+    ids = list(device_ids) if device_ids is not None else []
+    if len(devices) != 1 or next(iter(devices)).type == "cpu" or len(ids) != 1:
+        raise DistributedError(
+            "DistributedDataParallel device_ids and output_device arguments only work with "
+            f"single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+            f"{device_ids}, output_device {output_device}, and module parameters "
+            f"{sorted(str(d) for d in devices)}; pass device_ids=[i] for a module on one "
+            "accelerator device i (one process per device), nothing for a CPU module")
+    device = next(iter(devices))
+    wanted = ids[0]
+    wanted = Device(device.type, wanted) if isinstance(wanted, int) else Device(wanted)
+    if wanted != device:
+        raise DistributedError(f"DistributedDataParallel: device_ids={device_ids} names "
+                               f"{wanted}, but the module's parameters are on {device}; "
+                               f"move the module with .to({str(wanted)!r}) first")
+    return [device.index or 0], device
+
+
 class _Bucket:
     """Gradients of some parameters of one dtype and device, in one flat tensor."""
 
@@ -70,6 +95,7 @@ class DistributedDataParallel(Module):
                                    "process_group; wrap the model only on its members")
         self.module = module
         self.process_group = group
+        self.device_ids, self.device = _device_ids(module, device_ids, output_device)
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.reduce_in_rank_order = reduce_in_rank_order
@@ -126,6 +152,9 @@ class DistributedDataParallel(Module):
             if buffers:
                 with autograd.no_grad():
                     _broadcast_coalesced(buffers, group)
+        if self.device is not None:        # torch moves the inputs to device_ids[0]
+            from .data_parallel import _to
+            inputs, kwargs = _to(inputs, self.device), _to(kwargs, self.device)
         out = self.module(*inputs, **kwargs)
         if autograd.is_grad_enabled() and self.require_backward_grad_sync:
             self._prepare(out)
