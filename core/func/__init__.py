@@ -357,6 +357,30 @@ def _swapped(module, tensors: dict):
             d[leaf] = old
 
 
+def _untied(module, given: dict) -> dict:
+    """tie_weights=True: a tensor given for one name of a parameter or buffer the module holds
+    under several names (tied weights) stands for all of them, as torch's
+    _untie_named_tensors_map; different tensors for names of one tied group are refused."""
+    names: dict = {}
+    for name, t in list(module.named_parameters(remove_duplicate=False)) + \
+            list(module.named_buffers(remove_duplicate=False)):
+        names.setdefault(id(t), set()).add(name)
+    tied = {n: group for group in names.values() if len(group) > 1 for n in group}
+    out = dict(given)
+    for name in given:
+        group = tied.get(name)
+        if group is None:
+            continue
+        values = {id(given[n]) for n in group if n in given}
+        if len(values) > 1:
+            raise EmberValueError(f"functional_call got multiple values for keys "
+                                  f"{sorted(group)}, which are tied. Consider using "
+                                  "tie_weights=False")
+        for n in group:
+            out[n] = given[name]
+    return out
+
+
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights: bool = True, strict: bool = False):
     """torch.func.functional_call: module(*args, **kwargs) with its parameters and buffers
@@ -371,6 +395,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                 raise EmberValueError(f"functional_call: {k!r} is given in more than one "
                                       "dict; give each name once")
             merged[k] = v
+    if tie_weights:
+        merged = _untied(module, merged)
     if strict:
         names = {n for n, _ in module.named_parameters()} | {n for n, _ in
                                                              module.named_buffers()}

@@ -215,6 +215,41 @@ def test_functional_call_and_stack_module_state():
         func.functional_call(base, {"weight": ember.zeros(2, 3)}, (x[0],), strict=True)
 
 
+def test_functional_call_ties_weights_as_torch():
+    """A module holding one parameter under two names (torch's docstring example): given for
+    one name, tie_weights=True replaces both, False only that one; two different tensors for
+    a tied pair are refused with torch's message."""
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        class Foo(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.foo = lib.nn.Parameter(lib.ones(()))
+                self.foo_tied = self.foo
+
+            def forward(self, x):
+                return x + self.foo + self.foo_tied
+        return Foo()
+    e_mod, t_mod = build(ember), build(torch)
+    for tie in (True, False):
+        got = func.functional_call(e_mod, {"foo": ember.zeros(())}, (ember.tensor(1.0),),
+                                   tie_weights=tie)
+        want = torch.func.functional_call(t_mod, {"foo": torch.zeros(())},
+                                          (torch.tensor(1.0),), tie_weights=tie)
+        assert got.item() == want.item() == (1.0 if tie else 2.0)
+    same = ember.zeros(())
+    assert float(func.functional_call(e_mod, {"foo": same, "foo_tied": same},
+                                      (ember.tensor(1.0),))) == 1.0
+    with pytest.raises(ValueError, match="which are tied. Consider using "
+                       "tie_weights=False"):
+        func.functional_call(e_mod, {"foo": ember.zeros(()), "foo_tied": ember.ones(())},
+                             (ember.tensor(1.0),))
+    got = func.functional_call(e_mod, {"foo": ember.zeros(()), "foo_tied": ember.ones(())},
+                               (ember.tensor(1.0),), tie_weights=False)
+    assert float(got) == 2.0
+
+
 def test_jacrev_of_jacrev_composes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
