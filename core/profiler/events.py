@@ -52,7 +52,7 @@ class FunctionEvent:
         self.input_dtypes = list(raw[E_DTYPES] or ())
         self.kernel = raw[E_KERNEL]
         self.args = dict(raw[E_ARGS] or {})
-        self.stack = raw[E_STACK] if self.kind != "kernel" else []
+        self.stack = (raw[E_STACK] or []) if self.kind != "kernel" else []
         self.host_enqueue_ns = (raw[E_STACK] - base_ns) if self.kind == "kernel" else None
         self.cpu_memory_usage = raw[E_BYTES] if self.device in (None, "cpu") else 0
         self.device_memory_usage = raw[E_BYTES] if self.device not in (None, "cpu") else 0
@@ -223,13 +223,14 @@ class EventList(list):
             key = (e.key,)
             if group_by_input_shape:
                 key += (str(e.input_shapes),)
+            stack = (e.stack or [])[:group_by_stack_n] if group_by_stack_n else None
             if group_by_stack_n:
-                key += (tuple(e.stack[:group_by_stack_n]),)
+                key += (tuple(stack),)
             avg = groups.get(key)
             if avg is None:
                 avg = groups[key] = FunctionEventAvg(
                     e.key, e.input_shapes if group_by_input_shape else None,
-                    e.stack[:group_by_stack_n] if group_by_stack_n else None)
+                    stack)
             avg.add(e)
         out = EventList(groups.values())
         out._grouped_by_shape = group_by_input_shape
@@ -248,7 +249,8 @@ class EventList(list):
               max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False) -> str:
         return table(self, sort_by, row_limit, max_name_column_width,
-                     max_shapes_column_width, header, top_level_events_only)
+                     max_shapes_column_width, header, top_level_events_only,
+                     max_src_column_width)
 
     def export_chrome_trace(self, path: str) -> None:
         write_trace(self, path)
@@ -271,8 +273,10 @@ def _fmt_mem(n: int) -> str:
 
 
 def table(events, sort_by=None, row_limit=100, name_width=55, shapes_width=80,
-          header=None, top_level_only=False) -> str:
-    """torch's key_averages().table(): one row per key, the columns that have data."""
+          header=None, top_level_only=False, src_width=75) -> str:
+    """torch's key_averages().table(): one row per key, the columns that have data; rows
+    grouped by their call stack (key_averages(group_by_stack_n=n)) end with a "Source
+    Location" column, one stack frame per line, src_width characters at most."""
     if sort_by is not None:
         if sort_by not in SORT_KEYS:
             raise EmberValueError(f"table: sort_by={sort_by!r} is not a column; expected one "
@@ -306,6 +310,9 @@ def table(events, sort_by=None, row_limit=100, name_width=55, shapes_width=80,
     cols.append(("# of Calls", 12))
     if has_shapes:
         cols.append(("Input Shapes", shapes_width))
+    has_src = bool(getattr(events, "_stack_n", 0)) and any(e.stack for e in rows)
+    if has_src:
+        cols.append(("Source Location", src_width))
     line = "  ".join("-" * w for _, w in cols)
 
     def fmt(values):
@@ -314,7 +321,9 @@ def table(events, sort_by=None, row_limit=100, name_width=55, shapes_width=80,
             v = str(v)
             if len(v) > w:
                 v = v[:w - 3] + "..."
-            out.append(v.ljust(w) if i == 0 or cols[i][0] == "Input Shapes" else v.rjust(w))
+            out.append(v.ljust(w) if i == 0 or cols[i][0] in ("Input Shapes",
+                                                                "Source Location")
+                       else v.rjust(w))
         return "  ".join(out)
 
     lines = []
@@ -338,7 +347,12 @@ def table(events, sort_by=None, row_limit=100, name_width=55, shapes_width=80,
         vals.append(e.count)
         if has_shapes:
             vals.append(str(e.input_shapes))
+        frames = list(e.stack) if has_src else []
+        if has_src:
+            vals.append(frames[0] if frames else "")
         lines.append(fmt(vals))
+        for frame in frames[1:]:              # the rest of the stack, a line each
+            lines.append(fmt([""] * (len(cols) - 1) + [frame]))
     lines.append(line)
     lines.append(f"Self CPU time total: {_fmt_time(self_cpu)}")
     if has_dev:

@@ -123,6 +123,28 @@ def test_ops_autograd_and_averages_in_process():
         ka.table(sort_by="cpu_tim")
 
 
+def test_rows_grouped_by_stack_show_their_source_location():
+    def model_step(x):
+        return (x * 2).sum()
+
+    with profile(with_stack=True) as prof:
+        model_step(ember.randn(3))
+    grouped = prof.key_averages(group_by_stack_n=2)
+    row = next(e for e in grouped if e.key == "mul")
+    assert row.stack and any("model_step" in f for f in row.stack), row.stack
+    lines = grouped.table(max_src_column_width=30).splitlines()
+    header = next(line for line in lines if "Name" in line)
+    assert header.rstrip().endswith("Source Location")
+    at = header.index("Source Location")
+    mul = next(i for i, line in enumerate(lines) if line.startswith("mul "))
+    frames = [lines[mul][at:].rstrip()] + [line[at:].rstrip() for line in
+                                          lines[mul + 1:mul + len(row.stack)]]
+    assert len(frames) == len(row.stack) and all(len(f) <= 30 for f in frames)
+    assert frames[0] == (row.stack[0] if len(row.stack[0]) <= 30 else
+                         row.stack[0][:27] + "...")
+    assert "Source Location" not in prof.key_averages().table()   # not grouped by stack
+
+
 def test_off_leaves_nothing_installed():
     from ember.autograd.node import Node
     from ember.utils.data import dataloader
