@@ -175,7 +175,12 @@ class SparseTensor:
                                                        device=self._i.device)
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        """The dense tensor (repeated indices add up), differentiable in the values."""
+        """The dense tensor (repeated indices add up), differentiable in the values: its
+        gradient reaches the stored entries only (torch's masked_grad=True, the default)."""
+        if masked_grad is False:
+            raise NotInEmberError("SparseTensor.to_dense(masked_grad=False): ember's sparse "
+                                  "tensors take gradients in their stored values only (the "
+                                  "masked gradient, torch's default); leave masked_grad out")
         values = self._v if dtype is None else self._v.to(dtype)
         dense = ops.zeros(self.numel(), dtype=values.dtype, device=values.device)
         if self._nnz():

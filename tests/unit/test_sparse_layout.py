@@ -32,6 +32,11 @@ def test_to_sparse_is_torchs_coo_layout():
     assert s.to(ember.float64).dtype is ember.float64
     assert s.to_dense(ember.float64).dtype is ember.float64
     assert "layout=torch.sparse_coo" in repr(s) and "nnz=5" in repr(s)
+    # the gradient reaches the stored values only: torch's masked_grad=True, and False (the
+    # full dense gradient) is refused by name
+    np.testing.assert_array_equal(s.to_dense(masked_grad=True).numpy(), t.to_dense().numpy())
+    with pytest.raises(ember.errors.NotInEmberError, match="masked_grad=False"):
+        s.to_dense(masked_grad=False)
 
 
 def test_products_from_either_side_match_torch():
