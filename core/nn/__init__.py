@@ -12,6 +12,7 @@ from . import (
     fold,
     functional,
     init,
+    lazy,
     linear,
     linear_cross_entropy,
     loss,

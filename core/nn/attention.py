@@ -11,7 +11,7 @@ from ..errors import EmberTypeError, EmberValueError, EmberWarning, ShapeError
 from ..functional import linear, softmax
 from ..tensor import Tensor
 from . import init
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 from .parameter import Parameter
 
@@ -255,10 +255,6 @@ def multi_head_attention_forward(
 
 
 # -- modules ------------------------------------------------------------------------------
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """torch's name for MultiheadAttention.out_proj (kept so reprs and state dicts match)."""
 
 
 class MultiheadAttention(Module):

@@ -9,6 +9,7 @@ import math
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
+from ..autograd.grad_mode import no_grad
 from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops import fold, pad
@@ -16,8 +17,9 @@ from ..ops.nn import conv2d_input_grad_op, conv2d_op, out_size, pair
 from ..tensor import Tensor
 from . import init
 from ._util import _batched
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 # ember.nn.functional, handed down when it loads (it re-exports this module's functions):
 # the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
@@ -25,7 +27,8 @@ F = None
 
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -607,3 +610,168 @@ class ConvTranspose3d(ConvTranspose2d):
             output_padding = self._output_padding(input, tuple(output_size)[-3:])
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)
+
+
+# -- lazy convolutions: in_channels inferred at the first forward --------------------------
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share (torch's _LazyConvXdMixin)."""
+
+    def _lazy_init(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """in_channels from the input's channel dim (dim 1, or 0 unbatched); materialize
+        and initialize weight and bias."""
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise EmberValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            with no_grad():
+                self.weight.materialize(shape + tuple(self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise ShapeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D "
+                             f"(batched) input to {type(self).__name__}, but got input of "
+                             f"size: {tuple(input.shape)}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A Conv1d whose in_channels is inferred from the first input (dim 1); it then
+    becomes a Conv1d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConv1d``
+    """
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A Conv2d whose in_channels is inferred from the first input (dim 1); it then
+    becomes a Conv2d.
+
+    Examples
+    --------
+    >>> import ember
+    >>> conv = ember.nn.LazyConv2d(8, 3)
+    >>> conv(ember.ones(1, 3, 5, 5)).shape
+    ember.Size([1, 8, 3, 3])
+    >>> conv.weight.shape
+    ember.Size([8, 3, 3, 3])
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConv2d``
+    """
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """A Conv3d whose in_channels is inferred from the first input (dim 1); it then
+    becomes a Conv3d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConv3d``
+    """
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is inferred from the first input (dim 1); it
+    then becomes a ConvTranspose1d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConvTranspose1d``
+    """
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is inferred from the first input (dim 1); it
+    then becomes a ConvTranspose2d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConvTranspose2d``
+    """
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is inferred from the first input (dim 1); it
+    then becomes a ConvTranspose3d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyConvTranspose3d``
+    """
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)
+        self._lazy_init(out_channels, bias, device, dtype)

@@ -8,14 +8,16 @@ import math
 
 from .. import amp_policy, ops
 from ..amp_policy import active as _amp
+from ..autograd.grad_mode import no_grad
 from ..errors import EmberValueError, ShapeError
 from ..functional import linear
 from ..tensor import Tensor
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten"]
 
 
 # -- functional forms ---------------------------------------------------------------------
@@ -110,6 +112,61 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear that torch's dynamic quantization leaves alone: MultiheadAttention's
+    out_proj (its name keeps reprs and state dicts as torch's); ember has no quantization,
+    so it is a Linear.
+
+    PyTorch
+    -------
+    ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``
+    """
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """LazyLinear(out_features, bias=True): a Linear whose in_features is inferred from
+    the first input's last dim; it then becomes a Linear.
+
+    Examples
+    --------
+    >>> import ember
+    >>> layer = ember.nn.LazyLinear(2)
+    >>> layer(ember.ones(4, 3)).shape
+    ember.Size([4, 2])
+    >>> layer
+    Linear(in_features=3, out_features=2, bias=True)
+
+    PyTorch
+    -------
+    ``torch.nn.LazyLinear``
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        # bias=False here: no tensor is made only to be replaced
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """in_features = input.shape[-1]; materialize and initialize weight and bias."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Flatten(Module):

@@ -12,7 +12,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import Device
 from ..errors import EmberError, EmberTypeError, EmberValueError
 from ..tensor import Tensor
-from .parameter import Buffer, Parameter, zero_grads
+from .parameter import Buffer, Parameter, _use_error, is_lazy, zero_grads
 
 __all__ = ["Module", "StateDictError", "IncompatibleKeys", "RemovableHandle"]
 
@@ -243,7 +243,7 @@ class Module:
         if hasattr(type(self), name) or (name in self.__dict__ and name not in self._buffers):
             raise EmberValueError(f"attribute {name!r} already exists on "
                                   f"{type(self).__name__}; pick another buffer name")
-        if tensor is not None and type(tensor) is not Tensor:
+        if tensor is not None and type(tensor) is not Tensor and not is_lazy(tensor):
             raise EmberTypeError(f"cannot assign a {type(tensor).__name__} as buffer "
                                  f"{name!r} (Tensor or None expected)")
         self._buffers[name] = tensor
@@ -303,7 +303,7 @@ class Module:
             persistent = value._meta.pop("buffer")
             self.register_buffer(name, value, persistent)
         elif params is not None and name in d["_buffers"]:
-            if value is not None and type(value) is not Tensor:
+            if value is not None and type(value) is not Tensor and not is_lazy(value):
                 raise EmberTypeError(f"cannot assign a {type(value).__name__} as buffer "
                                      f"{name!r} (Tensor or None expected)")
             d["_buffers"][name] = value
@@ -447,12 +447,16 @@ class Module:
         zero_grads(self.parameters(), set_to_none)
 
     # -- device and dtype ----------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
-        for module in self.children():
-            module._apply(fn)
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
+                    continue
+                if is_lazy(p):
+                    _convert_lazy(p, fn)
                     continue
                 # the Parameter keeps its identity (optimizers hold it): swap its storage
                 p.data = fn(p)
@@ -461,7 +465,9 @@ class Module:
                     p._set_grad(fn(g))
             buffers = self._buffers
             for name, b in buffers.items():
-                if b is not None:
+                if b is not None and is_lazy(b):
+                    _convert_lazy(b, fn)
+                elif b is not None:
                     buffers[name] = fn(b)
         return self
 
@@ -497,6 +503,23 @@ class Module:
 
     def cpu(self) -> Module:
         return self.to("cpu")
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to device without copying their values (each
+        becomes an empty tensor of its shape and dtype there: ember fills it with zeros);
+        recurse=False: this module's own only.  In place; returns self.
+
+        PyTorch
+        -------
+        ``torch.nn.Module.to_empty``
+        """
+        from ..ops import empty_like
+        modules = self.modules() if recurse else [self]
+        for m in modules:
+            for t in itertools.chain(m._parameters.values(), m._buffers.values()):
+                if t is not None and is_lazy(t):     # torch's empty_like refuses them
+                    raise _use_error(type(t).__name__, "empty_like")
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> Module:
         """As torch: Tensor.share_memory_() on every parameter and buffer, then self.
@@ -573,7 +596,8 @@ class Module:
             if isinstance(t, Module):
                 out[key] = t.get_extra_state()
             else:
-                out[key] = t if keep_vars else t.detach()
+                # a lazy module's uninitialized tensors go in as they are (torch's)
+                out[key] = t if keep_vars or is_lazy(t) else t.detach()
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
@@ -583,6 +607,10 @@ class Module:
         if not hasattr(state_dict, "keys"):
             raise EmberTypeError(f"load_state_dict: expected a dict of tensors, got "
                                  f"{type(state_dict).__name__}")
+        # lazy modules first give their uninitialized tensors the shapes loaded into them
+        for mod_prefix, module in self.named_modules(remove_duplicate=False):
+            if "_load_hook" in module.__dict__:
+                module._lazy_load_hook(state_dict, mod_prefix + ("." if mod_prefix else ""))
         own = OrderedDict(self._state_items(extra=True))
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -592,6 +620,10 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            if is_lazy(value):
+                if not is_lazy(target):
+                    _ = value.shape  # raises torch's error: uninitialized values into a tensor
+                continue
             if type(value) is not Tensor:
                 problems.append(f'While copying the parameter named "{key}", expected a '
                                 f"Tensor, got {type(value).__name__}.")
@@ -618,6 +650,8 @@ class Module:
                 if key not in state_dict:
                     continue
                 value = state_dict[key]
+                if is_lazy(value):
+                    continue         # uninitialized into uninitialized: nothing to copy
                 if assign:
                     self._assign_loaded(key, target, value)
                 else:
@@ -641,6 +675,9 @@ class Module:
         with no_grad():
             for t in itertools.chain(self.parameters(), self.buffers()):
                 if id(t) in memo:
+                    continue
+                if is_lazy(t):
+                    copy.deepcopy(t, memo)     # a new uninitialized one, in the memo
                     continue
                 c = t.detach().clone()
                 if isinstance(t, Parameter):
@@ -673,6 +710,13 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _convert_lazy(t: Tensor, fn) -> None:
+    """Module._apply on an uninitialized tensor: it keeps its identity and stays
+    uninitialized, taking the device and dtype fn gives its (empty) data."""
+    new = fn(t._plain())
+    t._data, t._device, t._dtype = new._data, new._device, new._dtype
 
 
 _DTYPE_NAMES = frozenset({"float16", "bfloat16", "float32", "float64", "half", "float",

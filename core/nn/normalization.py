@@ -21,8 +21,9 @@ from ..functional.nn import (
 )
 from ..tensor import Tensor
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
 # ember.nn.functional, handed down when it loads (it re-exports this module's functions):
 # the Modules call F.<name> through it, as torch's do, so replacing F.dropout reaches them
@@ -32,6 +33,8 @@ F = None
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]
 
 
@@ -227,7 +230,29 @@ def _clamp_min(x: Tensor, low: float) -> Tensor:
 # -- modules ------------------------------------------------------------------------------
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """What batch and instance norms share (torch's _NormBase): resetting, the repr."""
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
     _accepted: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
@@ -242,19 +267,6 @@ class _BatchNorm(Module):
         _affine(self, affine, bias, num_features, dtype, device)
         _running_stats(self, track_running_stats, num_features, dtype, device)
         self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            init.zeros_(self.num_batches_tracked)
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._accepted:
@@ -274,11 +286,6 @@ class _BatchNorm(Module):
         return F.batch_norm(input, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
                             use_batch, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -442,7 +449,7 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     """Normalise each channel of each sample over its spatial dims (torch's defaults: no
     affine, no running statistics)."""
 
@@ -455,11 +462,8 @@ class _InstanceNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         _affine(self, affine, bias, num_features, dtype, device)
-        if affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
         _running_stats(self, track_running_stats, num_features, dtype, device)
+        self.reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
         unbatched = input.ndim == self.dims + 1
@@ -475,11 +479,6 @@ class _InstanceNorm(Module):
                               self.training or not self.track_running_stats, self.momentum,
                               self.eps)
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -516,6 +515,120 @@ class InstanceNorm3d(_InstanceNorm):
     ``torch.nn.InstanceNorm3d``
     """
     dims = 3
+
+
+# -- lazy batch and instance norms: num_features inferred at the first forward -------------
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """What the lazy norms share (torch's _LazyNormBase); affine and running statistics
+    are on by default, as torch's (for the instance norms too)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ops.tensor(0, dtype=D.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """num_features = input.shape[1] (torch's, for the instance norms too);
+        materialize and initialize the weight, bias and running statistics."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                if self.affine:
+                    self.weight.materialize((self.num_features,))
+                    if self.bias is not None:
+                        self.bias.materialize((self.num_features,))
+                if self.track_running_stats:
+                    self.running_mean.materialize((self.num_features,))
+                    self.running_var.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A BatchNorm1d whose num_features is inferred from the first input (dim 1); it then
+    becomes a BatchNorm1d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyBatchNorm1d``
+    """
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A BatchNorm2d whose num_features is inferred from the first input (dim 1); it then
+    becomes a BatchNorm2d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyBatchNorm2d``
+    """
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A BatchNorm3d whose num_features is inferred from the first input (dim 1); it then
+    becomes a BatchNorm3d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyBatchNorm3d``
+    """
+
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """An InstanceNorm1d whose num_features is inferred from the first input (dim 1); it
+    then becomes an InstanceNorm1d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyInstanceNorm1d``
+    """
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """An InstanceNorm2d whose num_features is inferred from the first input (dim 1); it
+    then becomes an InstanceNorm2d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyInstanceNorm2d``
+    """
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """An InstanceNorm3d whose num_features is inferred from the first input (dim 1); it
+    then becomes an InstanceNorm3d.
+
+    PyTorch
+    -------
+    ``torch.nn.LazyInstanceNorm3d``
+    """
+
+    cls_to_become = InstanceNorm3d
 
 
 def _running_stats(module: Module, track: bool, n: int, dtype, device) -> None:

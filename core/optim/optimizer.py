@@ -12,7 +12,7 @@ from typing import Any
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import EmberTypeError, EmberValueError
-from ..nn.parameter import zero_grads
+from ..nn.parameter import is_lazy, zero_grads
 from ..tensor import Tensor
 
 
@@ -57,7 +57,9 @@ class Optimizer:
         params = [params] if type(params) is Tensor else list(params)
         name = type(self).__name__
         for p in params:
-            if type(p) is not Tensor:
+            # a lazy module's UninitializedParameter is taken, as torch takes it: its first
+            # forward makes it a Tensor in place, so the optimizer then updates it
+            if type(p) is not Tensor and not is_lazy(p):
                 raise EmberTypeError(f"{name} can only optimize Tensors, but one of the "
                                      f"params is {type(p).__name__}")
             if p.grad_fn is not None:
