@@ -12,7 +12,6 @@ from . import (
     fold,
     functional,
     init,
-    lazy,
     linear,
     linear_cross_entropy,
     loss,

@@ -5,6 +5,7 @@ batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import amp_policy, ops
 from .. import dtypes as D
@@ -472,8 +473,15 @@ class _InstanceNorm(_NormBase):
                              f"{self.dims + 2}-D input, got shape {tuple(input.shape)}")
         x = input.unsqueeze(0) if unbatched else input
         if x.shape[1] != self.num_features:
-            raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels, "
-                             f"got input of shape {tuple(input.shape)}")
+            dim = 0 if unbatched else 1
+            if self.affine:
+                raise ShapeError(f"{type(self).__name__}: expected input's size at dim={dim} "
+                                 f"to match num_features ({self.num_features}), but got: "
+                                 f"{x.shape[1]}.")
+            # without affine parameters num_features is not used (torch warns)
+            warnings.warn(f"input's size at dim={dim} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", stacklevel=2)
         # torch's instance norms keep num_batches_tracked (for state dicts) but never count
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats, self.momentum,
