@@ -144,7 +144,6 @@ HINTS = {
     "torch.sparse_coo_tensor": "ember tensors are dense; build the dense matrix",
     "torch.spmm": "ember tensors are dense: use torch.mm",
     "Tensor.to_sparse": "ember tensors are dense: drop .to_sparse()",
-    "Tensor.data_ptr": "ember does not expose device memory addresses",
     "Tensor.storage": "ember does not expose storages",
 }
 

@@ -198,6 +198,16 @@ class OptionalMembers(Protocol):
         "strided" has it (without it Tensor.stride() raises NotInEmberError); for the
         others the core tracks the strides of views itself (row-major natives)."""
 
+    def data_ptr(self, native) -> int:
+        """The address of a native's first element (Tensor.data_ptr(): a view's is its
+        base's plus its offset in bytes); a backend whose memory has no address the host
+        can see lacks it (Tensor.data_ptr() then raises NotInEmberError)."""
+
+    def offset(self, native, base) -> int | None:
+        """How many elements into base's memory a native starts (Tensor.storage_offset()
+        of a view), None where it has memory of its own, for a backend whose views are
+        "strided"; without it the core takes the difference of data_ptr's addresses."""
+
     def compile_graph(self, graph) -> Callable[[list], tuple] | None:
         """A replay of an ember.graph.Graph (ember.compile) made by the backend: a function
         of the input natives (in graph.inputs order) returning (outputs, gradients) as

@@ -468,6 +468,9 @@ class CPUBackend:
         itemsize = native.itemsize
         return tuple(s // itemsize for s in native.strides)
 
+    def data_ptr(self, native) -> int:
+        return native.__array_interface__["data"][0]
+
     def capabilities(self, index=None) -> Capabilities:
         from ember import dtypes
         return Capabilities(frozenset(d.name for d in dtypes.ALL))

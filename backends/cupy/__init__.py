@@ -160,6 +160,9 @@ class CuPyBackend:
         itemsize = native.itemsize
         return tuple(s // itemsize for s in native.strides)
 
+    def data_ptr(self, native) -> int:
+        return native.data.ptr          # a MemoryPointer: a view's includes its offset
+
     def copy_to(self, native, index: int | None):
         """A copy of `native` on device `index`, GPU to GPU (peer copy where the GPUs allow)."""
         cp = self.cupy

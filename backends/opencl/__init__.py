@@ -150,6 +150,11 @@ class OpenCLBackend:
     def strides(self, native) -> tuple:
         return native.strides           # CLArray keeps them in elements
 
+    def offset(self, native, base) -> int | None:
+        if native.buffer is not base.buffer:
+            return None                 # memory of its own
+        return native.offset - base.offset      # in elements too
+
     def compile_graph(self, graph):
         """ember.compile's replay on this device: the graph's launches, recorded once and
         enqueued again at each call (graphs.py); EMBER_OPENCL_GRAPHS=0 keeps ember's

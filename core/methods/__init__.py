@@ -294,6 +294,7 @@ for _name, _fn in {
     "squeeze": ops.squeeze, "unsqueeze": ops.unsqueeze, "transpose": ops.transpose,
     "flip": ops.flip, "contiguous": layout.contiguous, "movedim": ops.movedim,
     "stride": layout.stride, "is_contiguous": layout.is_contiguous,
+    "data_ptr": layout.data_ptr, "storage_offset": layout.storage_offset,
     "split": lambda self, split_size, dim=0: ops.split(self, split_size, dim),
     "chunk": lambda self, chunks, dim=0: ops.chunk(self, chunks, dim),
     "reshape": ops.reshape,

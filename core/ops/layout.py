@@ -48,6 +48,89 @@ def stride(x: Tensor, dim: int | None = None):
     return strides if dim is None else strides[norm_dim(dim, x.ndim, "stride")]
 
 
+def _root(x: Tensor) -> Tensor | None:
+    """The tensor whose memory x views (None: x has memory of its own)."""
+    return x._get_meta("base")
+
+
+def data_ptr(x: Tensor) -> int:
+    """The address of the tensor's first element, as PyTorch's: equal for views that start
+    at the same element, ``offset * element_size()`` apart for a view that starts `offset`
+    elements into its base (CPU: the NumPy array's address).  A backend whose memory has no
+    address the host can see (OpenCL: PyOpenCL hands out cl_mem handles, not addresses)
+    raises NotInEmberError.
+
+    PyTorch
+    -------
+    ``torch.Tensor.data_ptr``
+    """
+    backend = x._device.backend
+    fn = optional(backend, "data_ptr")
+    if fn is None:
+        raise NotInEmberError(
+            f"data_ptr(): the {backend.name} backend does not expose memory addresses "
+            f"(Backend.data_ptr){_WHY.get(backend.name, '')}; ember cannot give this "
+            "tensor's address (compare tensors with `is`, or their values, instead)")
+    root = _root(x)
+    if root is not None and not x._device.strided_views:
+        # a backend whose views are copies: the base's address plus the view's offset
+        layout = movement.layout_of(x)
+        if layout is not None:
+            return int(fn(root._data)) + layout[2] * x._dtype.itemsize
+    return int(fn(x._data))
+
+
+# why a backend has no data_ptr, where it is known
+_WHY = {"opencl": ": PyOpenCL gives a buffer's cl_mem handle (Buffer.int_ptr), not its "
+                  "address on the device"}
+
+
+def storage_offset(x: Tensor) -> int:
+    """How many elements into its storage the tensor starts, as PyTorch's: 0 for a tensor
+    of its own memory (a reshape that had to copy included), for a view its first
+    element's offset in its base's memory.
+
+    PyTorch
+    -------
+    ``torch.Tensor.storage_offset``
+    """
+    root = _root(x)
+    if root is None:
+        return 0
+    if not x._device.strided_views:
+        layout = movement.layout_of(x)       # the core tracks a copied view's layout
+        return 0 if layout is None else layout[2]
+    backend = x._device.backend
+    fn = optional(backend, "offset")
+    ptr = optional(backend, "data_ptr")
+    if fn is None and ptr is None:
+        raise NotInEmberError(
+            f"storage_offset(): the {backend.name} backend returns views but reports "
+            "neither their offsets (Backend.offset) nor their addresses (Backend.data_ptr)")
+    # the memory x lies in: the base's, or that of a step between (a reshape that had to
+    # copy is new memory its own views lie in)
+    for owner in _made_from(x):
+        if fn is not None:
+            offset = fn(x._data, owner._data)
+            if offset is not None:
+                return int(offset)
+        else:
+            apart = int(ptr(x._data)) - int(ptr(owner._data))
+            if 0 <= apart < owner._data.size * owner._dtype.itemsize:
+                return apart // x._dtype.itemsize
+    return 0
+
+
+def _made_from(x: Tensor) -> list:
+    """The tensors x was made from by views, its base first."""
+    chain = []
+    src = x._get_meta("src")
+    while src is not None:
+        chain.append(src)
+        src = src._get_meta("src")
+    return chain[::-1]
+
+
 def _check(fmt, op: str) -> memory_format:
     if not isinstance(fmt, memory_format):
         raise EmberTypeError(f"{op}: memory_format must be an ember.memory_format "

@@ -99,7 +99,7 @@ def test_missing_names_are_named_as_ember_gaps():
 def test_no_misleading_suggestion_in_the_traceback():
     # a PyTorch name ember lacks is an ember gap, with no "Did you mean" (it used to
     # suggest 'mT' for stride); without a Tensor.__getattr__, which cost 0.25 us an op
-    code = "import ember\nember.zeros(1).storage_offset()"
+    code = "import ember\nember.zeros(1).storage_type()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "NotInEmberError" in out.stderr and "Did you mean" not in out.stderr
 
