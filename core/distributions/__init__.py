@@ -26,6 +26,7 @@ from . import (
     laplace,
     log_normal,
     multivariate_normal,
+    negative_binomial,
     normal,
     transformed_distribution,
     transforms,
@@ -54,6 +55,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
@@ -75,7 +77,7 @@ __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauc
            "Dirichlet", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
            "Independent", "Laplace", "LogNormal", "LowRankMultivariateNormal",
            "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal",
+           "MultivariateNormal", "NegativeBinomial",
            "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
            "Uniform",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
@@ -88,7 +90,8 @@ __all__ = ["Distribution", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauc
            "half_normal", "independent", "kl", "laplace", "log_normal",
            "lowrank_multivariate_normal", "mixture_same_family",
            "multinomial",
-           "multivariate_normal", "normal", "one_hot_categorical", "poisson", "studentT",
+           "multivariate_normal", "negative_binomial", "normal", "one_hot_categorical",
+           "poisson", "studentT",
            "transformed_distribution", "transforms", "uniform", "utils"]
 
 

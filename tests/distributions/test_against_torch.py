@@ -102,6 +102,12 @@ CASES = {
     "BinomialLogits": (lambda D, p: D.Binomial(4, logits=p["logits"]),
                        {"logits": RNG.standard_normal((2, 3))},
                        RNG.integers(0, 5, (4, 2, 3)).astype(np.float64), (), False),
+    "NegativeBinomial": (lambda D, p: D.NegativeBinomial(p["total_count"], probs=p["probs"]),
+                         {"total_count": _pos(2, 3) * 2, "probs": RNG.uniform(0.1, 0.7, (2, 3))},
+                         RNG.integers(0, 8, (4, 2, 3)).astype(np.float64), (), False),
+    "NegativeBinomialLogits": (lambda D, p: D.NegativeBinomial(3, logits=p["logits"]),
+                               {"logits": RNG.standard_normal((2, 3)) - 0.5},
+                               RNG.integers(0, 8, (4, 2, 3)).astype(np.float64), (), False),
     "OneHotCategorical": (lambda D, p: D.OneHotCategorical(probs=p["probs"]),
                           {"probs": _simplex(2, 4)},
                           np.eye(4)[RNG.integers(0, 4, (5, 2))], (), False),
@@ -306,3 +312,26 @@ def test_gamma_cdf_as_torch(device):
     with pytest.raises(NotImplementedError, match="igamma"):
         ember.distributions.Gamma(c, 1.0).cdf(ember.tensor(value, device=device)).sum() \
             .backward()
+
+
+def test_negative_binomial_point_mass_and_expand():
+    # total_count 0: all mass at 0, log_prob 0 there (torch masks the 0/0 normalisation)
+    for lib in (ember, torch):
+        d = lib.distributions.NegativeBinomial(lib.tensor([0.0, 2.0]),
+                                               probs=lib.tensor([0.5, 0.5]))
+        lp = d.log_prob(lib.tensor([0.0, 0.0]))
+        if lib is ember:
+            got = lp.numpy()
+        else:
+            want = lp.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[0] == 0.0
+    de = ember.distributions.NegativeBinomial(3.0, logits=ember.tensor([0.1, -0.2]))
+    dt = torch.distributions.NegativeBinomial(3.0, logits=torch.tensor([0.1, -0.2]))
+    ee, et = de.expand((4, 2)), dt.expand((4, 2))
+    assert tuple(ee.batch_shape) == tuple(et.batch_shape) == (4, 2)
+    np.testing.assert_allclose(ee.mean.numpy(), et.mean.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ee.probs.numpy(), et.probs.numpy(), rtol=1e-6)
+    assert tuple(de.param_shape) == tuple(dt.param_shape)
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        ember.distributions.NegativeBinomial(2.0)

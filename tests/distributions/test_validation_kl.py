@@ -166,6 +166,9 @@ BAD = [
     (lambda D, t: D.MultivariateNormal(t([0.0, 0.0]), scale_tril=t([[1.0, 1.0],
                                                                   [0.0, 1.0]])),
      "Expected parameter scale_tril"),
+    (lambda D, t: D.NegativeBinomial(t([-1.0]), probs=t([0.5])),
+     "Expected parameter total_count"),
+    (lambda D, t: D.NegativeBinomial(t([2.0]), probs=t([1.0])), "Expected parameter probs"),
 ]
 
 
@@ -202,6 +205,7 @@ OUTSIDE = [
     (lambda D, t: D.HalfNormal(t([1.0])), [-1.0]),
     (lambda D, t: D.OneHotCategorical(probs=t([0.5, 0.5])), [1.0, 1.0]),
     (lambda D, t: D.Multinomial(2, probs=t([0.5, 0.5])), [2.0, 1.0]),
+    (lambda D, t: D.NegativeBinomial(t([2.0]), probs=t([0.5])), [1.5]),
 ]
 
 
