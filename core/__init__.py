@@ -6,6 +6,8 @@ legacy types); tests/unit/test_namespace.py keeps it so.
 """
 # no `from __future__ import annotations` here: it would leak `annotations` into ember.*
 
+from math import e, inf, nan, pi
+
 from ._version import __version__
 
 from . import methods as _methods  # (binds Tensor's methods, one table)
@@ -54,6 +56,7 @@ from .errors import (
     KernelNotFoundError,
     ShapeError,
 )
+from .errors import KernelMemoryError as OutOfMemoryError
 from .functional import *  # noqa: F403  (ember.functional.__all__: mean, tril, einsum, ...)
 from .legacy import *  # noqa: F403  (FloatTensor, LongTensor, ...: PyTorch's legacy types)
 from .ops import *  # noqa: F403  (ember.ops.__all__: one per declaration, creation, ...)
@@ -86,6 +89,7 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 clip = clamp  # noqa: F405
+newaxis = None        # torch.newaxis: x[:, ember.newaxis] adds a dim, as None does
 
 __all__ = [
     # tensors, devices, dtypes
@@ -95,6 +99,8 @@ __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short",
     "complex64", "complex128", "cfloat", "cdouble",
+    # math constants (torch.pi, torch.e, torch.inf, torch.nan) and torch.newaxis
+    "pi", "e", "inf", "nan", "newaxis",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "finfo",
     "iinfo",
     # modes
@@ -104,7 +110,7 @@ __all__ = [
     # errors
     "EmberError", "AutogradError", "CheckpointError", "DeviceMismatchError",
     "DeviceUnavailableError", "DtypeNotSupportedError", "KernelError", "KernelNotFoundError",
-    "ShapeError",
+    "ShapeError", "OutOfMemoryError",
     # functions: the op functions (one per declaration), the torch.* composites, sparse
     *_ops.__all__, *_functional.__all__, "clip", "sparse_coo_tensor", "spmm",
     # process-wide settings and PyTorch's legacy tensor types
@@ -121,20 +127,23 @@ def __getattr__(name):
     lazy = {"nn": ".nn", "optim": ".optim", "autograd": ".autograd", "func": ".func",
             "plugins": ".plugins", "testing": ".testing", "utils": ".utils",
             "backends": "ember.backends", "cuda": ".accel", "rocm": ".accel", "io": ".io",
-            "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "linalg": ".linalg",
+            "mps": ".accel", "xpu": ".accel", "accelerator": ".accel", "cpu": ".accel",
+            "linalg": ".linalg",
             "torch_alias": ".torch_alias", "distributions": ".distributions", "hub": ".hub",
             "amp": ".amp", "multiprocessing": ".multiprocessing", "array_api": ".array_api",
             "serialization": ".io",
             "export": ".export", "onnx": ".onnx", "special": ".special", "signal": ".signal",
             "masked": ".masked", "jit": ".jit", "version": ".version",
-            "fft": ".fft",
+            "fft": ".fft", "random": ".random", "distributed": ".distributed",
             "profiler": ".profiler"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
-        if name in ("cuda", "rocm", "mps", "xpu", "accelerator"):
+        if name in ("cuda", "rocm", "mps", "xpu", "accelerator", "cpu"):
             return getattr(mod, name)
         return mod
-    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
+    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+                "get_autocast_gpu_dtype", "get_autocast_cpu_dtype", "set_autocast_gpu_dtype",
+                "set_autocast_cpu_dtype"):
         return getattr(importlib.import_module(".amp", __name__), name)
     if name in ("save", "load"):
         return getattr(importlib.import_module(".io", __name__), name)

@@ -7,7 +7,7 @@ import warnings
 from . import legacy, plugins
 from .amp import GradScaler, autocast, custom_bwd, custom_fwd
 from .backend import optional
-from .errors import DeviceUnavailableError, EmberValueError, NotInEmberError
+from .errors import DeviceUnavailableError, EmberValueError, KernelMemoryError, NotInEmberError
 
 __all__ = ["cuda", "rocm", "mps", "xpu", "accelerator", "device_namespace"]
 
@@ -15,6 +15,10 @@ __all__ = ["cuda", "rocm", "mps", "xpu", "accelerator", "device_namespace"]
 class Accelerator:
     """One GPU device type's namespace; `ember.cuda` also answers for ROCm builds, as in
     PyTorch, where 'cuda' is an alias of 'rocm'."""
+
+    # torch.cuda.OutOfMemoryError: what a kernel that cannot allocate raises (CuPy's
+    # OutOfMemoryError, a MemoryError, reaches the program as this)
+    OutOfMemoryError = KernelMemoryError
 
     def __init__(self, kind: str):
         self._kind = kind
@@ -347,6 +351,40 @@ class _Absent:
 
 mps = _Absent("mps")
 xpu = _Absent("xpu")
+
+
+class _CpuNamespace:
+    """torch.cpu: the host as a device (always there, one of it) and its deprecated
+    torch.cpu.amp spellings."""
+
+    def __init__(self) -> None:
+        # torch.cpu.amp: autocast and GradScaler bound to the CPU (deprecated in torch: a
+        # FutureWarning, as torch's); an attribute, so `import torch.cpu.amp` can set it
+        self.amp = device_namespace("cpu")
+
+    def __repr__(self) -> str:
+        return "<ember.cpu>"
+
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return 1
+
+    def current_device(self) -> str:
+        return "cpu"
+
+    def synchronize(self, device=None) -> None:
+        """Nothing to wait for: CPU kernels finish before they return."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from ._torch_gaps import missing
+        raise missing("cpu", name)
+
+
+cpu = _CpuNamespace()
 
 
 class _AcceleratorNamespace:

@@ -44,9 +44,76 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 def get_autocast_dtype(device_type: str = "cuda"):
     """The dtype autocast regions for device_type name (the innermost one's, or the
-    default)."""
+    one set_autocast_dtype set, or torch's default)."""
     region = amp_policy.region(device_type)
-    return region[1] if region is not None else D.get_dtype(_DEFAULT_DTYPE[device_type])
+    if region is not None:
+        return region[1]
+    chosen = amp_policy.set_default(device_type)
+    return chosen if chosen is not None else D.get_dtype(_DEFAULT_DTYPE[device_type])
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """The dtype autocast on device_type computes in on this thread: the innermost
+    region's (until it exits) or, outside regions, the one regions take by default.
+
+    PyTorch
+    -------
+    ``torch.set_autocast_dtype``
+    """
+    if device_type not in _DEFAULT_DTYPE:
+        raise EmberValueError(f"set_autocast_dtype: unknown device type {device_type!r}; "
+                              f"expected one of {sorted(_DEFAULT_DTYPE)}")
+    amp_policy.set_dtype(device_type, D.get_dtype(dtype))
+
+
+def _deprecated_dtype(old: str, new: str) -> None:
+    # torch's text (a DeprecationWarning from its C++ side)
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def get_autocast_gpu_dtype():
+    """get_autocast_dtype("cuda") (deprecated in torch).
+
+    PyTorch
+    -------
+    ``torch.get_autocast_gpu_dtype``
+    """
+    _deprecated_dtype("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype():
+    """get_autocast_dtype("cpu") (deprecated in torch).
+
+    PyTorch
+    -------
+    ``torch.get_autocast_cpu_dtype``
+    """
+    _deprecated_dtype("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    """set_autocast_dtype("cuda", dtype) (deprecated in torch).
+
+    PyTorch
+    -------
+    ``torch.set_autocast_gpu_dtype``
+    """
+    _deprecated_dtype("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """set_autocast_dtype("cpu", dtype) (deprecated in torch).
+
+    PyTorch
+    -------
+    ``torch.set_autocast_cpu_dtype``
+    """
+    _deprecated_dtype("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
 
 
 def _unsupported(device_type: str, dtype) -> str | None:
@@ -89,8 +156,10 @@ class autocast:
             raise EmberValueError(f"autocast: unsupported device_type {device_type!r}; "
                                   f"expected one of {', '.join(_DEFAULT_DTYPE)}")
         self.device = device_type
+        # without dtype: the thread's current one, as torch's (an enclosing region's, or
+        # set_autocast_dtype's, or the device type's default)
         self.fast_dtype = D.get_dtype(dtype if dtype is not None
-                                      else _DEFAULT_DTYPE[device_type])
+                                      else get_autocast_dtype(device_type))
         self._enabled = bool(enabled)
         if self._enabled:
             why = _unsupported(device_type, self.fast_dtype)

@@ -146,6 +146,7 @@ class _State(threading.local):
         self.suspended = 0            # > 0 while a listed op's body runs
         self.skip = None              # a function name whose own check lets one call by
         self.cache: dict = {}         # (id(weight), dtype) -> (weight, version, cast)
+        self.dtypes: dict = {}        # device type -> dtype set by set_autocast_dtype
 
 
 _state = _State()
@@ -181,6 +182,22 @@ def exit(device_type: str, previous) -> None:  # noqa: A001  (the pair of enter)
     if st.nesting == 0:
         st.cache.clear()           # torch clears its cast cache as the outermost region exits
     _sync()
+
+
+def set_dtype(device_type: str, dtype) -> None:
+    """torch.set_autocast_dtype on this thread: the innermost region's dtype for
+    device_type (until it exits), or outside any, the dtype regions take by default."""
+    st = _state
+    current = st.regions.get(device_type)
+    if current is not None:
+        st.regions[device_type] = (current[0], dtype, current[2])
+    else:
+        st.dtypes[device_type] = dtype
+
+
+def set_default(device_type: str):
+    """The dtype set_autocast_dtype gave device_type outside regions, or None."""
+    return _state.dtypes.get(device_type)
 
 
 def region(device_type: str):

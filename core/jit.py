@@ -18,6 +18,7 @@ archives (``jit.save``/``jit.load``, ``ScriptModule.save``) — save the ``state
 from __future__ import annotations
 
 import typing
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,8 @@ from .errors import NotInEmberError
 from .nn.module import Module
 from .tensor import Tensor
 
-__all__ = ["script", "trace", "ignore", "unused", "export", "script_method", "ScriptModule",
+__all__ = ["TracerWarning", "script", "trace", "ignore", "unused", "export", "script_method",
+           "ScriptModule",
            "ScriptFunction", "is_scripting", "is_tracing", "annotate", "Attribute", "Final",
            "fork", "wait", "Future", "save", "load"]
 
@@ -35,6 +37,23 @@ Final = typing.Final
 _ARCHIVE_FIX = ("save the weights with ember.save(model.state_dict(), path) (torch.load "
                 "reads them back into the same model class), or export the model with "
                 "ember.onnx.export")
+
+
+class TracerWarning(Warning):
+    """The warning torch.jit.trace gives about a trace that may not generalise; ember's
+    trace captures through ember.export and reports such cases as errors, so it never
+    warns with it, but programs filter it by name.
+
+    PyTorch
+    -------
+    ``torch.jit.TracerWarning``
+    """
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        """Ignore TracerWarnings raised from inside ember's own modules (torch's ignore
+        those from torch's)."""
+        warnings.filterwarnings("ignore", category=TracerWarning, module=r"ember\.(?!jit)")
 
 
 def _refuse(what: str, fix: str) -> NotInEmberError:

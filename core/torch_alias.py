@@ -32,8 +32,17 @@ RENAMES = {
     "torch.serialization": "ember.io",
     # the legacy profiler's record_function and profile are torch.profiler's
     "torch.autograd.profiler": "ember.profiler",
+    # torch.amp's modules are one module in ember
+    "torch.amp.grad_scaler": "ember.amp",
+    "torch.amp.autocast_mode": "ember.amp",
+    # the DataLoader's helpers: collation lives in one module of ember.utils.data
+    "torch.utils.data._utils": "ember.utils.data",
+    "torch.utils.data._utils.collate": "ember.utils.data._collate",
 }
 _NN_MODULES = "torch.nn.modules."
+# torch packages whose ember counterpart is a module (torch.amp: ember.amp): a renamed
+# child (torch.amp.grad_scaler) is imported through them, so they load as packages
+_RENAMED_PARENTS = frozenset(name.rpartition(".")[0] for name in RENAMES)
 
 
 def ember_name(fullname: str) -> str:
@@ -69,7 +78,7 @@ class TorchFinder(importlib.abc.MetaPathFinder):
         # a package: an ember package, or a namespace object (ember.cuda, whose amp is
         # reached as `import torch.cuda.amp`)
         package = (hasattr(target, "__path__") if isinstance(target, types.ModuleType)
-                   else not callable(target))
+                   else not callable(target)) or fullname in _RENAMED_PARENTS
         return importlib.machinery.ModuleSpec(fullname, _Loader(target), is_package=package)
 
 

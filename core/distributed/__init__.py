@@ -55,10 +55,14 @@ from .group import (
 )
 from .work import Work
 
+# torch.distributed.group, the class (group.WORLD): it takes the name of the group module,
+# which stays importable as ember.distributed.group (sys.modules)
+from .group import group  # noqa: E402,F811  isort: skip
+
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "is_available",
     "get_rank", "get_world_size", "get_backend", "get_process_group_ranks", "new_group",
-    "GroupMember", "ProcessGroup", "Work", "ReduceOp",
+    "GroupMember", "ProcessGroup", "Work", "ReduceOp", "group",
     "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
     "reduce_scatter_tensor", "reduce", "gather", "scatter", "barrier", "send", "recv",
     "isend", "irecv", "all_to_all", "all_to_all_single",
@@ -75,6 +79,36 @@ def is_available() -> bool:
     ``torch.distributed.is_available``
     """
     return True
+
+
+def _all_gather_base(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """all_gather_into_tensor under torch's old private name (deprecated: a FutureWarning).
+
+    PyTorch
+    -------
+    ``torch.distributed._all_gather_base``
+    """
+    import warnings
+    warnings.warn("`torch.distributed._all_gather_base` is a private function and will be "
+                  "deprecated. Please use `torch.distributed.all_gather_into_tensor` "
+                  "instead.", FutureWarning, stacklevel=2)
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+class _ReduceOpAlias:
+    """torch.distributed.reduce_op: ReduceOp's members under the deprecated name (each
+    read warns with a FutureWarning, as torch's)."""
+
+    def __getattribute__(self, key: str):
+        import warnings
+        warnings.warn("`torch.distributed.reduce_op` is deprecated, please use "
+                      "`torch.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
+        if key == "__members__":
+            return ReduceOp.__members__
+        return getattr(ReduceOp, key)
+
+
+reduce_op = _ReduceOpAlias()
 
 
 def __getattr__(name: str):

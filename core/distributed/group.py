@@ -235,8 +235,18 @@ class ProcessGroup:
         return self.control.allgather_bytes(data, self, kind)
 
 
-class GroupMember:
-    """torch's sentinel: what new_group returns on the ranks it leaves out.
+class _WorldMeta(type):
+    """The metaclass of group and GroupMember: their class property WORLD is the default
+    process group once init_process_group made it (None before), as torch's."""
+
+    @property
+    def WORLD(cls):  # noqa: N802  (torch's name)
+        return _WORLD_STATE["group"]
+
+
+class GroupMember(metaclass=_WorldMeta):
+    """torch's sentinel: what new_group returns on the ranks it leaves out; WORLD is the
+    default group.
 
     PyTorch
     -------
@@ -244,7 +254,16 @@ class GroupMember:
     """
 
     NON_GROUP_MEMBER = object()
-    WORLD = None
+
+
+class group(metaclass=_WorldMeta):  # noqa: N801  (torch's name)
+    """torch.distributed.group: group.WORLD is the default process group (None before
+    init_process_group).
+
+    PyTorch
+    -------
+    ``torch.distributed.group``
+    """
 
 
 _WORLD_STATE: dict = {"group": None, "broken": False, "guards": False}

@@ -46,6 +46,10 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
 _EXTRA_STATE = "_extra_state"      # torch's key suffix for get_extra_state's value
 
 
+# torch's own (private) name for it: torch.nn.modules.module._IncompatibleKeys
+_IncompatibleKeys = IncompatibleKeys
+
+
 class RemovableHandle:
     """Returned by register_*_hook: remove() unregisters the hook; also a context manager.
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import EmberError
 from .lower import MAX_OPSET, MIN_OPSET, OnnxExportError
 
-__all__ = ["export", "verify", "load", "TrainingMode", "OperatorExportTypes",
+__all__ = ["export", "verify", "load", "is_in_onnx_export", "TrainingMode", "OperatorExportTypes",
            "OnnxExportError", "OnnxVerificationError",
            "OnnxImportError", "MIN_OPSET", "MAX_OPSET"]
 
@@ -166,7 +166,7 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         dynamic_shapes, output_axes = _dynamic(dynamic_axes or {}, tensor_names,
                                                output_names, args, kwargs)
     mode = TrainingMode(training)
-    with _in_mode(model, mode):
+    with _in_mode(model, mode), _exporting():
         program = ember_export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
     weights = {name: t.numpy() for name, t in program.state_dict.items()}
     model_proto = to_model(program.spec, weights, opset=17 if opset_version is None
@@ -188,6 +188,31 @@ def export(model, args=(), f=None, *, kwargs: dict | None = None, verbose: bool 
         with _in_mode(model, mode):
             _compare(model, args, model_proto, kwargs=kwargs)
     return model_proto
+
+
+# how many export() calls are running their model (torch's flag is process-wide too)
+_EXPORTS = 0
+
+
+def is_in_onnx_export() -> bool:
+    """True while ember.onnx.export runs the model to capture it (a model may take another
+    path for export), False otherwise.
+
+    PyTorch
+    -------
+    ``torch.onnx.is_in_onnx_export``
+    """
+    return _EXPORTS > 0
+
+
+@contextlib.contextmanager
+def _exporting():
+    global _EXPORTS
+    _EXPORTS += 1
+    try:
+        yield
+    finally:
+        _EXPORTS -= 1
 
 
 @contextlib.contextmanager

@@ -108,6 +108,16 @@ def _lambdas(name: str, optimizer: Optimizer, lr_lambda) -> list:
     return [lr_lambda] * len(optimizer.param_groups)
 
 
+class _LRScheduler(LRScheduler):
+    """LRScheduler under its old name, which torch keeps for compatibility (schedulers
+    written against torch < 2.0 subclass it).
+
+    PyTorch
+    -------
+    ``torch.optim.lr_scheduler._LRScheduler``
+    """
+
+
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group)."""
 

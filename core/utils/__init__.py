@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def __getattr__(name: str):
     # ember.utils.data loads on first use, so `ember.utils` costs nothing until then
-    if name in ("data", "checkpoint", "model_zoo", "tensorboard"):
+    if name in ("data", "checkpoint", "model_zoo", "tensorboard", "backcompat"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

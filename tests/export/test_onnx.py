@@ -176,3 +176,33 @@ def test_load_reads_the_attributes_it_used_to_drop():
     with pytest.raises(ember.onnx.OnnxImportError,
                        match="node 'drop' \\(Dropout\\): Dropout with training_mode true"):
         ember.onnx.load(dropout)(ember.tensor(x))
+
+
+def test_is_in_onnx_export_only_while_exporting(tmp_path):
+    # torch.onnx.is_in_onnx_export(): a model may take another path when exported
+    class Seen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def forward(self, x):
+            exporting = ember.onnx.is_in_onnx_export()
+            self.seen.append(exporting)
+            return x * 2 if exporting else x * 3
+
+    model = Seen()
+    assert not ember.onnx.is_in_onnx_export()
+    model(ember.ones(2))
+    proto = ember.onnx.export(model, (ember.ones(2),), str(tmp_path / "seen.onnx"))
+    assert model.seen[0] is False and True in model.seen[1:]
+    assert not ember.onnx.is_in_onnx_export()
+    import onnxruntime
+    session = onnxruntime.InferenceSession(proto.SerializeToString())
+    out = session.run(None, {session.get_inputs()[0].name: np.ones(2, np.float32)})[0]
+    assert out.tolist() == [2.0, 2.0]                  # the export path was captured
+    with pytest.raises(ZeroDivisionError):             # the flag is reset after a failure
+        class Failing(nn.Module):
+            def forward(self, x):
+                return x / 0 if not ember.onnx.is_in_onnx_export() else 1 / 0
+        ember.onnx.export(Failing(), (ember.ones(1),))
+    assert not ember.onnx.is_in_onnx_export()

@@ -147,3 +147,109 @@ def test_without_tensorboard_the_import_fails_as_in_torch(monkeypatch):
         importlib.import_module("ember.utils.tensorboard")
     from ember.errors import EmberError
     assert info.value.name == "tensorboard" and isinstance(info.value, EmberError)
+
+
+# the small names and legacy aliases public code uses (the census of tools/data): the same
+# script through ember.torch_alias and through torch prints the same
+ALIASES = textwrap.dedent('''
+    import json, inspect, warnings
+    import torch
+    import torch.nn as nn
+    import torch.random
+    import torch.distributed as dist
+    import torch.utils.backcompat as backcompat
+    from torch.utils.data._utils.collate import default_collate, default_convert
+    from torch.optim.lr_scheduler import _LRScheduler, LRScheduler
+    from torch.nn.modules.module import _IncompatibleKeys
+    from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
+    from torch.nn.modules.lazy import LazyModuleMixin
+    from torch.nn.parameter import UninitializedParameter, UninitializedBuffer, is_lazy
+    from torch.amp.grad_scaler import GradScaler
+    from torch.optim import _multi_tensor
+
+    def name(dtype):                       # "float16" from torch.float16 / ember.float16
+        return str(dtype).rsplit(".", 1)[-1]
+
+    def warned(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = fn()
+        return value, [c.category.__name__ for c in caught]
+
+    out = {}
+    out["constants"] = [torch.pi, torch.e, str(torch.inf), str(torch.nan), torch.newaxis,
+                        list(torch.ones(3)[:, torch.newaxis].shape)]
+    out["autocast_dtype"] = [name(warned(torch.get_autocast_gpu_dtype)[0]),
+                             warned(torch.get_autocast_gpu_dtype)[1],
+                             name(warned(torch.get_autocast_cpu_dtype)[0])]
+    warned(lambda: torch.set_autocast_cpu_dtype(torch.float16))
+    with torch.autocast("cpu"):
+        inner = name(torch.get_autocast_dtype("cpu"))
+        out_dtype = name(nn.Linear(2, 2)(torch.ones(1, 2)).dtype)
+    torch.set_autocast_dtype("cpu", torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.float16):
+        with torch.autocast("cpu"):
+            nested = name(torch.get_autocast_dtype("cpu"))
+    out["autocast_set"] = [inner, out_dtype, nested, name(torch.get_autocast_dtype("cpu"))]
+    out["onnx"] = torch.onnx.is_in_onnx_export()
+    torch.random.manual_seed(7)
+    first = torch.rand(3).tolist()
+    torch.random.manual_seed(7)
+    with torch.random.fork_rng():
+        torch.rand(5)
+    with torch.random.fork_rng(enabled=False):
+        pass
+    out["random"] = [torch.rand(3).tolist() == first, torch.random.initial_seed(),
+                     torch.random.manual_seed is torch.manual_seed,
+                     torch.random.get_rng_state().dtype == torch.uint8,
+                     callable(torch.random.set_rng_state), callable(torch.random.seed)]
+    out["collate"] = [default_collate is torch.utils.data.default_collate,
+                      default_convert is torch.utils.data.default_convert]
+    out["scheduler"] = [issubclass(_LRScheduler, LRScheduler)]
+    class Halving(_LRScheduler):          # written against torch < 2.0, as in the wild
+        def get_lr(self):
+            return [lr * 0.5 ** self.last_epoch for lr in self.base_lrs]
+
+    opt = torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=1.0)
+    sched = Halving(opt)
+    opt.step()
+    sched.step()
+    out["scheduler"].append(opt.param_groups[0]["lr"])
+    out["keys"] = [_IncompatibleKeys is type(nn.Linear(2, 2).load_state_dict(
+        nn.Linear(2, 2).state_dict()))]
+    out["linear"] = [issubclass(NonDynamicallyQuantizableLinear, nn.Linear),
+                     type(nn.MultiheadAttention(4, 2).out_proj).__name__]
+    out["lazy"] = [issubclass(nn.LazyLinear, LazyModuleMixin),
+                   isinstance(UninitializedParameter(), nn.Parameter),
+                   is_lazy(UninitializedBuffer()), is_lazy(torch.ones(1))]
+    out["grad_scaler"] = GradScaler is torch.amp.GradScaler
+    auto, categories = warned(lambda: torch.cpu.amp.autocast(dtype=torch.bfloat16))
+    with auto:
+        cpu_amp = name(nn.Linear(2, 2)(torch.ones(1, 2)).dtype)
+    out["cpu_amp"] = [categories, cpu_amp, isinstance(auto, torch.amp.autocast)]
+    out["tracer"] = [issubclass(torch.jit.TracerWarning, Warning),
+                     callable(torch.jit.TracerWarning.ignore_lib_warnings)]
+    out["dist"] = [dist.group.WORLD, dist.GroupMember.WORLD, callable(dist._all_gather_base),
+                   str(warned(lambda: dist.reduce_op.SUM)[0]).rsplit(".", 1)[-1],
+                   warned(lambda: dist.reduce_op.SUM)[1]]
+    multi = [_multi_tensor.Adam, _multi_tensor.AdamW, _multi_tensor.SGD]
+    out["multi_tensor"] = [
+        [issubclass(c, getattr(torch.optim, n)) for c, n in zip(multi, ["Adam", "AdamW", "SGD"])],
+        [c(nn.Linear(2, 2).parameters(), lr=0.1).defaults["foreach"] for c in multi]]
+    out["backcompat"] = [backcompat.broadcast_warning.enabled,
+                         backcompat.keepdim_warning.enabled]
+    backcompat.broadcast_warning.enabled = True
+    out["backcompat"].append(backcompat.broadcast_warning.enabled)
+    out["oom"] = [issubclass(torch.cuda.OutOfMemoryError, RuntimeError),
+                  torch.cuda.OutOfMemoryError is torch.OutOfMemoryError]
+    print(json.dumps(out))
+''')
+
+
+def test_aliases_as_torch(tmp_path):
+    pytest.importorskip("torch")
+    script = tmp_path / "aliases.py"
+    script.write_text(ALIASES)
+    ours = _run(["-m", "ember.torch_alias"], script)
+    theirs = _run([], script)
+    assert ours == theirs

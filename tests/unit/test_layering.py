@@ -66,7 +66,7 @@ CORE_LAYERS = {
     3: ["ops/"],
     4: ["autograd/"],
     5: ["functional/", "linalg/", "fft/", "special", "signal/", "masked"],
-    6: ["methods/", "legacy", "settings", "sparse"],
+    6: ["methods/", "legacy", "settings", "sparse", "random"],
     7: ["nn/", "optim/", "amp", "func/", "distributions/", "utils/", "distributed/",
         "multiprocessing"],
     8: ["graph/", "io/", "io", "export/", "onnx/", "array_api/", "accel", "hub", "jit", "version",
