@@ -29,6 +29,16 @@ import ember.special
 
 # (qualified name, parameter) -> why leaving it unread is what torch does
 ALLOWED = {
+    ("ember.nn.LazyConv1d.initialize_parameters", "args"): "the forward's other arguments "
+        "(ConvTranspose's output_size), passed on by the lazy hook: the weight's shape does "
+        "not depend on them (torch's take and ignore them too)",
+    ("ember.nn.LazyConv1d.initialize_parameters", "kwargs"): "as args",
+    ("ember.random.fork_rng", "devices"): "ember's devices all draw from the one host "
+        "stream (ARCHITECTURE.md section 5): forking it forks every device named",
+    ("ember.random.fork_rng", "device_type"): "as devices: one stream for every device type",
+    ("ember.random.fork_rng", "_caller"): "torch's text for its warning about forking many "
+        "devices; with one stream ember has nothing to warn about",
+    ("ember.random.fork_rng", "_devices_kw"): "as _caller",
     ("ember.Tensor.__init__", "args"): "Tensor.__new__ is the legacy constructor and reads "
                                        "them; __init__ only lets object.__init__ accept them",
     ("ember.Tensor.__init__", "kwargs"): "as args",
