@@ -16,10 +16,11 @@ import itertools
 from ..errors import EmberError
 from .parameter import is_lazy
 
-__all__ = ["LazyModuleMixin"]
+# torch.nn does not export LazyModuleMixin either (torch.nn.modules.lazy.LazyModuleMixin)
+__all__: list = []
 
 
-class LazyInitError(EmberError, RuntimeError):
+class _LazyInitError(EmberError, RuntimeError):
     """A lazy module whose initialize_parameters left a tensor uninitialized."""
 
 
@@ -84,7 +85,7 @@ class LazyModuleMixin:
         become cls_to_become."""
         module.initialize_parameters(*args, **(kwargs or {}))
         if module.has_uninitialized_params():
-            raise LazyInitError(f"module {self._get_name()} has not been fully initialized")
+            raise _LazyInitError(f"module {self._get_name()} has not been fully initialized")
         module._initialize_hook.remove()
         d = module.__dict__
         del d["_initialize_hook"], d["_load_hook"]
@@ -92,6 +93,6 @@ class LazyModuleMixin:
             module.__class__ = module.cls_to_become
 
     def _replicate_for_data_parallel(self):
-        raise LazyInitError(
+        raise _LazyInitError(
             "Modules with uninitialized parameters can't be used with `DataParallel`. Run a "
             "dummy forward pass to correctly initialize the modules")

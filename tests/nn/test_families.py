@@ -21,7 +21,8 @@ NOT_FAMILIES = {"functional", "init", "_util", "utils", "parallel",
 # modules whose classes ember.nn exports but whose functions are not functional forms
 BASE = {"module", "parameter"}
 # public classes a family defines that torch.nn does not export either
-UNEXPORTED = {"NonDynamicallyQuantizableLinear"}   # torch.nn.modules.linear's, MHA's out_proj
+UNEXPORTED = {"NonDynamicallyQuantizableLinear",   # torch.nn.modules.linear's, MHA's out_proj
+              "LazyModuleMixin"}                   # torch.nn.modules.lazy's
 
 
 def _families():
