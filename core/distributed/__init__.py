@@ -97,9 +97,12 @@ def _all_gather_base(output_tensor, input_tensor, group=None, async_op: bool = F
 
 class _ReduceOpAlias:
     """torch.distributed.reduce_op: ReduceOp's members under the deprecated name (each
-    read warns with a FutureWarning, as torch's)."""
+    read of a member warns with a FutureWarning, as torch's; torch also warns when Python
+    itself reads a dunder, isinstance's __class__, which ember does not)."""
 
     def __getattribute__(self, key: str):
+        if key.startswith("__") and key != "__members__":
+            return object.__getattribute__(self, key)    # isinstance, repr: no warning
         import warnings
         warnings.warn("`torch.distributed.reduce_op` is deprecated, please use "
                       "`torch.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
