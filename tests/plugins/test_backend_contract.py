@@ -154,7 +154,8 @@ def test_protocol_lists_follow_the_protocol_classes():
                           "capabilities")
     assert B.OPTIONAL == ("aliases", "upcast_bfloat16", "views", "kernels_for", "synchronize",
                           "copy_to", "empty_cache", "memory_allocated", "memory_reserved",
-                          "strides", "compile_graph", "profile_device", "set_num_threads")
+                          "strides", "data_ptr", "offset", "compile_graph", "profile_device",
+                          "set_num_threads")
 
 
 # -- the version and plugin-API gates -----------------------------------------------------------
