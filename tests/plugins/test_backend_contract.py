@@ -141,7 +141,8 @@ def test_a_kernels_property_is_not_read_at_validation():
 def test_optional_reads_members_or_their_defaults():
     bare = SimpleNamespace()
     assert [B.optional(bare, m) for m in B.OPTIONAL] == [
-        (), False, "none", None, None, None, None, None, None, None, None, None, None]
+        (), False, "none", None, None, None, None, None, None, None, None, None, None,
+        None, None]
     cpu = CPUBackend()
     assert B.optional(cpu, "upcast_bfloat16") is True
     assert B.optional(cpu, "synchronize") == cpu.synchronize
