@@ -189,6 +189,16 @@ def groups() -> None:
     else:
         assert result is None and group is dist.GroupMember.NON_GROUP_MEMBER
         same(t, [float(r)], "new_group/outside")
+    # torch's class properties: the default group once initialized
+    from ember.distributed.group import world
+    assert dist.group.WORLD is world() and dist.GroupMember.WORLD is world()
+    out = ember.zeros(n)
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist._all_gather_base(out, ember.tensor([float(r)]))
+    assert [w.category for w in caught] == [FutureWarning], caught
+    same(out, [float(i) for i in range(n)], "_all_gather_base")
 
 
 def job_collectives(*devices) -> None:
