@@ -523,7 +523,9 @@ def job_single() -> None:
                         (lambda: dist.broadcast(t, src=3), "rank 3 is not in group"),
                         (lambda: dist.all_reduce(ember.tensor([1, 2]), ReduceOp.AVG),
                          "needs a floating tensor"),
-                        (lambda: dist.all_gather([t, t], t), "list of 1 tensors")):
+                        (lambda: dist.all_gather([t, t], t), "list of 1 tensors"),
+                        (lambda: nn.parallel.DistributedDataParallel(nn.LazyLinear(2)),
+                         "Modules with uninitialized parameters can't be used")):
         try:
             call()
         except ember.EmberError as exc:

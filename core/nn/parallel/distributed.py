@@ -22,6 +22,7 @@ from ...distributed.errors import DistributedError
 from ...distributed.group import resolve
 from ...tensor import Tensor
 from ..module import Module
+from ..parameter import is_lazy
 
 FIRST_BUCKET_MB = 1.0
 
@@ -93,6 +94,11 @@ class DistributedDataParallel(Module):
         if group is None:
             raise DistributedError("DistributedDataParallel: this rank is not in "
                                    "process_group; wrap the model only on its members")
+        if any(is_lazy(p) for p in module.parameters()):
+            raise DistributedError(
+                "Modules with uninitialized parameters can't be used with "
+                "`DistributedDataParallel`. Run a dummy forward pass to correctly initialize "
+                "the modules")
         self.module = module
         self.process_group = group
         self.device_ids, self.device = _device_ids(module, device_ids, output_device)
