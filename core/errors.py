@@ -147,7 +147,14 @@ class KernelZeroDivisionError(KernelError, ZeroDivisionError):
 
 
 class KernelMemoryError(KernelError, MemoryError):
-    """A kernel could not allocate its output."""
+    """A kernel could not allocate its output (a device out of memory).
+
+    PyTorch
+    -------
+    ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError``): ember.OutOfMemoryError
+    and ember.cuda.OutOfMemoryError are this class, a RuntimeError as torch's (and a
+    MemoryError).
+    """
 
 
 class KernelOverflowError(KernelError, OverflowError):

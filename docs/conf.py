@@ -49,3 +49,5 @@ nitpick_ignore = [("py:class", word) for word in (
 # ember.dtype is the class ember.dtypes.DType under torch's name: autodoc's "alias of" line
 # names the defining module's class, which the reference lists as ember.dtype
 nitpick_ignore.append(("py:class", "ember.dtypes.DType"))
+# ember.OutOfMemoryError is ember.errors.KernelMemoryError under torch's name, the same way
+nitpick_ignore.append(("py:class", "ember.errors.KernelMemoryError"))
