@@ -139,9 +139,13 @@ class _UninitializedTensor(Tensor):
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None):
         from ..ops import empty
         data = empty(0, device=device, dtype=dtype)
+        if requires_grad and data._dtype.category < D.FLOAT:
+            raise EmberTypeError(f"{cls.__name__}: only floating point tensors can require "
+                                 f"gradients, got {data._dtype.name}; pass "
+                                 "requires_grad=False or a floating dtype")
         t = object.__new__(cls)
         t._data, t._device, t._dtype = data._data, data._device, data._dtype
-        t.requires_grad = False
+        t.requires_grad = bool(requires_grad)
         t.grad_fn = None
         t._version = 0
         t._meta = None
@@ -276,9 +280,8 @@ class UninitializedParameter(_UninitializedTensor):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        t = _UninitializedTensor.__new__(cls, False, device, dtype)
+        t = _UninitializedTensor.__new__(cls, requires_grad, device, dtype)
         t._set_meta("param", True)
-        t.requires_grad = bool(requires_grad)
         return t
 
 
@@ -297,8 +300,7 @@ class UninitializedBuffer(_UninitializedTensor):
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
                 persistent: bool = True):
-        t = _UninitializedTensor.__new__(cls, False, device, dtype)
-        t.requires_grad = bool(requires_grad)
+        t = _UninitializedTensor.__new__(cls, requires_grad, device, dtype)
         # assigned to a module attribute it registers a buffer, persistent or not (torch's
         # UninitializedBuffer is a Buffer)
         t._set_meta("buffer", bool(persistent))
