@@ -16,6 +16,7 @@ from ..errors import (
 from ..ops._util import broadcast_shapes as _broadcast
 from ..ops._util import norm_dim
 from ..ops.nn import linear_op
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need
 from .movement import select
@@ -332,6 +333,7 @@ def trace(input: Tensor) -> Tensor:
     return diagonal(input).sum()
 
 
+@numpy_names
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """The 3-D cross product along dim (default: the first dim of size 3).
 
