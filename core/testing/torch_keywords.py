@@ -169,6 +169,16 @@ def _clone_receiver(x):
     return x.clone() if isinstance(x, torch.Tensor) else x
 
 
+def _torch_answer(form, tfn, bound, receiver) -> tuple:
+    """(True, torch's result) or (False, None) where torch raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, _call(form, tfn, bound, _clone_receiver(receiver))
+    except Exception:   # noqa: BLE001  the caller decides what a refusal means
+        return False, None
+
+
 def _describe(name, bound) -> str:
     return f"{name}({', '.join(sorted(bound))})"
 
@@ -215,25 +225,19 @@ def run_form(op, form, tfn, tname, efn, device, samples, rename=None) -> FormRes
             bound = bind(params, positional, dict(s.kwargs))
             if bound is None:
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t_out = _call(form, tfn, bound, _clone_receiver(receiver))
+            answered, t_out = _torch_answer(form, tfn, bound, receiver)
+            if answered:
                 break
-            except Exception:   # noqa: BLE001  another overload, or torch refuses
-                bound = None
+            bound = None        # another overload, or torch refuses
         if bound is None or not bound:
             continue            # torch takes no keyword for this sample in this form
         if rename is not None:
             bound = rename(bound, i)
             if bound is None:
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t_out = _call(form, tfn, bound, _clone_receiver(receiver))
-            except Exception:   # noqa: BLE001  torch does not take these spellings here
-                continue
+            answered, t_out = _torch_answer(form, tfn, bound, receiver)
+            if not answered:
+                continue        # torch does not take these spellings here
         call = _describe(tname, bound)
         conv = ref._Converter(device)
         try:
