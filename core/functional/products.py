@@ -145,6 +145,11 @@ ger = outer
 
 
 def _scaled(input, product, beta, alpha):
+    if product._dtype.category == D.INT and input._dtype.category == D.INT:
+        # torch's addmm/addmv/baddbmm/addbmm on integer tensors take float scalars as the
+        # tensors' integer type: truncated (beta=1.7, alpha=2.9 act as 1 and 2)
+        beta = int(beta) if isinstance(beta, float) else beta
+        alpha = int(alpha) if isinstance(alpha, float) else alpha
     if alpha != 1:
         product = product * alpha
     if beta == 0:                      # PyTorch ignores input then (nan and inf included)

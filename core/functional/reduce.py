@@ -589,6 +589,8 @@ def sum_to_size(self, *size) -> Tensor:
     lead = self.ndim - len(size)
     dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
                                       if n == 1 and self._data.shape[lead + i] != 1)
+    if not dims and self.ndim == 0:
+        return self.sum()          # torch sums a 0-d tensor to () (a bool one to int64)
     out = self.sum(dims, keepdim=True) if dims else self
     return out.reshape(size)
 
