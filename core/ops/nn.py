@@ -283,12 +283,19 @@ def _linear_decompose(x, weight, bias=None):
 
 def _linear_vjp(g, out, x, weight, bias=None):
     # the weight's gradient comes out in the weight's own (row-major) layout: an
-    # optimizer updating it then runs at full speed
+    # optimizer updating it then runs at full speed; a 2-D input (the common case) needs
+    # no flattening of its leading dims
+    flat = len(g._data.shape) == 2 and len(x._data.shape) == 2
+
     def gw():
+        if flat:
+            return g.mT @ x
         return g.reshape(-1, g._data.shape[-1]).mT @ x.reshape(-1, x._data.shape[-1])
+
+    def gb():
+        return (g if flat else g.reshape(-1, g._data.shape[-1])).sum(0)
     grads = (lambda: g @ weight, gw)
-    return grads if bias is None else grads + (
-        lambda: g.reshape(-1, g._data.shape[-1]).sum(0),)
+    return grads if bias is None else grads + (gb,)
 
 
 def _linear_check(inputs, attrs):
