@@ -255,8 +255,9 @@ def _grad_outputs(outputs, grad_outputs):
                     f"grad can be implicitly created only for scalar outputs; this output has "
                     f"shape {list(out.shape)}: pass gradient=ember.ones_like(out) (or the "
                     "gradient you want)")
-            from ..ops.creation import _filled       # ones_like(out), without its
-            g = _filled(out._data.shape, 1, out._dtype, out._device, False)   # argument handling
+            # ones_like(out), without its argument handling
+            from ..ops.creation import _filled
+            g = _filled(out._data.shape, 1, out._dtype, out._device, False)
         elif type(g) is not Tensor:
             raise EmberTypeError(f"gradient must be a Tensor, got {type(g).__name__}")
         elif g.shape != out.shape:
