@@ -6,6 +6,7 @@ recorded kernels give (the compiled step stays identical to eager: tests/graph):
   step's loss and its backward) share one pass: the gradient kernel computes the
   exponentials of the shifted rows and their sums again, the forward already had them
   (loss.cross_entropy_saving keeps them for the backward, which divides them in place);
+  the ones that seed that backward, read by it alone, are made once, not at every replay;
 - relu writes into its input where that input is a fresh array (a linear's or a
   convolution's result) that nothing else reads: one array fewer allocated and written,
   as a hand-written step's in-place ReLU (`np.maximum(z, 0, out=z)`).
@@ -49,6 +50,9 @@ def compile_graph(graph):
             if j is not None:
                 pair = _CrossEntropyPair()
                 fns[k], fns[j] = pair.forward, pair.backward
+                seed = _seed_of(nodes, j, readers, keep_to_end)
+                if seed is not None:
+                    fns[seed] = _Once(nodes[seed].fn, nodes[seed].attrs)
     if not fns:
         return None
     out = [Node(n.kind, n.name, n.args, n.attrs, n.out, op=n.op, fn=fns[k], device=n.device,
@@ -96,6 +100,34 @@ def _backward_of(nodes, k):
         if n.effect:
             return None
     return None
+
+
+def _seed_of(nodes, j, readers, keep_to_end):
+    """The index of the node that fills the gradient nodes[j] (a cross_entropy_backward)
+    is handed, a `full` (the backward's seed, ones) that nothing else reads; None where
+    there is none.  The gradient kernel only reads it: one array made once serves every
+    replay."""
+    from ember.graph.ir import Value
+    g = nodes[j].args[0]
+    if not isinstance(g, Value) or g.producer is None or readers.get(id(g)) != 1 or \
+            id(g) in keep_to_end:
+        return None
+    for i, n in enumerate(nodes[:j]):
+        if n is g.producer:
+            return i if n.kind == "kernel" and n.name == "full" and not n.args else None
+    return None
+
+
+class _Once:
+    """A creation kernel's array, made at the first call and handed out again after."""
+
+    def __init__(self, fn, attrs):
+        self.fn, self.attrs, self.array = fn, dict(attrs), None
+
+    def __call__(self, **attrs):
+        if self.array is None:
+            self.array = self.fn(**self.attrs)
+        return self.array
 
 
 class _CrossEntropyPair:

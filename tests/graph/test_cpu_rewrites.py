@@ -83,6 +83,7 @@ def test_the_rewrites_apply_where_they_may():
     fns = _replay_functions(run)
     assert graphs._relu_into_input in fns
     assert any(getattr(f, "__self__", None).__class__ is graphs._CrossEntropyPair for f in fns)
+    assert any(type(f) is graphs._Once for f in fns)          # the backward's seed, made once
     # relu's input is read again (h + relu(h)): relu keeps its own output array
     _, _, run = _train(_Shared, {}, True)
     assert graphs._relu_into_input not in _replay_functions(run)
