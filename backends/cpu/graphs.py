@@ -9,7 +9,8 @@ recorded kernels give (the compiled step stays identical to eager: tests/graph):
   the ones that seed that backward, read by it alone, are made once, not at every replay;
 - relu writes into its input where that input is a fresh array (a linear's or a
   convolution's result) that nothing else reads: one array fewer allocated and written,
-  as a hand-written step's in-place ReLU (`np.maximum(z, 0, out=z)`).
+  as a hand-written step's in-place ReLU (`np.maximum(z, 0, out=z)`); relu's gradient
+  likewise into a fresh incoming gradient (a matmul's) that nothing else reads.
 
 Each rewrite replaces a node's callable only; the graph's values, their order and the
 lifetimes generate() gives them stay as they were.  None where nothing applies (generate
@@ -45,6 +46,9 @@ def compile_graph(graph):
         if n.name == "relu" and fn is _cpu._relu and \
                 _in_place_relu(n, readers, keep_to_end, _FRESH):
             fns[k] = _relu_into_input
+        elif n.name == "relu_backward" and fn is _cpu._relu_backward and \
+                _in_place_relu(n, readers, keep_to_end, _FRESH):
+            fns[k] = _relu_backward_into_grad
         elif n.name == "cross_entropy" and fn is _loss.cross_entropy:
             j = _backward_of(nodes, k)
             if j is not None:
@@ -64,10 +68,15 @@ def compile_graph(graph):
 
 
 def _in_place_relu(node, readers, keep_to_end, fresh) -> bool:
-    """relu(x) may write into x: x is a fresh result of a kernel in `fresh`, relu is its
-    only reader, it is not a result of the graph, and relu's output is x's shape and dtype."""
+    """relu(x) may write into x, relu_backward(g, out) into g: x (g) is a fresh result of
+    a kernel in `fresh`, the node is its only reader, it is not a result of the graph, and
+    the node's output has its shape and dtype."""
     from ember.graph.ir import Value
-    if len(node.args) != 1 or node.attrs or node.out is None:
+    if len(node.args) != (1 if node.name == "relu" else 2) or node.attrs or node.out is None:
+        return False
+    if node.name == "relu_backward" and (not isinstance(node.args[1], Value)
+                                         or node.args[1].shape != node.out.shape
+                                         or not node.out.shape):
         return False
     x = node.args[0]
     if not isinstance(x, Value) or x.producer is None or x.producer.kind != "kernel":
@@ -80,6 +89,15 @@ def _in_place_relu(node, readers, keep_to_end, fresh) -> bool:
 def _relu_into_input(x):
     """The CPU's relu kernel (np.maximum(x, 0)) written into x."""
     return np.maximum(x, 0, out=x)
+
+
+def _relu_backward_into_grad(g, out):
+    """The CPU's relu_backward (g where out is not 0, else +0, by g's bits) written into g:
+    g's bits times 1 or 0 are its bits or +0's, as the kernel's AND with a mask of all ones
+    or zeros, in two passes and no new array."""
+    bits = g.view(_cpu._INT_OF_SIZE[g.dtype.itemsize])
+    np.multiply(bits, np.not_equal(out, 0).view(np.uint8), out=bits)
+    return g
 
 
 def _backward_of(nodes, k):

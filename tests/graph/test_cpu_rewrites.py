@@ -1,6 +1,6 @@
 """ember.compile on the CPU (backends/cpu/graphs.py): the replay's rewrites (a cross-entropy
-and its gradient in one pass, relu written into a fresh input nobody else reads) give the
-eager step's results bit for bit, and apply only where they may."""
+and its gradient in one pass, relu and its gradient written into a fresh input nobody else
+reads) give the eager step's results bit for bit, and apply only where they may."""
 from __future__ import annotations
 
 import zlib
@@ -81,12 +81,25 @@ def _replay_functions(run):
 def test_the_rewrites_apply_where_they_may():
     _, _, run = _train(_mlp, {}, True)
     fns = _replay_functions(run)
-    assert graphs._relu_into_input in fns
+    assert graphs._relu_into_input in fns and graphs._relu_backward_into_grad in fns
     assert any(getattr(f, "__self__", None).__class__ is graphs._CrossEntropyPair for f in fns)
     assert any(type(f) is graphs._Once for f in fns)          # the backward's seed, made once
     # relu's input is read again (h + relu(h)): relu keeps its own output array
     _, _, run = _train(_Shared, {}, True)
     assert graphs._relu_into_input not in _replay_functions(run)
+
+
+def test_relu_backward_into_the_gradient_is_the_kernel_bit_for_bit():
+    from ember.backends.cpu import _relu_backward
+    rng = _rng("relu_backward")
+    for dtype in (np.float32, np.float64):
+        out = np.maximum(rng.standard_normal((6, 7)), 0).astype(dtype)
+        g = rng.standard_normal((6, 7)).astype(dtype)
+        g.flat[::5], g.flat[1::7], g.flat[2::9] = -0.0, np.inf, np.nan
+        out.flat[3::8] = np.nan
+        want = _relu_backward(g, out)
+        got = graphs._relu_backward_into_grad(g.copy(), out)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
 def test_the_pair_backward_computes_itself_from_other_arrays():
