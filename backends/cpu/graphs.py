@@ -155,16 +155,20 @@ class _CrossEntropyPair:
 
     def __init__(self):
         self.saved = None
+        self.rows = np.arange(0)      # np.arange(N) for the last N: an index, never written
 
     # NumPy's floating-point notes stay quiet, as the table's kernels keep them (its
     # wrapper runs a kernel again under errstate where a warning was raised as an error:
     # the backward, which writes into what the forward kept, could not run twice)
 
     def forward(self, x, target, weight=None, *, ignore_index, reduction):
+        rows = self.rows
+        if len(rows) != len(x):
+            rows = self.rows = np.arange(len(x))
         with np.errstate(all="ignore"):
             loss, saved = _loss.cross_entropy_saving(x, target, weight,
                                                      ignore_index=ignore_index,
-                                                     reduction=reduction)
+                                                     reduction=reduction, rows=rows)
         self.saved = (x, target, weight, saved)
         return loss
 
