@@ -33,9 +33,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     -------
     ``torch.nn.functional.linear``
     """
-    if bias is None:
-        return dispatch.run(linear_op, input, weight)
-    return dispatch.run(linear_op, input, weight, bias)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    if type(input) is Tensor and type(weight) is Tensor:
+        # matmul's fast path: one dtype and device (a bias too), no casts to plan
+        dtype, device = input._dtype, input._device
+        if weight._dtype is dtype and weight._device is device and dtype is not D.bool_ and \
+                dtype is not D.bfloat16 and (bias is None or (
+                    type(bias) is Tensor and bias._dtype is dtype and bias._device is device)):
+            linear_op.check(inputs, _NOATTRS)
+            return dispatch.direct(linear_op, device, dtype, inputs, _NOATTRS)
+    return dispatch.run(linear_op, *inputs)
+
+
+_NOATTRS: dict = {}
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
