@@ -426,7 +426,7 @@ def _chebyshev(name, x, n, kind, shifted):
     odd = _odd(k)
     if kind == "t":
         far = _ops.cos(k * theta)
-        top, bottom = _ops.where(odd, -1.0, 1.0), one
+        top, bottom = one, _ops.where(odd, -1.0, 1.0)        # T_n(1) = 1, T_n(-1) = (-1)^n
         big = k > 6
     elif kind == "u":
         s = _ops.sin(theta)

@@ -179,9 +179,8 @@ def _fixed_seed(request):
     a hundred (CI run 47: an unseeded randn near zero missed rtol=1e-6 by one ulp)."""
     import random
 
-    import numpy as np
-
     import ember
+    import numpy as np
 
     seed = zlib.crc32(_plain_id(request.node).encode())
     random.seed(seed)

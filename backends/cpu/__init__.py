@@ -216,6 +216,10 @@ def _full(general):
 _INT_OF_SIZE = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
+def _relu(x):
+    return np.maximum(x, 0)
+
+
 def _relu_backward(g, out):
     """g where relu's output is not 0 (positive or nan: ~(out <= 0) on what relu gives),
     else +0, as PyTorch's threshold_backward selects (a product would give nan for an
@@ -402,7 +406,7 @@ class CPUBackend:
         # transposed layout, and gradients of transposed weights would stay slow to update)
         table["contiguous"] = lambda x: np.array(x, order="C", copy=True)
         # fused gradient kernels the engine uses when create_graph is off
-        table["relu"] = lambda x: np.maximum(x, 0)   # a composite's one-kernel form
+        table["relu"] = _relu                       # a composite's one-kernel form
         # 0 where out <= 0, else g: a nan output passes g, as PyTorch's threshold_backward
         table["relu_backward"] = _relu_backward
         # in-place forms (x op= y, broadcasting y) for optimizer updates without temporaries
@@ -477,6 +481,12 @@ class CPUBackend:
 
     def synchronize(self, index=None) -> None:
         pass
+
+    def compile_graph(self, graph):
+        """ember.compile's replay: the generic one, with the rewrites graphs.py makes
+        (None where it makes none)."""
+        from .graphs import compile_graph
+        return compile_graph(graph)
 
     def set_num_threads(self, n: int) -> None:
         """NumPy's BLAS (matmul, linear, conv, linalg) uses n threads from now on, through

@@ -34,27 +34,48 @@ def _rows(x, target, weight, ignore_index):
 
 
 def cross_entropy(x, target, weight=None, *, ignore_index, reduction):
+    return cross_entropy_saving(x, target, weight, ignore_index=ignore_index,
+                                reduction=reduction)[0]
+
+
+def cross_entropy_saving(x, target, weight=None, *, ignore_index, reduction, rows=None):
+    """(cross_entropy's loss, what cross_entropy_backward computes again from the same x:
+    the exponentials of the shifted rows, their sums, each row's class and weight, the row
+    numbers), for a replay that runs both (backends/cpu/graphs.py); `rows`: the row
+    numbers (np.arange(N)) where the caller keeps them."""
     safe, w = _rows(x, target, weight, ignore_index)
     shifted = x - max_keepdims(x, 1)
-    lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    rows = np.arange(x.shape[0])
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    lse = np.log(s)
+    if rows is None:
+        rows = np.arange(x.shape[0])
     loss = shifted[rows, safe] - lse[:, 0]
     loss = -loss if w is None else -(loss * w)
+    saved = (e, s, safe, w, rows)
     if reduction == "none":
-        return loss
+        return loss, saved
     if reduction == "sum":
-        return np.asarray(loss.sum())
-    return np.asarray(loss.sum() / (x.dtype.type(x.shape[0]) if w is None else w.sum()))
+        return np.asarray(loss.sum()), saved
+    return np.asarray(loss.sum() / (x.dtype.type(x.shape[0]) if w is None else w.sum())), saved
 
 
 def cross_entropy_backward(g, x, target, weight=None, *, ignore_index, reduction):
     safe, w = _rows(x, target, weight, ignore_index)
     e = np.exp(x - max_keepdims(x, 1))
-    e /= e.sum(axis=1, keepdims=True)
-    e[np.arange(x.shape[0]), safe] -= 1
+    return cross_entropy_backward_saved(
+        (e, e.sum(axis=1, keepdims=True), safe, w, np.arange(x.shape[0])), g,
+        reduction=reduction)
+
+
+def cross_entropy_backward_saved(saved, g, *, reduction):
+    """cross_entropy_backward from cross_entropy_saving's `saved` (written into: once)."""
+    e, s, safe, w, rows = saved
+    e /= s
+    e[rows, safe] -= 1
     if w is None:                        # every row weighs 1: the scale is g (g / N)
         e *= g[:, None] if reduction == "none" else (
-            g if reduction == "sum" else g / x.dtype.type(x.shape[0]))
+            g if reduction == "sum" else g / e.dtype.type(e.shape[0]))
         return e
     scale = w * g if reduction != "mean" else w * (g / w.sum())
     e *= scale[:, None]

@@ -115,11 +115,15 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
         if anomaly:
             _check_anomaly(node, grads)
         # which gradients this pass may hand to a leaf as they are (see _accumulate): the
-        # fresh results of the node's own rule, never g, a saved tensor or a view
+        # fresh results of the node's own rule, never g, a saved tensor or a view; decided
+        # only for the gradients that reach a leaf (seen: those handed on so far)
         fresh = not create_graph and getattr(node.op, "fresh_grads", True)
         seen = []
-        for i, (edge, x) in enumerate(zip(node.next, node.inputs)):
-            if i >= len(grads):
+        n = len(grads)
+        i = -1
+        for edge, x in zip(node.next, node.inputs):
+            i += 1
+            if i >= n:
                 break
             gi = grads[i]
             if edge is None or gi is None:
@@ -134,9 +138,6 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
                 gi = _unbroadcast(gi, x._data.shape)
             if gi._dtype is not x._dtype:
                 gi = _to_input_dtype(gi, x._dtype)
-            owned = fresh and gi is not g and gi._meta is None and not any(
-                gi is t for t in seen) and not any(gi is t for t in node.inputs)
-            seen.append(gi)
             if type(edge) is Node:
                 key = id(edge)
                 prev = pending.get(key)
@@ -146,7 +147,9 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
                 if key in want:
                     leaf_grads[key] = _add(leaf_grads.get(key), gi)
             elif accumulate:
-                _accumulate(edge, gi, owned)
+                _accumulate(edge, gi, fresh and gi is not g and gi._meta is None
+                            and _unseen(gi, seen) and _unseen(gi, node.inputs))
+            seen.append(gi)
         if not retain_graph:
             node.inputs = None
             node.out = None
@@ -162,6 +165,14 @@ def _run(outputs, grad_outputs, retain_graph, inputs, allow_unused, accumulate, 
                 "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
+
+
+def _unseen(t, tensors) -> bool:
+    """t is none of `tensors` (by identity)."""
+    for u in tensors:
+        if u is t:
+            return False
+    return True
 
 
 def _to_input_dtype(g: Tensor, dtype) -> Tensor:
@@ -181,7 +192,8 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
     movement ops return new memory (the backend contract), so a fresh, unmarked result
     shares none.  A later gradient is added into the existing .grad in place outside
     create_graph, as AccumulateGrad's `grad += new`."""
-    hooks = leaf._get_meta("hooks")
+    meta = leaf._meta
+    hooks = None if meta is None else meta.get("hooks")
     if hooks:
         for hook in hooks:
             r = hook(g)
@@ -191,6 +203,8 @@ def _accumulate(leaf: Tensor, g: Tensor, owned: bool) -> None:
     if old is None:
         if is_grad_enabled():
             leaf._set_grad(g)
+        elif owned and g.grad_fn is None and not g.requires_grad:
+            leaf._set_grad(g)           # no one else holds it: adopted as it is (no alias)
         elif owned:
             leaf._set_grad(g.detach())
         else:
@@ -241,8 +255,9 @@ def _grad_outputs(outputs, grad_outputs):
                     f"grad can be implicitly created only for scalar outputs; this output has "
                     f"shape {list(out.shape)}: pass gradient=ember.ones_like(out) (or the "
                     "gradient you want)")
-            from .. import ops
-            g = ops.ones_like(out)
+            # ones_like(out), without its argument handling
+            from ..ops.creation import _filled
+            g = _filled(out._data.shape, 1, out._dtype, out._device, False)
         elif type(g) is not Tensor:
             raise EmberTypeError(f"gradient must be a Tensor, got {type(g).__name__}")
         elif g.shape != out.shape:

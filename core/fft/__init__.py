@@ -17,6 +17,7 @@ from ..errors import DtypeNotSupportedError, EmberIndexError, EmberTypeError, Em
 from ..functional.movement import roll
 from ..ops import _out
 from ..ops.fft import fft_c2c_op, fft_c2r_op, fft_r2c_op
+from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -202,6 +203,7 @@ def _c2r(fname, x, n, dim, norm, forward, out):
     return _finish(fname, result, out, x)
 
 
+@numpy_names
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
         out: Tensor | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform of input along dim.
@@ -241,6 +243,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     return _r2c("fft", input, n, dim, norm, True, False, out)
 
 
+@numpy_names
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform of input along dim (see fft
@@ -255,6 +258,7 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c("ifft", input, n, dim, norm, False, False, out)
 
 
+@numpy_names
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The FFT of real input: the n//2 + 1 non-negative frequencies (the others are their
@@ -267,6 +271,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _r2c("rfft", input, n, dim, norm, True, True, out)
 
 
+@numpy_names
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of rfft: the real signal of length n (default 2 (m - 1), m the input's
@@ -279,6 +284,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _c2r("irfft", input, n, dim, norm, False, out)
 
 
+@numpy_names
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: real, length n
@@ -291,6 +297,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2r("hfft", input, n, dim, norm, True, out)
 
 
+@numpy_names
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of hfft: the n//2 + 1 first values of the inverse FFT of real input.
@@ -374,6 +381,7 @@ def _ihfftn(fname, input, s, dim, norm, out):
     return _finish(fname, tmp, out, input)
 
 
+@numpy_names
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT over dim (default: the last len(s) dims, or all), each cut or
@@ -386,6 +394,7 @@ def fftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _fftn("fftn", input, s, dim, norm, True, out)
 
 
+@numpy_names
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional inverse FFT (see fftn).
@@ -397,6 +406,7 @@ def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _fftn("ifftn", input, s, dim, norm, False, out)
 
 
+@numpy_names
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The 2-D FFT over dim (default the last two).
@@ -408,6 +418,7 @@ def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
     return _fftn("fft2", input, s, dim, norm, True, out)
 
 
+@numpy_names
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The 2-D inverse FFT over dim (default the last two).
@@ -419,6 +430,7 @@ def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
     return _fftn("ifft2", input, s, dim, norm, False, out)
 
 
+@numpy_names
 def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT of real input; the last dim transformed keeps n//2 + 1 values.
@@ -430,6 +442,7 @@ def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _rfftn("rfftn", input, s, dim, norm, out)
 
 
+@numpy_names
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """rfftn over the last two dims by default.
@@ -441,6 +454,7 @@ def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
     return _rfftn("rfft2", input, s, dim, norm, out)
 
 
+@numpy_names
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """The inverse of rfftn: real, the last dim 2 (m - 1) long unless s says otherwise.
@@ -452,6 +466,7 @@ def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _irfftn("irfftn", input, s, dim, norm, out)
 
 
+@numpy_names
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """irfftn over the last two dims by default.
@@ -463,6 +478,7 @@ def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
     return _irfftn("irfft2", input, s, dim, norm, out)
 
 
+@numpy_names
 def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT of a Hermitian-symmetric signal given by its half along the
@@ -475,6 +491,7 @@ def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _hfftn("hfftn", input, s, dim, norm, out)
 
 
+@numpy_names
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """hfftn over the last two dims by default.
@@ -486,6 +503,7 @@ def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
     return _hfftn("hfft2", input, s, dim, norm, out)
 
 
+@numpy_names
 def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """The inverse of hfftn: the one-sided inverse FFT of real input.
@@ -497,6 +515,7 @@ def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *,
     return _ihfftn("ihfftn", input, s, dim, norm, out)
 
 
+@numpy_names
 def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """ihfftn over the last two dims by default.
@@ -580,6 +599,7 @@ def _shift(fname, input, dim, inverse):
     return roll(input, shifts, dims)
 
 
+@numpy_names
 def fftshift(input: Tensor, dim=None) -> Tensor:
     """input with the zero frequency moved to the middle of each dim (all by default):
     rolled by n//2.
@@ -591,6 +611,7 @@ def fftshift(input: Tensor, dim=None) -> Tensor:
     return _shift("fftshift", input, dim, False)
 
 
+@numpy_names
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of fftshift: rolled by (n + 1)//2.
 

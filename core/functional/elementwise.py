@@ -96,7 +96,10 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     # integers: |a| // |b| with the sign of a * b (exact, no float round trip)
     q = ops.floor_divide(ops.abs(input) if isinstance(input, Tensor) else abs(input),
                          ops.abs(other) if isinstance(other, Tensor) else abs(other))
-    negative = ops.logical_xor(ops.lt(input, 0), ops.lt(other, 0))
+    signs = [ops.lt(v, 0) if isinstance(v, Tensor) else v < 0 for v in (input, other)]
+    a, b = signs if isinstance(signs[0], Tensor) else signs[::-1]
+    negative = ops.logical_xor(a, b) if isinstance(b, Tensor) else \
+        (ops.logical_not(a) if b else a)              # a Python number's sign is a bool
     return ops.where(negative, -q, q)
 
 

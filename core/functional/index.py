@@ -18,6 +18,7 @@ from ..ops._util import broadcast_shapes as _broadcast
 from ..ops._util import norm_dim
 from ..ops.creation import check_fits
 from ..ops.index import _bounds, _check_gather, _check_index_dtype, index_put_op
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need
 
@@ -83,6 +84,7 @@ def _src_at_index(src: Tensor, index: Tensor, dtype, name: str) -> Tensor:
     return src.to(dtype).reshape(-1)
 
 
+@numpy_names
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
             reduce: str | None = None) -> Tensor:
     """A copy of input with src (a tensor or a number) written at index along dim; of
@@ -121,6 +123,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
     return run(index_put_op, flat, lin.reshape(-1), values).reshape(input._data.shape)
 
 
+@numpy_names
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                    *, include_self: bool = True) -> Tensor:
     """torch.scatter_reduce: reduce='sum', 'mean', 'prod', 'amax' or 'amin'; indices in
@@ -160,6 +163,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                           f"'amax', 'amin', got {reduce!r}")
 
 
+@numpy_names
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of input with `value` at the given indices along dim.
 
@@ -181,6 +185,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return ops.where(mask, value, input)
 
 
+@numpy_names
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of input with the slices of source along dim at the given indices (a repeated
     index stores one of its slices, as PyTorch leaves unspecified which).
@@ -235,6 +240,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     return result if out is None else write_out("masked_select", result, out, (input, mask))
 
 
+@numpy_names
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """input's values at indices along dim (indices broadcast against input), as
     torch.take_along_dim: with a dim, indices in [-size, size), negatives counted from the
@@ -504,6 +510,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
+@numpy_names
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """input with source's slice i along dim reduced ('prod', 'mean', 'amax', 'amin') into

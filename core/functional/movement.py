@@ -21,6 +21,7 @@ from ..errors import (
 from ..ops import layout
 from ..ops._util import as_shape, norm_dim, resolve_reshape, spread_or_keyword
 from ..ops._util import broadcast_shapes as _broadcast
+from ..signatures import numpy_names
 from ..tensor import Size, Tensor, preserve_format
 from ._util import _INTS, _need, _tensor
 
@@ -39,6 +40,7 @@ __all__ = ["narrow", "select", "unbind", "unflatten", "roll", "broadcast_to", "b
            "gradient"]
 
 
+@numpy_names
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """The `length` elements from `start` along dim (a view where the backend can).
 
@@ -67,6 +69,7 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     return ops.movement.slice_(input, index)
 
 
+@numpy_names
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along dim, with that dim removed.
 
@@ -83,6 +86,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return narrow(input, axis, i % n, 1).squeeze(axis)
 
 
+@numpy_names
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Every slice along dim, that dim removed.
 
@@ -98,6 +102,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     return tuple(select(input, axis, i) for i in range(input._data.shape[axis]))
 
 
+@numpy_names
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Dim `dim` split into `sizes` (one of them may be -1).
 
@@ -221,6 +226,7 @@ def _check_output_size(output_size, total: int) -> None:
                          f"{output_size}")
 
 
+@numpy_names
 def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element repeated `repeats` times (an int, or one count per element of dim);
     repeat_interleave(counts) alone repeats each index i counts[i] times.
@@ -546,6 +552,7 @@ def _overload(name: str, positional, sections, indices, tensor=None):
     return value
 
 
+@numpy_names
 def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """Views of input along dim: `n` sections (the first len % n one longer), or the pieces
@@ -587,6 +594,7 @@ def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, secti
     return tuple(pieces)
 
 
+@numpy_names
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The n-th forward difference along dim, after joining prepend and append there.
 
@@ -738,6 +746,7 @@ def dsplit(input: Tensor, indices_or_sections=None, *, sections=None, indices=No
                         _overload("dsplit", indices_or_sections, sections, indices), 2, 3)
 
 
+@numpy_names
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """Pieces of the given sizes along dim (they must add up to its size).
 
@@ -749,6 +758,7 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return tuple(ops.split(input, [int(s) for s in split_sizes], dim))
 
 
+@numpy_names
 def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
     """split (torch's unsafe_ form skips a view check ember has no need of).
 
@@ -759,6 +769,7 @@ def unsafe_split(input: Tensor, split_size, dim: int = 0) -> tuple:
     return tuple(ops.split(input, split_size, dim))
 
 
+@numpy_names
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """chunk() (ember's chunks are never aliased in an unsafe way: the same result).
 
@@ -787,6 +798,7 @@ def _scatter_into_view(name, input, src, view):
     return flat.reshape(input.shape)
 
 
+@numpy_names
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
                   step: int = 1) -> Tensor:
     """A copy of input with input[..., start:end:step, ...] (along dim) set to src.
@@ -810,6 +822,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
     return ops.movement.slice_scatter(input, src.to(input._dtype), index)
 
 
+@numpy_names
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of input with input.select(dim, index) set to src.
 
@@ -933,6 +946,7 @@ def alias_copy(input: Tensor) -> Tensor:
     return clone(input)
 
 
+@numpy_names
 def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
     """narrow()'s result in memory of its own.
 
@@ -964,6 +978,7 @@ def permute_copy(input: Tensor, dims) -> Tensor:
     return ops.permute(input, dims).clone()
 
 
+@numpy_names
 def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """split_with_sizes()'s pieces, each in memory of its own.
 
@@ -974,6 +989,7 @@ def split_with_sizes_copy(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return tuple(p.clone() for p in split_with_sizes(input, split_sizes, dim))
 
 
+@numpy_names
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple:
     """unbind()'s pieces, each in memory of its own.
 
@@ -994,6 +1010,7 @@ def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return unfold_windows(input, dimension, size, step).clone()
 
 
+@numpy_names
 def squeeze_copy(input: Tensor, dim=None) -> Tensor:
     """squeeze()'s result in memory of its own.
 
@@ -1004,6 +1021,7 @@ def squeeze_copy(input: Tensor, dim=None) -> Tensor:
     return ops.squeeze(input, dim).clone()
 
 
+@numpy_names
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
     """unsqueeze()'s result in memory of its own.
 
@@ -1084,6 +1102,7 @@ def _gradient_along(f: Tensor, axis: int, h, edge_order: int) -> Tensor:
     return ops.cat([first, inner, last], axis)
 
 
+@numpy_names
 def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
     """The derivative of input estimated along each dim (all by default): central
     differences inside, one-sided differences of edge_order (1 or 2) at the ends.  spacing

@@ -16,6 +16,7 @@ from ..errors import (
 from ..ops._util import broadcast_shapes as _broadcast
 from ..ops._util import norm_dim
 from ..ops.nn import linear_op
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need
 from .movement import select
@@ -32,9 +33,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     -------
     ``torch.nn.functional.linear``
     """
-    if bias is None:
-        return dispatch.run(linear_op, input, weight)
-    return dispatch.run(linear_op, input, weight, bias)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    if type(input) is Tensor and type(weight) is Tensor:
+        # matmul's fast path: one dtype and device (a bias too), no casts to plan
+        dtype, device = input._dtype, input._device
+        if weight._dtype is dtype and weight._device is device and dtype is not D.bool_ and \
+                dtype is not D.bfloat16 and (bias is None or (
+                    type(bias) is Tensor and bias._dtype is dtype and bias._device is device)):
+            linear_op.check(inputs, _NOATTRS)
+            return dispatch.direct(linear_op, device, dtype, inputs, _NOATTRS)
+    return dispatch.run(linear_op, *inputs)
+
+
+_NOATTRS: dict = {}
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -144,6 +155,11 @@ ger = outer
 
 
 def _scaled(input, product, beta, alpha):
+    if product._dtype.category == D.INT and input._dtype.category == D.INT:
+        # torch's addmm/addmv/baddbmm/addbmm on integer tensors take float scalars as the
+        # tensors' integer type: truncated (beta=1.7, alpha=2.9 act as 1 and 2)
+        beta = int(beta) if isinstance(beta, float) else beta
+        alpha = int(alpha) if isinstance(alpha, float) else alpha
     if alpha != 1:
         product = product * alpha
     if beta == 0:                      # PyTorch ignores input then (nan and inf included)
@@ -332,6 +348,7 @@ def trace(input: Tensor) -> Tensor:
     return diagonal(input).sum()
 
 
+@numpy_names
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     """The 3-D cross product along dim (default: the first dim of size 3).
 

@@ -98,6 +98,7 @@ def std(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiase
     return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
 
 
+@numpy_names
 def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """``(var, mean)`` over ``dim``, as :func:`var` and :func:`mean`.
 
@@ -235,6 +236,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return (input != 0).sum(dim)
 
 
+@numpy_names
 def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None):
     """``(std, mean)`` over ``dim``, as :func:`std` and :func:`mean`.
 
@@ -373,6 +375,7 @@ def _cumulative_extreme(name, input: Tensor, dim: int, larger: bool, result):
     return result((ops.gather(input, axis, index), index))
 
 
+@numpy_names
 def cummax(input: Tensor, dim: int):
     """(values, indices): the running maximum along dim and where it was found.
 
@@ -383,6 +386,7 @@ def cummax(input: Tensor, dim: int):
     return _cumulative_extreme("cummax", input, dim, True, cummax_result)
 
 
+@numpy_names
 def cummin(input: Tensor, dim: int):
     """(values, indices): the running minimum along dim and where it was found.
 
@@ -393,6 +397,7 @@ def cummin(input: Tensor, dim: int):
     return _cumulative_extreme("cummin", input, dim, False, cummin_result)
 
 
+@numpy_names
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     """(min, max) over dim (every element by default); ties share the gradient as amin and
     amax do.
@@ -516,6 +521,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return val.reshape(out_shape) if scalar_q else val
 
 
+@numpy_names
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The q-th quantiles of input (over dim, or all elements); nan if a slice has nan.
@@ -527,6 +533,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@numpy_names
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """quantile ignoring nan values (nan where a slice is all nan).
@@ -543,6 +550,7 @@ class mode_result(NamedTuple):  # noqa: N801  (torch.return_types.mode)
     indices: Tensor
 
 
+@numpy_names
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
     """The most frequent value of each slice along dim (the smallest among equally
     frequent ones) and the index of its last occurrence, as torch on CPU.
@@ -581,12 +589,15 @@ def sum_to_size(self, *size) -> Tensor:
     lead = self.ndim - len(size)
     dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
                                       if n == 1 and self._data.shape[lead + i] != 1)
+    if not dims and self.ndim == 0:
+        return self.sum()          # torch sums a 0-d tensor to () (a bool one to int64)
     out = self.sum(dims, keepdim=True) if dims else self
     return out.reshape(size)
 
 
 # --- reductions that skip nan -------------------------------------------------------------
 
+@numpy_names
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """sum with nan counted as zero.
 
@@ -603,6 +614,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return ops.sum(input, dim, keepdim, dtype=dtype)
 
 
+@numpy_names
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """mean of the elements that are not nan (nan where there are none).
 
@@ -618,6 +630,7 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
     return nansum(input, dim, keepdim) / ops.sum(keep.to(input._dtype), _every(dim), keepdim)
 
 
+@numpy_names
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median of the elements that are not nan (nan where all are): of every
     element, or (values, indices) along dim.
@@ -754,6 +767,7 @@ def _trapezoid(name, y, x, dx, dim, cumulative):
     return ops.cumsum(area, axis) if cumulative else ops.sum(area, axis)
 
 
+@numpy_names
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal-rule integral of y along dim (spacing x, or dx, default 1).
 
@@ -766,6 +780,7 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return _trapezoid("trapezoid", y, x, dx, dim, False)
 
 
+@numpy_names
 def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoid rule along ``dim`` (trapezoid()'s older name).
 
@@ -776,6 +791,7 @@ def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@numpy_names
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal-rule integral of y along dim (one element fewer).
 
@@ -788,6 +804,7 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
     return _trapezoid("cumulative_trapezoid", y, x, dx, dim, True)
 
 
+@numpy_names
 def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm.
 

@@ -7,6 +7,7 @@ from .. import dtypes as D
 from .. import ops
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops._util import norm_dim, norm_dims
+from ..signatures import numpy_names
 from ..tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "matmul", "vecdot", "diagonal"]
@@ -86,6 +87,7 @@ def _p_norm(a: Tensor, p: float, dims, keepdim: bool) -> Tensor:
     return total ** (1.0 / p)
 
 
+@numpy_names
 def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
                 dtype=None) -> Tensor:
     """'fro', or the induced 1/inf norms (max column / row sums) over two dims.
@@ -122,6 +124,7 @@ def _kept(shape, dims) -> tuple:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
+@numpy_names
 def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.norm: a vector norm over one dim (or all, ord None), a matrix norm over
     two.
@@ -147,6 +150,7 @@ def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None
                      f"2-D, got shape {tuple(input.shape)}")
 
 
+@numpy_names
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """The cross product of 3-vectors along ``dim``.
 
@@ -176,6 +180,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return ops.matmul(input, other)
 
 
+@numpy_names
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the other dims.
 

@@ -20,6 +20,7 @@ from ..functional import reduce as FR
 from ..ops import index as _index
 from ..ops import layout, sampling
 from ..ops._util import spread_or_keyword
+from ..signatures import numpy_names
 from ..tensor import Tensor, preserve_format, strided
 from . import conversion, grad, interop
 from .docs import document
@@ -295,8 +296,8 @@ for _name, _fn in {
     "flip": ops.flip, "contiguous": layout.contiguous, "movedim": ops.movedim,
     "stride": layout.stride, "is_contiguous": layout.is_contiguous,
     "data_ptr": layout.data_ptr, "storage_offset": layout.storage_offset,
-    "split": lambda self, split_size, dim=0: ops.split(self, split_size, dim),
-    "chunk": lambda self, chunks, dim=0: ops.chunk(self, chunks, dim),
+    "split": numpy_names(lambda self, split_size, dim=0: ops.split(self, split_size, dim)),
+    "chunk": numpy_names(lambda self, chunks, dim=0: ops.chunk(self, chunks, dim)),
     "reshape": ops.reshape,
     "view": conversion.view,
     "view_as": lambda self, other: ops.reshape(self, other.shape),
@@ -323,9 +324,10 @@ for _name, _fn in {
     "where": lambda self, condition, other: ops.where(condition, self, other),
     "take": lambda self, index: ops.take(self, index),
     "gather": ops.gather,
-    "scatter_add": lambda self, dim, index, src: ops.scatter_add(self, dim, index, src),
-    "index_add": lambda self, dim, index, source, *, alpha=1: ops.index_add(
-        self, dim, index, source, alpha=alpha),
+    "scatter_add": numpy_names(lambda self, dim, index, src: ops.scatter_add(self, dim, index,
+                                                                             src)),
+    "index_add": numpy_names(lambda self, dim, index, source, *, alpha=1: ops.index_add(
+        self, dim, index, source, alpha=alpha)),
     "scatter": F.scatter, "scatter_reduce": F.scatter_reduce, "index_fill": F.index_fill,
     "masked_select": F.masked_select, "take_along_dim": F.take_along_dim,
     "index_put": F.index_put, "masked_scatter": F.masked_scatter,
@@ -478,8 +480,8 @@ for _name in ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "narrow_copy",
     method(_name, getattr(FM, _name))
 method("diagflat", _FP.diagflat)
 method("moveaxis", METHODS["movedim"])
-method("split_with_sizes", lambda self, split_sizes, dim=0: ops.split(self, list(split_sizes),
-                                                                       dim))
+method("split_with_sizes", numpy_names(lambda self, split_sizes, dim=0: ops.split(
+    self, list(split_sizes), dim)))
 # torch's "unsafe" forms skip its view-aliasing checks; ember's results are the same
 method("unsafe_chunk", METHODS["chunk"])
 method("unsafe_split", METHODS["split"])

@@ -90,6 +90,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise EmberValueError(f"hardtanh: min_val cannot be greater than max_val (got "
                               f"min_val={min_val}, max_val={max_val})")
+    if type(input) is Tensor and input._dtype in D.INTEGRAL:
+        # torch clamps integer tensors to the bounds as the tensor's type: truncated
+        min_val, max_val = int(min_val), int(max_val)
     return _inplace(input, lambda v: ops.where(v < min_val, min_val,
                                            ops.where(v > max_val, max_val, v)), inplace)
 

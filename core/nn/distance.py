@@ -11,6 +11,7 @@ from ..amp_policy import active as _amp
 from ..errors import EmberIndexError, EmberValueError, ShapeError
 from ..functional.creation import triu_indices
 from ..ops._util import broadcast_shapes
+from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _floats
 from .module import Module
@@ -20,6 +21,7 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 # -- functional forms ---------------------------------------------------------------------
 
+@numpy_names
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along dim (after broadcasting), each norm at least eps.
 
@@ -39,6 +41,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ops.sum((x1 / n1) * (x2 / n2), dim)
 
 
+@numpy_names
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps over the last dim.

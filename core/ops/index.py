@@ -30,6 +30,7 @@ from ..errors import (
     NotInEmberError,
     ShapeError,
 )
+from ..signatures import numpy_names
 from ..tensor import Tensor, bump_version, wrap
 from . import _out, elementwise, layout, movement
 from ._op import declare, rule_first, rule_fixed, shape_first
@@ -224,6 +225,7 @@ def take_along(x: Tensor, index: Tensor, axis: int, name: str = "take") -> Tenso
     return run(take_op, x, index, axis=axis)
 
 
+@numpy_names
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """torch.index_select: the entries of input at index along dim (in [0, size)).
 
@@ -254,6 +256,7 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     return result if out is None else _out.write_out("take", result, out, (input, index))
 
 
+@numpy_names
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
               alpha=1) -> Tensor:
     """torch.index_add: a copy of input with alpha * source added at index along dim.
@@ -303,6 +306,7 @@ def _check_gather(name, x, index, axis, src=None):
                          f"block is used, as in PyTorch)")
 
 
+@numpy_names
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """torch.gather: out[i][j] = input[index[i][j]][j] for dim 0, and so on.
@@ -338,6 +342,7 @@ def _gather(x: Tensor, index: Tensor, axis: int, name: str = "gather") -> Tensor
     return run(gather_op, x, index, axis=axis)
 
 
+@numpy_names
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """torch.scatter_add: a copy of input with src added at index along dim.
 

@@ -439,6 +439,7 @@ def _pad_index(mode, n, lo, hi, device):
     return from_host(where.astype(np.int64), device)
 
 
+@numpy_names
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """The tensors joined along the existing dim ``dim``; their other dims must match.
 
@@ -524,6 +525,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return reshape(input, tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1)))
 
 
+@numpy_names
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view of ``input`` with a new size-1 dim at ``dim``.
 
@@ -553,6 +555,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return permute(input, dims)
 
 
+@numpy_names
 def stack(tensors, dim: int = 0) -> Tensor:
     """The tensors (all of one shape) joined along a new dim ``dim``.
 
@@ -603,6 +606,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     return tuple(out)
 
 
+@numpy_names
 def chunk(input: Tensor, chunks: int, dim: int = 0):
     """``input`` split into ``chunks`` pieces along ``dim`` (the last may be smaller): a tuple of
     views.

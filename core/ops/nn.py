@@ -283,22 +283,30 @@ def _linear_decompose(x, weight, bias=None):
 
 def _linear_vjp(g, out, x, weight, bias=None):
     # the weight's gradient comes out in the weight's own (row-major) layout: an
-    # optimizer updating it then runs at full speed
+    # optimizer updating it then runs at full speed; a 2-D input (the common case) needs
+    # no flattening of its leading dims
+    flat = len(g._data.shape) == 2 and len(x._data.shape) == 2
+
     def gw():
+        if flat:
+            return g.mT @ x
         return g.reshape(-1, g._data.shape[-1]).mT @ x.reshape(-1, x._data.shape[-1])
+
+    def gb():
+        return (g if flat else g.reshape(-1, g._data.shape[-1])).sum(0)
     grads = (lambda: g @ weight, gw)
-    return grads if bias is None else grads + (
-        lambda: g.reshape(-1, g._data.shape[-1]).sum(0),)
+    return grads if bias is None else grads + (gb,)
 
 
 def _linear_check(inputs, attrs):
     x, weight = inputs[0], inputs[1]
-    if weight.ndim != 2 or x.ndim < 1 or x._data.shape[-1] != weight._data.shape[1]:
+    xs, ws = x._data.shape, weight._data.shape        # (natives' shapes: no Size objects)
+    if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         raise ShapeError(
             f"linear: input {tuple(x.shape)} and weight {tuple(weight.shape)} do not fit: "
             "expected weight (out_features, in_features) with in_features == the input's "
             "last dim")
-    if len(inputs) > 2 and tuple(inputs[2].shape) != (weight._data.shape[0],):
+    if len(inputs) > 2 and tuple(inputs[2]._data.shape) != (ws[0],):
         raise ShapeError(f"linear: bias shape {tuple(inputs[2].shape)}, expected "
                          f"({weight._data.shape[0]},)")
 

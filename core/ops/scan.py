@@ -80,6 +80,7 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     return _scan(cumprod_op, input, dim, dtype)
 
 
+@numpy_names
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along dim, shifted by the line's max so it cannot overflow.
 

@@ -91,6 +91,7 @@ def _take_first(index: Tensor, axis: int, k: int) -> Tensor:
     return index.narrow(axis, 0, k)
 
 
+@numpy_names
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> ValuesIndices:
     """The k largest (or smallest) elements along dim and their indices, in order (ties:
@@ -136,6 +137,7 @@ topk_op = declare("topk", "composite", rule_fixed(D.int64),
                   decompose=_topk_decompose)
 
 
+@numpy_names
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
              out=None) -> ValuesIndices:
     """The k-th smallest element (1-based) along dim and its index.

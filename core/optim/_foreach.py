@@ -96,9 +96,15 @@ def split(opt, group: dict):
 
 
 def bump(tensors) -> None:
-    """The in-place writes are visible to autograd's version checks, as the loop's are."""
+    """The in-place writes are visible to autograd's version checks, as the loop's are.
+    A tensor that is no view, was not detached from another and has no views of its own
+    (a parameter, a state buffer) has only its own count to bump (index._bump's result)."""
     for t in tensors:
-        _index._bump(t)
+        m = t._meta
+        if m is None or ("base" not in m and "version_of" not in m and not m.get("views")):
+            t._version += 1
+        else:
+            _index._bump(t)
 
 
 def sgd(multi, lr, momentum, dampening, weight_decay, nesterov, maximize) -> None:

@@ -169,15 +169,46 @@ def _clone_receiver(x):
     return x.clone() if isinstance(x, torch.Tensor) else x
 
 
+def _torch_answer(form, tfn, bound, receiver) -> tuple:
+    """(True, torch's result) or (False, None) where torch raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, _call(form, tfn, bound, _clone_receiver(receiver))
+    except Exception:   # noqa: BLE001  the caller decides what a refusal means
+        return False, None
+
+
 def _describe(name, bound) -> str:
     return f"{name}({', '.join(sorted(bound))})"
 
 
-def run_form(op, form, tfn, tname, efn, device, samples) -> FormResult:
-    """Every sample of `op` in one form, by keyword, against torch."""
+# torch's argument parser (python_arg_parser.cpp) takes NumPy's names for four parameters
+# of every builtin function and method: x.sum(axis=1, keepdims=True), torch.add(x1=a,
+# x2=b), torch.sin(a=x).  Python-level torch functions (F.*, torch.functional) do not.
+# The parser also takes x, a, x1 for input and x2 for other; ember takes those nowhere yet
+# (each public function would need them at its definition: names are bound once), so the
+# test asks for the two spellings NumPy-minded code writes (the census: torch.stack(axis=),
+# x.sum(axis=..., keepdims=...)).
+NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",)}
+
+
+def numpy_spelling(bound: dict, i: int) -> dict | None:
+    """The bound arguments with NumPy's names where torch's parser takes them; None where
+    no argument has one."""
+    if not any(k in NUMPY_NAMES for k in bound):
+        return None
+    return {(NUMPY_NAMES[k][i % len(NUMPY_NAMES[k])] if k in NUMPY_NAMES else k): v
+            for k, v in bound.items()}
+
+
+def run_form(op, form, tfn, tname, efn, device, samples, rename=None) -> FormResult:
+    """Every sample of `op` in one form, by keyword, against torch; rename(bound, i) gives
+    other spellings of the keywords to call both with instead (None: that sample is not
+    tried)."""
     import torch
     name = ref.full_name(op)
-    result = FormResult(name, form, 0, [])
+    result = FormResult(name, form if rename is None else form + " (numpy names)", 0, [])
     rtol, atol = ref._tolerance(op)
     random = op.name in ref.NONDETERMINISTIC
     candidates = torch_params(tfn, form)
@@ -194,15 +225,19 @@ def run_form(op, form, tfn, tname, efn, device, samples) -> FormResult:
             bound = bind(params, positional, dict(s.kwargs))
             if bound is None:
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t_out = _call(form, tfn, bound, _clone_receiver(receiver))
+            answered, t_out = _torch_answer(form, tfn, bound, receiver)
+            if answered:
                 break
-            except Exception:   # noqa: BLE001  another overload, or torch refuses
-                bound = None
+            bound = None        # another overload, or torch refuses
         if bound is None or not bound:
             continue            # torch takes no keyword for this sample in this form
+        if rename is not None:
+            bound = rename(bound, i)
+            if bound is None:
+                continue
+            answered, t_out = _torch_answer(form, tfn, bound, receiver)
+            if not answered:
+                continue        # torch does not take these spellings here
         call = _describe(tname, bound)
         conv = ref._Converter(device)
         try:
@@ -262,8 +297,14 @@ def run_op(op, device: str, max_samples: int | None = 4) -> list[FormResult]:
         samples = ref.samples_of(op, grad=False, limit=max_samples)
     except Exception:   # noqa: BLE001  torch's generator failed: the OpInfo harness says so
         return []
-    return [run_form(op, form, tfn, tname, efn, device, samples)
-            for form, tfn, tname, efn in forms]
+    out = [run_form(op, form, tfn, tname, efn, device, samples)
+           for form, tfn, tname, efn in forms]
+    for form, tfn, tname, efn in forms:
+        if not isinstance(tfn, types.FunctionType):      # a builtin: torch's parser
+            r = run_form(op, form, tfn, tname, efn, device, samples, numpy_spelling)
+            if r.tried:
+                out.append(r)
+    return out
 
 
 # ---------------------------------------------------------------- creation functions

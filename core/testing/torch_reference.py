@@ -543,12 +543,13 @@ def _as_accurate_as_torch(op, sample, t_out, e_out, rtol, atol, mismatch) -> Non
 
 
 def _tolerance(op, dtype=None):
-    """torch's float32 (or complex64) tolerance for the op: the OpInfo's toleranceOverride
-    where one is given (any test), at least assert_close's float32 defaults."""
+    """torch's float32 (or complex64, float64) tolerance for the op: the OpInfo's
+    toleranceOverride where one is given (any test), at least assert_close's defaults for
+    that dtype."""
     import torch
     from torch.testing._internal.common_device_type import toleranceOverride
-    rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
-    key = torch.complex64 if dtype == "complex64" else torch.float32
+    rtol, atol = (1e-7, 1e-7) if dtype == "float64" else (DEFAULT_RTOL, DEFAULT_ATOL)
+    key = {"complex64": torch.complex64, "float64": torch.float64}.get(dtype, torch.float32)
     for deco in getattr(op, "decorators", ()) or ():
         for d in getattr(deco, "decorators", None) or [deco]:
             if isinstance(d, toleranceOverride) and key in d.d:

@@ -8,8 +8,11 @@ that dimension alone, as in torch, whose divisors are products of the per-dimens
 counts).  So they run, with their gradients, on every device the 2-d pools run on."""
 from __future__ import annotations
 
+from ... import dtypes as D
 from ... import ops
-from ...errors import EmberValueError, ShapeError
+from ...autograd.grad_mode import no_grad
+from ...errors import EmberValueError, NotInEmberError, ShapeError
+from ...functional.elementwise import div as _div
 from ...functional.index import scatter as _scatter
 from ...tensor import Tensor
 from ..module import Module
@@ -101,9 +104,11 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     k = _triple(kernel_size, name, "kernel_size")
     s = k if stride is None or stride == () else _triple(stride, name, "stride")
     p = _triple(padding, name, "padding")
-    if divisor_override is not None:
-        if divisor_override == 0:
-            raise EmberValueError(f"{name}: divisor must be not zero")
+    if divisor_override is not None and divisor_override == 0:
+        raise EmberValueError(f"{name}: divisor must be not zero")
+    if x._dtype in D.INTEGRAL:
+        out = _integer_avg_pool3d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    elif divisor_override is not None:
         sums = _planes_then_depth(
             x, lambda v: F.avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, True, 1),
             lambda v: F.avg_pool2d(v.unsqueeze(-1), (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode,
@@ -114,6 +119,34 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
             x, lambda v: F.avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, count_include_pad),
             lambda v: F.avg_pool1d(v, k[0], s[0], p[0], ceil_mode, count_include_pad))
     return out.squeeze(0) if unbatched else out
+
+
+def _window_sums(x: Tensor, k, s, p, ceil_mode) -> Tensor:
+    """The sum over each (kD, kH, kW) window (zero padding), exact for integers."""
+    return _planes_then_depth(
+        x, lambda v: F.avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, True, 1),
+        lambda v: F.avg_pool2d(v.unsqueeze(-1), (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode,
+                               True, 1).squeeze(-1))
+
+
+def _integer_avg_pool3d(x, k, s, p, ceil_mode, count_include_pad, divisor_override):
+    """torch's average of integer tensors: each window's integer sum divided by its divisor
+    and truncated (averaging planes and then depth would truncate twice)."""
+    total = _window_sums(x, k, s, p, ceil_mode)
+    if divisor_override is not None:
+        divisor = divisor_override
+    elif count_include_pad and not ceil_mode:
+        divisor = k[0] * k[1] * k[2]          # every window lies inside the padded volume
+    elif not count_include_pad:              # the real cells of each window
+        ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
+        with no_grad():
+            divisor = _window_sums(ones, k, s, p, ceil_mode)
+    else:
+        raise NotInEmberError("avg_pool3d of an integer tensor with ceil_mode=True and "
+                              "count_include_pad=True is not in ember (a window past the "
+                              "edge counts the padding but not the cells beyond it); pass "
+                              "count_include_pad=False, or a float tensor")
+    return _div(total, divisor, rounding_mode="trunc")
 
 
 def _size3(name: str, output_size, x: Tensor) -> tuple:

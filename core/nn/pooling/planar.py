@@ -5,9 +5,11 @@ avg_pool2d, adaptive_avg_pool2d, ... (unfold plus one reduction each)."""
 from __future__ import annotations
 
 from ... import amp_policy, dispatch, ops
+from ... import dtypes as D
 from ...amp_policy import active as _amp
 from ...autograd.grad_mode import no_grad
 from ...errors import EmberValueError, ShapeError
+from ...functional.elementwise import div as _div
 from ...ops import pad, unfold
 from ...ops.nn import max_pool2d_decomposed, max_pool2d_op, pair
 from ...tensor import Tensor
@@ -111,11 +113,14 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         flat = pad(flat, (p[1], p[1] + ew, p[0], p[0] + eh))
     total = ops.sum(unfold(flat, k, 1, 0, s), 1)          # (N*C, L)
     if divisor_override is not None:
-        out = total / divisor_override
+        divisor = divisor_override
     elif p == (0, 0) and not (eh or ew):
-        out = total / (k[0] * k[1])
+        divisor = k[0] * k[1]
     else:
-        out = total / _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad)
+        divisor = _pool_divisor(x, h, w, k, s, p, eh, ew, count_include_pad)
+    # integer tensors average as torch's: the integer sum divided and truncated
+    out = _div(total, divisor, rounding_mode="trunc") if x._dtype in D.INTEGRAL else \
+        total / divisor
     out = out.reshape(n, c, oh, ow)
     return out.squeeze(0) if unbatched else out
 
