@@ -137,6 +137,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     """
     if p == "fro" or p is None:
         x = _floats("norm", input, dtype)
+        if x._dtype in (D.float16, D.bfloat16):   # accumulated in float32, as torch's
+            return norm(x.float(), "fro", dim, keepdim).to(x._dtype)
         if x._dtype.category == D.COMPLEX:      # the 2-norm of the magnitudes (real)
             x = x.abs()
         return _l2(x, _dims(x, dim), keepdim)

@@ -39,6 +39,9 @@ def _l2(x: Tensor, dims, keepdim: bool) -> Tensor:
     return ops.where(zero, 0.0, ops.where(zero, 1.0, s).sqrt())
 
 
+_HALVES = (D.float16, D.bfloat16)
+
+
 def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The ord-norm of x over dim (None: every element) as a vector: ord 2, 1, inf, -inf,
     0 (count of nonzeros) or any other number.
@@ -48,6 +51,10 @@ def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=
     ``torch.linalg.vector_norm``
     """
     input = _floats("vector_norm", input, dtype)
+    if input._dtype in _HALVES and ord not in (_INF, -_INF):
+        # torch accumulates half-precision norms in float32 and rounds once: squares of
+        # values past 256 overflow float16 (a norm of [300, 400] is not inf)
+        return vector_norm(input.float(), ord, dim, keepdim).to(input._dtype)
     if input._dtype.category == D.COMPLEX:       # the norms of the magnitudes (real), as torch
         input = input.abs()
     dims = _dims(input, dim)

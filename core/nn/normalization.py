@@ -174,8 +174,11 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if _amp and amp_policy.on("rms_norm"):      # autocast (amp_policy.py)
         return amp_policy.call("rms_norm", rms_norm, input, normalized_shape, weight, eps)
     dims, count = _trailing_dims(input, normalized_shape, "rms_norm")
-    out = input * ops.rsqrt(ops.sum(input * input, dims, keepdim=True) / count +
-                            _eps(eps, input._dtype))
+    # half precision in float32 and rounded once, as torch's (squares past 256 overflow
+    # float16); eps is the input dtype's
+    x = input.float() if input._dtype in (D.float16, D.bfloat16) else input
+    out = x * ops.rsqrt(ops.sum(x * x, dims, keepdim=True) / count + _eps(eps, input._dtype))
+    out = out.to(input._dtype) if x is not input else out
     return out if weight is None else out * weight
 
 
@@ -216,7 +219,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     """
     if p == 2:
         a = input.abs() if input._dtype.category == D.COMPLEX else input     # |x|: a real norm
+        half = a._dtype in (D.float16, D.bfloat16)   # torch's norm accumulates in float32
+        a = a.float() if half else a
         norm = ops.sqrt(ops.sum(a * a, dim, keepdim=True))
+        norm = norm.to(input._dtype) if half else norm
     else:
         # p = 0 (count of nonzeros), inf, -inf and the rest: linalg.vector_norm, as torch
         from ..linalg.norms import vector_norm

@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-inputs", action="store_true",
                         help="with --torch-reference: the OpInfos' reference_inputs "
                              "(a superset of sample_inputs) where they have them")
-    parser.add_argument("--dtype", choices=("complex64", "float64", "int64", "bool"),
+    parser.add_argument("--dtype", choices=("complex64", "float64", "int64", "bool", "float16"),
                         default=None,
                         help="with --torch-reference: the OpInfos' samples of this dtype "
                              "(only the ops that have them) instead of float32")

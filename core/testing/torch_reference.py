@@ -548,8 +548,10 @@ def _tolerance(op, dtype=None):
     that dtype."""
     import torch
     from torch.testing._internal.common_device_type import toleranceOverride
-    rtol, atol = (1e-7, 1e-7) if dtype == "float64" else (DEFAULT_RTOL, DEFAULT_ATOL)
-    key = {"complex64": torch.complex64, "float64": torch.float64}.get(dtype, torch.float32)
+    rtol, atol = {"float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5)}.get(
+        dtype, (DEFAULT_RTOL, DEFAULT_ATOL))
+    key = {"complex64": torch.complex64, "float64": torch.float64,
+           "float16": torch.float16}.get(dtype, torch.float32)
     for deco in getattr(op, "decorators", ()) or ():
         for d in getattr(deco, "decorators", None) or [deco]:
             if isinstance(d, toleranceOverride) and key in d.d:

@@ -5,7 +5,7 @@ import math
 import warnings
 from collections.abc import Iterable
 
-from ... import ops
+from ... import dtypes, ops
 from ...autograd.grad_mode import no_grad
 from ...errors import EmberValueError
 from ...tensor import Tensor
@@ -26,6 +26,9 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_
            "fuse_linear_bn_weights", "convert_conv2d_weight_memory_format",
            "convert_conv3d_weight_memory_format", "skip_init",
            "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+
+
+_HALVES = (dtypes.float16, dtypes.bfloat16)
 
 
 def _grads(parameters) -> list[Tensor]:
@@ -52,6 +55,13 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
         if norm_type == math.inf:
             per = [ops.amax(ops.abs(g)) for g in tensors]
             total = per[0] if len(per) == 1 else ops.amax(ops.stack(per))
+        elif any(g.dtype in _HALVES for g in tensors):
+            # torch's formula (each tensor's norm, then the norm of those): a half tensor's
+            # norm accumulates in float32, where summing squares in float16 overflows
+            from ...linalg.norms import vector_norm
+            per = [vector_norm(g, norm_type) for g in tensors]
+            total = per[0] if len(per) == 1 else vector_norm(
+                ops.stack([p.to(per[0].dtype) for p in per]), norm_type)
         else:
             if norm_type == 2.0:
                 per = [ops.sum(g * g) for g in tensors]
