@@ -109,11 +109,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     if x._dtype in D.INTEGRAL:
         out = _integer_avg_pool3d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
     elif divisor_override is not None:
-        sums = _planes_then_depth(
-            x, lambda v: F.avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, True, 1),
-            lambda v: F.avg_pool2d(v.unsqueeze(-1), (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode,
-                                   True, 1).squeeze(-1))
-        out = sums / divisor_override
+        out = _window_sums(x, k, s, p, ceil_mode) / divisor_override
     else:
         out = _planes_then_depth(
             x, lambda v: F.avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, count_include_pad),
