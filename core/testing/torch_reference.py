@@ -88,6 +88,14 @@ class OpResult:
     def full(self) -> bool:
         return self.resolved and not self.problem and all(s.ok for s in self.samples)
 
+    def failures(self) -> str:
+        """Why the op is not fully right: its problem, or a line per failing sample ("" when
+        nothing failed)."""
+        if self.problem:
+            return self.problem
+        return "\n".join(f"  #{s.index} [{s.kind}] {s.message}" for s in self.samples
+                         if not s.ok)
+
 
 # ---------------------------------------------------------------- loading the database
 

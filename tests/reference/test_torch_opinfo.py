@@ -38,15 +38,8 @@ def _skip_reason(table: str, name: str, device: str) -> str | None:
             or SKIPS.get(table, {}).get(name))
 
 
-def _failures(result) -> str:
-    bad = [s for s in result.samples if not s.ok]
-    if result.problem:
-        return result.problem
-    return "\n".join(f"  #{s.index} [{s.kind}] {s.message}" for s in bad)
-
-
 def _check(result, reason, full: bool):
-    text = _failures(result)
+    text = result.failures()
     if reason is None:
         assert not text, f"{result.name} differs from torch:\n{text}"
     elif not text and full:

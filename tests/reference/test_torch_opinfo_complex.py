@@ -38,13 +38,6 @@ def _skip_reason(name: str, device: str) -> str | None:
     return SKIPS.get(kind, {}).get("ops", {}).get(name) or SKIPS.get("ops", {}).get(name)
 
 
-def _failures(result) -> str:
-    if result.problem:
-        return result.problem
-    return "\n".join(f"  #{s.index} [{s.kind}] {s.message}" for s in result.samples
-                     if not s.ok)
-
-
 def _params():
     # the CPU runs every op; another device a stable sample (tests/conftest.py `sampled`,
     # all with --full): each complex op is also checked there by the conformance suite's
@@ -60,7 +53,7 @@ def test_opinfo_complex64(name, device):
     if reason is not None:
         pytest.skip(f"skips_complex.toml: {reason}")
     result = ref.run_op(OPS[name], device, DEFAULT_SAMPLES, dtype=DTYPE)
-    text = _failures(result)
+    text = result.failures()
     assert not text, f"{result.name} ({DTYPE}) differs from torch:\n{text}"
 
 
@@ -68,7 +61,7 @@ def test_opinfo_complex64(name, device):
 @pytest.mark.parametrize("name,device", _params())
 def test_opinfo_complex64_full(name, device):
     result = ref.run_op(OPS[name], device, None, dtype=DTYPE)
-    text = _failures(result)
+    text = result.failures()
     reason = _skip_reason(name, device)
     if reason is None:
         assert not text, f"{result.name} ({DTYPE}) differs from torch:\n{text}"

@@ -42,13 +42,6 @@ def _skip_reason(dtype: str, name: str, device: str) -> str | None:
         SKIPS.get(kind, {}).get("ops", {}).get(name)
 
 
-def _failures(result) -> str:
-    if result.problem:
-        return result.problem
-    return "\n".join(f"  #{s.index} [{s.kind}] {s.message}" for s in result.samples
-                     if not s.ok)
-
-
 def _params():
     out = []
     for dt in DTYPES:
@@ -75,7 +68,7 @@ def test_opinfo_dtype(dtype, name, device):
         pytest.skip(f"skips_dtypes.toml: {reason}")
     _skip_without(dtype, device)
     result = ref.run_op(OPS[dtype][name], device, 1, dtype=dtype)
-    text = _failures(result)
+    text = result.failures()
     assert not text, f"{result.name} ({dtype}) differs from torch:\n{text}"
 
 
@@ -84,7 +77,7 @@ def test_opinfo_dtype(dtype, name, device):
 def test_opinfo_dtype_full(dtype, name, device):
     _skip_without(dtype, device)
     result = ref.run_op(OPS[dtype][name], device, None, dtype=dtype)
-    text = _failures(result)
+    text = result.failures()
     reason = _skip_reason(dtype, name, device)
     if reason is None:
         assert not text, f"{result.name} ({dtype}) differs from torch:\n{text}"
