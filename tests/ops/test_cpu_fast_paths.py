@@ -71,7 +71,8 @@ def _views_written_through(keys):
 
 
 KEYS = [2, -1, slice(1, 3), slice(None, None, 2), (slice(None), 1), (1, 2), (None, 0),
-        (Ellipsis, 3)]
+        (Ellipsis, 3), (-1, slice(2, 5)), (slice(3, 0, -1), slice(1, None, 2)), (0,),
+        (slice(1, 3),), (-2, slice(None, None, -2))]
 
 
 def test_untracked_views_are_the_views_dispatch_makes():
@@ -105,3 +106,20 @@ def test_untracked_views_are_the_views_dispatch_makes():
                 np.testing.assert_array_equal(base.detach().numpy(), np.ones((3, 2)))
         finally:
             dispatch.remove_hook("test_cpu_fast_paths")
+
+
+@pytest.mark.parametrize("key", [(4, 0), (0, 6), (-5, 1), (1, -7)])
+def test_untracked_int_keys_out_of_bounds_say_so_as_the_full_path(key):
+    from ember import dispatch
+    x = ember.zeros(4, 6)
+    with pytest.raises(ember.errors.EmberIndexError) as fast:
+        x[key]
+    dispatch.add_hook("test_cpu_fast_paths", lambda *args: None)   # watched: the full path
+    try:
+        with pytest.raises(ember.errors.EmberIndexError) as slow:
+            x[key]
+    finally:
+        dispatch.remove_hook("test_cpu_fast_paths")
+    assert str(fast.value) == str(slow.value)
+    with pytest.raises(IndexError):
+        torch.zeros(4, 6)[key]
