@@ -92,7 +92,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             input._device is other._device and input._dtype is not D.bool_ and \
             input._dtype is not D.bfloat16:
         xs, ys = input._data.shape, other._data.shape
-        if len(xs) == 2 and len(ys) == 2 and xs[1] == ys[0]:
+        # matrices and vectors (the kernel's 1-D rules are the op's): v @ v 10.7 -> ~4 us
+        if 0 < len(xs) <= 2 and 0 < len(ys) <= 2 and xs[-1] == ys[0]:
             return direct(matmul_op, input._device, input._dtype, (input, other), {})
     if getattr(input, "is_sparse", False) is True:       # a sparse operand: its own product
         return input.__matmul__(other)

@@ -66,8 +66,8 @@ def strict_device():
     try:
         yield "strict:0"
     finally:
+        ember.Device("strict", 0)._kernels = None     # (parsed while the backend is known)
         plugins._backends.pop("strict", None)
-        ember.Device("strict", 0)._kernels = None
         ember.Device("strict", 0)._backend = None
 
 
