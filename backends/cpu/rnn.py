@@ -18,7 +18,12 @@ fewer, larger ufunc calls do not pay, the steps' memory traffic is what costs (t
 gradient's step-independent factors stored by the forward: forward +20%, gradient -10%;
 those factors over chunks of 3-35 steps: slower; y gate-major, (7, T*B, H): only -4% of
 the kernels' time for a change of the declared layout; the ufuncs writing into y's
-strided rows instead of one copy: slower).
+strided rows instead of one copy: slower; the bias out of gi and into the step, to save
+linear's bias pass (~0.2 ms a layer): subtracted per step, +8 us a step (~0.3 ms a
+layer), or as a ones column of h ([h | 1] @ [W; b], K = H + 1: the product as fast, but
+h written strided, +3 us a step, and one more copy into y): no gain either way; the
+gradient's per-step d h_prev product as one (B, 4H) @ (4H, H) from the step's d gates
+rows: ~25% slower than the split blocks and their sum).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
