@@ -17,6 +17,7 @@ room by dropping free arrays of the shapes used longest ago.
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -27,6 +28,15 @@ CAP_BYTES = 64 << 20
 _spares: dict = {}                     # (shape, dtype) -> [arrays], least recently used first
 _held = [0]                            # bytes in _spares
 _lock = threading.Lock()
+
+
+def _after_fork() -> None:
+    global _lock                       # a fork while another thread held it: a new one
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _refs_when_free() -> int:
