@@ -19,6 +19,7 @@ from . import linalg as _linalg
 from . import loss as _loss
 from . import reduce as _reduce
 from . import rnn as _rnn
+from . import spares as _spares
 
 PLUGIN_API = 1          # the ember plugin API these hookimpls implement
 
@@ -49,7 +50,12 @@ def _linear(x, w, b=None):
         if b is not None:                                               # float16 loops
             out += b
         return out.astype(np.float16)
-    out = np.matmul(x, w.T)            # BLAS reads the transposed weight in place
+    # BLAS reads the transposed weight in place; a float result goes into a recycled
+    # array (spares.py: a fresh one page-faults, every training step)
+    if x.dtype == w.dtype and x.dtype.kind == "f":
+        out = np.matmul(x, w.T, out=_spares.result(x.shape[:-1] + w.shape[:1], x.dtype))
+    else:
+        out = np.matmul(x, w.T)
     if b is not None:
         out += b
     return out

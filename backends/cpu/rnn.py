@@ -18,7 +18,14 @@ fewer, larger ufunc calls do not pay, the steps' memory traffic is what costs (t
 gradient's step-independent factors stored by the forward: forward +20%, gradient -10%;
 those factors over chunks of 3-35 steps: slower; y gate-major, (7, T*B, H): only -4% of
 the kernels' time for a change of the declared layout; the ufuncs writing into y's
-strided rows instead of one copy: slower).
+strided rows instead of one copy: slower; the bias out of gi and into the step, to save
+linear's bias pass (~0.2 ms a layer): subtracted per step, +8 us a step (~0.3 ms a
+layer), or as a ones column of h ([h | 1] @ [W; b], K = H + 1: the product as fast, but
+h written strided, +3 us a step, and one more copy into y): no gain either way; the
+gradient's per-step d h_prev product as one (B, 4H) @ (4H, H) from the step's d gates
+rows: ~25% slower than the split blocks and their sum; exp and + 1 over the three sigmoid
+blocks only, the product's gate blocks ordered i, f, o, g (gi's subtraction then three
+calls): 0-2% of the forward kernel, within the noise).
 
 Layouts (ops/rnn.py's declarations): gi (T*B, 4H) the input projection of every step
 (bias included), y (T*B, 7H) = per step rows h, c, tanh(c), i, f, g, o (activated), as
@@ -26,19 +33,25 @@ lstm_cell's; the gradient (T*B + B + H, 4H) = d gates of every step, then B rows
 [d h0 | d c0 | 0 | 0], then H rows holding d W_hh, (4H, H) row-major (w_hh_t's
 gradient is its transpose: W_hh's own layout, which the weight's update reads).  w_hh_t
 may be W_hh's transposed view (nn/rnn.py passes it so): the kernels lay it out themselves.
+
+The results (y, the gradients' arrays: several MB each) and the weights' gate-block copies
+come from spares.result: the previous call's array of the same shape once nothing holds
+it, not a fresh one that page-faults (spares.py says what that cost).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .spares import result as _result
+
 
 def lstm_sequence(gi, h0, c0, w_hh_t, *, steps, reverse):
     rows, n = c0.shape
     dtype = np.result_type(gi, h0, c0, w_hh_t)
-    y = np.empty((steps * rows, 7 * n), dtype=dtype)
+    y = _result((steps * rows, 7 * n), dtype)
     y4 = y.reshape(steps, rows, 7, n)                      # h, c, tanh(c), i, f, g, o
     gi4 = gi.reshape(steps, rows, 4, n).transpose(0, 2, 1, 3)   # (T, 4, B, H): i, f, g, o
-    w = np.empty((4, n, n), dtype=dtype)                   # -W_hh^T's gate blocks
+    w = _result((4, n, n), dtype)                          # -W_hh^T's gate blocks
     np.negative(w_hh_t.reshape(n, 4, n).transpose(1, 0, 2), out=w)
     acc = np.empty((4, rows, n), dtype=dtype)             # -(pre-activations), i f g o
     sc = np.empty((7, rows, n), dtype=dtype)               # this step's y, gate-major
@@ -80,8 +93,9 @@ def lstm_sequence_backward(g_out, g_h, g_c, y, h0, c0, w_hh_t, *, steps, reverse
     dtype = y.dtype
     y4 = y.reshape(steps, rows, 7, n)
     go = g_out.reshape(steps, rows, n)
-    w = np.ascontiguousarray(w_hh_t.reshape(n, 4, n).transpose(1, 2, 0))   # W_hh's blocks
-    out = np.empty((total + rows + n, 4 * n), dtype=dtype)
+    w = _result((4, n, n), dtype)                          # W_hh's blocks
+    w[...] = w_hh_t.reshape(n, 4, n).transpose(1, 2, 0)
+    out = _result((total + rows + n, 4 * n), dtype)
     dg = out[:total]
     d = dg.reshape(steps, rows, 4, n)
     dh = np.array(g_h, dtype=dtype)
@@ -153,7 +167,7 @@ def _d_w_hh(dg, y, h0, n, rows, reverse, dw):
         else:
             np.matmul(dg[rows:].T, y[:-rows, :n], out=dw)
         return
-    hp = np.empty((y.shape[0], n), dtype=y.dtype)
+    hp = _result((y.shape[0], n), y.dtype)
     if reverse:
         hp[:-rows], hp[-rows:] = y[rows:, :n], h0
     else:
@@ -170,10 +184,10 @@ def gru_sequence(gi, h0, w_hh_t, b_hh, *, steps, reverse):
     # (their weight and bias blocks are) for exp(-x); the step's y gate-major in sc
     rows, n = h0.shape
     dtype = np.result_type(gi, h0, w_hh_t, b_hh)
-    y = np.empty((steps * rows, 5 * n), dtype=dtype)
+    y = _result((steps * rows, 5 * n), dtype)
     y5 = y.reshape(steps, rows, 5, n)                      # h, r, z, n, W_hn h + b_hn
     gi3 = gi.reshape(steps, rows, 3, n).transpose(0, 2, 1, 3)   # (T, 3, B, H): r, z, n
-    w = np.empty((3, n, n), dtype=dtype)                   # W_hh^T's gate blocks: -r, -z, n
+    w = _result((3, n, n), dtype)                          # W_hh^T's gate blocks: -r, -z, n
     w_blocks = w_hh_t.reshape(n, 3, n).transpose(1, 0, 2)
     np.negative(w_blocks[:2], out=w[:2])
     w[2] = w_blocks[2]
@@ -215,11 +229,12 @@ def gru_sequence_backward(g_out, g_h, y, h0, w_hh_t, *, steps, reverse):
     total = steps * rows
     dtype = y.dtype
     y5 = y.reshape(steps, rows, 5, n)                      # h, r, z, n, ghn
-    out = np.empty((2 * total + rows + n + 1, 3 * n), dtype=dtype)
+    out = _result((2 * total + rows + n + 1, 3 * n), dtype)
     d_gi = out[:total].reshape(steps, rows, 3, n)
     d_gh_rows = out[total:2 * total]
     d_gh = d_gh_rows.reshape(steps, rows, 3, n)
-    w = np.ascontiguousarray(w_hh_t.reshape(n, 3, n).transpose(1, 2, 0))   # W_hh's blocks
+    w = _result((3, n, n), dtype)                          # W_hh's blocks
+    w[...] = w_hh_t.reshape(n, 3, n).transpose(1, 2, 0)
     go = g_out.reshape(steps, rows, n)
     dh = np.array(g_h, dtype=dtype)
     s = np.empty((rows, n), dtype=dtype)

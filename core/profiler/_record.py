@@ -80,6 +80,7 @@ class Recorder:
         self.ops = 0
         self.live: dict = {}                  # device -> bytes alive (profile_memory)
         self.peak: dict = {}
+        self.tracked: dict = {}               # id(native) -> its free event's finalizer
         self.loaders: dict = {}               # id(iterator) -> the loader's settings
         self.fallbacks_before = dict(dispatch.fallback_counts)
         self.fallbacks: dict = {}
@@ -152,6 +153,11 @@ class Recorder:
         if not n:
             return
         ev[E_BYTES] = n
+        # an array a kernel hands out again (the CPU's recycled results, backends/cpu/
+        # spares.py) was let go by its previous holder: its free comes first
+        freed = self.tracked.pop(id(native), None)
+        if freed is not None and freed.alive:
+            freed()
         live = self.live[device] = self.live.get(device, 0) + n
         if live > self.peak.get(device, 0):
             self.peak[device] = live
@@ -159,8 +165,8 @@ class Recorder:
                             None, None, None, n, {"Total Allocated": live}, None, 0])
         try:
             # the recorder weakly: an array outliving the profile does not keep its events
-            weakref.finalize(native, Recorder._freed, weakref.ref(self), device, n,
-                             ev[E_TID])
+            self.tracked[id(native)] = weakref.finalize(
+                native, Recorder._freed, weakref.ref(self), device, n, ev[E_TID])
         except TypeError:
             pass                       # a native that takes no weak reference: not tracked
 

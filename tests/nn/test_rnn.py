@@ -439,6 +439,31 @@ def test_gru_sequence_kernel_matches_its_decomposition(reverse):
     close(d, gru_sequence_backward_op.decompose(*grads, **attrs), "backward")
 
 
+def test_lstm_training_steps_that_keep_results_alive_match_torch(torch):
+    """Large enough for the CPU kernels' and linear's results to be recycled
+    (backends/cpu/spares.py): each step's outputs and input gradients, kept alive into
+    the next steps, stay what torch gives, and the weights' gradients too."""
+    r = np.random.default_rng(7)
+    t_layer = torch.nn.LSTM(64, 64, 2).double()
+    e_layer = nn.LSTM(64, 64, 2, dtype=ember.float64)
+    e_layer.load_state_dict({k: ember.tensor(v.detach().numpy())
+                             for k, v in t_layer.state_dict().items()})
+    kept = []
+    for _ in range(3):
+        x = r.standard_normal((30, 16, 64))
+        tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+        t_out, _ = t_layer(tx)
+        e_out, _ = e_layer(ex)
+        t_out.sum().backward()
+        e_out.sum().backward()
+        kept.append((e_out, t_out.detach().numpy(), ex.grad, tx.grad.numpy()))
+        for e, t, eg, tg in kept:
+            np.testing.assert_allclose(e.detach().numpy(), t, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(eg.numpy(), tg, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(e_layer.weight_hh_l0.grad.numpy(),
+                               t_layer.weight_hh_l0.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
 @pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_equal_length_layers_on_device(kind, device):
