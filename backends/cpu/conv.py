@@ -384,18 +384,57 @@ def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
 
 def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
     """conv2d_input_grad (groups 1): per block of images, g's (m*L, O) rows (a transposed
-    view: no copy) times the (O, kh*kw*C) filter, then each tap's (m*L, C) part added
-    into a zero-bordered channels-last block at its (i, j) offset, the block copied out
-    as (N, C, H, W).  Without dilation the taps j..j+s-1 of a row (s the stride) land side
-    by side, s*C values, and no two pixels' overlap: one add moves them all (a 3x3 stride-2
-    fold: 6 adds, not 9; NumPy's cost is per run, so longer runs are cheaper)."""
+    view: no copy) times the filter's taps, each product added into a zero-bordered
+    channels-last block at its (i, j) offset, the block copied out as (N, C, H, W).
+    Without dilation the taps j = s*d .. s*d+s-1 of a row (s the stride) land side by side
+    in the block, s*C values, and those of pixels x and x+1 next to each other: with one
+    GEMM per (i, d) writing (m*L, s*C) rows (a last group of fewer than s taps leaves the
+    rest zero), one add moves a whole output row's OW*s*C values (a 3x3 stride-2 fold: 6
+    adds of 1024-value runs, not 9 of 32-value ones; NumPy's cost is per run)."""
+    n, o, oh, ow = g.shape
+    _, c, kh, kw = weight.shape
+    h, w = input_size
+    (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
+    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
+    if dw != 1 or sw == 1:
+        return _taps_input_grad(g, weight, input_size, stride, padding, dilation, blocks,
+                                step)
+    groups = -(-kw // sw)        # d: the taps s*d .. s*d+s-1 of each kernel row
+    # wide enough for the last group's missing taps' (zero) columns
+    dxp = np.empty((step, h + 2 * ph, max(w + 2 * pw, sw * (ow + groups - 1)), c), g.dtype)
+    p0, p1, p2, p3 = dxp.strides
+    wt = weight.transpose(0, 2, 3, 1)                                  # (O, kh, kw, C)
+    # per (i, d): the filter (O, r*C), the add's region over rows i + sh*y, columns
+    # sw*d .. sw*(d+OW) (made once a call: as_strided costs ~30 us)
+    parts = [(np.ascontiguousarray(wt[:, i, sw * d:sw * d + sw]).reshape(o, -1),
+              np.lib.stride_tricks.as_strided(dxp[:, dh * i:, sw * d:], (step, oh, ow * sw * c),
+                                              (p0, sh * p1, p3)))
+             for i in range(kh) for d in range(groups)]
+    dx = np.empty((n, c, h, w), g.dtype)
+    full = np.empty((step, oh * ow, sw * c), g.dtype)       # made once a call
+    short = np.zeros_like(full) if kw % sw else None        # its last columns stay zero
+    for b, m in blocks:
+        rows = g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1)
+        part = dxp[:m]
+        part.fill(0)
+        for wk, region in parts:
+            buf = full if wk.shape[1] == sw * c else short
+            np.matmul(rows, wk, out=buf[:m, :, :wk.shape[1]])
+            region = region[:m]
+            np.add(region, buf[:m].reshape(m, oh, ow * sw * c), out=region)
+        np.copyto(dx[b:b + m], part[:, ph:ph + h, pw:pw + w].transpose(0, 3, 1, 2))
+    return dx
+
+
+def _taps_input_grad(g, weight, input_size, stride, padding, dilation, blocks, step):
+    """_rows_input_grad with dilation or stride 1: one GEMM to (m*L, kh*kw*C) taps, each
+    tap's (m*L, C) part added at its offset (taps j..j+s-1 side by side in one add)."""
     n, o, oh, ow = g.shape
     _, c, kh, kw = weight.shape
     h, w = input_size
     (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
     run = min(sw, kw) if dw == 1 else 1
     wk = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
     dxp = np.empty((step, h + 2 * ph, w + 2 * pw, c), g.dtype)
     p0, p1, p2, p3 = dxp.strides
     # taps (i, j..j+r-1) of every pixel: (step, OH, OW, r*C) at rows i*dh + sh*y, columns
