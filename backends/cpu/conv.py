@@ -383,14 +383,18 @@ def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
 
 
 def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
-    """conv2d_input_grad (groups 1): per block of images, g's (m*L, O) rows (a transposed
-    view: no copy) times the filter's taps, each product added into a zero-bordered
-    channels-last block at its (i, j) offset, the block copied out as (N, C, H, W).
-    Without dilation the taps j = s*d .. s*d+s-1 of a row (s the stride) land side by side
-    in the block, s*C values, and those of pixels x and x+1 next to each other: with one
-    GEMM per (i, d) writing (m*L, s*C) rows (a last group of fewer than s taps leaves the
-    rest zero), one add moves a whole output row's OW*s*C values (a 3x3 stride-2 fold: 6
-    adds of 1024-value runs, not 9 of 32-value ones; NumPy's cost is per run)."""
+    """conv2d_input_grad (groups 1): per block of images, g's rows (pixels, O) times the
+    filter's taps, each product added into a zero-bordered channels-last block at its
+    (i, j) offset, the block copied out as (N, C, H, W).
+
+    With a stride s > 1 and no dilation, the taps j = s*d .. s*d+s-1 of a kernel row land
+    side by side, s*C values, at column s*(x+d) for pixel x: one GEMM per (i, d) of g's
+    rows shifted by d pixels (g copied once into rows of OW + E values, E >= d of them
+    zero, and read at an offset of -d) writes (OH, OW+E, s*C) rows whose column s*x' is the
+    block's (a last group of fewer than s taps leaves the rest zero); the block holds its
+    rows by phase (row R at [R % s, R // s]), so that the kernel row i's OH rows are
+    consecutive and the add is one contiguous run per image (NumPy's add of a strided
+    region costs ~3x a contiguous one per value; 3x3 stride 2, 6 adds an image)."""
     n, o, oh, ow = g.shape
     _, c, kh, kw = weight.shape
     h, w = input_size
@@ -400,29 +404,41 @@ def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
         return _taps_input_grad(g, weight, input_size, stride, padding, dilation, blocks,
                                 step)
     groups = -(-kw // sw)        # d: the taps s*d .. s*d+s-1 of each kernel row
-    # wide enough for the last group's missing taps' (zero) columns
-    dxp = np.empty((step, h + 2 * ph, max(w + 2 * pw, sw * (ow + groups - 1)), c), g.dtype)
-    p0, p1, p2, p3 = dxp.strides
+    hp, wp = h + 2 * ph, w + 2 * pw
+    extra = max(groups - 1, -(-wp // sw) - ow)     # zero pixels after each row of g
+    wide = ow + extra
+    hq = max(-(-hp // sh), dh * (kh - 1) // sh + oh)
+    dxq = np.empty((step, sh, hq, sw * wide * c), g.dtype)      # padded row R at [R % sh, R // sh]
+    gz = np.zeros(extra + step * o * oh * wide, g.dtype)         # zeros before it for d > 0
+    gzv = gz[extra:].reshape(step, o, oh, wide)
+    it = g.itemsize
+    # g's rows (pixels (y, x'), O) shifted by d (transposed views; made once a call:
+    # as_strided costs ~30 us)
+    shifted = [np.lib.stride_tricks.as_strided(
+        gz[extra - d:], (step, oh * wide, o), (o * oh * wide * it, it, oh * wide * it),
+        writeable=False) for d in range(groups)]
     wt = weight.transpose(0, 2, 3, 1)                                  # (O, kh, kw, C)
-    # per (i, d): the filter (O, r*C), the add's region over rows i + sh*y, columns
-    # sw*d .. sw*(d+OW) (made once a call: as_strided costs ~30 us)
     parts = [(np.ascontiguousarray(wt[:, i, sw * d:sw * d + sw]).reshape(o, -1),
-              np.lib.stride_tricks.as_strided(dxp[:, dh * i:, sw * d:], (step, oh, ow * sw * c),
-                                              (p0, sh * p1, p3)))
-             for i in range(kh) for d in range(groups)]
+              dh * i % sh, dh * i // sh, shifted[d]) for i in range(kh) for d in range(groups)]
+    full = np.empty((step, oh * wide, sw * c), g.dtype)      # made once a call
+    short = np.zeros_like(full) if kw % sw else None         # its last columns stay zero
     dx = np.empty((n, c, h, w), g.dtype)
-    full = np.empty((step, oh * ow, sw * c), g.dtype)       # made once a call
-    short = np.zeros_like(full) if kw % sw else None        # its last columns stay zero
+    # the image's rows r0, r0 + sh, ... are the phase a's rows q0, q0 + 1, ...
+    phases = [(r0, (ph + r0) % sh, (ph + r0) // sh, len(range(r0, h, sh)))
+              for r0 in range(min(sh, h))]
     for b, m in blocks:
-        rows = g[b:b + m].reshape(m, o, oh * ow).transpose(0, 2, 1)
-        part = dxp[:m]
+        np.copyto(gzv[:m, :, :, :ow], g[b:b + m])
+        part = dxq[:m]
         part.fill(0)
-        for wk, region in parts:
+        for wk, a, q0, rows in parts:
             buf = full if wk.shape[1] == sw * c else short
-            np.matmul(rows, wk, out=buf[:m, :, :wk.shape[1]])
-            region = region[:m]
-            np.add(region, buf[:m].reshape(m, oh, ow * sw * c), out=region)
-        np.copyto(dx[b:b + m], part[:, ph:ph + h, pw:pw + w].transpose(0, 3, 1, 2))
+            np.matmul(rows[:m], wk, out=buf[:m, :, :wk.shape[1]])
+            for k in range(m):
+                region = part[k, a, q0:q0 + oh].reshape(-1)
+                np.add(region, buf[k].reshape(-1), out=region)
+        for r0, a, q0, count in phases:
+            np.copyto(dx[b:b + m, :, r0::sh], part[:, a, q0:q0 + count].reshape(
+                m, count, sw * wide, c)[:, :, pw:pw + w].transpose(0, 3, 1, 2))
     return dx
 
 
