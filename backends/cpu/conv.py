@@ -25,11 +25,25 @@ over 1x1 and enough channels (_by_rows) take im2col rows channels-last, a few im
 time: (m*L, kh*kw*C) rows, gathered in runs of kw*C values whatever the stride (the
 (C*kh*kw, L) layout's strided copy moves single values at stride 2), one GEMM each for the
 forward and the weight gradient (which gathers its rows again, in the cache, rather than
-keeping the forward's), and for the input gradient one GEMM to (m*L, kh*kw*C) whose taps
-are added into a channels-last block in stride-wide runs (no fold).  Everything else
+keeping the forward's), and for the input gradient GEMMs to the taps, added into a
+channels-last block (no fold): with a stride, one GEMM per kernel row and group of
+stride-many taps whose output is laid out as the block's rows (held by phase), one
+contiguous add each (_rows_input_grad).  Everything else
 (grouped convolutions off Winograd, float16 and other dtypes, 1x1 kernels, few channels)
 runs what the decomposition runs (the unfold kernel, NumPy's matmul per image and group,
 the fold kernel), with the same results.
+
+Measured and not kept (CPU time side by side, 1 thread): NumPy's ufuncs (add) over a
+strided region cost ~3x a contiguous run's per value (copyto does not), whatever the
+run's length: layouts that make the adds contiguous paid, longer strided runs alone did
+not (3x3 s2 input gradient within noise).  Grouped Winograd products as one GEMM with a
+block-diagonal filter (4x the multiply-adds): 1.5x slower than the (tile position, group)
+batch of 16x16 GEMMs; the tiler's column GEMMs over 4 images a call where the blocks hold
+one (fewer, larger GEMMs): 3-7% slower (3x3 and g4 rows); Winograd blocks of 512 KiB for
+the grouped g4 row: 2% faster, within noise.  Stride 2 in NCHW by phases (the input
+split into its column phases, then the (C*kh*kw, L) columns copied in runs of OW, one
+GEMM straight into the output: no transposes): as fast as the channels-last rows (the
+columns' 16-value runs cost what the transposes save).
 """
 from __future__ import annotations
 
