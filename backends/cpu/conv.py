@@ -212,15 +212,20 @@ def _wino_conv(s, x, u, pad, out_hw, bias=None):
             # of t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
             # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major
             # GEMM output copied t floats a row: 2.3x slower)
+            # the bias laid out as the tiles (NumPy adds a broadcast operand ~3x slower
+            # per value than a contiguous one)
             per_m[m] = (vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), mm,
                         mm.reshape(a2, -1).T, y, y.reshape(groups, p, og, t * t),
                         y.view(s["unit"]).reshape(groups, th, tw, m, og, t).transpose(
-                            3, 0, 4, 1, 5, 2))
-        v, mm, mt, y, yb, rows = per_m[m]
+                            3, 0, 4, 1, 5, 2),
+                        None if bias is None else np.ascontiguousarray(
+                            np.broadcast_to(bias, (groups, p, og, t * t)))
+                        if len(blocks) > 2 else bias)
+        v, mm, mt, y, yb, rows, tiled = per_m[m]
         np.matmul(v, u, out=mm)                          # (a2, G, P, O/G)
         np.matmul(mt, s["KAT"], out=y)                   # (G*th*tw*m*O/G, t*t)
         if bias is not None:
-            yb += bias
+            np.add(yb, tiled, out=yb)
         np.copyto(dest[b:b + m] if whole else dest[:m], rows)
         if not whole:
             out[b:b + m] = full[:m, :, :oh, :ow]
@@ -367,10 +372,13 @@ def _rows_conv(x, weight, bias, stride, padding, dilation):
     rows = _row_gather(x.shape, x.dtype, (kh, kw), dilation, padding, stride, step)
     out = np.empty((n, o, oh, ow), x.dtype)
     buf = np.empty(step * oh * ow * o, x.dtype)     # each block's products, made once a call
+    # the bias as the products' rows (a broadcast operand's add costs ~3x per value)
+    tiled = None if bias is None else np.ascontiguousarray(
+        np.broadcast_to(bias, (step * oh * ow, o))) if len(blocks) > 2 else bias
     for b, m in blocks:
         y = np.matmul(rows(x, b, m), wk, out=buf[:m * oh * ow * o].reshape(-1, o))
         if bias is not None:
-            y += bias
+            np.add(y, tiled if tiled.ndim == 1 else tiled[:m * oh * ow], out=y)
         np.copyto(out[b:b + m], y.reshape(m, oh, ow, o).transpose(0, 3, 1, 2))
     return out
 
