@@ -40,10 +40,12 @@ not (3x3 s2 input gradient within noise).  Grouped Winograd products as one GEMM
 block-diagonal filter (4x the multiply-adds): 1.5x slower than the (tile position, group)
 batch of 16x16 GEMMs; the tiler's column GEMMs over 4 images a call where the blocks hold
 one (fewer, larger GEMMs): 3-7% slower (3x3 and g4 rows); Winograd blocks of 512 KiB for
-the grouped g4 row: 2% faster, within noise.  Stride 2 in NCHW by phases (the input
-split into its column phases, then the (C*kh*kw, L) columns copied in runs of OW, one
-GEMM straight into the output: no transposes): as fast as the channels-last rows (the
-columns' 16-value runs cost what the transposes save).
+the grouped g4 row: 2% faster, within noise.  The Winograd weight gradient's tiles of d
+out gathered as units of t values (the copy 3.5x cheaper), A over the columns then a GEMM
+on a transposed K = t operand: 4-10% slower (that GEMM 2x dearer).  Stride 2 in NCHW by
+phases (the input split into its column phases, then the (C*kh*kw, L) columns copied in
+runs of OW, one GEMM straight into the output: no transposes): as fast as the
+channels-last rows (the columns' 16-value runs cost what the transposes save).
 """
 from __future__ import annotations
 
