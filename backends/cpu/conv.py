@@ -25,11 +25,27 @@ over 1x1 and enough channels (_by_rows) take im2col rows channels-last, a few im
 time: (m*L, kh*kw*C) rows, gathered in runs of kw*C values whatever the stride (the
 (C*kh*kw, L) layout's strided copy moves single values at stride 2), one GEMM each for the
 forward and the weight gradient (which gathers its rows again, in the cache, rather than
-keeping the forward's), and for the input gradient one GEMM to (m*L, kh*kw*C) whose taps
-are added into a channels-last block in stride-wide runs (no fold).  Everything else
+keeping the forward's), and for the input gradient GEMMs to the taps, added into a
+channels-last block (no fold): with a stride, one GEMM per kernel row and group of
+stride-many taps whose output is laid out as the block's rows (held by phase), one
+contiguous add each (_rows_input_grad).  Everything else
 (grouped convolutions off Winograd, float16 and other dtypes, 1x1 kernels, few channels)
 runs what the decomposition runs (the unfold kernel, NumPy's matmul per image and group,
 the fold kernel), with the same results.
+
+Measured and not kept (CPU time side by side, 1 thread): NumPy's ufuncs (add) over a
+strided region cost ~3x a contiguous run's per value (copyto does not), whatever the
+run's length: layouts that make the adds contiguous paid, longer strided runs alone did
+not (3x3 s2 input gradient within noise).  Grouped Winograd products as one GEMM with a
+block-diagonal filter (4x the multiply-adds): 1.5x slower than the (tile position, group)
+batch of 16x16 GEMMs; the tiler's column GEMMs over 4 images a call where the blocks hold
+one (fewer, larger GEMMs): 3-7% slower (3x3 and g4 rows); Winograd blocks of 512 KiB for
+the grouped g4 row: 2% faster, within noise.  The Winograd weight gradient's tiles of d
+out gathered as units of t values (the copy 3.5x cheaper), A over the columns then a GEMM
+on a transposed K = t operand: 4-10% slower (that GEMM 2x dearer).  Stride 2 in NCHW by
+phases (the input split into its column phases, then the (C*kh*kw, L) columns copied in
+runs of OW, one GEMM straight into the output: no transposes): as fast as the
+channels-last rows (the columns' 16-value runs cost what the transposes save).
 """
 from __future__ import annotations
 
@@ -198,15 +214,20 @@ def _wino_conv(s, x, u, pad, out_hw, bias=None):
             # of t (b = 0..t-1) is then one unit (8 or 16 bytes), so the copy into the
             # (N, O, OH, OW) layout moves rows of tw units (the tile order's (a, b)-major
             # GEMM output copied t floats a row: 2.3x slower)
+            # the bias laid out as the tiles (NumPy adds a broadcast operand ~3x slower
+            # per value than a contiguous one)
             per_m[m] = (vb.reshape(a2, p, groups, cg).transpose(0, 2, 1, 3), mm,
                         mm.reshape(a2, -1).T, y, y.reshape(groups, p, og, t * t),
                         y.view(s["unit"]).reshape(groups, th, tw, m, og, t).transpose(
-                            3, 0, 4, 1, 5, 2))
-        v, mm, mt, y, yb, rows = per_m[m]
+                            3, 0, 4, 1, 5, 2),
+                        None if bias is None else np.ascontiguousarray(
+                            np.broadcast_to(bias, (groups, p, og, t * t)))
+                        if len(blocks) > 2 else bias)
+        v, mm, mt, y, yb, rows, tiled = per_m[m]
         np.matmul(v, u, out=mm)                          # (a2, G, P, O/G)
         np.matmul(mt, s["KAT"], out=y)                   # (G*th*tw*m*O/G, t*t)
         if bias is not None:
-            yb += bias
+            np.add(yb, tiled, out=yb)
         np.copyto(dest[b:b + m] if whole else dest[:m], rows)
         if not whole:
             out[b:b + m] = full[:m, :, :oh, :ow]
@@ -353,10 +374,13 @@ def _rows_conv(x, weight, bias, stride, padding, dilation):
     rows = _row_gather(x.shape, x.dtype, (kh, kw), dilation, padding, stride, step)
     out = np.empty((n, o, oh, ow), x.dtype)
     buf = np.empty(step * oh * ow * o, x.dtype)     # each block's products, made once a call
+    # the bias as the products' rows (a broadcast operand's add costs ~3x per value)
+    tiled = None if bias is None else np.ascontiguousarray(
+        np.broadcast_to(bias, (step * oh * ow, o))) if len(blocks) > 2 else bias
     for b, m in blocks:
         y = np.matmul(rows(x, b, m), wk, out=buf[:m * oh * ow * o].reshape(-1, o))
         if bias is not None:
-            y += bias
+            np.add(y, tiled if tiled.ndim == 1 else tiled[:m * oh * ow], out=y)
         np.copyto(out[b:b + m], y.reshape(m, oh, ow, o).transpose(0, 3, 1, 2))
     return out
 
@@ -383,19 +407,74 @@ def _rows_weight_grad(g, x, kernel_size, stride, padding, dilation):
 
 
 def _rows_input_grad(g, weight, input_size, stride, padding, dilation):
-    """conv2d_input_grad (groups 1): per block of images, g's (m*L, O) rows (a transposed
-    view: no copy) times the (O, kh*kw*C) filter, then each tap's (m*L, C) part added
-    into a zero-bordered channels-last block at its (i, j) offset, the block copied out
-    as (N, C, H, W).  Without dilation the taps j..j+s-1 of a row (s the stride) land side
-    by side, s*C values, and no two pixels' overlap: one add moves them all (a 3x3 stride-2
-    fold: 6 adds, not 9; NumPy's cost is per run, so longer runs are cheaper)."""
+    """conv2d_input_grad (groups 1): per block of images, g's rows (pixels, O) times the
+    filter's taps, each product added into a zero-bordered channels-last block at its
+    (i, j) offset, the block copied out as (N, C, H, W).
+
+    With a stride s > 1 and no dilation, the taps j = s*d .. s*d+s-1 of a kernel row land
+    side by side, s*C values, at column s*(x+d) for pixel x: one GEMM per (i, d) of g's
+    rows shifted by d pixels (g copied once into rows of OW + E values, E >= d of them
+    zero, and read at an offset of -d) writes (OH, OW+E, s*C) rows whose column s*x' is the
+    block's (a last group of fewer than s taps leaves the rest zero); the block holds its
+    rows by phase (row R at [R % s, R // s]), so that the kernel row i's OH rows are
+    consecutive and the add is one contiguous run per image (NumPy's add of a strided
+    region costs ~3x a contiguous one per value; 3x3 stride 2, 6 adds an image)."""
+    n, o, oh, ow = g.shape
+    _, c, kh, kw = weight.shape
+    h, w = input_size
+    (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
+    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
+    if dw != 1 or sw == 1:
+        return _taps_input_grad(g, weight, input_size, stride, padding, dilation, blocks,
+                                step)
+    groups = -(-kw // sw)        # d: the taps s*d .. s*d+s-1 of each kernel row
+    hp, wp = h + 2 * ph, w + 2 * pw
+    extra = max(groups - 1, -(-wp // sw) - ow)     # zero pixels after each row of g
+    wide = ow + extra
+    hq = max(-(-hp // sh), dh * (kh - 1) // sh + oh)
+    dxq = np.empty((step, sh, hq, sw * wide * c), g.dtype)      # padded row R at [R % sh, R // sh]
+    gz = np.zeros(extra + step * o * oh * wide, g.dtype)         # zeros before it for d > 0
+    gzv = gz[extra:].reshape(step, o, oh, wide)
+    it = g.itemsize
+    # g's rows (pixels (y, x'), O) shifted by d (transposed views; made once a call:
+    # as_strided costs ~30 us)
+    shifted = [np.lib.stride_tricks.as_strided(
+        gz[extra - d:], (step, oh * wide, o), (o * oh * wide * it, it, oh * wide * it),
+        writeable=False) for d in range(groups)]
+    wt = weight.transpose(0, 2, 3, 1)                                  # (O, kh, kw, C)
+    parts = [(np.ascontiguousarray(wt[:, i, sw * d:sw * d + sw]).reshape(o, -1),
+              dh * i % sh, dh * i // sh, shifted[d]) for i in range(kh) for d in range(groups)]
+    full = np.empty((step, oh * wide, sw * c), g.dtype)      # made once a call
+    short = np.zeros_like(full) if kw % sw else None         # its last columns stay zero
+    dx = np.empty((n, c, h, w), g.dtype)
+    # the image's rows r0, r0 + sh, ... are the phase a's rows q0, q0 + 1, ...
+    phases = [(r0, (ph + r0) % sh, (ph + r0) // sh, len(range(r0, h, sh)))
+              for r0 in range(min(sh, h))]
+    for b, m in blocks:
+        np.copyto(gzv[:m, :, :, :ow], g[b:b + m])
+        part = dxq[:m]
+        part.fill(0)
+        for wk, a, q0, rows in parts:
+            buf = full if wk.shape[1] == sw * c else short
+            np.matmul(rows[:m], wk, out=buf[:m, :, :wk.shape[1]])
+            for k in range(m):
+                region = part[k, a, q0:q0 + oh].reshape(-1)
+                np.add(region, buf[k].reshape(-1), out=region)
+        for r0, a, q0, count in phases:
+            np.copyto(dx[b:b + m, :, r0::sh], part[:, a, q0:q0 + count].reshape(
+                m, count, sw * wide, c)[:, :, pw:pw + w].transpose(0, 3, 1, 2))
+    return dx
+
+
+def _taps_input_grad(g, weight, input_size, stride, padding, dilation, blocks, step):
+    """_rows_input_grad with dilation or stride 1: one GEMM to (m*L, kh*kw*C) taps, each
+    tap's (m*L, C) part added at its offset (taps j..j+s-1 side by side in one add)."""
     n, o, oh, ow = g.shape
     _, c, kh, kw = weight.shape
     h, w = input_size
     (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
     run = min(sw, kw) if dw == 1 else 1
     wk = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    blocks, step = _row_blocks((n, c, oh, ow), (kh, kw), g.itemsize)
     dxp = np.empty((step, h + 2 * ph, w + 2 * pw, c), g.dtype)
     p0, p1, p2, p3 = dxp.strides
     # taps (i, j..j+r-1) of every pixel: (step, OH, OW, r*C) at rows i*dh + sh*y, columns

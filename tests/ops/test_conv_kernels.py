@@ -156,7 +156,11 @@ def test_conv2d_kernels_off_winograd_match_the_decomposition(dtype):
             # uneven kernels, strides and paddings, a 7x7 kernel on 3 channels
             (2, 32, 12, 11, 8, 3, 2, 1, 1, 1), (2, 32, 20, 19, 8, 3, 2, 1, 2, 1),
             (2, 32, 19, 21, 6, (3, 2), (2, 3), (1, 0), (1, 2), 1),
-            (2, 3, 23, 22, 5, 7, 2, 3, 1, 1), (2, 8, 13, 12, 4, 4, 2, 1, 1, 1)]:
+            (2, 3, 23, 22, 5, 7, 2, 3, 1, 1), (2, 8, 13, 12, 4, 4, 2, 1, 1, 1),
+            # the input gradient's strided rows by phase: dilated rows, 4x4 stride 2, a
+            # stride over the kernel's width
+            (2, 32, 15, 14, 8, (3, 4), 2, (1, 2), (2, 1), 1), (3, 32, 9, 10, 8, 4, 2, 1, 1, 1),
+            (2, 32, 13, 11, 8, (2, 3), (3, 4), (1, 2), 1, 1)]:
         k2, s2, p2, d2 = (v if isinstance(v, tuple) else (v, v) for v in (k, s, p, d))
         a = dict(stride=s2, padding=p2, dilation=d2, groups=g)
         x = rng.standard_normal((n, c, h, w)).astype(dtype)
