@@ -10,10 +10,13 @@ Between ember's own processes pickle is safe: nothing here reads files.
 Ctrl-C: workers ignore SIGINT (the parent decides) and are born with it blocked, so one
 that arrives while a worker starts cannot print a traceback from it; the parent keeps
 SIGINT blocked while it starts or stops workers, so a second Ctrl-C waits until the
-cleanup is done instead of leaving processes behind.
+cleanup is done instead of leaving processes behind.  When that cleanup runs in the
+iterator's finalizer (a dropped iterator, or a dropped loader's persistent one), where Python
+prints and drops any exception, the held Ctrl-C is raised once the finalizer has returned.
 """
 from __future__ import annotations
 
+import _thread
 import contextlib
 import io
 import itertools
@@ -184,23 +187,36 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
 
 # --- the parent ----------------------------------------------------------------------------
 
+class _HeldSigint:
+    """SIGINT's handler inside _sigint_held: notes a Ctrl-C, to be raised once the block ends."""
+
+    def __init__(self, previous):
+        self.previous = previous
+        self.caught = False
+
+    def __call__(self, signum, frame):
+        self.caught = True
+
+
 @contextlib.contextmanager
-def _sigint_held():
+def _sigint_held(finalizer: bool = False):
     """Ctrl-C waits until the block ends, then arrives once.
 
     SIGINT is blocked in this thread, so processes started here are born with it blocked
     (worker_loop lets it in once it ignores it), and caught by a handler that only notes
     it, for the threads that do not block it (queue feeders); it is raised again after.
+    With finalizer=True the block runs inside __del__, where Python prints and drops any
+    exception: a held Ctrl-C is then raised after the finalizer returns (_LateSigint).
     """
     if threading.current_thread() is not threading.main_thread() or sys.is_finalizing():
         yield
         return
-    caught: list = []
     previous = signal.getsignal(signal.SIGINT)
     if previous is None:            # installed outside Python: leave it alone
         yield
         return
-    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = _HeldSigint(previous)
+    signal.signal(signal.SIGINT, held)
     block = hasattr(signal, "pthread_sigmask")
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
     try:
@@ -208,23 +224,78 @@ def _sigint_held():
     finally:
         if block:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            signal.raise_signal(signal.SIGINT)
+        if held.caught and finalizer and callable(previous) \
+                and not isinstance(previous, _HeldSigint):
+            _LateSigint(previous).start()   # installs itself in place of `held`
+        else:
+            signal.signal(signal.SIGINT, previous)
+            if held.caught:
+                signal.raise_signal(signal.SIGINT)
+
+
+class _LateSigint:
+    """Raises a Ctrl-C that a finalizer held, once the main thread has left the finalizer.
+
+    A thread sends SIGINT to the main thread every few milliseconds; this handler lets it
+    pass while the main thread is still inside MultiProcessIter.__del__ (the frame it is
+    called with shows where the main thread is) and, once it is out, puts the previous
+    handler back and calls it: KeyboardInterrupt is raised in the program's own code.
+    """
+
+    _KNOCK_S = 0.005
+
+    def __init__(self, previous):
+        self.previous = previous
+        self._delivered = threading.Event()
+
+    def start(self) -> None:
+        signal.signal(signal.SIGINT, self)
+        threading.Thread(target=self._knock, name="ember DataLoader Ctrl-C",
+                         daemon=True).start()
+
+    def __call__(self, signum, frame):
+        outer = frame
+        while outer is not None:
+            if outer.f_code is _FINALIZER_CODE:
+                return                      # still inside the finalizer: the next knock
+            outer = outer.f_back
+        self._delivered.set()
+        if signal.getsignal(signal.SIGINT) is self:
+            signal.signal(signal.SIGINT, self.previous)
+        self.previous(signum, frame)
+
+    def _reachable(self) -> bool:
+        """Whether SIGINT still leads here (a later _sigint_held passes a held one on)."""
+        handler = signal.getsignal(signal.SIGINT)
+        while handler is not self and isinstance(handler, (_HeldSigint, _LateSigint)):
+            handler = handler.previous
+        return handler is self
+
+    def _knock(self) -> None:
+        main = threading.main_thread().ident
+        while not self._delivered.wait(self._KNOCK_S) and self._reachable():
+            if hasattr(signal, "pthread_kill"):   # also ends a sleep or a blocking read
+                signal.pthread_kill(main, signal.SIGINT)
+            else:
+                _thread.interrupt_main(signal.SIGINT)
 
 
 class MultiProcessIter:
     """Hands out tasks, restores the sampler's order, and stops workers on every exit path."""
 
     def __init__(self, loader, base_seed: int):
-        self._loader = loader
+        # what it reads of the loader is copied, as torch's iterator does: a reference back
+        # to the loader would make a cycle, and a dropped persistent loader's workers would
+        # live until the cyclic garbage collector ran (the loader holds its iterator)
+        self._index_sampler, self._timeout = loader._index_sampler, loader.timeout
+        self._owner_pid = os.getpid()   # a forked worker inherits this object: not its own
         self._index_queues, self._workers = [], []
         ctx = loader.multiprocessing_context
         ctx = mp.get_context(ctx) if ctx is None or isinstance(ctx, str) else ctx
         self._n = loader.num_workers
         self._prefetch = loader.prefetch_factor * self._n
         self._persistent = loader.persistent_workers
-        self._iterable = loader._index_sampler is None
+        self._iterable = self._index_sampler is None
         self.closed = True           # nothing to shut down until the queues exist
         self._epoch = 0
         parts = {"dataset": loader.dataset, "worker_init_fn": loader.worker_init_fn,
@@ -265,7 +336,7 @@ class MultiProcessIter:
     def reset(self, first: bool = False) -> None:
         """Start an epoch: a fresh sampler pass, tasks of older epochs ignored."""
         self._epoch += 1
-        index_sampler = self._loader._index_sampler
+        index_sampler = self._index_sampler
         self._tasks = iter(index_sampler) if index_sampler is not None else None
         self._send_idx = self._rcvd_idx = 0
         self._owner: dict[int, int] = {}        # outstanding task -> worker
@@ -331,7 +402,7 @@ class MultiProcessIter:
             return loads(payload)
 
     def _get(self):
-        timeout = self._loader.timeout
+        timeout = self._timeout
         start = time.monotonic()
         while True:
             wait = _POLL_S if not timeout else min(_POLL_S, max(
@@ -354,12 +425,16 @@ class MultiProcessIter:
                     f"DataLoader timed out after {timeout} s waiting for a batch from the "
                     "workers; raise timeout= or look for a slow or stuck dataset")
 
-    def shutdown(self) -> None:
-        """Stop every worker and close the queues; safe to call more than once."""
-        if self.closed:
+    def shutdown(self, finalizer: bool = False) -> None:
+        """Stop every worker and close the queues; safe to call more than once.
+
+        Only in the process that started the workers: a worker forked later for another
+        loader holds a copy of this object, and must neither stop nor join its siblings.
+        """
+        if self.closed or os.getpid() != self._owner_pid:
             return
         self.closed = True
-        with _sigint_held():
+        with _sigint_held(finalizer):
             self._stop()
 
     def _stop(self) -> None:
@@ -387,4 +462,7 @@ class MultiProcessIter:
 
     def __del__(self):
         if not getattr(self, "closed", True):
-            self.shutdown()
+            self.shutdown(finalizer=True)
+
+
+_FINALIZER_CODE = MultiProcessIter.__del__.__code__
