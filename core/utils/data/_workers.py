@@ -10,13 +10,13 @@ Between ember's own processes pickle is safe: nothing here reads files.
 Ctrl-C: workers ignore SIGINT (the parent decides) and are born with it blocked, so one
 that arrives while a worker starts cannot print a traceback from it; the parent keeps
 SIGINT blocked while it starts or stops workers, so a second Ctrl-C waits until the
-cleanup is done instead of leaving processes behind.  When that cleanup runs in the
-iterator's finalizer (a dropped iterator, or a dropped loader's persistent one), where Python
-prints and drops any exception, the held Ctrl-C is raised once the finalizer has returned.
+cleanup is done instead of leaving processes behind.  An iterator dropped without
+shutdown() (with its loader, for persistent workers) has its workers stopped by a thread
+(_Reaper): its finalizer runs no Python code, so no Ctrl-C can be raised there and dropped,
+as Python drops the exceptions of finalizers.
 """
 from __future__ import annotations
 
-import _thread
 import contextlib
 import io
 import itertools
@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,36 +188,23 @@ def worker_loop(loader_parts: dict, index_queue, result_queue, done_event, worke
 
 # --- the parent ----------------------------------------------------------------------------
 
-class _HeldSigint:
-    """SIGINT's handler inside _sigint_held: notes a Ctrl-C, to be raised once the block ends."""
-
-    def __init__(self, previous):
-        self.previous = previous
-        self.caught = False
-
-    def __call__(self, signum, frame):
-        self.caught = True
-
-
 @contextlib.contextmanager
-def _sigint_held(finalizer: bool = False):
+def _sigint_held():
     """Ctrl-C waits until the block ends, then arrives once.
 
     SIGINT is blocked in this thread, so processes started here are born with it blocked
     (worker_loop lets it in once it ignores it), and caught by a handler that only notes
     it, for the threads that do not block it (queue feeders); it is raised again after.
-    With finalizer=True the block runs inside __del__, where Python prints and drops any
-    exception: a held Ctrl-C is then raised after the finalizer returns (_LateSigint).
     """
     if threading.current_thread() is not threading.main_thread() or sys.is_finalizing():
         yield
         return
+    caught: list = []
     previous = signal.getsignal(signal.SIGINT)
     if previous is None:            # installed outside Python: leave it alone
         yield
         return
-    held = _HeldSigint(previous)
-    signal.signal(signal.SIGINT, held)
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     block = hasattr(signal, "pthread_sigmask")
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
     try:
@@ -224,60 +212,116 @@ def _sigint_held(finalizer: bool = False):
     finally:
         if block:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if held.caught and finalizer and callable(previous) \
-                and not isinstance(previous, _HeldSigint):
-            _LateSigint(previous).start()   # installs itself in place of `held`
-        else:
-            signal.signal(signal.SIGINT, previous)
-            if held.caught:
-                signal.raise_signal(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
-class _LateSigint:
-    """Raises a Ctrl-C that a finalizer held, once the main thread has left the finalizer.
+def _stop_workers(done, index_queues, result_queue, workers) -> None:
+    done.set()
+    # at interpreter exit no queue feeder thread can start (put would hang): the
+    # workers see _done within _POLL_S instead
+    if not sys.is_finalizing():
+        for q in index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+    deadline = time.monotonic() + _JOIN_S
+    for worker in workers:
+        worker.join(timeout=max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.terminate()
+            worker.join(timeout=1.0)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+    for q in (*index_queues, result_queue):
+        q.cancel_join_thread()
+        q.close()
 
-    A thread sends SIGINT to the main thread every few milliseconds; this handler lets it
-    pass while the main thread is still inside MultiProcessIter.__del__ (the frame it is
-    called with shows where the main thread is) and, once it is out, puts the previous
-    handler back and calls it: KeyboardInterrupt is raised in the program's own code.
+
+class _Reaper:
+    """Stops the workers of iterators that were dropped without shutdown(), in its thread.
+
+    An iterator's finalizer is a weakref callback that is C code (SimpleQueue.put): no
+    Python code runs in it, so a Ctrl-C cannot be raised inside a finalizer (where Python
+    prints and drops it: the program would never see its Ctrl-C), and dropping a loader does
+    not wait for its workers.  torch stops them in the iterator's __del__ instead.  The
+    thread runs only while some iterator is watched, and is joined before workers are forked
+    when none is alive: no fork happens beside it (Python 3.12 warns of a fork with threads).
     """
 
-    _KNOCK_S = 0.005
+    def __init__(self):
+        self.pid = os.getpid()
+        self._dropped: queue.SimpleQueue = queue.SimpleQueue()
+        self._workers: dict = {}    # weakref to a live iterator -> what _stop_workers takes
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._running = False
 
-    def __init__(self, previous):
-        self.previous = previous
-        self._delivered = threading.Event()
+    def watch(self, iterator, parts: tuple) -> weakref.ref:
+        ref = weakref.ref(iterator, self._dropped.put)
+        with self._lock:
+            self._workers[ref] = parts
+            if not self._running:
+                self._running = True
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="ember DataLoader reaper")
+                self._thread.start()
+        return ref
 
-    def start(self) -> None:
-        signal.signal(signal.SIGINT, self)
-        threading.Thread(target=self._knock, name="ember DataLoader Ctrl-C",
-                         daemon=True).start()
+    def forget(self, ref: weakref.ref | None) -> None:
+        with self._lock:
+            self._workers.pop(ref, None)
+            if not self._workers:
+                self._dropped.put(None)     # wakes the thread, which then ends
 
-    def __call__(self, signum, frame):
-        outer = frame
-        while outer is not None:
-            if outer.f_code is _FINALIZER_CODE:
-                return                      # still inside the finalizer: the next knock
-            outer = outer.f_back
-        self._delivered.set()
-        if signal.getsignal(signal.SIGINT) is self:
-            signal.signal(signal.SIGINT, self.previous)
-        self.previous(signum, frame)
+    def before_fork(self) -> None:
+        """Wait for the thread to end unless a live iterator is watched (whose own queue
+        threads run anyway): it may be stopping a dropped iterator's workers, as torch's
+        __del__ would have before this point."""
+        with self._lock:
+            idle = all(ref() is None for ref in self._workers)
+            thread = self._thread if idle else None
+        if thread is not None:
+            thread.join()
 
-    def _reachable(self) -> bool:
-        """Whether SIGINT still leads here (a later _sigint_held passes a held one on)."""
-        handler = signal.getsignal(signal.SIGINT)
-        while handler is not self and isinstance(handler, (_HeldSigint, _LateSigint)):
-            handler = handler.previous
-        return handler is self
+    def _run(self) -> None:
+        while True:
+            ref = self._dropped.get()
+            parts = self._workers.pop(ref, None) if ref is not None else None
+            if parts is not None:
+                try:
+                    _stop_workers(*parts)
+                except Exception:  # noqa: BLE001  (printed as a finalizer's error would be)
+                    traceback.print_exc()
+            with self._lock:
+                if not self._workers:
+                    self._running = False
+                    return
 
-    def _knock(self) -> None:
-        main = threading.main_thread().ident
-        while not self._delivered.wait(self._KNOCK_S) and self._reachable():
-            if hasattr(signal, "pthread_kill"):   # also ends a sleep or a blocking read
-                signal.pthread_kill(main, signal.SIGINT)
-            else:
-                _thread.interrupt_main(signal.SIGINT)
+
+_reaper: _Reaper | None = None
+_reaper_lock = threading.Lock()
+
+
+def _reset_reaper_lock() -> None:
+    global _reaper_lock
+    _reaper_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):     # a fork while another thread holds it
+    os.register_at_fork(after_in_child=_reset_reaper_lock)
+
+
+def _the_reaper() -> _Reaper:
+    """This process's reaper (a forked child inherits its parent's, without its thread)."""
+    global _reaper
+    with _reaper_lock:
+        if _reaper is None or _reaper.pid != os.getpid():
+            _reaper = _Reaper()
+        return _reaper
 
 
 class MultiProcessIter:
@@ -289,6 +333,7 @@ class MultiProcessIter:
         # live until the cyclic garbage collector ran (the loader holds its iterator)
         self._index_sampler, self._timeout = loader._index_sampler, loader.timeout
         self._owner_pid = os.getpid()   # a forked worker inherits this object: not its own
+        self._reaper, self._watch = _the_reaper(), None
         self._index_queues, self._workers = [], []
         ctx = loader.multiprocessing_context
         ctx = mp.get_context(ctx) if ctx is None or isinstance(ctx, str) else ctx
@@ -310,7 +355,10 @@ class MultiProcessIter:
                 self._result_queue = ctx.Queue()
                 self._done = ctx.Event()
                 self.closed = False
+                self._reaper.before_fork()
                 self._start(ctx, parts, base_seed)
+                self._watch = self._reaper.watch(self, (self._done, self._index_queues,
+                                                        self._result_queue, self._workers))
                 self.reset(first=True)
         except BaseException:        # a failed start must not leave processes behind
             self.shutdown()
@@ -425,7 +473,7 @@ class MultiProcessIter:
                     f"DataLoader timed out after {timeout} s waiting for a batch from the "
                     "workers; raise timeout= or look for a slow or stuck dataset")
 
-    def shutdown(self, finalizer: bool = False) -> None:
+    def shutdown(self) -> None:
         """Stop every worker and close the queues; safe to call more than once.
 
         Only in the process that started the workers: a worker forked later for another
@@ -434,35 +482,7 @@ class MultiProcessIter:
         if self.closed or os.getpid() != self._owner_pid:
             return
         self.closed = True
-        with _sigint_held(finalizer):
-            self._stop()
-
-    def _stop(self) -> None:
-        self._done.set()
-        # at interpreter exit no queue feeder thread can start (put would hang): the
-        # workers see _done within _POLL_S instead
-        if not sys.is_finalizing():
-            for q in self._index_queues:
-                try:
-                    q.put(None)
-                except (OSError, ValueError):
-                    pass
-        deadline = time.monotonic() + _JOIN_S
-        for worker in self._workers:
-            worker.join(timeout=max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(timeout=1.0)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-        for q in (*self._index_queues, self._result_queue):
-            q.cancel_join_thread()
-            q.close()
-
-    def __del__(self):
-        if not getattr(self, "closed", True):
-            self.shutdown(finalizer=True)
-
-
-_FINALIZER_CODE = MultiProcessIter.__del__.__code__
+        self._reaper.forget(self._watch)
+        self._watch = None
+        with _sigint_held():
+            _stop_workers(self._done, self._index_queues, self._result_queue, self._workers)

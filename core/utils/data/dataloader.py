@@ -152,7 +152,7 @@ class DataLoader(Generic[T_co]):
 
     def close(self) -> None:
         """Stop persistent workers now (they also stop once neither the loader nor its
-        iterator is referenced: the iterator's finalizer stops them, as torch's does)."""
+        iterator is referenced, as torch's: a thread stops them, see _workers._Reaper)."""
         if self._iterator is not None:
             self._iterator.shutdown()
             self._iterator = None
