@@ -172,6 +172,106 @@ def test_persistent_workers_survive_epochs_and_stop_on_close():
     assert _no_children()
 
 
+def test_a_dropped_persistent_loader_stops_its_workers_at_once():
+    # no cycle between the loader and its iterator (torch's design): its workers stop when
+    # the last reference goes, not when the cyclic garbage collector next runs
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        expected = _values(DataLoader(_tensor_dataset(8), batch_size=2))
+        loader = DataLoader(_tensor_dataset(8), batch_size=2, num_workers=2,
+                            persistent_workers=True)
+        assert _values(loader) == expected and len(mp.active_children()) == 2
+        del loader
+        assert _no_children()
+        # a for loop over a loader nobody keeps: the loop holds the iterator, and the
+        # workers last as long as the loop
+        got = []
+        for batch in DataLoader(_tensor_dataset(8), batch_size=2, num_workers=2,
+                                persistent_workers=True):
+            got.append(batch)
+            assert len(mp.active_children()) == 2
+        assert _values(got) == expected and _no_children()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@pytest.mark.skipif("fork" not in mp.get_all_start_methods(), reason="forks workers")
+def test_a_forked_worker_leaves_an_older_loaders_workers_alone():
+    # a worker forked for a later loader holds a copy of every live loader and iterator;
+    # closing or dropping those copies must neither stop the older workers (their done
+    # event is shared) nor join processes that are not the worker's children
+    expected = _values(DataLoader(_tensor_dataset(8), batch_size=2))
+    persistent = DataLoader(_tensor_dataset(8), batch_size=2, num_workers=1,
+                            persistent_workers=True, multiprocessing_context="fork")
+    assert _values(persistent) == expected
+    older = iter(DataLoader(_tensor_dataset(8), batch_size=2, num_workers=1,
+                            multiprocessing_context="fork"))
+    first = next(older)
+    held = [older]
+    del older
+
+    def in_the_worker(worker_id):
+        persistent.close()
+        held.clear()                                # the last reference, in the worker
+    later = DataLoader(_tensor_dataset(4), batch_size=2, num_workers=1,
+                       multiprocessing_context="fork", worker_init_fn=in_the_worker)
+    assert _values(later) == _values(DataLoader(_tensor_dataset(4), batch_size=2))
+    assert _values([first, *held[0]]) == expected
+    assert _values(persistent) == expected
+    persistent.close()
+    assert _no_children()
+
+
+_CTRL_C_AFTER_DROP = textwrap.dedent("""
+    import multiprocessing as mp, os, signal, sys, threading, time
+    from ember.utils.data import DataLoader, Dataset, _workers
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _workers._JOIN_S = 5.0          # the busy worker is stopped 5 s after it is dropped
+
+    class Busy(Dataset):
+        def __len__(self):
+            return 10
+        def __getitem__(self, i):
+            if i == 1:
+                open(sys.argv[1], "w").close()      # the worker is busy from here on
+                time.sleep(30)
+            return i
+
+    loader = DataLoader(Busy(), num_workers=1, persistent_workers=True)
+    it = iter(loader)
+    next(it)
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.01)
+    start = time.monotonic()
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        del loader, it          # its workers are being stopped when the Ctrl-C comes
+        print(f"dropped at once: {time.monotonic() - start < 0.25}", flush=True)
+        time.sleep(20)
+        print("Ctrl-C lost", flush=True)
+    except KeyboardInterrupt:
+        print(f"KeyboardInterrupt before the worker stopped: {time.monotonic() - start < 4}",
+              flush=True)
+    deadline = time.monotonic() + 15
+    while mp.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(f"children={len(mp.active_children())}", flush=True)
+""")
+
+
+def test_ctrl_c_while_a_dropped_loaders_workers_stop_reaches_the_program(tmp_path):
+    # an iterator's finalizer that stopped its workers itself would hold the Ctrl-C and
+    # raise it in __del__, where Python prints and drops it; they stop in a thread instead
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_AFTER_DROP, str(tmp_path / "busy")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["dropped at once: True",
+                                        "KeyboardInterrupt before the worker stopped: True",
+                                        "children=0"], done.stderr
+    assert done.returncode == 0 and "Exception ignored" not in done.stderr, done.stderr
+
+
 def test_iterable_dataset_with_workers():
     got = [b.tolist() for b in DataLoader(Sharded(10), batch_size=2, num_workers=2)]
     assert sorted(v for b in got for v in b) == list(range(10))

@@ -10,7 +10,10 @@ Between ember's own processes pickle is safe: nothing here reads files.
 Ctrl-C: workers ignore SIGINT (the parent decides) and are born with it blocked, so one
 that arrives while a worker starts cannot print a traceback from it; the parent keeps
 SIGINT blocked while it starts or stops workers, so a second Ctrl-C waits until the
-cleanup is done instead of leaving processes behind.
+cleanup is done instead of leaving processes behind.  An iterator dropped without
+shutdown() (with its loader, for persistent workers) has its workers stopped by a thread
+(_Reaper): its finalizer runs no Python code, so no Ctrl-C can be raised there and dropped,
+as Python drops the exceptions of finalizers.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,18 +217,130 @@ def _sigint_held():
             signal.raise_signal(signal.SIGINT)
 
 
+def _stop_workers(done, index_queues, result_queue, workers) -> None:
+    done.set()
+    # at interpreter exit no queue feeder thread can start (put would hang): the
+    # workers see _done within _POLL_S instead
+    if not sys.is_finalizing():
+        for q in index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+    deadline = time.monotonic() + _JOIN_S
+    for worker in workers:
+        worker.join(timeout=max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.terminate()
+            worker.join(timeout=1.0)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+    for q in (*index_queues, result_queue):
+        q.cancel_join_thread()
+        q.close()
+
+
+class _Reaper:
+    """Stops the workers of iterators that were dropped without shutdown(), in its thread.
+
+    An iterator's finalizer is a weakref callback that is C code (SimpleQueue.put): no
+    Python code runs in it, so a Ctrl-C cannot be raised inside a finalizer (where Python
+    prints and drops it: the program would never see its Ctrl-C), and dropping a loader does
+    not wait for its workers.  torch stops them in the iterator's __del__ instead.  The
+    thread runs only while some iterator is watched, and is joined before workers are forked
+    when none is alive: no fork happens beside it (Python 3.12 warns of a fork with threads).
+    """
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self._dropped: queue.SimpleQueue = queue.SimpleQueue()
+        self._workers: dict = {}    # weakref to a live iterator -> what _stop_workers takes
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._running = False
+
+    def watch(self, iterator, parts: tuple) -> weakref.ref:
+        ref = weakref.ref(iterator, self._dropped.put)
+        with self._lock:
+            self._workers[ref] = parts
+            if not self._running:
+                self._running = True
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="ember DataLoader reaper")
+                self._thread.start()
+        return ref
+
+    def forget(self, ref: weakref.ref | None) -> None:
+        with self._lock:
+            self._workers.pop(ref, None)
+            if not self._workers:
+                self._dropped.put(None)     # wakes the thread, which then ends
+
+    def before_fork(self) -> None:
+        """Wait for the thread to end unless a live iterator is watched (whose own queue
+        threads run anyway): it may be stopping a dropped iterator's workers, as torch's
+        __del__ would have before this point."""
+        with self._lock:
+            idle = all(ref() is None for ref in self._workers)
+            thread = self._thread if idle else None
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            ref = self._dropped.get()
+            parts = self._workers.pop(ref, None) if ref is not None else None
+            if parts is not None:
+                try:
+                    _stop_workers(*parts)
+                except Exception:  # noqa: BLE001  (printed as a finalizer's error would be)
+                    traceback.print_exc()
+            with self._lock:
+                if not self._workers:
+                    self._running = False
+                    return
+
+
+_reaper: _Reaper | None = None
+_reaper_lock = threading.Lock()
+
+
+def _reset_reaper_lock() -> None:
+    global _reaper_lock
+    _reaper_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):     # a fork while another thread holds it
+    os.register_at_fork(after_in_child=_reset_reaper_lock)
+
+
+def _the_reaper() -> _Reaper:
+    """This process's reaper (a forked child inherits its parent's, without its thread)."""
+    global _reaper
+    with _reaper_lock:
+        if _reaper is None or _reaper.pid != os.getpid():
+            _reaper = _Reaper()
+        return _reaper
+
+
 class MultiProcessIter:
     """Hands out tasks, restores the sampler's order, and stops workers on every exit path."""
 
     def __init__(self, loader, base_seed: int):
-        self._loader = loader
+        # what it reads of the loader is copied, as torch's iterator does: a reference back
+        # to the loader would make a cycle, and a dropped persistent loader's workers would
+        # live until the cyclic garbage collector ran (the loader holds its iterator)
+        self._index_sampler, self._timeout = loader._index_sampler, loader.timeout
+        self._owner_pid = os.getpid()   # a forked worker inherits this object: not its own
+        self._reaper, self._watch = _the_reaper(), None
         self._index_queues, self._workers = [], []
         ctx = loader.multiprocessing_context
         ctx = mp.get_context(ctx) if ctx is None or isinstance(ctx, str) else ctx
         self._n = loader.num_workers
         self._prefetch = loader.prefetch_factor * self._n
         self._persistent = loader.persistent_workers
-        self._iterable = loader._index_sampler is None
+        self._iterable = self._index_sampler is None
         self.closed = True           # nothing to shut down until the queues exist
         self._epoch = 0
         parts = {"dataset": loader.dataset, "worker_init_fn": loader.worker_init_fn,
@@ -239,7 +355,10 @@ class MultiProcessIter:
                 self._result_queue = ctx.Queue()
                 self._done = ctx.Event()
                 self.closed = False
+                self._reaper.before_fork()
                 self._start(ctx, parts, base_seed)
+                self._watch = self._reaper.watch(self, (self._done, self._index_queues,
+                                                        self._result_queue, self._workers))
                 self.reset(first=True)
         except BaseException:        # a failed start must not leave processes behind
             self.shutdown()
@@ -265,7 +384,7 @@ class MultiProcessIter:
     def reset(self, first: bool = False) -> None:
         """Start an epoch: a fresh sampler pass, tasks of older epochs ignored."""
         self._epoch += 1
-        index_sampler = self._loader._index_sampler
+        index_sampler = self._index_sampler
         self._tasks = iter(index_sampler) if index_sampler is not None else None
         self._send_idx = self._rcvd_idx = 0
         self._owner: dict[int, int] = {}        # outstanding task -> worker
@@ -331,7 +450,7 @@ class MultiProcessIter:
             return loads(payload)
 
     def _get(self):
-        timeout = self._loader.timeout
+        timeout = self._timeout
         start = time.monotonic()
         while True:
             wait = _POLL_S if not timeout else min(_POLL_S, max(
@@ -355,36 +474,15 @@ class MultiProcessIter:
                     "workers; raise timeout= or look for a slow or stuck dataset")
 
     def shutdown(self) -> None:
-        """Stop every worker and close the queues; safe to call more than once."""
-        if self.closed:
+        """Stop every worker and close the queues; safe to call more than once.
+
+        Only in the process that started the workers: a worker forked later for another
+        loader holds a copy of this object, and must neither stop nor join its siblings.
+        """
+        if self.closed or os.getpid() != self._owner_pid:
             return
         self.closed = True
+        self._reaper.forget(self._watch)
+        self._watch = None
         with _sigint_held():
-            self._stop()
-
-    def _stop(self) -> None:
-        self._done.set()
-        # at interpreter exit no queue feeder thread can start (put would hang): the
-        # workers see _done within _POLL_S instead
-        if not sys.is_finalizing():
-            for q in self._index_queues:
-                try:
-                    q.put(None)
-                except (OSError, ValueError):
-                    pass
-        deadline = time.monotonic() + _JOIN_S
-        for worker in self._workers:
-            worker.join(timeout=max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                worker.terminate()
-                worker.join(timeout=1.0)
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
-        for q in (*self._index_queues, self._result_queue):
-            q.cancel_join_thread()
-            q.close()
-
-    def __del__(self):
-        if not getattr(self, "closed", True):
-            self.shutdown()
+            _stop_workers(self._done, self._index_queues, self._result_queue, self._workers)

@@ -151,14 +151,11 @@ class DataLoader(Generic[T_co]):
         return len(self._index_sampler)
 
     def close(self) -> None:
-        """Stop persistent workers now (they also stop when the loader is collected)."""
+        """Stop persistent workers now (they also stop once neither the loader nor its
+        iterator is referenced, as torch's: a thread stops them, see _workers._Reaper)."""
         if self._iterator is not None:
             self._iterator.shutdown()
             self._iterator = None
-
-    def __del__(self):
-        if getattr(self, "_iterator", None) is not None:
-            self._iterator.shutdown()
 
 
 class _SingleProcessIter:
