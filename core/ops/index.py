@@ -605,8 +605,7 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
         first = slice(start, None if stop < 0 else stop, step)
         out_shape = (len(range(start, stop, step)),) + shape[1:]
     index = (first,) + _whole(shape[1:])
-    if not x.requires_grad and not dispatch._hooks and dispatch._profile is None and \
-            not dispatch._amp and x._device.strided_views:   # (dispatch.unwatched() inlined)
+    if not x.requires_grad and x._device.strided_views and dispatch.unwatched():
         return _strided_view(x, index, out_shape, (x, key))   # x[i]: 11 -> 4 us
     view = slice_view(x, index)
     if type(key) is int:
@@ -624,35 +623,17 @@ def _getitem_first_dim(x: Tensor, key) -> Tensor:
 
 def _basic_view(x: Tensor, key: tuple):
     """x[i, j], x[i, a:b], x[a:b, c:d]: a key of Python ints and slices only, no longer than
-    x's dims, selecting less than the whole of x, as the general path's _strided_view
-    (same view, same key recorded), without its planning (x[i, j] 13 -> ~5 us); None for
-    any other key (the general path then decides, errors included)."""
+    x's dims, selecting less than the whole of x, planned by _basic_plan and made by
+    _strided_view as the general path does (same view, same key recorded, same errors),
+    without its normalizing and expanding (x[i, j] 13 -> ~5 us); None for any other key."""
     shape = x._data.shape
-    if len(key) > len(shape):
+    if len(key) > len(shape) or not all(type(k) is int or type(k) is slice for k in key):
         return None
-    index, out_shape, whole = [], [], True
-    for dim, (k, n) in enumerate(zip(key, shape)):
-        tk = type(k)
-        if tk is int:
-            if not -n <= k < n:
-                raise EmberIndexError(f"index {k} is out of bounds for dimension {dim} with "
-                                      f"size {n}")
-            i = k % n
-            index.append(slice(i, i + 1, 1))
-            whole = whole and n == 1
-        elif tk is slice:
-            start, stop, step = k.indices(n)
-            index.append(slice(start, None if stop < 0 else stop, step))
-            size = len(range(start, stop, step))
-            out_shape.append(size)
-            whole = whole and size == n and step == 1
-        else:
-            return None
-    if whole:
+    key = key + (slice(None),) * (len(shape) - len(key))
+    slices, out_shape = _basic_plan(x, key)
+    if _full(slices, shape):
         return None                       # all of x: the general path's reshape
-    rest = shape[len(key):]
-    return _strided_view(x, tuple(index) + _whole(rest), tuple(out_shape) + rest,
-                         (x, key + (slice(None),) * len(rest)))
+    return _strided_view(x, slices, out_shape, (x, key))
 
 
 _SLICE, _RESHAPE = movement.slice_op.name, movement.reshape_op.name
