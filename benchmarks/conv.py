@@ -7,7 +7,8 @@ a multiple of PyTorch's.  "numpy" is a hand-written NumPy floor for the plain (n
 not transposed) rows: im2col as one strided copy into the (C*kh*kw, N*L) layout, then the
 forward, weight- and input-gradient products as single 2-D GEMMs and col2im as kh*kw
 strided adds: what OpenBLAS's GEMMs alone leave room for (its ratio to PyTorch is the
-last column).
+"numpy/torch" column).  The last columns count minor page faults per pass (rnn.py's
+docstring says why they matter: a side that faults pays ~3 us a page).
 
     python benchmarks/conv.py [--steps 20] [--threads 1] [--profile ROW]
 
@@ -120,18 +121,20 @@ def main() -> None:
     print(f"conv2d forward + backward; median of {args.steps}, {args.threads} thread(s); "
           f"ember {ember.__version__}, PyTorch {torch.__version__}")
     print(f"{'shape':<26}{'ember ms':>10}{'torch ms':>10}{'numpy ms':>10}{'ember/torch':>13}"
-          f"{'numpy/torch':>13}")
+          f"{'numpy/torch':>13}{'faults (ember, torch)':>24}")
     names = args.rows.split(",") if args.rows else list(ROWS)
     for name in names:
         e_step, t_step, n_step = build(torch, ROWS[name], rng)
         steps = {"ember": e_step, "torch": t_step}
         if n_step is not None:
             steps["numpy"] = n_step
-        ms = median_ms(steps, args.steps)
+        faults: dict = {}
+        ms = median_ms(steps, args.steps, faults=faults)
         floor = (f"{ms['numpy']:>10.2f}" if "numpy" in ms else f"{'-':>10}")
-        floor_ratio = (f"{ms['numpy'] / ms['torch']:>13.2f}" if "numpy" in ms else "")
+        floor_ratio = (f"{ms['numpy'] / ms['torch']:>13.2f}" if "numpy" in ms else f"{'':>13}")
         print(f"{name:<26}{ms['ember']:>10.2f}{ms['torch']:>10.2f}{floor}"
-              f"{ms['ember'] / ms['torch']:>13.2f}{floor_ratio}", flush=True)
+              f"{ms['ember'] / ms['torch']:>13.2f}{floor_ratio}"
+              f"{faults.get('ember', 0):>14.0f}{faults.get('torch', 0):>8.0f}", flush=True)
         if args.profile == name:
             prof = cProfile.Profile()
             for _ in range(args.steps):

@@ -16,6 +16,14 @@ alone (per layer and direction: the input projection, 35 recurrent products h @ 
 ember's kernel runs them, d x, d W_ih, 35 d h_prev products, d W_hh), same shapes, no
 nonlinearity, copy or bookkeeping.  Its ratio to PyTorch says how much of PyTorch's whole
 step (oneDNN's fused RNN with its own GEMMs) NumPy's products alone take.
+
+"faults/step": minor page faults per pass of each.  PyTorch's LSTM in a fresh process
+faults ~4,700 times a pass (glibc hands its freed activations back and the next pass
+touches them anew, ~5 ms of ~24); beside ember in one process it faults 0 or ~3,300 times
+depending on what ran before it (ember's long-lived arrays keep the heap mapped), so the
+LSTM ratio moves between ~1.0 and ~1.25 with no change to either side.  Read the ratio
+with a torch fault count of 0 as kernel against kernel (`ember bench --workloads` times
+the same pairs; median_ms in ember/tools/bench_workloads.py says more).
 """
 from __future__ import annotations
 
@@ -24,8 +32,8 @@ import cProfile
 import pstats
 
 import ember
-import ember.nn as nn
 import numpy as np
+from ember.tools.bench_workloads import layer_pair
 
 # round-robin medians and the BLAS thread pinning, shared with train_step.py
 from train_step import median_ms, pin_blas_threads
@@ -33,28 +41,9 @@ from train_step import median_ms, pin_blas_threads
 
 def build(kind: str, torch, args, rng):
     """(ember step, torch step): forward + backward of the same layer on the same data."""
-    t_layer = getattr(torch.nn, kind)(args.hidden, args.hidden, args.layers)
-    e_layer = getattr(nn, kind)(args.hidden, args.hidden, args.layers)
-    e_layer.load_state_dict({k: ember.tensor(v.detach().numpy())
-                             for k, v in t_layer.state_dict().items()})
-    x = rng.standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
-    g = rng.standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
-    tx, tg = torch.tensor(x, requires_grad=True), torch.tensor(g)
-    ex, eg = ember.tensor(x, requires_grad=True), ember.tensor(g)
-
-    def e_step():
-        out, _ = e_layer(ex)
-        out.backward(eg)
-        return out
-
-    def t_step():
-        out, _ = t_layer(tx)
-        out.backward(tg)
-        return out
-
-    got, want = e_step().detach().numpy(), t_step().detach().numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    return e_step, t_step
+    return layer_pair(torch, lambda lib: getattr(lib.nn, kind)(args.hidden, args.hidden,
+                                                              args.layers),
+                      (args.seq, args.batch, args.hidden), rng)
 
 
 def lstm_products(args, rng):
@@ -105,15 +94,18 @@ def main() -> None:
     print(f"forward + backward, seq {args.seq}, batch {args.batch}, hidden {args.hidden}, "
           f"{args.layers} layers; median of {args.steps}, {args.threads} thread(s); "
           f"ember {ember.__version__}, PyTorch {torch.__version__}")
-    print(f"{'layer':<8}{'ember ms':>10}{'torch ms':>10}{'ember/torch':>13}")
+    print(f"{'layer':<8}{'ember ms':>10}{'torch ms':>10}{'ember/torch':>13}"
+          f"{'faults/step (ember, torch)':>29}")
     for kind in ("LSTM", "GRU"):
         e_step, t_step = build(kind, torch, args, rng)
         steps = {"ember": e_step, "torch": t_step}
         if kind == "LSTM":
             steps["products"] = lstm_products(args, rng)
-        ms = median_ms(steps, args.steps)
+        faults: dict = {}
+        ms = median_ms(steps, args.steps, faults=faults)
         print(f"{kind:<8}{ms['ember']:>10.2f}{ms['torch']:>10.2f}"
-              f"{ms['ember'] / ms['torch']:>13.2f}")
+              f"{ms['ember'] / ms['torch']:>13.2f}"
+              f"{faults.get('ember', 0):>15.0f}{faults.get('torch', 0):>8.0f}")
         if kind == "LSTM":
             print(f"{'LSTM products':<16}{ms['products']:>12.2f}"
                   f"{ms['products'] / ms['torch']:>15.2f}   (NumPy's products alone)")

@@ -35,17 +35,20 @@ import argparse
 import cProfile
 import os
 import pstats
-import random
-import statistics
 import sys
 import time
 
 import ember
 import ember.optim
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-LR, MOMENTUM = 0.01, 0.9
+# the models, the frameworks' step and the round-robin medians are `ember bench
+# --workloads`'s (the other benchmarks import median_ms from here)
+from ember.tools.bench_workloads import LR, MOMENTUM, median_ms  # noqa: F401
+from ember.tools.bench_workloads import cnn as _cnn
+from ember.tools.bench_workloads import framework_step as _framework_step
+from ember.tools.bench_workloads import mlp as _mlp
+from numpy.lib.stride_tricks import sliding_window_view
 
 
 def pin_blas_threads(threads: int) -> None:
@@ -55,26 +58,6 @@ def pin_blas_threads(threads: int) -> None:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(threads)
         os.execv(sys.executable, [sys.executable, *sys.argv])
-
-
-def median_ms(steps: dict, count: int) -> dict:
-    """Median ms per step of each implementation, timed in turn (round robin) so that a
-    change in machine load hits all of them alike.  The order is shuffled every round
-    (seeded): a step that runs right after another of the same framework finds its code
-    and data in the caches, and in a fixed order "ember loop" (after "ember") measured
-    ~5-10% faster than "ember" for that reason alone."""
-    times: dict = {name: [] for name in steps}
-    order = list(steps)
-    shuffle = random.Random(0).shuffle
-    for i in range(count + 3):                   # the first 3 rounds warm up
-        shuffle(order)
-        for name in order:
-            step = steps[name]
-            t0 = time.perf_counter()
-            step()
-            if i >= 3:
-                times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
 # --- the NumPy floor ---------------------------------------------------------------------------
@@ -444,31 +427,6 @@ class TightCNNChannelsLast(TightCNN):
     last = True
 
 # --- the frameworks ----------------------------------------------------------------------------
-
-def _mlp(lib):
-    return lib.nn.Sequential(lib.nn.Linear(784, 256), lib.nn.ReLU(), lib.nn.Linear(256, 256),
-                             lib.nn.ReLU(), lib.nn.Linear(256, 10))
-
-
-def _cnn(lib):
-    n = lib.nn
-    return n.Sequential(n.Conv2d(1, 16, 3, padding=1), n.ReLU(), n.MaxPool2d(2),
-                        n.Conv2d(16, 32, 3, padding=1), n.ReLU(), n.MaxPool2d(2),
-                        n.Flatten(), n.Linear(128, 10))
-
-
-def _framework_step(lib, model, x, y, wrap=None, foreach=None):
-    optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM, foreach=foreach)
-    loss_fn = lib.nn.CrossEntropyLoss()
-
-    def step():
-        optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss.detach()
-    return step if wrap is None else wrap(step)
-
 
 def _host_params(model):
     return [p.detach().numpy().copy() for p in model.parameters()]

@@ -4,7 +4,9 @@ One op (a + b, a @ b, a.sum()) on 1-element, 32x32 and 1000x1000 float32 tensors
 NumPy, ember, ember with a graph recorded (requires_grad), and PyTorch eager CPU when it is
 installed; medians in microseconds and ratios, one run.  On a device other than the CPU
 the ember figures include waiting for the kernels (results held, then a sync).
-benchmarks/overhead.py runs it too.
+benchmarks/overhead.py runs it too.  `--workloads` prints bench_workloads.py's table instead:
+LSTM, GRU, conv2d, the MLP and demo CNN train steps, DataLoader, atan2 and bitwise_and,
+each against PyTorch eager (NumPy for the last two).
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=7, help="timing repeats (median)")
     parser.add_argument("--quick", action="store_true",
                         help="a twentieth of the iterations (a smoke run, rough figures)")
+    parser.add_argument("--workloads", action="store_true",
+                        help="time the workloads (LSTM, GRU, conv2d, train steps, DataLoader, "
+                             "atan2, bitwise_and) against PyTorch instead of single ops")
 
 
 def median_us(fn, number: int, repeat: int, sync=None) -> float:
@@ -76,6 +81,9 @@ def measure(rng, shape, number, args, torch) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the table; returns 0."""
+    if args.workloads:
+        from . import bench_workloads
+        return bench_workloads.run(args)
     import numpy as np
 
     try:

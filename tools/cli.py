@@ -13,7 +13,7 @@ COMMANDS = {
     "devices": ("ember.tools.devices", "list the devices of every available backend"),
     "ops": ("ember.tools.ops", "op coverage: which ops each backend implements"),
     "compat": ("ember.tools.compat", "evaluate the compatibility matrix (check, explain)"),
-    "bench": ("ember.tools.bench", "per-op dispatcher overhead against NumPy and PyTorch"),
+    "bench": ("ember.tools.bench", "per-op overhead and workloads against NumPy and PyTorch"),
     "run": ("ember.tools.run", "start a data-parallel job: ember run -n N script.py ..."),
     "export": ("ember.tools.export", "inspect or verify an exported program file"),
     "torch-api": ("ember.tools.torch_api", "how much of the PyTorch API ember has, by namespace"),
