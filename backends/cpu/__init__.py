@@ -33,6 +33,29 @@ def _sigmoid(x):
     return np.reciprocal(t, out=t)
 
 
+def _log_softmax(x, *, axis):
+    """x - max - log(sum(exp(x - max))): the ops of the decomposition (ops/nn.py), the same
+    values, without their temporaries or an ember op between them."""
+    if x.ndim == 0:                    # one element: 0 (nan and inf give nan)
+        return x - x
+    if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+        return _log_softmax_half(x, axis)
+    shifted = np.subtract(x, _reduce.max_keepdims(x, axis))
+    s = np.exp(shifted).sum(axis=axis, keepdims=True)
+    shifted -= np.log(s, out=s)
+    return shifted
+
+
+def _log_softmax_half(x, axis):
+    """float16 and bfloat16 as the decomposition's ops compute them, and PyTorch's CPU
+    kernel: each step in float32 rounded to x's dtype (the sum accumulated in float32)."""
+    f, dt = np.float32, x.dtype
+    shifted = np.subtract(x, _reduce.max_keepdims(x, axis), dtype=f).astype(dt)
+    s = np.exp(shifted, dtype=f).astype(dt).sum(axis=axis, keepdims=True, dtype=f)
+    log_s = np.log(s.astype(dt), dtype=f).astype(dt)
+    return np.subtract(shifted, log_s, dtype=f).astype(dt)
+
+
 def _softmax(x, *, axis):
     if x.ndim == 0:                    # one element: 1 (nan stays nan)
         e = np.exp(x - x)
@@ -407,6 +430,7 @@ class CPUBackend:
         # NumPy's notes on log(0), x/0 and overflow stay quiet without errstate (1 us a
         # call): see _arrays and the warnings filter below
         table["softmax"] = _softmax                  # a composite's faster kernel
+        table["log_softmax"] = _log_softmax
         table["sigmoid"] = _sigmoid
         # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
         # transposed layout, and gradients of transposed weights would stay slow to update)

@@ -8,7 +8,7 @@ from .. import amp_policy, dispatch, ops
 from ..amp_policy import active as _amp
 from ..errors import EmberValueError, ShapeError
 from ..ops._util import norm_dim
-from ..ops.nn import softmax_op
+from ..ops.nn import log_softmax_op, softmax_op
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need_float
@@ -56,11 +56,10 @@ def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
     _need_float("log_softmax", input)
+    axis = norm_dim(dim, input.ndim, "log_softmax")
     if 0 in input._data.shape:                  # nothing to normalise: an empty answer
-        norm_dim(dim, input.ndim, "log_softmax")
         return input * 1.0
-    shifted = input - ops.amax(input, dim, keepdim=True).detach()
-    return shifted - ops.log(ops.sum(ops.exp(shifted), dim, keepdim=True))
+    return dispatch.run(log_softmax_op, input, axis=axis)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:

@@ -298,6 +298,10 @@ def _softmax(L, node, ins, attrs):
     return L.emit("Softmax", ins, axis=attrs["axis"])
 
 
+def _log_softmax(L, node, ins, attrs):
+    return L.emit("LogSoftmax", ins, axis=attrs["axis"])
+
+
 def _linear(L, node, ins, attrs):
     x, w = ins[0], ins[1]
     b = ins[2] if len(ins) > 2 and ins[2] is not None else None
@@ -666,7 +670,8 @@ LOWER = {
     "log1p": _composed(("Add", 1), ("Log", None)),
     "expm1": _composed(("Exp", None), ("Sub", 1)),
     "rsqrt": _composed(("Sqrt", None), ("Reciprocal", None)),
-    "relu": _relu, "softmax": _softmax, "linear": _linear, "lstm_cell": _lstm_cell,
+    "relu": _relu, "softmax": _softmax, "log_softmax": _log_softmax, "linear": _linear,
+    "lstm_cell": _lstm_cell,
     "lstm_sequence": _lstm_sequence, "gru_sequence": _gru_sequence,
     "gru_cell": _gru_cell, "atan2": _atan2, "bitwise_and": _bitwise("BitwiseAnd", "And"),
     "bitwise_or": _bitwise("BitwiseOr", "Or"), "bitwise_xor": _bitwise("BitwiseXor", "Xor"),

@@ -127,7 +127,8 @@ REFUSED = ("lt", "le", "gt", "ge", "maximum", "minimum", "remainder", "floor_div
            "atan2", "lgamma", "digamma", "erfinv", "erf", "floor", "ceil", "round", "sign",
            "relu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
            "bitwise_left_shift", "bitwise_right_shift", "max", "min", "argmax", "argmin",
-           "argsort", "topk", "unique", "max_pool2d", "softmax", "lstm_cell", "gru_cell")
+           "argsort", "topk", "unique", "max_pool2d", "softmax", "log_softmax", "lstm_cell",
+           "gru_cell")
 _HINT = {"sign": "use ember.sgn (z / |z|) for complex numbers, as torch",
          "max": "compare .abs() or .real instead", "min": "compare .abs() or .real instead"}
 

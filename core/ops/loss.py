@@ -11,17 +11,9 @@ from __future__ import annotations
 from ..dispatch import run
 from ..tensor import Tensor
 from ._op import declare, rule_first
+from .nn import log_softmax_shifted
 
 __all__: list = []       # nn.functional.cross_entropy and nll_loss are the public forms
-
-
-def log_softmax_shifted(x: Tensor, axis: int) -> Tensor:
-    """log(softmax(x)) along axis, x shifted by its (detached) max first."""
-    from . import elementwise as E
-    from .reduce import amax
-    from .reduce import sum as sum_
-    shifted = x - amax(x, axis, keepdim=True).detach()
-    return shifted - E.log(sum_(E.exp(shifted), axis, keepdim=True))
 
 
 def _rows(target: Tensor, weight, classes: int, ignore_index: int, dtype) -> tuple:

@@ -338,3 +338,31 @@ softmax_op = declare("softmax", "composite", rule_first, sig="x, *, axis: int",
                      shape=shape_first, save_out=True, uses=(), decompose=_softmax_decompose,
                      vjp=_softmax_vjp,
                      doc="exp(x) / sum(exp(x)) along axis (floating x; shifted by the max)")
+
+
+def log_softmax_shifted(x: Tensor, axis: int) -> Tensor:
+    """log(softmax(x)) along axis, x shifted by its (detached) max first: log_softmax's
+    decomposition, and cross-entropy's (ops/loss.py)."""
+    from .elementwise import UNARY
+    from .reduce import amax
+    from .reduce import sum as sum_
+    shifted = x - amax(x, axis, keepdim=True).detach()
+    return shifted - UNARY["log"](sum_(UNARY["exp"](shifted), axis, keepdim=True))
+
+
+def _log_softmax_decompose(x, *, axis):
+    return log_softmax_shifted(x, axis)
+
+
+def _log_softmax_vjp(g, out, x, *, axis):
+    from .elementwise import UNARY
+    from .reduce import sum as sum_
+    return (g - UNARY["exp"](out) * sum_(g, axis, keepdim=True),)
+
+
+# one kernel where a backend has it (the CPU's: 4 NumPy passes, no ember op between them),
+# else the 6 ops of its decomposition; the gradient needs only the output
+log_softmax_op = declare("log_softmax", "composite", rule_first, sig="x, *, axis: int",
+                         shape=shape_first, save_out=True, uses=(),
+                         decompose=_log_softmax_decompose, vjp=_log_softmax_vjp,
+                         doc="x - max - log(sum(exp(x - max))) along axis (floating x)")

@@ -123,3 +123,41 @@ def test_untracked_int_keys_out_of_bounds_say_so_as_the_full_path(key):
     assert str(fast.value) == str(slow.value)
     with pytest.raises(IndexError):
         torch.zeros(4, 6)[key]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_log_softmax_kernel_is_its_decomposition(dtype):
+    """log_softmax is one declared op: the CPU's kernel gives its decomposition's values
+    bit for bit (half precision rounded per step as the decomposition's ops, and PyTorch's
+    kernel, round), nan and inf rows included; off the CPU the decomposition runs."""
+    from ember.ops.nn import _log_softmax_decompose
+    rng = np.random.default_rng(5)
+    cases = [((), 0), ((7,), 0), ((4, 9), 1), ((4, 9), 0), ((3, 5, 40), 2), ((3, 5, 40), 1),
+             ((128, 10), 1), ((2, 3), -1)]
+    for shape, dim in cases:
+        x = (rng.standard_normal(shape) * 5).astype(np.float32)
+        if len(shape) == 2 and shape[0] == 4:
+            x[0, 1], x[1, :], x[2, 2] = np.inf, -np.inf, np.nan
+        e = ember.tensor(x).to(dtype)
+        got = ember.log_softmax(e, dim).float().numpy()
+        want = _log_softmax_decompose(e, axis=dim % max(e.ndim, 1)).float().numpy()
+        np.testing.assert_array_equal(got, want)
+        tx = torch.tensor(e.float().numpy()).to(getattr(torch, dtype))
+        np.testing.assert_allclose(got, torch.log_softmax(tx, dim).float().numpy(),
+                                   rtol=1e-2 if e.dtype.itemsize == 2 else 1e-6,
+                                   atol=0.02 if e.dtype.itemsize == 2 else 1e-6)
+
+
+def test_log_softmax_gradients_match_torch():
+    """First and second derivatives against torch's, from a random upstream gradient."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((6, 11))
+    g = rng.standard_normal((6, 11))
+    e = ember.tensor(x, requires_grad=True)
+    t = torch.tensor(x, requires_grad=True)
+    (ge,) = ember.autograd.grad(ember.log_softmax(e, 1), e, ember.tensor(g), create_graph=True)
+    (gt,) = torch.autograd.grad(torch.log_softmax(t, 1), t, torch.tensor(g), create_graph=True)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (gge,) = ember.autograd.grad((ge * ge).sum(), e)
+    (ggt,) = torch.autograd.grad((gt * gt).sum(), t)
+    np.testing.assert_allclose(gge.numpy(), ggt.numpy(), rtol=1e-10, atol=1e-12)
