@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import EmberTypeError, EmberValueError
+from .errors import EmberIndexError, EmberTypeError, EmberValueError
 
 if TYPE_CHECKING:
     # the methods bound from core/methods' table, as type checkers see them (generated)
@@ -59,10 +59,17 @@ class Tensor(_Methods):
         -------
         ``torch.Tensor.size``
         """
+        shape = self._data.shape
         if dim is None:
-            return Size(self._data.shape)
+            return Size(shape)
+        if type(dim) is int and -len(shape) <= dim < len(shape):
+            return shape[dim]                  # the common case, without norm_dim's checks
         from .ops._util import norm_dim
-        return self._data.shape[norm_dim(dim, self.ndim, "size")]
+        d = norm_dim(dim, len(shape), "size")
+        if not shape:                          # norm_dim lets dim 0 / -1 through for 0-d
+            raise EmberIndexError(f"size: dim {dim} given for a 0-d tensor, which has no "
+                                  "dims (PyTorch raises the same); use .size() or .shape")
+        return shape[d]
 
     @property
     def ndim(self) -> int:

@@ -11,7 +11,7 @@ from .. import dtypes as D
 from ..backend import optional
 from ..device import Device, as_device
 from ..errors import EmberTypeError, EmberValueError, ViewError
-from ..ops import layout
+from ..ops import layout, movement
 from ..ops._util import as_shape, resolve_reshape
 from ..ops.movement import view_strides
 from ..tensor import Tensor, preserve_format, version_root, wrap
@@ -184,7 +184,7 @@ def view(self, *shape):
                 f"{list(self.shape)} and stride {list(strides)} (at least one dimension "
                 "spans across two contiguous subspaces); use .reshape(...) instead (it "
                 "copies where no view exists), or .contiguous().view(...)")
-    return ops.reshape(self, new)
+    return movement.reshape_to(self, new)
 
 
 def to_dense(self, dtype=None, *, masked_grad=True):

@@ -240,10 +240,16 @@ def reshape(input: Tensor, *sizes, shape=None) -> Tensor:
     """
     if shape is not None:
         sizes = spread_or_keyword(sizes, shape, "reshape", "shape")
-    new = resolve_reshape("reshape", input._data.shape, as_shape(sizes, "reshape"))
+    return reshape_to(input, resolve_reshape("reshape", input._data.shape,
+                                             as_shape(sizes, "reshape")))
+
+
+def reshape_to(input: Tensor, new: tuple) -> Tensor:
+    """reshape to `new`, a tuple of ints already resolved against input's shape (no -1; the
+    same number of elements): view(), flatten, squeeze and unsqueeze come here directly."""
     if new == input._data.shape:
         return input
-    # validated above: the rest of the dispatcher's checks have nothing to add
+    # validated by the caller: the rest of the dispatcher's checks have nothing to add
     attrs = {"shape": new}
     out = direct(reshape_op, input._device, input._dtype, (input,), attrs)
     meta = input._meta                  # a "chain": a view a copying backend made (track_view)
@@ -507,7 +513,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     n = 1
     for v in shape[s:e + 1]:
         n *= v
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return reshape_to(input, shape[:s] + (n,) + shape[e + 1:])
 
 
 @numpy_names
@@ -520,9 +526,10 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     """
     shape = input._data.shape
     if dim is None:
-        return reshape(input, tuple(n for n in shape if n != 1))
+        return reshape_to(input, tuple(n for n in shape if n != 1))
     dims = norm_dims(dim, input.ndim, "squeeze")
-    return reshape(input, tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1)))
+    return reshape_to(input, tuple(n for i, n in enumerate(shape)
+                                   if not (i in dims and n == 1)))
 
 
 @numpy_names
@@ -535,7 +542,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """
     d = norm_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input._data.shape
-    return reshape(input, shape[:d] + (1,) + shape[d:])
+    return reshape_to(input, shape[:d] + (1,) + shape[d:])
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:

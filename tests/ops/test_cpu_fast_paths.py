@@ -161,3 +161,20 @@ def test_log_softmax_gradients_match_torch():
     (gge,) = ember.autograd.grad((ge * ge).sum(), e)
     (ggt,) = torch.autograd.grad((gt * gt).sum(), t)
     np.testing.assert_allclose(gge.numpy(), ggt.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_size_of_a_dim_as_torch():
+    """size(d): the common int dims without norm_dim's checks, the rest through them; a
+    0-d tensor has no dims to ask for (torch: IndexError)."""
+    e, t = ember.zeros(2, 3, 4), torch.zeros(2, 3, 4)
+    for d in (0, 1, 2, -1, -3, np.int64(1)):
+        assert e.size(d) == t.size(int(d))
+    for bad in (3, -4):
+        with pytest.raises(IndexError):
+            e.size(bad)
+    for d in (0, -1):
+        with pytest.raises(IndexError):
+            torch.zeros(()).size(d)
+        with pytest.raises(ember.EmberError, match="0-d"):
+            ember.zeros(()).size(d)
+    assert ember.zeros(()).size() == torch.zeros(()).size()
