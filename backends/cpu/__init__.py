@@ -56,6 +56,13 @@ def _log_softmax_half(x, axis):
     return np.subtract(shifted, log_s, dtype=f).astype(dt)
 
 
+def _clamp(x, *, lo, hi):
+    """np.clip with both bounds (an open side as an infinity): its compare-and-select loop
+    keeps nan, gives hi where lo > hi and keeps -0.0, the where() form's values; with a
+    bound of None np.clip takes np.maximum/np.minimum, whose max(-0.0, 0.0) is 0.0."""
+    return np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi)
+
+
 def _softmax(x, *, axis):
     if x.ndim == 0:                    # one element: 1 (nan stays nan)
         e = np.exp(x - x)
@@ -431,6 +438,7 @@ class CPUBackend:
         # call): see _arrays and the warnings filter below
         table["softmax"] = _softmax                  # a composite's faster kernel
         table["log_softmax"] = _log_softmax
+        table["clamp"] = _clamp
         table["sigmoid"] = _sigmoid
         # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
         # transposed layout, and gradients of transposed weights would stay slow to update)

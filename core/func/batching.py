@@ -140,7 +140,7 @@ def _elementwise_names():
 
 
 @register("elementwise", *_elementwise_names(), "atan2", "lgamma", "digamma", "erfinv", "erfcx",
-          "log_ndtr", "relu", "zeta", "igamma", "igammac", "nextafter",
+          "log_ndtr", "relu", "clamp", "zeta", "igamma", "igammac", "nextafter",
           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
           "bitwise_right_shift")
 def _broadcast(op, args, batched, attrs, size):
@@ -182,7 +182,7 @@ def _arg_reduce(op, args, batched, attrs, size):
     return dispatch.run(op, x, **{**attrs, "axis": _axis(attrs["axis"], r)})
 
 
-@register("axis+1", "cumsum", "cumprod", "softmax", "argsort", "flip", "topk")
+@register("axis+1", "cumsum", "cumprod", "softmax", "log_softmax", "argsort", "flip", "topk")
 def _axis_shift(op, args, batched, attrs, size):
     (x,) = args
     r = x.ndim - 1

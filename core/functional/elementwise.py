@@ -30,7 +30,7 @@ from ..ops.bitwise import (
     bitwise_right_shift_op,
     bitwise_xor_op,
 )
-from ..ops.elementwise import nextafter_op
+from ..ops.elementwise import clamp_op, nextafter_op
 from ..ops.special import atan2_op
 from ..tensor import Tensor
 from ._util import _INTS, _float, _need, _need_tensors, _tensor
@@ -116,6 +116,14 @@ def true_divide(input, other) -> Tensor:
 divide = div
 
 
+_CLAMP_DTYPES = (D.float32, D.float64)
+
+
+def _bound(v) -> bool:
+    """None or a finite Python number: a bound clamp's one-op form takes."""
+    return v is None or (type(v) in (int, float) and math.isfinite(v))
+
+
 def clamp(input: Tensor, min=None, max=None) -> Tensor:
     """``input`` with every element limited to [``min``, ``max``] (either may be None, or a tensor).
 
@@ -125,6 +133,11 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     """
     if min is None and max is None:
         raise EmberValueError("clamp: at least one of min and max must be given")
+    if type(input) is Tensor and input._dtype in _CLAMP_DTYPES and _bound(min) and \
+            _bound(max):
+        # the common case (a float tensor, finite numbers): one op, one kernel on the CPU
+        return run(clamp_op, input, lo=None if min is None else float(min),
+                   hi=None if max is None else float(max))
     if min is not None:
         input = ops.where(input < min, min, input) if not isinstance(min, Tensor) \
             else ops.maximum(input, min)

@@ -18,6 +18,7 @@ from ..errors import (
 )
 from ..ops._out import write_out
 from ..ops._util import as_shape, norm_dim, norm_dims
+from ..ops.index import mark_in_range
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
@@ -188,11 +189,13 @@ class MaxMin(tuple):
 
 
 def _values_indices(x, dim, keepdim, arg):
-    # values come through gather, so the gradient goes to the chosen index (PyTorch)
+    # values come through gather, so the gradient goes to the chosen index (PyTorch); the
+    # index is in range by construction, so gather skips its bounds check (two reductions)
     idx = arg(x, dim, keepdim=True)
+    d = norm_dim(dim, builtins.max(x.ndim, 1), "max")
+    mark_in_range(idx, x._data.shape[d] if x._data.shape else 1)
     values = ops.gather(x, dim, idx)
     if not keepdim:
-        d = norm_dims(dim, x.ndim, "max")
         values, idx = values.squeeze(d), idx.squeeze(d)
     return MaxMin((values, idx))
 

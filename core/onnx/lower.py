@@ -298,6 +298,16 @@ def _softmax(L, node, ins, attrs):
     return L.emit("Softmax", ins, axis=attrs["axis"])
 
 
+def _clamp(L, node, ins, attrs):
+    """The where() form (ops/elementwise.py's decomposition): nan stays nan, as in ember."""
+    x = ins[0]
+    for bound, cmp in ((attrs["lo"], "Less"), (attrs["hi"], "Greater")):
+        if bound is not None:
+            b = L.scalar(bound, node.dtype)
+            x = L.emit("Where", [L.emit(cmp, [x, b]), b, x])
+    return x
+
+
 def _log_softmax(L, node, ins, attrs):
     return L.emit("LogSoftmax", ins, axis=attrs["axis"])
 
@@ -671,6 +681,7 @@ LOWER = {
     "expm1": _composed(("Exp", None), ("Sub", 1)),
     "rsqrt": _composed(("Sqrt", None), ("Reciprocal", None)),
     "relu": _relu, "softmax": _softmax, "log_softmax": _log_softmax, "linear": _linear,
+    "clamp": _clamp,
     "lstm_cell": _lstm_cell,
     "lstm_sequence": _lstm_sequence, "gru_sequence": _gru_sequence,
     "gru_cell": _gru_cell, "atan2": _atan2, "bitwise_and": _bitwise("BitwiseAnd", "And"),

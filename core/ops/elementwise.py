@@ -19,6 +19,7 @@ from ._op import (
     declare,
     rule_attr,
     rule_bool,
+    rule_first,
     rule_float,
     rule_same,
     shape_broadcast,
@@ -432,6 +433,32 @@ nextafter_op = declare("nextafter", "composite", rule_same, sig="x, y", promote=
                        # torch's: no gradient where x == y (the answer is y there), and none
                        # for y anywhere
                        vjp=lambda g, out, x, y: (where(x == y, 0.0, g), g * 0))
+
+
+def _clamp_decompose(x, *, lo, hi):
+    if lo is not None:
+        x = where(lt(x, lo), lo, x)
+    if hi is not None:
+        x = where(gt(x, hi), hi, x)
+    return x
+
+
+def _clamp_vjp(g, out, x, *, lo, hi):
+    # torch's clamp_backward: the gradient passes where lo <= x <= hi (not at nan)
+    keep = ge(x, lo) if lo is not None else None
+    if hi is not None:
+        keep = le(x, hi) if keep is None else logical_and(keep, le(x, hi))
+    return (where(keep, g, 0.0),)
+
+
+# clamp of a float32/float64 tensor to finite Python numbers (nn/functional's clamp takes
+# this op there, its where() form elsewhere): one kernel where a backend has it (the CPU's
+# np.clip), else the where() form, computing the value only (opaque: the gradient is always
+# torch's, which the where() form's own would differ from at nan)
+clamp_op = declare("clamp", "composite", rule_first, sig="x, *, lo: float?, hi: float?",
+                   shape=shape_first, decompose=_clamp_decompose, vjp=_clamp_vjp, opaque=True,
+                   public=False, doc="x limited to [lo, hi] (either may be None; lo > hi gives "
+                   "hi; nan stays nan)")
 
 
 # torch's other names for the same functions
