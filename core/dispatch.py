@@ -389,11 +389,17 @@ def rbinary(op, a, b):
     return run(op, a, b)
 
 
+_EXACT = 2 ** 53
+
+
 def _with_number(op, t, number, left: bool):
     """t op number (or number op t): the number keeps t's dtype when its kind allows."""
     tn = type(number)
-    if (tn is float and t._dtype.category == D.FLOAT) or (
-            tn is int and t._dtype.category == D.INT):
+    category = t._dtype.category
+    if (tn is float and category == D.FLOAT) or (tn is int and (
+            category == D.INT or (category == D.FLOAT and -_EXACT <= number <= _EXACT))):
+        # (an int with a float tensor (x * 2, x / 255) computes in the tensor's dtype, as
+        # torch's: NumPy converts the int to it; ints past 2**53 take the general path)
         out_dtype = op.fast.get(t._dtype)
         if out_dtype is not None:
             dev = t._device

@@ -5,8 +5,10 @@ import math
 
 from .. import dtypes as D
 from .. import ops
+from ..dispatch import run
 from ..errors import DtypeNotSupportedError, EmberValueError, ShapeError
 from ..ops._util import norm_dim, norm_dims
+from ..ops.reduce import l2_norm_op
 from ..signatures import numpy_names
 from ..tensor import Tensor
 
@@ -33,10 +35,8 @@ def _dims(x: Tensor, dim):
 
 def _l2(x: Tensor, dims, keepdim: bool) -> Tensor:
     """sqrt(sum(x * x)) whose gradient at a zero vector is 0, as PyTorch's (a plain
-    sqrt there would give 0 * inf = nan)."""
-    s = (x * x).sum(dims, keepdim)
-    zero = s == 0
-    return ops.where(zero, 0.0, ops.where(zero, 1.0, s).sqrt())
+    sqrt there would give 0 * inf = nan): ops/reduce.py's l2_norm."""
+    return run(l2_norm_op, x, axes=tuple(dims), keepdims=bool(keepdim))
 
 
 _HALVES = (D.float16, D.bfloat16)

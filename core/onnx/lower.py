@@ -628,6 +628,12 @@ def _reduce(onnx_op, axes_input_from):
     return lower
 
 
+def _l2_norm(L, node, ins, attrs):
+    if not attrs["axes"]:                     # a 0-d x: its absolute value
+        return L.emit("Abs", ins)
+    return _reduce("ReduceL2", 18)(L, node, ins, attrs)
+
+
 def _logical_reduce(onnx_op):
     def lower(L, node, ins, attrs):
         from onnx import TensorProto
@@ -700,7 +706,7 @@ LOWER = {
     "permute": _permute, "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad,
     "concatenate": _concatenate, "contiguous": _identity, "unfold": _unfold, "fold": _fold,
     "max_pool2d": _max_pool2d, "conv2d": _conv2d, "conv2d_input_grad": _conv2d_input_grad,
-    "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18),
+    "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18), "l2_norm": _l2_norm,
     "max": _reduce("ReduceMax", 18), "min": _reduce("ReduceMin", 18),
     "any": _logical_reduce("ReduceMax"), "all": _logical_reduce("ReduceMin"),
     "argmax": _arg("ArgMax"), "argmin": _arg("ArgMin"), "full": _full, "arange": _arange,

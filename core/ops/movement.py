@@ -570,16 +570,24 @@ def stack(tensors, dim: int = 0) -> Tensor:
     -------
     ``torch.stack``
     """
+    if type(tensors) is Tensor or not isinstance(tensors, (list, tuple)):
+        raise EmberTypeError(f"stack(): argument 'tensors' must be a tuple or list of "
+                             f"Tensors, not {type(tensors).__name__}; wrap it: stack([t, ...])")
     tensors = list(tensors)
     if not tensors:
         raise EmberValueError("stack: expected a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        if type(t) is not Tensor:
+            raise EmberTypeError(f"stack(): expected a sequence of Tensors, but element {i} is "
+                                 f"{type(t).__name__}")
     shape = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if t._data.shape != shape:
             raise ShapeError(f"stack: expects each tensor to be equal size, but got "
                              f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
     d = norm_dim(dim, len(shape) + 1, "stack")
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    new = shape[:d] + (1,) + shape[d:]               # each one unsqueezed at d, checked above
+    return cat([reshape_to(t, new) for t in tensors], d)
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):

@@ -132,6 +132,30 @@ argmin_op = _r("argmin", rule_fixed(D.int64), "the int64 index of the first mini
                shape=_arg_shape)
 
 
+def _l2_decompose(x, *, axes, keepdims):
+    # sqrt(sum(x * x)) whose gradient at a zero vector is 0 (the vjp below says how; a plain
+    # sqrt there would give 0 * inf = nan)
+    from .elementwise import UNARY, where
+    s = run(sum_op, x * x, axes=axes, keepdims=keepdims)
+    zero = s == 0
+    return where(zero, 0.0, UNARY["sqrt"](where(zero, 1.0, s)))
+
+
+def _l2_vjp(g, out, x, *, axes, keepdims):
+    # torch's norm_backward: x * g / norm, 0 where the norm is 0
+    from .elementwise import where
+    return (_spread(where(out == 0, 0.0, g / out), x, axes, keepdims) * x,)
+
+
+# the 2-norm over axes of a real floating x (linalg.vector_norm's ord 2, Tensor.norm()):
+# one kernel where a backend has it (the CPU's: the decomposition's NumPy calls without
+# the ember ops between them), else the 6 ops of its decomposition
+l2_norm_op = declare("l2_norm", "composite", rule_first, sig=_AXES, shape=_reduced_shape,
+                     decompose=_l2_decompose, vjp=_l2_vjp, save_out=True, opaque=True,
+                     public=False, doc="sqrt(sum(x * x)) over axes (sorted, distinct; empty "
+                     "only for 0-d x); real floating x")
+
+
 def _reduce(op, x: Tensor, dim, keepdim: bool):
     if isinstance(dim, (list, tuple)) and not dim:
         dim = None                     # PyTorch: an empty dim list reduces everything

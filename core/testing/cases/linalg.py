@@ -34,7 +34,12 @@ case("matmul:special", lambda E, x, y: x @ y, np.matmul, Input((2, 2), "f",
 case("norm", lambda E, x: (x.norm(), x.norm(1, 1), E.linalg.norm(x, dim=-1),
                            E.linalg.vector_norm(x, float("inf"), (0, 2))),
      lambda np, x: (np.sqrt((x * x).sum()), np.abs(x).sum(1), np.sqrt((x * x).sum(-1)),
-                    np.abs(x).max((0, 2))), Input(M), ops=("norm",))
+                    np.abs(x).max((0, 2))), Input(M), ops=("norm", "l2_norm"))
+# the 2-norm's op (l2_norm) over one dim kept, several dims, and a 0-d input
+case("norm:l2", lambda E, x, s: (E.linalg.vector_norm(x, 2, 1, True),
+                                 E.linalg.vector_norm(x, 2, (0, 2)), s.norm()),
+     lambda np, x, s: (np.sqrt((x * x).sum(1, keepdims=True)), np.sqrt((x * x).sum((0, 2))),
+                       np.abs(s)), Input(M), Input(()), ops=("l2_norm",))
 
 
 # --- linalg's decompositions and solvers ---------------------------------------------------
