@@ -156,7 +156,25 @@ l2_norm_op = declare("l2_norm", "composite", rule_first, sig=_AXES, shape=_reduc
                      "only for 0-d x); real floating x")
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(8)]
+_FAST_DTYPES = (D.float32, D.float64)
+_SAME_DTYPE = (sum_op, prod_op, max_op, min_op)
+
+
 def _reduce(op, x: Tensor, dim, keepdim: bool):
+    shape = x._data.shape
+    n = len(shape)
+    if n and (dim is None or type(dim) is int) and x._dtype in _FAST_DTYPES and \
+            op in _SAME_DTYPE and 0 not in shape:
+        # the common case (a float32/float64 tensor, all dims or one): the op's result
+        # dtype is the input's, nothing to check; straight to the kernel
+        if dim is None:
+            return direct(op, x._device, x._dtype, (x,),
+                          {"axes": _ALL_AXES[n] if n < 8 else tuple(range(n)),
+                           "keepdims": bool(keepdim)})
+        if -n <= dim < n:
+            return direct(op, x._device, x._dtype, (x,),
+                          {"axes": (dim % n,), "keepdims": bool(keepdim)})
     if isinstance(dim, (list, tuple)) and not dim:
         dim = None                     # PyTorch: an empty dim list reduces everything
     axes = norm_dims(dim, x.ndim, op.name)
@@ -169,7 +187,6 @@ def _reduce(op, x: Tensor, dim, keepdim: bool):
     return run(op, x, axes=axes, keepdims=bool(keepdim))
 
 
-_ALL_AXES = [tuple(range(n)) for n in range(8)]
 
 
 @numpy_names
