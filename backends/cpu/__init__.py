@@ -63,6 +63,11 @@ def _clamp(x, *, lo, hi):
     return np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi)
 
 
+def _l2_norm(x, *, axes, keepdims):
+    """sqrt(sum(x * x)): the decomposition's calls (ops/reduce.py), the same values."""
+    return np.sqrt(np.add.reduce(np.multiply(x, x), axis=axes, keepdims=keepdims))
+
+
 def _softmax(x, *, axis):
     if x.ndim == 0:                    # one element: 1 (nan stays nan)
         e = np.exp(x - x)
@@ -439,6 +444,7 @@ class CPUBackend:
         table["softmax"] = _softmax                  # a composite's faster kernel
         table["log_softmax"] = _log_softmax
         table["clamp"] = _clamp
+        table["l2_norm"] = _l2_norm
         table["sigmoid"] = _sigmoid
         # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
         # transposed layout, and gradients of transposed weights would stay slow to update)
