@@ -93,31 +93,29 @@ def spread_or_keyword(spread: tuple, keyword, op: str, name: str) -> tuple:
 
 
 def resolve_reshape(op: str, shape: tuple, new: tuple) -> tuple:
+    """`new` with its -1 (at most one) resolved against shape's element count; one pass."""
     numel = 1
     for s in shape:
         numel *= s
-    if -1 not in new and min(new, default=0) >= 0:
-        known = 1
-        for s in new:
+    known, unknown, bad = 1, -1, False
+    for i, s in enumerate(new):
+        if s >= 0:
             known *= s
+        elif s == -1 and unknown < 0:
+            unknown = i
+        else:
+            bad = True
+    if bad:
+        raise ShapeError(f"{op}: bad shape {new}: at most one -1 and no other negative size")
+    if unknown < 0:
         if known == numel:
             return new                        # fully given and consistent: nothing to do
-    unknown = [i for i, s in enumerate(new) if s == -1]
-    if len(unknown) > 1 or any(s < -1 for s in new):
-        raise ShapeError(f"{op}: bad shape {new}: at most one -1 and no other negative size")
-    known = 1
-    for s in new:
-        if s != -1:
-            known *= s
-    if unknown:
-        if known == 0 or numel % known:
-            raise ShapeError(f"{op}: shape {new} is invalid for input of size {numel} "
-                             f"(shape {shape})")
-        new = tuple(numel // known if s == -1 else s for s in new)
-    elif known != numel:
         raise ShapeError(f"{op}: shape {new} is invalid for input of size {numel} (shape "
                          f"{shape}); expected sizes whose product is {numel}")
-    return new
+    if known == 0 or numel % known:
+        raise ShapeError(f"{op}: shape {new} is invalid for input of size {numel} "
+                         f"(shape {shape})")
+    return new[:unknown] + (numel // known,) + new[unknown + 1:]
 
 
 def prod(xs) -> int:
