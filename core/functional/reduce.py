@@ -10,6 +10,7 @@ from typing import NamedTuple
 from .. import amp_policy, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
+from ..dispatch import is_grad_enabled
 from ..errors import (
     EmberIndexError,
     EmberTypeError,
@@ -189,6 +190,10 @@ class MaxMin(tuple):
 
 
 def _values_indices(x, dim, keepdim, arg):
+    if not (x.requires_grad and is_grad_enabled()):
+        # no gradient to route: the values by one reduction, the same as the gather's
+        red = ops.amax if arg is ops.argmax else ops.amin
+        return MaxMin((red(x, dim, keepdim=keepdim), arg(x, dim, keepdim=keepdim)))
     # values come through gather, so the gradient goes to the chosen index (PyTorch); the
     # index is in range by construction, so gather skips its bounds check (two reductions)
     idx = arg(x, dim, keepdim=True)
