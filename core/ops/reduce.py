@@ -300,7 +300,14 @@ def _arg(op, x, dim, keepdim):
     axis = None if dim is None else norm_dim(dim, x.ndim, op.name)
     if axis is not None and x.ndim == 0:
         axis = None
-    return run(op, x, axis=axis, keepdims=bool(keepdim) and axis is not None)
+    attrs = {"axis": axis, "keepdims": bool(keepdim) and axis is not None}
+    if x._dtype in _FAST_DTYPES:          # real floats: nothing for run() to check or cast
+        out = direct(op, x._device, D.int64, (x,), attrs)
+    else:
+        out = run(op, x, **attrs)
+    if dim is None and keepdim and x.ndim:    # torch: every dim kept, of size 1
+        return reshape(out, (1,) * x.ndim)
+    return out
 
 
 @numpy_names

@@ -178,3 +178,31 @@ def test_size_of_a_dim_as_torch():
         with pytest.raises(ember.EmberError, match="0-d"):
             ember.zeros(()).size(d)
     assert ember.zeros(()).size() == torch.zeros(()).size()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_arg_reductions_and_max_with_dim_as_torch(dtype):
+    """argmax/argmin over every dim or one, keepdim either way (dim=None with keepdim keeps
+    every dim, as torch), and max/min(dim) with and without a gradient to route."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(-2, 3, (4, 5, 6)).astype(dtype)           # ties everywhere
+    if dtype.startswith("float"):
+        x[0, 0, 0] = x[1, 2, 3] = np.nan
+    e, t = ember.tensor(x), torch.from_numpy(x)
+    for dim in (None, 0, 1, 2, -1):
+        for keepdim in (False, True):
+            for name in ("argmax", "argmin"):
+                got = getattr(e, name)(dim, keepdim=keepdim)
+                want = getattr(t, name)(dim, keepdim=keepdim)
+                assert got.shape == tuple(want.shape)
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+            if dim is None:
+                continue
+            for name in ("max", "min"):
+                for grad in ((False, True) if dtype.startswith("float") else (False,)):
+                    src = e.detach().requires_grad_() if grad else e
+                    v, i = getattr(src, name)(dim, keepdim)
+                    tv, ti = getattr(t, name)(dim, keepdim)
+                    np.testing.assert_array_equal(v.detach().numpy(), tv.numpy())
+                    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+                    assert v.requires_grad == grad
