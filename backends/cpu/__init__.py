@@ -68,6 +68,17 @@ def _l2_norm(x, *, axes, keepdims):
     return np.sqrt(np.add.reduce(np.multiply(x, x), axis=axes, keepdims=keepdims))
 
 
+def _var(x, *, axes, keepdims, correction):
+    """The decomposition's calls (ops/reduce.py), the same values: the mean as a sum over
+    the count, the centered squares summed, over max(count - correction, 0)."""
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    centered = x - np.add.reduce(x, axis=axes, keepdims=True) / n
+    return np.add.reduce(centered * centered, axis=axes, keepdims=keepdims) / \
+        max(n - correction, 0)
+
+
 def _softmax(x, *, axis):
     if x.ndim == 0:                    # one element: 1 (nan stays nan)
         e = np.exp(x - x)
@@ -445,6 +456,7 @@ class CPUBackend:
         table["log_softmax"] = _log_softmax
         table["clamp"] = _clamp
         table["l2_norm"] = _l2_norm
+        table["var"] = _var
         table["sigmoid"] = _sigmoid
         # a copy in row-major order whatever the source layout (asarray(copy=True) keeps a
         # transposed layout, and gradients of transposed weights would stay slow to update)

@@ -160,7 +160,7 @@ def _same_shape(op, args, batched, attrs, size):
 
 # --- reductions and scans ------------------------------------------------------------------
 
-@register("axes+1", "sum", "prod", "max", "min", "any", "all", "l2_norm")
+@register("axes+1", "sum", "prod", "max", "min", "any", "all", "l2_norm", "var")
 def _reduce(op, args, batched, attrs, size):
     (x,) = args
     r = x.ndim - 1

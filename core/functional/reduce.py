@@ -10,7 +10,7 @@ from typing import NamedTuple
 from .. import amp_policy, ops
 from .. import dtypes as D
 from ..amp_policy import active as _amp
-from ..dispatch import is_grad_enabled
+from ..dispatch import is_grad_enabled, run
 from ..errors import (
     EmberIndexError,
     EmberTypeError,
@@ -20,6 +20,7 @@ from ..errors import (
 from ..ops._out import write_out
 from ..ops._util import as_shape, norm_dim, norm_dims
 from ..ops.index import mark_in_range
+from ..ops.reduce import var_op
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
@@ -34,6 +35,9 @@ __all__ = ["mean", "var", "std", "var_mean", "logsumexp", "max", "min", "allclos
 def _every(dim):
     """dim=() (or []) means every dim, as in sum (PyTorch's rule, docs/semantics.md)."""
     return None if isinstance(dim, (list, tuple)) and not dim else dim
+
+
+_VAR_DTYPES = (D.float32, D.float64)
 
 
 def _count(x, dim):
@@ -80,6 +84,9 @@ def var(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiase
         correction = 1 if unbiased else 0
     elif correction is None:                # torch: None is the default, 1
         correction = 1
+    if input._dtype in _VAR_DTYPES:          # one op (ops/reduce.py's var)
+        return run(var_op, input, axes=norm_dims(_every(dim), input.ndim, "var"),
+                   keepdims=bool(keepdim), correction=float(correction))
     centered = input - mean(input, dim, keepdim=True)
     n = _count(input, dim)
     if input._dtype.category == D.COMPLEX:        # |x - mean|^2: a real variance, as torch

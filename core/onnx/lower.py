@@ -634,6 +634,26 @@ def _l2_norm(L, node, ins, attrs):
     return _reduce("ReduceL2", 18)(L, node, ins, attrs)
 
 
+def _var(L, node, ins, attrs):
+    """ops/reduce.py's var: the centered squares summed over max(count - correction, 0),
+    the count read from x's shape in the graph (dynamic sizes too)."""
+    x, axes, dtype = ins[0], list(attrs["axes"]), node.dtype
+    if not axes:                              # a 0-d x: (x - x)^2 / max(1 - correction, 0)
+        d = L.emit("Sub", [x, x])
+        count = L.scalar(1.0, dtype)
+    else:
+        mean = _reduce("ReduceMean", 18)(L, node, [x], {"axes": axes, "keepdims": True})
+        d = L.emit("Sub", [x, mean])
+        sizes = L.emit("Gather", [L.emit("Shape", [x]), L.ints(axes)])
+        count = L.emit("Cast", [L.emit("ReduceProd", [sizes], keepdims=0)],
+                       to=onnx_dtype(dtype))
+    total = _reduce("ReduceSum", 13)(L, node, [L.emit("Mul", [d, d])], attrs) if axes else \
+        L.emit("Mul", [d, d])
+    dof = L.emit("Max", [L.emit("Sub", [count, L.scalar(attrs["correction"], dtype)]),
+                         L.scalar(0.0, dtype)])
+    return L.emit("Div", [total, dof])
+
+
 def _logical_reduce(onnx_op):
     def lower(L, node, ins, attrs):
         from onnx import TensorProto
@@ -707,6 +727,7 @@ LOWER = {
     "concatenate": _concatenate, "contiguous": _identity, "unfold": _unfold, "fold": _fold,
     "max_pool2d": _max_pool2d, "conv2d": _conv2d, "conv2d_input_grad": _conv2d_input_grad,
     "sum": _reduce("ReduceSum", 13), "prod": _reduce("ReduceProd", 18), "l2_norm": _l2_norm,
+    "var": _var,
     "max": _reduce("ReduceMax", 18), "min": _reduce("ReduceMin", 18),
     "any": _logical_reduce("ReduceMax"), "all": _logical_reduce("ReduceMin"),
     "argmax": _arg("ArgMax"), "argmin": _arg("ArgMin"), "full": _full, "arange": _arange,

@@ -6,6 +6,9 @@ keepdims: bool) for argmax/argmin (None: over the flattened tensor).
 """
 from __future__ import annotations
 
+import builtins
+import math
+
 from .. import dtypes as D
 from ..dispatch import direct, run
 from ..errors import EmberValueError
@@ -154,6 +157,42 @@ l2_norm_op = declare("l2_norm", "composite", rule_first, sig=_AXES, shape=_reduc
                      decompose=_l2_decompose, vjp=_l2_vjp, save_out=True, opaque=True,
                      public=False, doc="sqrt(sum(x * x)) over axes (sorted, distinct; empty "
                      "only for 0-d x); real floating x")
+
+
+def _count(x, axes) -> int:
+    n = 1
+    for a in axes:
+        n *= x._data.shape[a]
+    return n
+
+
+def _var_decompose(x, *, axes, keepdims, correction):
+    n = _count(x, axes)
+    centered = x - run(sum_op, x, axes=axes, keepdims=True) / n
+    return run(sum_op, centered * centered, axes=axes, keepdims=keepdims) / \
+        builtins.max(n - correction, 0)
+
+
+def _var_vjp(g, out, x, *, axes, keepdims, correction):
+    # torch's var_backward: 2 (x - mean) / (n - correction) times the spread gradient
+    n = _count(x, axes)
+    centered = x - run(sum_op, x, axes=axes, keepdims=True) / n
+    g = _spread(g, x, axes, keepdims)
+    if len(axes) == x.ndim and n - correction <= 0:
+        # torch's var over every dim with no degrees of freedom: nan where x is its mean
+        # (inf * 0), else inf
+        from .elementwise import where
+        return (g * where(centered == 0, math.nan, math.inf),)
+    factor = 2.0 / (n - correction) if n != correction else math.inf   # (no max(): torch's)
+    return (g * centered * factor,)
+
+
+# the variance over axes of a real floating x (Tensor.var/std): one kernel where a backend
+# has it (the CPU's: the decomposition's NumPy calls, bit for bit), else its 6 ops
+var_op = declare("var", "composite", rule_first, sig=_AXES + ", correction: float",
+                 shape=_reduced_shape, decompose=_var_decompose, vjp=_var_vjp, opaque=True,
+                 public=False, doc="sum((x - mean)^2) / max(n - correction, 0) over axes "
+                 "(sorted, distinct; empty only for 0-d x); real floating x")
 
 
 _ALL_AXES = [tuple(range(n)) for n in range(8)]
