@@ -71,9 +71,7 @@ def _l2_norm(x, *, axes, keepdims):
 def _var(x, *, axes, keepdims, correction):
     """The decomposition's calls (ops/reduce.py), the same values: the mean as a sum over
     the count, the centered squares summed, over max(count - correction, 0)."""
-    n = 1
-    for a in axes:
-        n *= x.shape[a]
+    n = math.prod(x.shape[a] for a in axes)
     centered = x - np.add.reduce(x, axis=axes, keepdims=True) / n
     return np.add.reduce(centered * centered, axis=axes, keepdims=keepdims) / \
         max(n - correction, 0)

@@ -20,7 +20,7 @@ from ..errors import (
 from ..ops._out import write_out
 from ..ops._util import as_shape, norm_dim, norm_dims
 from ..ops.index import mark_in_range
-from ..ops.reduce import var_op
+from ..ops.reduce import REAL_FLOATS, var_op
 from ..signatures import numpy_names
 from ..tensor import Tensor
 from ._util import _need, _need_float, _tensor
@@ -35,9 +35,6 @@ __all__ = ["mean", "var", "std", "var_mean", "logsumexp", "max", "min", "allclos
 def _every(dim):
     """dim=() (or []) means every dim, as in sum (PyTorch's rule, docs/semantics.md)."""
     return None if isinstance(dim, (list, tuple)) and not dim else dim
-
-
-_VAR_DTYPES = (D.float32, D.float64)
 
 
 def _count(x, dim):
@@ -84,7 +81,7 @@ def var(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiase
         correction = 1 if unbiased else 0
     elif correction is None:                # torch: None is the default, 1
         correction = 1
-    if input._dtype in _VAR_DTYPES:          # one op (ops/reduce.py's var)
+    if input._dtype in REAL_FLOATS:           # one op (ops/reduce.py's var)
         return run(var_op, input, axes=norm_dims(_every(dim), input.ndim, "var"),
                    keepdims=bool(keepdim), correction=float(correction))
     centered = input - mean(input, dim, keepdim=True)

@@ -17,7 +17,12 @@ from ..tensor import Tensor
 from . import _out
 from ._op import declare, rule_first, rule_fixed
 from ._util import norm_dim, norm_dims
+from ._util import prod as _product
 from .movement import pad, permute, reshape
+
+# float32 and float64: the fast paths' dtypes (nothing for run() to check or cast), and
+# the ones var's op takes
+REAL_FLOATS = (D.float32, D.float64)
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "prod", "sum"]
 
@@ -159,24 +164,21 @@ l2_norm_op = declare("l2_norm", "composite", rule_first, sig=_AXES, shape=_reduc
                      "only for 0-d x); real floating x")
 
 
-def _count(x, axes) -> int:
-    n = 1
-    for a in axes:
-        n *= x._data.shape[a]
-    return n
+def _centered(x, axes):
+    """(n, x - mean): the count over axes and x less its mean there (a sum over n)."""
+    n = _product(x._data.shape[a] for a in axes)
+    return n, x - run(sum_op, x, axes=axes, keepdims=True) / n
 
 
 def _var_decompose(x, *, axes, keepdims, correction):
-    n = _count(x, axes)
-    centered = x - run(sum_op, x, axes=axes, keepdims=True) / n
+    n, centered = _centered(x, axes)
     return run(sum_op, centered * centered, axes=axes, keepdims=keepdims) / \
         builtins.max(n - correction, 0)
 
 
 def _var_vjp(g, out, x, *, axes, keepdims, correction):
     # torch's var_backward: 2 (x - mean) / (n - correction) times the spread gradient
-    n = _count(x, axes)
-    centered = x - run(sum_op, x, axes=axes, keepdims=True) / n
+    n, centered = _centered(x, axes)
     g = _spread(g, x, axes, keepdims)
     if len(axes) == x.ndim and n - correction <= 0:
         # torch's var over every dim with no degrees of freedom: nan where x is its mean
@@ -187,8 +189,9 @@ def _var_vjp(g, out, x, *, axes, keepdims, correction):
     return (g * centered * factor,)
 
 
-# the variance over axes of a real floating x (Tensor.var/std): one kernel where a backend
-# has it (the CPU's: the decomposition's NumPy calls, bit for bit), else its 6 ops
+# the variance over axes of a real floating x (Tensor.var/std of REAL_FLOATS): one kernel
+# where a backend has it (the CPU's: the decomposition's NumPy calls, bit for bit), else its
+# 6 ops
 var_op = declare("var", "composite", rule_first, sig=_AXES + ", correction: float",
                  shape=_reduced_shape, decompose=_var_decompose, vjp=_var_vjp, opaque=True,
                  public=False, doc="sum((x - mean)^2) / max(n - correction, 0) over axes "
@@ -196,24 +199,26 @@ var_op = declare("var", "composite", rule_first, sig=_AXES + ", correction: floa
 
 
 _ALL_AXES = [tuple(range(n)) for n in range(8)]
-_FAST_DTYPES = (D.float32, D.float64)
+
+
+def _every_axis(n: int) -> tuple:
+    return _ALL_AXES[n] if n < 8 else tuple(range(n))
+
+
 _SAME_DTYPE = (sum_op, prod_op, max_op, min_op)
 
 
 def _reduce(op, x: Tensor, dim, keepdim: bool):
     shape = x._data.shape
     n = len(shape)
-    if n and (dim is None or type(dim) is int) and x._dtype in _FAST_DTYPES and \
+    if n and (dim is None or type(dim) is int) and x._dtype in REAL_FLOATS and \
             op in _SAME_DTYPE and 0 not in shape:
         # the common case (a float32/float64 tensor, all dims or one): the op's result
         # dtype is the input's, nothing to check; straight to the kernel
-        if dim is None:
-            return direct(op, x._device, x._dtype, (x,),
-                          {"axes": _ALL_AXES[n] if n < 8 else tuple(range(n)),
-                           "keepdims": bool(keepdim)})
-        if -n <= dim < n:
-            return direct(op, x._device, x._dtype, (x,),
-                          {"axes": (dim % n,), "keepdims": bool(keepdim)})
+        axes = _every_axis(n) if dim is None else (dim % n,) if -n <= dim < n else None
+        if axes is not None:
+            return direct(op, x._device, x._dtype, (x,), {"axes": axes,
+                                                          "keepdims": bool(keepdim)})
     if isinstance(dim, (list, tuple)) and not dim:
         dim = None                     # PyTorch: an empty dim list reduces everything
     axes = norm_dims(dim, x.ndim, op.name)
@@ -265,8 +270,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
         n = len(input._data.shape)
         if n:
             return direct(sum_op, input._device, input._dtype, (input,),
-                          {"axes": _ALL_AXES[n] if n < 8 else tuple(range(n)),
-                           "keepdims": bool(keepdim)})
+                          {"axes": _every_axis(n), "keepdims": bool(keepdim)})
     return _reduce(sum_op, input, dim, keepdim)
 
 
@@ -340,7 +344,7 @@ def _arg(op, x, dim, keepdim):
     if axis is not None and x.ndim == 0:
         axis = None
     attrs = {"axis": axis, "keepdims": bool(keepdim) and axis is not None}
-    if x._dtype in _FAST_DTYPES:          # real floats: nothing for run() to check or cast
+    if x._dtype in REAL_FLOATS:          # real floats: nothing for run() to check or cast
         out = direct(op, x._device, D.int64, (x,), attrs)
     else:
         out = run(op, x, **attrs)

@@ -9,18 +9,13 @@ import warnings
 import ember
 import numpy as np
 import pytest
+from ember.ops._util import norm_dims
 from ember.ops.reduce import _var_decompose
 
 torch = pytest.importorskip("torch")
 
 CASES = [((), None), ((5,), None), ((4, 6), None), ((4, 6), 1), ((4, 6), 0),
          ((3, 4, 5), (0, 2)), ((1, 3), 0), ((4, 6), -1), ((2,), None)]
-
-
-def _axes(shape, dim):
-    if dim is None:
-        return tuple(range(len(shape)))
-    return tuple(sorted(d % len(shape) for d in ((dim,) if isinstance(dim, int) else dim)))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -42,8 +37,8 @@ def test_var_as_torch(device, dtype, shape, dim):
             np.testing.assert_allclose(ye.detach().cpu().numpy(), yt.detach().numpy(),
                                        equal_nan=True, **tol)
             if device == "cpu":
-                want = _var_decompose(e.detach(), axes=_axes(shape, dim), keepdims=keepdim,
-                                      correction=float(correction))
+                want = _var_decompose(e.detach(), axes=norm_dims(dim, len(shape), "test"),
+                                      keepdims=keepdim, correction=float(correction))
                 np.testing.assert_array_equal(ye.detach().numpy(), want.numpy())
             g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
             (ge,) = ember.autograd.grad(ye, e, ember.tensor(g, device=device))
